@@ -1,0 +1,58 @@
+// Writes a dataset: records appended in order are grouped into blocks, blocks are encoded
+// (on `threads` workers; the output is byte-identical for any thread count), shards roll at a
+// target size, and finish() publishes the directory atomically with the manifest inside.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "core/manifest.h"
+#include "core/schema.h"
+#include "format/shard_format.h"
+
+namespace shardkit {
+
+struct WriterOptions {
+  // Target uncompressed bytes per block; records_per_block = max(1, block_bytes / record_size).
+  uint32_t block_bytes = 256 * 1024;
+  // A shard is closed after the first block that brings it to this many stored bytes.
+  uint64_t shard_bytes = 256ull << 20;
+  int zstd_level = 3;
+  format::BlockFilter filter = format::BlockFilter::kBytePlanes;
+  bool overwrite = false;
+  unsigned threads = 1;  // encoding threads
+  std::string producer;  // defaults to "shardkit <version>"
+};
+
+class DatasetWriter {
+ public:
+  DatasetWriter(std::filesystem::path dir, Schema schema, WriterOptions options = {});
+  // Without finish(), nothing is published and the staging directory is removed.
+  ~DatasetWriter();
+  DatasetWriter(const DatasetWriter&) = delete;
+  DatasetWriter& operator=(const DatasetWriter&) = delete;
+
+  const Schema& schema() const;
+  uint32_t records_per_block() const;
+
+  // `record` points at schema().record_size() bytes in the schema's layout.
+  void append(const void* record);
+  void append_many(const void* records, size_t count);
+  // A top-level metadata key with a raw JSON value; later calls replace earlier ones.
+  void set_metadata(const std::string& key, const std::string& raw_json);
+  uint64_t records_appended() const;
+
+  // Flushes, writes the manifest last, publishes. Returns the manifest written.
+  Manifest finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// "shardkit 0.1.0"
+std::string default_producer();
+
+}  // namespace shardkit

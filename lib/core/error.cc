@@ -1,0 +1,37 @@
+#include "core/error.h"
+
+namespace shardkit {
+namespace {
+
+std::string compose(const std::string& file, const std::string& what,
+                    std::optional<uint64_t> block) {
+  std::string s;
+  if (!file.empty()) s += file;
+  if (block) s += (s.empty() ? "block " : ": block ") + std::to_string(*block);
+  if (!s.empty()) s += ": ";
+  return s + what;
+}
+
+}  // namespace
+
+const char* error_code_name(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kIo: return "io";
+    case ErrorCode::kInvalidArgument: return "invalid_argument";
+    case ErrorCode::kCorrupt: return "corrupt";
+    case ErrorCode::kUnsupported: return "unsupported";
+    case ErrorCode::kExists: return "exists";
+    case ErrorCode::kInput: return "input";
+    case ErrorCode::kTimeout: return "timeout";
+  }
+  return "unknown";
+}
+
+Error::Error(ErrorCode code, std::string file, std::string what, std::optional<uint64_t> block)
+    : std::runtime_error(compose(file, what, block)),
+      code_(code),
+      file_(std::move(file)),
+      reason_(std::move(what)),
+      block_(block) {}
+
+}  // namespace shardkit

@@ -1,0 +1,187 @@
+#include "core/manifest.h"
+
+#include <simdjson.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/checksum.h"
+#include "core/error.h"
+#include "core/json_text.h"
+#include "format/shard_format.h"
+
+namespace shardkit {
+namespace {
+
+[[noreturn]] void corrupt(const std::string& path, const std::string& what) {
+  throw Error(ErrorCode::kCorrupt, path, what);
+}
+
+constexpr uint64_t kMaxRecords = uint64_t{1} << 48;
+
+}  // namespace
+
+bool is_plain_shard_name(const std::string& name) {
+  if (name.empty() || name.size() > 255 || name[0] == '.') return false;
+  if (name == format::kManifestName) return false;
+  for (unsigned char c : name)
+    if (c == '/' || c == '\\' || c < 0x20 || c == 0x7f) return false;
+  return true;
+}
+
+uint64_t Manifest::record_count() const {
+  uint64_t n = 0;
+  for (const ShardEntry& s : shards) n += s.records;
+  return n;
+}
+
+uint64_t Manifest::bytes_on_disk() const {
+  uint64_t n = 0;
+  for (const ShardEntry& s : shards) n += s.bytes;
+  return n;
+}
+
+std::string Manifest::serialize() const {
+  std::ostringstream o;
+  o << "{\n";
+  o << "  \"format\": \"shardkit\",\n";
+  o << "  \"format_version\": " << format_version << ",\n";
+  o << "  \"producer\": " << json_quote(producer) << ",\n";
+  o << "  \"schema\": [";
+  for (size_t i = 0; i < schema.fields().size(); ++i) {
+    const Field& f = schema.fields()[i];
+    o << (i ? ",\n" : "\n") << "    {\"name\": " << json_quote(f.name) << ", \"dtype\": \""
+      << dtype_name(f.dtype) << "\", \"shape\": [";
+    for (size_t j = 0; j < f.shape.size(); ++j) o << (j ? ", " : "") << f.shape[j];
+    o << "]}";
+  }
+  o << "\n  ],\n";
+  o << "  \"record_size\": " << schema.record_size() << ",\n";
+  o << "  \"records_per_block\": " << records_per_block << ",\n";
+  o << "  \"records\": " << record_count() << ",\n";
+  o << "  \"bytes_on_disk\": " << bytes_on_disk() << ",\n";
+  o << "  \"shards\": [";
+  for (size_t i = 0; i < shards.size(); ++i) {
+    const ShardEntry& s = shards[i];
+    o << (i ? ",\n" : "\n") << "    {\"name\": " << json_quote(s.name)
+      << ", \"records\": " << s.records << ", \"bytes\": " << s.bytes << ", \"checksum\": \""
+      << checksum_hex(s.checksum) << "\"}";
+  }
+  o << (shards.empty() ? "],\n" : "\n  ],\n");
+  o << "  \"metadata\": {";
+  size_t k = 0;
+  for (const auto& [key, value] : metadata)
+    o << (k++ ? ",\n" : "\n") << "    " << json_quote(key) << ": " << value;
+  o << (metadata.empty() ? "},\n" : "\n  },\n");
+  std::string body = o.str();
+  return body + format::kManifestChecksumPrefix + checksum_hex(xxh3_64(body.data(), body.size())) +
+         format::kManifestChecksumSuffix;
+}
+
+Manifest Manifest::parse(const std::string& text, const std::string& path) {
+  // The checksum line first: nothing of a manifest is believed before it verifies.
+  const size_t tail = format::kManifestTailSize;
+  const size_t prefix_len = sizeof(format::kManifestChecksumPrefix) - 1;
+  if (text.size() < tail + 2) corrupt(path, "manifest is too short to hold its checksum line");
+  const size_t body_len = text.size() - tail;
+  if (text.compare(body_len, prefix_len, format::kManifestChecksumPrefix) != 0 ||
+      text.compare(text.size() - 4, 4, format::kManifestChecksumSuffix) != 0)
+    corrupt(path, "manifest does not end with its \"manifest_xxh3\" checksum line");
+  uint64_t stored = 0;
+  if (!parse_checksum_hex(text.substr(body_len + prefix_len, 16), &stored))
+    corrupt(path, "manifest checksum is not 16 lowercase hex digits");
+  uint64_t actual = xxh3_64(text.data(), body_len);
+  if (stored != actual)
+    corrupt(path, "manifest checksum mismatch (stored " + checksum_hex(stored) + ", computed " +
+                      checksum_hex(actual) + ")");
+
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (auto err = parser.parse(text).get(root))
+    corrupt(path, std::string("manifest is not valid JSON: ") + simdjson::error_message(err));
+  auto need = [&](auto result, const char* what) {
+    decltype(result.value_unsafe()) v;
+    if (result.get(v)) corrupt(path, std::string("manifest: missing or mistyped ") + what);
+    return v;
+  };
+
+  Manifest m;
+  std::string_view format_name = need(root["format"].get_string(), "\"format\"");
+  if (format_name != "shardkit") corrupt(path, "manifest: \"format\" is not \"shardkit\"");
+  uint64_t version = need(root["format_version"].get_uint64(), "\"format_version\"");
+  if (version != format::kFormatVersion)
+    throw Error(ErrorCode::kUnsupported, path,
+                "manifest format_version " + std::to_string(version) + " is not supported (this "
+                "build reads version " + std::to_string(format::kFormatVersion) + ")");
+  m.format_version = static_cast<uint16_t>(version);
+  m.producer = std::string(need(root["producer"].get_string(), "\"producer\""));
+
+  std::vector<Field> fields;
+  for (simdjson::dom::element f : need(root["schema"].get_array(), "\"schema\"")) {
+    Field field;
+    field.name = std::string(need(f["name"].get_string(), "schema field name"));
+    try {
+      field.dtype = parse_dtype(need(f["dtype"].get_string(), "schema field dtype"));
+    } catch (const Error& e) {
+      corrupt(path, "manifest: " + e.reason());
+    }
+    for (simdjson::dom::element d : need(f["shape"].get_array(), "schema field shape")) {
+      uint64_t dim = need(d.get_uint64(), "shape dimension");
+      if (dim == 0 || dim > format::kMaxRecordSize) corrupt(path, "manifest: bad shape dimension");
+      field.shape.push_back(static_cast<uint32_t>(dim));
+    }
+    fields.push_back(std::move(field));
+  }
+  try {
+    m.schema = Schema(std::move(fields));
+  } catch (const Error& e) {
+    corrupt(path, "manifest: " + e.reason());
+  }
+  if (need(root["record_size"].get_uint64(), "\"record_size\"") != m.schema.record_size())
+    corrupt(path, "manifest: record_size disagrees with the schema");
+  uint64_t rpb = need(root["records_per_block"].get_uint64(), "\"records_per_block\"");
+  if (rpb == 0 || rpb * m.schema.record_size() > format::kMaxBlockRawSize)
+    corrupt(path, "manifest: records_per_block " + std::to_string(rpb) + " is out of range");
+  m.records_per_block = static_cast<uint32_t>(rpb);
+
+  uint64_t total = 0, total_bytes = 0;
+  for (simdjson::dom::element s : need(root["shards"].get_array(), "\"shards\"")) {
+    ShardEntry e;
+    e.name = std::string(need(s["name"].get_string(), "shard name"));
+    if (!is_plain_shard_name(e.name))
+      corrupt(path, "manifest: shard name '" + e.name +
+                        "' is not a plain file name inside the dataset directory");
+    e.records = need(s["records"].get_uint64(), "shard records");
+    e.bytes = need(s["bytes"].get_uint64(), "shard bytes");
+    if (e.records > kMaxRecords || e.bytes > kMaxRecords)
+      corrupt(path, "manifest: shard '" + e.name + "' counts are out of range");
+    if (!parse_checksum_hex(std::string(need(s["checksum"].get_string(), "shard checksum")),
+                            &e.checksum))
+      corrupt(path, "manifest: shard '" + e.name + "' checksum is not 16 hex digits");
+    total += e.records;
+    total_bytes += e.bytes;
+    if (total > kMaxRecords) corrupt(path, "manifest: record count overflows");
+    for (const ShardEntry& other : m.shards)
+      if (other.name == e.name) corrupt(path, "manifest: shard '" + e.name + "' listed twice");
+    m.shards.push_back(std::move(e));
+  }
+  if (need(root["records"].get_uint64(), "\"records\"") != total)
+    corrupt(path, "manifest: \"records\" is not the sum of the shards' records");
+  if (need(root["bytes_on_disk"].get_uint64(), "\"bytes_on_disk\"") != total_bytes)
+    corrupt(path, "manifest: \"bytes_on_disk\" is not the sum of the shards' bytes");
+  for (auto [key, value] : need(root["metadata"].get_object(), "\"metadata\""))
+    m.metadata.emplace(std::string(key), simdjson::minify(value));
+  return m;
+}
+
+Manifest Manifest::load(const std::filesystem::path& dataset_dir) {
+  const std::filesystem::path path = dataset_dir / format::kManifestName;
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error(ErrorCode::kIo, path.string(),
+                "cannot open: not a shardkit dataset (no manifest.json)");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse(text, path.string());
+}
+
+}  // namespace shardkit

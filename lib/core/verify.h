@@ -1,0 +1,33 @@
+// Checks every checksum and structural invariant of a dataset and reports every fault found,
+// rather than stopping at the first: what `shard-inspect verify` prints.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardkit {
+
+struct VerifyFault {
+  std::string file;
+  std::optional<uint64_t> block;
+  std::string message;  // file and block included, ready to print
+};
+
+struct VerifyReport {
+  uint64_t shards_checked = 0;
+  uint64_t blocks_checked = 0;
+  uint64_t records_checked = 0;
+  std::vector<VerifyFault> faults;
+  bool ok() const { return faults.empty(); }
+};
+
+// Decodes every block (not just its checksum) so a block that checksums but fails to decode is
+// found too. `progress`, if set, is called after each shard.
+VerifyReport verify_dataset(const std::filesystem::path& dir,
+                            const std::function<void(uint64_t shard, uint64_t shards)>& progress = {});
+
+}  // namespace shardkit

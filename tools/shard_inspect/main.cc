@@ -1,0 +1,23 @@
+// shard-inspect: what a dataset holds, whether it is intact, and what a loader will read.
+#include <cstdio>
+
+#include "core/error.h"
+#include "shard_inspect/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"shard-inspect: show, verify and dump shardkit datasets"};
+  app.require_subcommand(1);
+  for (const auto& setup : shard_inspect::command_registry()) setup(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const shardkit::Error& e) {
+    std::fprintf(stderr, "shard-inspect: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "shard-inspect: %s\n", e.what());
+    return 1;
+  }
+  return shard_inspect::exit_code();
+}
