@@ -14,8 +14,10 @@ namespace shardkit::format {
 inline constexpr uint16_t kFormatVersion = 1;
 
 // "SHARDKIT" opens a shard, "SHARDEND" closes it.
-inline constexpr std::array<unsigned char, 8> kHeaderMagic = {'S', 'H', 'A', 'R', 'D', 'K', 'I', 'T'};
-inline constexpr std::array<unsigned char, 8> kFooterMagic = {'S', 'H', 'A', 'R', 'D', 'E', 'N', 'D'};
+inline constexpr std::array<unsigned char, 8> kHeaderMagic = {'S', 'H', 'A', 'R',
+                                                              'D', 'K', 'I', 'T'};
+inline constexpr std::array<unsigned char, 8> kFooterMagic = {'S', 'H', 'A', 'R',
+                                                              'D', 'E', 'N', 'D'};
 
 inline constexpr size_t kHeaderSize = 48;
 inline constexpr size_t kIndexEntrySize = 24;

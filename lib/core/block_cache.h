@@ -20,7 +20,9 @@ struct DecodedBlock {
   uint32_t record_size = 0;
   std::vector<unsigned char> bytes;
 
-  const unsigned char* record(uint32_t slot) const { return bytes.data() + size_t{slot} * record_size; }
+  const unsigned char* record(uint32_t slot) const {
+    return bytes.data() + size_t{slot} * record_size;
+  }
 };
 
 class BlockCache {

@@ -20,7 +20,10 @@ void transpose_field(const Field& f, size_t record_size, size_t n, const unsigne
   const size_t plane = n * elements;  // bytes in one byte plane of this field
   unsigned char* base = nullptr;
   const unsigned char* cbase = nullptr;
-  if constexpr (kToPlanes) base = out + n * f.offset; else cbase = in + n * f.offset;
+  if constexpr (kToPlanes)
+    base = out + n * f.offset;
+  else
+    cbase = in + n * f.offset;
   for (size_t r = 0; r < n; ++r) {
     const size_t rec = r * record_size + f.offset;
     for (size_t e = 0; e < elements; ++e) {
@@ -73,7 +76,8 @@ EncodedBlock BlockEncoder::encode(const unsigned char* records, size_t record_co
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1);
   size_t n = ZSTD_compress2(cctx, block.bytes.data(), block.bytes.size(), payload, raw_size);
   if (ZSTD_isError(n))
-    throw Error(ErrorCode::kIo, "", std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
+    throw Error(ErrorCode::kIo, "",
+                std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
   if (n < raw_size) {
     block.bytes.resize(n);
     block.encoding = format::BlockEncoding::kZstd;
@@ -112,8 +116,8 @@ void BlockDecoder::decode(const Schema& schema, format::BlockFilter filter,
                       (content >= ZSTD_CONTENTSIZE_ERROR ? std::string("no valid size")
                                                          : std::to_string(content) + " bytes") +
                       ", expected " + std::to_string(raw_size));
-    size_t n = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(dctx_), target, raw_size, stored,
-                                   stored_size);
+    size_t n =
+        ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(dctx_), target, raw_size, stored, stored_size);
     if (ZSTD_isError(n) || n != raw_size)
       throw Error(ErrorCode::kCorrupt, "",
                   std::string("zstd decompression failed: ") +

@@ -100,8 +100,8 @@ const ShardFile& Dataset::shard(uint32_t index) const {
     throw Error(ErrorCode::kInvalidArgument, d.dir.string(), "no shard " + std::to_string(index));
   std::call_once(d.shard_once[index], [&] {
     const ShardEntry& e = d.manifest.shards[index];
-    d.shards[index] = ShardFile::open(d.dir / e.name, d.manifest.schema,
-                                      d.manifest.records_per_block, e);
+    d.shards[index] =
+        ShardFile::open(d.dir / e.name, d.manifest.schema, d.manifest.records_per_block, e);
   });
   return *d.shards[index];
 }

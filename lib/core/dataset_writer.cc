@@ -92,13 +92,13 @@ struct DatasetWriter::Impl {
     if (options.producer.empty()) options.producer = default_producer();
     if (options.zstd_level < 1 || options.zstd_level > 22)
       throw Error(ErrorCode::kInvalidArgument, "", "zstd level must be in 1..22");
-    records_per_block = static_cast<uint32_t>(
-        std::max<size_t>(1, options.block_bytes / schema.record_size()));
+    records_per_block =
+        static_cast<uint32_t>(std::max<size_t>(1, options.block_bytes / schema.record_size()));
     if (uint64_t{records_per_block} * schema.record_size() > format::kMaxBlockRawSize)
       throw Error(ErrorCode::kInvalidArgument, "", "block size is too large");
     if (options.threads > 1)
-      pool = std::make_unique<EncodePool>(schema, options.filter, options.zstd_level,
-                                          options.threads);
+      pool =
+          std::make_unique<EncodePool>(schema, options.filter, options.zstd_level, options.threads);
     else
       encoder = std::make_unique<BlockEncoder>(schema, options.filter, options.zstd_level);
     pending.reserve(size_t{records_per_block} * schema.record_size());

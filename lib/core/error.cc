@@ -16,13 +16,20 @@ std::string compose(const std::string& file, const std::string& what,
 
 const char* error_code_name(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kIo: return "io";
-    case ErrorCode::kInvalidArgument: return "invalid_argument";
-    case ErrorCode::kCorrupt: return "corrupt";
-    case ErrorCode::kUnsupported: return "unsupported";
-    case ErrorCode::kExists: return "exists";
-    case ErrorCode::kInput: return "input";
-    case ErrorCode::kTimeout: return "timeout";
+    case ErrorCode::kIo:
+      return "io";
+    case ErrorCode::kInvalidArgument:
+      return "invalid_argument";
+    case ErrorCode::kCorrupt:
+      return "corrupt";
+    case ErrorCode::kUnsupported:
+      return "unsupported";
+    case ErrorCode::kExists:
+      return "exists";
+    case ErrorCode::kInput:
+      return "input";
+    case ErrorCode::kTimeout:
+      return "timeout";
   }
   return "unknown";
 }

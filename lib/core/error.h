@@ -10,13 +10,13 @@
 namespace shardkit {
 
 enum class ErrorCode {
-  kIo,             // the operating system refused (open, read, write, rename, mmap)
-  kInvalidArgument,// the caller asked for something impossible (bad schema, index out of range)
-  kCorrupt,        // a checksum or structural invariant of a stored file does not hold
-  kUnsupported,    // a valid file or option this version does not handle
-  kExists,         // refusing to overwrite an existing dataset
-  kInput,          // malformed corpus or tokenizer input (file and line in the message)
-  kTimeout,        // a wait ran past its configured limit
+  kIo,               // the operating system refused (open, read, write, rename, mmap)
+  kInvalidArgument,  // the caller asked for something impossible (bad schema, index out of range)
+  kCorrupt,          // a checksum or structural invariant of a stored file does not hold
+  kUnsupported,      // a valid file or option this version does not handle
+  kExists,           // refusing to overwrite an existing dataset
+  kInput,            // malformed corpus or tokenizer input (file and line in the message)
+  kTimeout,          // a wait ran past its configured limit
 };
 
 const char* error_code_name(ErrorCode code);

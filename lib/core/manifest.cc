@@ -103,7 +103,8 @@ Manifest Manifest::parse(const std::string& text, const std::string& path) {
   auto need = [&](auto result, const char* what) {
     using T = std::remove_cvref_t<decltype(result.value_unsafe())>;
     T v{};
-    if (std::move(result).get(v)) corrupt(path, std::string("manifest: missing or mistyped ") + what);
+    if (std::move(result).get(v))
+      corrupt(path, std::string("manifest: missing or mistyped ") + what);
     return v;
   };
 
@@ -113,8 +114,10 @@ Manifest Manifest::parse(const std::string& text, const std::string& path) {
   uint64_t version = need(root["format_version"].get_uint64(), "\"format_version\"");
   if (version != format::kFormatVersion)
     throw Error(ErrorCode::kUnsupported, path,
-                "manifest format_version " + std::to_string(version) + " is not supported (this "
-                "build reads version " + std::to_string(format::kFormatVersion) + ")");
+                "manifest format_version " + std::to_string(version) +
+                    " is not supported (this "
+                    "build reads version " +
+                    std::to_string(format::kFormatVersion) + ")");
   m.format_version = static_cast<uint16_t>(version);
   m.producer = std::string(need(root["producer"].get_string(), "\"producer\""));
 

@@ -15,7 +15,7 @@
 namespace shardkit {
 
 struct ShardEntry {
-  std::string name;      // a plain file name inside the dataset directory
+  std::string name;  // a plain file name inside the dataset directory
   uint64_t records = 0;
   uint64_t bytes = 0;     // file size
   uint64_t checksum = 0;  // the shard's footer checksum

@@ -10,14 +10,40 @@ void append_value(std::string& out, DType dtype, const unsigned char* p) {
   char buf[32];
   char* end = buf;
   switch (dtype) {
-    case DType::kU8: end = std::to_chars(buf, buf + 32, *p).ptr; break;
-    case DType::kU16: { uint16_t v; std::memcpy(&v, p, 2); end = std::to_chars(buf, buf + 32, v).ptr; break; }
-    case DType::kU32: { uint32_t v; std::memcpy(&v, p, 4); end = std::to_chars(buf, buf + 32, v).ptr; break; }
-    case DType::kI32: { int32_t v; std::memcpy(&v, p, 4); end = std::to_chars(buf, buf + 32, v).ptr; break; }
-    case DType::kI64: { int64_t v; std::memcpy(&v, p, 8); end = std::to_chars(buf, buf + 32, v).ptr; break; }
+    case DType::kU8:
+      end = std::to_chars(buf, buf + 32, *p).ptr;
+      break;
+    case DType::kU16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      end = std::to_chars(buf, buf + 32, v).ptr;
+      break;
+    }
+    case DType::kU32: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      end = std::to_chars(buf, buf + 32, v).ptr;
+      break;
+    }
+    case DType::kI32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      end = std::to_chars(buf, buf + 32, v).ptr;
+      break;
+    }
+    case DType::kI64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      end = std::to_chars(buf, buf + 32, v).ptr;
+      break;
+    }
     case DType::kF32: {
-      float v; std::memcpy(&v, p, 4);
-      if (v != v || v - v != 0) { out += "null"; return; }  // JSON has no NaN or infinity
+      float v;
+      std::memcpy(&v, p, 4);
+      if (v != v || v - v != 0) {
+        out += "null";
+        return;
+      }  // JSON has no NaN or infinity
       end = std::to_chars(buf, buf + 32, v).ptr;
       break;
     }

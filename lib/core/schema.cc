@@ -30,24 +30,36 @@ bool valid_name(std::string_view name) {
 
 size_t dtype_size(DType dtype) {
   switch (dtype) {
-    case DType::kU8: return 1;
-    case DType::kU16: return 2;
-    case DType::kU32: return 4;
-    case DType::kI32: return 4;
-    case DType::kI64: return 8;
-    case DType::kF32: return 4;
+    case DType::kU8:
+      return 1;
+    case DType::kU16:
+      return 2;
+    case DType::kU32:
+      return 4;
+    case DType::kI32:
+      return 4;
+    case DType::kI64:
+      return 8;
+    case DType::kF32:
+      return 4;
   }
   return 0;
 }
 
 std::string_view dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::kU8: return "u8";
-    case DType::kU16: return "u16";
-    case DType::kU32: return "u32";
-    case DType::kI32: return "i32";
-    case DType::kI64: return "i64";
-    case DType::kF32: return "f32";
+    case DType::kU8:
+      return "u8";
+    case DType::kU16:
+      return "u16";
+    case DType::kU32:
+      return "u32";
+    case DType::kI32:
+      return "i32";
+    case DType::kI64:
+      return "i64";
+    case DType::kF32:
+      return "f32";
   }
   return "?";
 }

@@ -21,8 +21,7 @@ using format::kIndexEntrySize;
 }  // namespace
 
 std::unique_ptr<ShardFile> ShardFile::open(const std::filesystem::path& path, const Schema& schema,
-                                           uint32_t records_per_block,
-                                           const ShardEntry& expected) {
+                                           uint32_t records_per_block, const ShardEntry& expected) {
   std::unique_ptr<ShardFile> s(new ShardFile());
   s->path_ = path.string();
   s->schema_ = &schema;
@@ -52,8 +51,7 @@ std::unique_ptr<ShardFile> ShardFile::open(const std::filesystem::path& path, co
   }
   void* m = ::mmap(nullptr, s->size_, PROT_READ, MAP_SHARED, fd, 0);
   ::close(fd);
-  if (m == MAP_FAILED)
-    throw Error(ErrorCode::kIo, p, std::string("mmap: ") + std::strerror(errno));
+  if (m == MAP_FAILED) throw Error(ErrorCode::kIo, p, std::string("mmap: ") + std::strerror(errno));
   s->map_ = static_cast<const unsigned char*>(m);
   const unsigned char* base = s->map_;
 
@@ -74,7 +72,8 @@ std::unique_ptr<ShardFile> ShardFile::open(const std::filesystem::path& path, co
     throw Error(ErrorCode::kUnsupported, p,
                 "shard format version " + std::to_string(h.version) + " is not supported");
   if (!format::ShardHeader::reserved_zero(base)) corrupt("header reserved bytes are not zero");
-  if (h.schema_size > format::kMaxSchemaSize || kHeaderSize + h.schema_size > s->size_ - kFooterSize)
+  if (h.schema_size > format::kMaxSchemaSize ||
+      kHeaderSize + h.schema_size > s->size_ - kFooterSize)
     corrupt("header schema size " + std::to_string(h.schema_size) + " is out of range");
   {
     std::vector<unsigned char> covered(base, base + format::ShardHeader::kChecksummedBytes);
@@ -84,7 +83,8 @@ std::unique_ptr<ShardFile> ShardFile::open(const std::filesystem::path& path, co
   if (h.checksum != footer.header_checksum) corrupt("footer does not match the header");
   std::string schema_text(reinterpret_cast<const char*>(base + kHeaderSize), h.schema_size);
   if (schema_text != schema.canonical())
-    corrupt("schema '" + schema_text + "' differs from the manifest's '" + schema.canonical() + "'");
+    corrupt("schema '" + schema_text + "' differs from the manifest's '" + schema.canonical() +
+            "'");
   if (h.record_size != schema.record_size()) corrupt("record size disagrees with the schema");
   if (h.records_per_block != records_per_block)
     corrupt("records_per_block " + std::to_string(h.records_per_block) +
@@ -101,8 +101,10 @@ std::unique_ptr<ShardFile> ShardFile::open(const std::filesystem::path& path, co
   const uint64_t data_start = kHeaderSize + h.schema_size;
   if (blocks > (s->size_ - data_start) / kIndexEntrySize) corrupt("block count is out of range");
   const uint64_t index_size = blocks * kIndexEntrySize;
-  if (footer.index_offset < data_start || footer.index_offset + index_size + kFooterSize != s->size_)
-    corrupt("index offset " + std::to_string(footer.index_offset) + " is inconsistent with the file size");
+  if (footer.index_offset < data_start ||
+      footer.index_offset + index_size + kFooterSize != s->size_)
+    corrupt("index offset " + std::to_string(footer.index_offset) +
+            " is inconsistent with the file size");
   const unsigned char* ip = base + footer.index_offset;
   if (xxh3_64(ip, index_size) != footer.index_checksum) corrupt("index checksum mismatch");
   s->index_.resize(blocks);
@@ -114,7 +116,8 @@ std::unique_ptr<ShardFile> ShardFile::open(const std::filesystem::path& path, co
     format::IndexEntry entry = format::IndexEntry::decode(e);
     if (entry.offset != next || entry.stored_size > footer.index_offset - entry.offset)
       throw Error(ErrorCode::kCorrupt, p, "index entry points outside the block area", b);
-    if (entry.encoding != format::BlockEncoding::kRaw && entry.encoding != format::BlockEncoding::kZstd)
+    if (entry.encoding != format::BlockEncoding::kRaw &&
+        entry.encoding != format::BlockEncoding::kZstd)
       throw Error(ErrorCode::kCorrupt, p, "unknown block encoding", b);
     next = entry.offset + entry.stored_size;
     s->index_[b] = entry;

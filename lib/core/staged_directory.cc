@@ -20,10 +20,13 @@ std::string staging_prefix(const fs::path& final_path) {
   return "." + final_path.filename().string() + ".partial-";
 }
 
-bool process_alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
+bool process_alive(long pid) {
+  return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
+}
 
 void remove_stale_staging(const fs::path& final_path) {
-  const fs::path parent = final_path.parent_path().empty() ? fs::path(".") : final_path.parent_path();
+  const fs::path parent =
+      final_path.parent_path().empty() ? fs::path(".") : final_path.parent_path();
   const std::string prefix = staging_prefix(final_path);
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(parent, ec)) {
@@ -41,7 +44,8 @@ void fsync_directory(const fs::path& dir) {
   if (fd < 0) throw Error(ErrorCode::kIo, dir.string(), std::strerror(errno));
   int rc = ::fsync(fd);
   ::close(fd);
-  if (rc != 0) throw Error(ErrorCode::kIo, dir.string(), std::string("fsync: ") + std::strerror(errno));
+  if (rc != 0)
+    throw Error(ErrorCode::kIo, dir.string(), std::string("fsync: ") + std::strerror(errno));
 }
 
 StagedDirectory::StagedDirectory(fs::path final_path, bool overwrite)
@@ -59,7 +63,8 @@ StagedDirectory::StagedDirectory(fs::path final_path, bool overwrite)
   staging_ = parent / (staging_prefix(final_) + std::to_string(::getpid()) + "-" +
                        std::to_string(rd() & 0xffffff));
   if (!fs::create_directory(staging_, ec))
-    throw Error(ErrorCode::kIo, staging_.string(), "cannot create staging directory: " + ec.message());
+    throw Error(ErrorCode::kIo, staging_.string(),
+                "cannot create staging directory: " + ec.message());
 }
 
 StagedDirectory::~StagedDirectory() {

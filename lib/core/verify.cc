@@ -13,9 +13,7 @@ namespace shardkit {
 VerifyReport verify_dataset(const std::filesystem::path& dir,
                             const std::function<void(uint64_t, uint64_t)>& progress) {
   VerifyReport report;
-  auto fault = [&](const Error& e) {
-    report.faults.push_back({e.file(), e.block(), e.what()});
-  };
+  auto fault = [&](const Error& e) { report.faults.push_back({e.file(), e.block(), e.what()}); };
   Manifest manifest;
   try {
     manifest = Manifest::load(dir);
@@ -28,8 +26,8 @@ VerifyReport verify_dataset(const std::filesystem::path& dir,
   for (size_t i = 0; i < manifest.shards.size(); ++i) {
     const ShardEntry& entry = manifest.shards[i];
     try {
-      auto shard = ShardFile::open(dir / entry.name, manifest.schema, manifest.records_per_block,
-                                   entry);
+      auto shard =
+          ShardFile::open(dir / entry.name, manifest.schema, manifest.records_per_block, entry);
       ++report.shards_checked;
       for (uint64_t b = 0; b < shard->block_count(); ++b) {
         try {

@@ -27,7 +27,8 @@ struct VerifyReport {
 
 // Decodes every block (not just its checksum) so a block that checksums but fails to decode is
 // found too. `progress`, if set, is called after each shard.
-VerifyReport verify_dataset(const std::filesystem::path& dir,
-                            const std::function<void(uint64_t shard, uint64_t shards)>& progress = {});
+VerifyReport verify_dataset(
+    const std::filesystem::path& dir,
+    const std::function<void(uint64_t shard, uint64_t shards)>& progress = {});
 
 }  // namespace shardkit

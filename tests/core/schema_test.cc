@@ -6,7 +6,9 @@
 using namespace shardkit;
 
 TEST_CASE("schema computes offsets and record size") {
-  Schema s({{"input_ids", DType::kU16, {512}}, {"length", DType::kU16, {}}, {"labels", DType::kI64, {}}});
+  Schema s({{"input_ids", DType::kU16, {512}},
+            {"length", DType::kU16, {}},
+            {"labels", DType::kI64, {}}});
   CHECK(s.record_size() == 1024 + 2 + 8);
   CHECK(s.at("length").offset == 1024);
   CHECK(s.at("labels").offset == 1026);

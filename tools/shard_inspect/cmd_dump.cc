@@ -28,7 +28,8 @@ void run_dump(const DumpArgs& args) {
     } else {
       std::printf("record %llu\n", static_cast<unsigned long long>(i));
       for (const auto& f : schema.fields())
-        std::printf("  %-18s %s\n", f.name.c_str(), shardkit::field_to_json(f, record.data()).c_str());
+        std::printf("  %-18s %s\n", f.name.c_str(),
+                    shardkit::field_to_json(f, record.data()).c_str());
     }
   }
 }

@@ -31,8 +31,12 @@ void run_info(const InfoArgs& args) {
     o += ",\"producer\":" + shardkit::json_quote(m.producer);
     o += ",\"records\":" + std::to_string(records);
     o += ",\"shards\":" + std::to_string(m.shards.size());
-    o += ",\"blocks\":" + std::to_string(
-        [&] { uint64_t b = 0; for (auto& s : m.shards) b += (s.records + m.records_per_block - 1) / m.records_per_block; return b; }());
+    o += ",\"blocks\":" + std::to_string([&] {
+           uint64_t b = 0;
+           for (auto& s : m.shards)
+             b += (s.records + m.records_per_block - 1) / m.records_per_block;
+           return b;
+         }());
     o += ",\"records_per_block\":" + std::to_string(m.records_per_block);
     o += ",\"record_size\":" + std::to_string(m.schema.record_size());
     o += ",\"bytes_on_disk\":" + std::to_string(disk);
@@ -44,8 +48,8 @@ void run_info(const InfoArgs& args) {
     for (size_t i = 0; i < m.schema.fields().size(); ++i) {
       const auto& f = m.schema.fields()[i];
       o += (i ? "," : "") + std::string("{\"name\":") + shardkit::json_quote(f.name) +
-           ",\"dtype\":\"" + std::string(shardkit::dtype_name(f.dtype)) + "\",\"shape\":" +
-           shape_text(f) + "}";
+           ",\"dtype\":\"" + std::string(shardkit::dtype_name(f.dtype)) +
+           "\",\"shape\":" + shape_text(f) + "}";
     }
     o += "],\"shard_files\":[";
     for (size_t i = 0; i < m.shards.size(); ++i)
@@ -61,21 +65,25 @@ void run_info(const InfoArgs& args) {
     return;
   }
   std::printf("dataset        %s\n", args.dir.c_str());
-  std::printf("format         shardkit v%u (written by %s)\n", m.format_version, m.producer.c_str());
+  std::printf("format         shardkit v%u (written by %s)\n", m.format_version,
+              m.producer.c_str());
   std::printf("records        %llu\n", static_cast<unsigned long long>(records));
   std::printf("shards         %zu\n", m.shards.size());
   std::printf("record size    %zu bytes, %u records per block\n", m.schema.record_size(),
               m.records_per_block);
-  std::printf("on disk        %.2f MB (%llu bytes)\n", disk / 1e6, static_cast<unsigned long long>(disk));
+  std::printf("on disk        %.2f MB (%llu bytes)\n", disk / 1e6,
+              static_cast<unsigned long long>(disk));
   std::printf("uncompressed   %.2f MB, ratio %.2fx\n", raw / 1e6, ratio);
   std::printf("schema\n");
   for (const auto& f : m.schema.fields())
-    std::printf("  %-20s %-4s %s\n", f.name.c_str(), std::string(shardkit::dtype_name(f.dtype)).c_str(),
-                shape_text(f).c_str());
+    std::printf("  %-20s %-4s %s\n", f.name.c_str(),
+                std::string(shardkit::dtype_name(f.dtype)).c_str(), shape_text(f).c_str());
   if (!m.metadata.empty()) {
     std::printf("metadata\n");
     for (const auto& [key, value] : m.metadata) {
-      std::string shown = value.size() > 200 ? value.substr(0, 200) + "... (" + std::to_string(value.size()) + " bytes)" : value;
+      std::string shown = value.size() > 200 ? value.substr(0, 200) + "... (" +
+                                                   std::to_string(value.size()) + " bytes)"
+                                             : value;
       std::printf("  %-20s %s\n", key.c_str(), shown.c_str());
     }
   }
