@@ -1,0 +1,27 @@
+// Reads an input file as a stream of bytes, decompressing .gz and .zst transparently (chosen
+// by magic number, so a misnamed file still reads correctly).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+namespace shardkit::shardify {
+
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  // Reads up to `size` decompressed bytes; returns 0 at the end. Throws Error(kIo/kInput).
+  virtual size_t read(char* out, size_t size) = 0;
+  // Bytes of the underlying file consumed so far (compressed bytes for compressed inputs).
+  virtual uint64_t file_bytes_consumed() const = 0;
+
+  static std::unique_ptr<ByteSource> open(const std::filesystem::path& path);
+};
+
+// The whole decompressed content of a file.
+std::string read_all(const std::filesystem::path& path);
+
+}  // namespace shardkit::shardify

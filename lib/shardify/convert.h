@@ -1,0 +1,68 @@
+// The converter: input files -> examples -> records (on `threads` workers, consumed in input
+// order) -> a published dataset. Byte-identical output for any thread count.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "format/shard_format.h"
+#include "shardify/example_reader.h"
+#include "shardify/input_files.h"
+#include "shardify/record_builder.h"
+
+namespace shardkit::shardify {
+
+enum class OnError { kFail, kSkip };
+
+struct ConvertOptions {
+  std::vector<std::string> inputs;
+  std::optional<InputFormat> format;  // inferred from the first file's name when absent
+  std::string text_field = "text";
+  std::string pair_field = "text_pair";
+  std::string label_field = "label";
+  DocSeparator doc_separator = DocSeparator::kLine;
+  TaskOptions task;
+  std::string tokenizer_path;
+  std::string out;
+  std::optional<std::string> labels;  // --labels a,b,c
+  unsigned threads = 1;
+  OnError on_error = OnError::kFail;
+  std::optional<PartSpec> part;
+  bool force = false;
+  int zstd_level = 3;
+  uint32_t block_bytes = 256 * 1024;
+  uint64_t shard_bytes = 256ull << 20;
+  format::BlockFilter filter = format::BlockFilter::kBytePlanes;
+  size_t errors_reported = 5;  // how many skipped examples' errors the summary lists
+};
+
+struct ConvertProgress {
+  uint64_t records = 0;
+  uint64_t input_bytes_done = 0;  // of input_bytes_total (compressed bytes for compressed files)
+  uint64_t input_bytes_total = 0;
+  double seconds = 0;
+};
+
+struct ConvertResult {
+  ConvertStats stats;
+  uint64_t files = 0;
+  uint64_t bytes_in = 0;   // input files' sizes on disk
+  uint64_t bytes_out = 0;  // the dataset's shard bytes
+  double seconds = 0;
+  std::vector<std::string> first_errors;  // "file:line: reason"
+  std::string out;
+
+  std::string to_json() const;
+  std::string to_text() const;
+};
+
+ConvertResult convert(const ConvertOptions& options,
+                      const std::function<void(const ConvertProgress&)>& progress = {});
+
+// "file:line: reason" (or "file: where: reason").
+std::string format_error(const std::vector<InputFile>& files, const ExampleError& e);
+
+}  // namespace shardkit::shardify

@@ -1,0 +1,156 @@
+// TSV and CSV with a header row. Quoting follows RFC 4180: a field that starts with '"' is
+// quoted, may contain delimiters, newlines and doubled quotes (""), and must end with '"'
+// followed by the delimiter or the end of the line. A quote inside an unquoted field is kept
+// as an ordinary character (so TSV files with stray quotes still read as written).
+#include <vector>
+
+#include "shardify/readers_internal.h"
+
+namespace shardkit::shardify {
+namespace {
+
+class DelimitedReader : public ExampleReader {
+ public:
+  DelimitedReader(std::unique_ptr<LineReader> lines, uint32_t file_index,
+                  const ReaderOptions& options, char delimiter)
+      : lines_(std::move(lines)), file_index_(file_index), options_(options), delim_(delimiter) {}
+
+  bool next(Example& ex) override {
+    if (done_) return false;
+    ex = Example{};
+    ex.file_index = file_index_;
+    if (!header_read_) {
+      header_read_ = true;
+      std::string problem;
+      if (!read_record(header_, problem)) return false;
+      ex.line = start_line_;
+      if (problem.empty()) problem = resolve_columns();
+      if (!problem.empty()) {
+        ex.error = "header: " + problem;
+        done_ = true;  // without a usable header no row can be read
+        return true;
+      }
+    }
+    std::vector<std::string> row;
+    if (!read_record(row, ex.error)) return false;
+    ex.line = start_line_;
+    if (!ex.error.empty()) return true;
+    if (row.size() != header_.size()) {
+      ex.error = "expected " + std::to_string(header_.size()) + " fields, found " +
+                 std::to_string(row.size());
+      return true;
+    }
+    if (!options_.labels_only) {
+      ex.text = std::move(row[text_col_]);
+      if (pair_col_ >= 0) ex.text_pair = std::move(row[pair_col_]);
+    }
+    if (label_col_ >= 0) ex.label = std::move(row[label_col_]);
+    return true;
+  }
+
+  uint64_t file_bytes_consumed() const override { return lines_->source().file_bytes_consumed(); }
+
+ private:
+  std::string resolve_columns() {
+    auto find = [&](const std::string& name, int& col) -> std::string {
+      for (size_t i = 0; i < header_.size(); ++i)
+        if (header_[i] == name) {
+          col = static_cast<int>(i);
+          return {};
+        }
+      return "no column named '" + name + "'";
+    };
+    std::string p;
+    if (!options_.labels_only && !(p = find(options_.text_field, text_col_)).empty()) return p;
+    if (!options_.labels_only && !options_.pair_field.empty() &&
+        !(p = find(options_.pair_field, pair_col_)).empty())
+      return p;
+    if (!options_.label_field.empty() && !(p = find(options_.label_field, label_col_)).empty())
+      return p;
+    return {};
+  }
+
+  // Reads one record (possibly several lines). False at the end of the file.
+  bool read_record(std::vector<std::string>& fields, std::string& problem) {
+    std::string_view line;
+    do {
+      if (!lines_->next(line)) return false;
+    } while (line.empty());
+    start_line_ = lines_->line_number();
+    fields.clear();
+    fields.emplace_back();
+    problem = utf8_problem(line, "the line");
+    if (!problem.empty()) return true;
+    size_t i = 0;
+    bool field_start = true;
+    for (;;) {
+      if (i == line.size()) return true;
+      char c = line[i];
+      if (c == delim_) {
+        fields.emplace_back();
+        field_start = true;
+        ++i;
+        continue;
+      }
+      if (c == '"' && field_start) {
+        ++i;
+        for (;;) {  // inside quotes
+          if (i == line.size()) {
+            if (!lines_->next(line)) {
+              problem = "malformed " + std::string(delim_ == ',' ? "CSV" : "TSV") +
+                        ": quoted field never closed";
+              done_ = true;
+              return true;
+            }
+            problem = utf8_problem(line, "line " + std::to_string(lines_->line_number()));
+            if (!problem.empty()) return true;
+            fields.back().push_back('\n');
+            i = 0;
+            continue;
+          }
+          if (line[i] == '"') {
+            if (i + 1 < line.size() && line[i + 1] == '"') {
+              fields.back().push_back('"');
+              i += 2;
+              continue;
+            }
+            ++i;
+            break;
+          }
+          fields.back().push_back(line[i++]);
+        }
+        if (i < line.size() && line[i] != delim_) {
+          problem = "malformed " + std::string(delim_ == ',' ? "CSV" : "TSV") +
+                    ": unexpected character after a closing quote on line " +
+                    std::to_string(lines_->line_number());
+          return true;
+        }
+        field_start = false;
+        continue;
+      }
+      field_start = false;
+      fields.back().push_back(c);
+      ++i;
+    }
+  }
+
+  std::unique_ptr<LineReader> lines_;
+  uint32_t file_index_;
+  ReaderOptions options_;
+  char delim_;
+  bool header_read_ = false;
+  bool done_ = false;
+  std::vector<std::string> header_;
+  int text_col_ = -1, pair_col_ = -1, label_col_ = -1;
+  uint64_t start_line_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<ExampleReader> make_delimited_reader(std::unique_ptr<LineReader> lines,
+                                                     uint32_t file_index,
+                                                     const ReaderOptions& options, char delimiter) {
+  return std::make_unique<DelimitedReader>(std::move(lines), file_index, options, delimiter);
+}
+
+}  // namespace shardkit::shardify

@@ -1,0 +1,33 @@
+// One unit of input as the readers hand it to the converter: a document, a labelled text or
+// pair, or a SQuAD paragraph with its questions. Readers never throw for bad content; they set
+// `error` so that --on-error can decide, in input order.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shardkit::shardify {
+
+struct QaQuestion {
+  std::string question;
+  bool impossible = false;
+  std::string answer_text;
+  size_t answer_start = 0;     // byte offset into the paragraph's context
+  uint32_t example_index = 0;  // ordinal of the question within its input file
+  std::string where;           // e.g. "data[0].paragraphs[3].qas[1]"
+  std::string error;
+};
+
+struct Example {
+  uint32_t file_index = 0;
+  uint64_t line = 0;  // 1-based line of the example's start; 0 when lines do not apply
+  std::string where;  // location when lines do not apply
+  std::string text;   // the document, the first text, or the QA context
+  std::string text_pair;
+  std::string label;
+  std::vector<QaQuestion> questions;
+  std::string error;
+};
+
+}  // namespace shardkit::shardify

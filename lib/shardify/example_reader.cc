@@ -1,0 +1,79 @@
+#include "shardify/example_reader.h"
+
+#include "core/error.h"
+#include "shardify/readers_internal.h"
+#include "shardify/utf8.h"
+
+namespace shardkit::shardify {
+
+InputFormat parse_input_format(const std::string& name) {
+  if (name == "jsonl") return InputFormat::kJsonl;
+  if (name == "text") return InputFormat::kText;
+  if (name == "tsv") return InputFormat::kTsv;
+  if (name == "csv") return InputFormat::kCsv;
+  if (name == "squad") return InputFormat::kSquad;
+  throw Error(ErrorCode::kInvalidArgument, "",
+              "unknown input format '" + name + "' (expected jsonl, text, tsv, csv or squad)");
+}
+
+const char* input_format_name(InputFormat format) {
+  switch (format) {
+    case InputFormat::kJsonl:
+      return "jsonl";
+    case InputFormat::kText:
+      return "text";
+    case InputFormat::kTsv:
+      return "tsv";
+    case InputFormat::kCsv:
+      return "csv";
+    case InputFormat::kSquad:
+      return "squad";
+  }
+  return "?";
+}
+
+std::optional<InputFormat> infer_input_format(const std::filesystem::path& path) {
+  std::filesystem::path p = path.filename();
+  if (p.extension() == ".gz" || p.extension() == ".zst") p = p.stem();
+  const std::string ext = p.extension().string();
+  if (ext == ".jsonl" || ext == ".ndjson") return InputFormat::kJsonl;
+  if (ext == ".txt" || ext == ".text") return InputFormat::kText;
+  if (ext == ".tsv") return InputFormat::kTsv;
+  if (ext == ".csv") return InputFormat::kCsv;
+  if (ext == ".json") return InputFormat::kSquad;
+  return std::nullopt;
+}
+
+std::string utf8_problem(std::string_view text, std::string_view what) {
+  auto bad = first_invalid_utf8(text);
+  if (!bad) return {};
+  return "invalid UTF-8 at byte " + std::to_string(*bad) + " of " + std::string(what);
+}
+
+bool is_blank(std::string_view text) {
+  for (char c : text)
+    if (c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != '\f' && c != '\v') return false;
+  return true;
+}
+
+std::unique_ptr<ExampleReader> ExampleReader::open(const std::filesystem::path& path,
+                                                   uint32_t file_index,
+                                                   const ReaderOptions& options) {
+  if (options.format == InputFormat::kSquad) return make_squad_reader(path, file_index, options);
+  auto lines = std::make_unique<LineReader>(ByteSource::open(path));
+  switch (options.format) {
+    case InputFormat::kJsonl:
+      return make_jsonl_reader(std::move(lines), file_index, options);
+    case InputFormat::kText:
+      return make_text_reader(std::move(lines), file_index, options);
+    case InputFormat::kTsv:
+      return make_delimited_reader(std::move(lines), file_index, options, '\t');
+    case InputFormat::kCsv:
+      return make_delimited_reader(std::move(lines), file_index, options, ',');
+    case InputFormat::kSquad:
+      break;
+  }
+  throw Error(ErrorCode::kInvalidArgument, path.string(), "unsupported input format");
+}
+
+}  // namespace shardkit::shardify

@@ -1,0 +1,45 @@
+// Readers for the input formats: JSONL, plain text, TSV/CSV and SQuAD JSON.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "shardify/example.h"
+
+namespace shardkit::shardify {
+
+enum class InputFormat { kJsonl, kText, kTsv, kCsv, kSquad };
+
+// "jsonl", "text", "tsv", "csv", "squad"; throws Error(kInvalidArgument) otherwise.
+InputFormat parse_input_format(const std::string& name);
+const char* input_format_name(InputFormat format);
+// From the file name, ignoring a .gz/.zst suffix: .jsonl/.ndjson, .txt, .tsv, .csv, .json.
+std::optional<InputFormat> infer_input_format(const std::filesystem::path& path);
+
+enum class DocSeparator { kLine, kBlankLine };
+
+struct ReaderOptions {
+  InputFormat format = InputFormat::kJsonl;
+  std::string text_field = "text";  // JSONL: dotted path; TSV/CSV: column name
+  std::string pair_field;           // empty: no second text
+  std::string label_field;          // empty: no label
+  DocSeparator doc_separator = DocSeparator::kLine;
+  bool labels_only = false;  // the label pre-pass: skip texts
+};
+
+class ExampleReader {
+ public:
+  virtual ~ExampleReader() = default;
+  // The next example; false at the end of the file. Content problems go into example.error;
+  // only I/O and decompression failures throw.
+  virtual bool next(Example& example) = 0;
+  virtual uint64_t file_bytes_consumed() const = 0;
+
+  static std::unique_ptr<ExampleReader> open(const std::filesystem::path& path, uint32_t file_index,
+                                             const ReaderOptions& options);
+};
+
+}  // namespace shardkit::shardify

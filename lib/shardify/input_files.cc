@@ -1,0 +1,62 @@
+#include "shardify/input_files.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/error.h"
+
+namespace shardkit::shardify {
+namespace fs = std::filesystem;
+
+std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) {
+  std::vector<InputFile> files;
+  for (const std::string& input : inputs) {
+    std::error_code ec;
+    auto st = fs::status(input, ec);
+    if (ec || !fs::exists(st)) throw Error(ErrorCode::kIo, input, "input does not exist");
+    if (fs::is_directory(st)) {
+      std::vector<InputFile> found;
+      for (auto it = fs::recursive_directory_iterator(input);
+           it != fs::recursive_directory_iterator(); ++it) {
+        const std::string name = it->path().filename().string();
+        if (!name.empty() && name[0] == '.') {
+          if (it->is_directory()) it.disable_recursion_pending();
+          continue;
+        }
+        if (it->is_regular_file()) found.push_back({it->path().string(), it->file_size()});
+      }
+      std::sort(found.begin(), found.end(),
+                [](const InputFile& a, const InputFile& b) { return a.path < b.path; });
+      files.insert(files.end(), found.begin(), found.end());
+    } else {
+      files.push_back({input, fs::file_size(input)});
+    }
+  }
+  if (files.empty()) throw Error(ErrorCode::kInvalidArgument, "", "no input files found");
+  return files;
+}
+
+PartSpec parse_part(const std::string& text) {
+  PartSpec p;
+  size_t slash = text.find('/');
+  try {
+    if (slash == std::string::npos) throw std::invalid_argument("");
+    size_t used = 0;
+    p.index = static_cast<uint32_t>(std::stoul(text.substr(0, slash), &used));
+    if (used != slash) throw std::invalid_argument("");
+    p.count = static_cast<uint32_t>(std::stoul(text.substr(slash + 1), &used));
+    if (used != text.size() - slash - 1) throw std::invalid_argument("");
+  } catch (const std::exception&) {
+    throw Error(ErrorCode::kInvalidArgument, "", "--part must look like i/N, e.g. 0/4");
+  }
+  if (p.count == 0 || p.index >= p.count)
+    throw Error(ErrorCode::kInvalidArgument, "", "--part i/N needs 0 <= i < N (got " + text + ")");
+  return p;
+}
+
+std::pair<size_t, size_t> part_file_range(size_t total, PartSpec part) {
+  auto edge = [&](uint64_t i) { return static_cast<size_t>(i * total / part.count); };
+  return {edge(part.index), edge(part.index + 1)};
+}
+
+}  // namespace shardkit::shardify

@@ -1,0 +1,30 @@
+// The input files of a run: arguments expanded (directories recursively, in byte order of
+// their paths, hidden entries skipped) and the contiguous slice that --part i/N converts.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace shardkit::shardify {
+
+struct InputFile {
+  std::string path;
+  uint64_t bytes = 0;
+};
+
+// Throws Error(kIo) for a missing path and Error(kInvalidArgument) when nothing is found.
+std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs);
+
+// --part "i/N" with 0 <= i < N.
+struct PartSpec {
+  uint32_t index = 0;
+  uint32_t count = 1;
+};
+PartSpec parse_part(const std::string& text);
+
+// Files [first, second) of `total` that part `part` converts: contiguous, balanced by count.
+std::pair<size_t, size_t> part_file_range(size_t total, PartSpec part);
+
+}  // namespace shardkit::shardify

@@ -1,0 +1,120 @@
+// JSONL: one JSON object per line; fields chosen by dotted path ("meta.title").
+#include <simdjson.h>
+
+#include "shardify/readers_internal.h"
+
+namespace shardkit::shardify {
+namespace {
+
+// Follows a dotted path through nested objects. Sets `problem` when a step is missing.
+simdjson::dom::element lookup(simdjson::dom::element root, const std::string& path,
+                              std::string& problem) {
+  simdjson::dom::element cur = root;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t dot = path.find('.', start);
+    std::string_view key(path.data() + start,
+                         (dot == std::string::npos ? path.size() : dot) - start);
+    simdjson::dom::object obj;
+    if (cur.get_object().get(obj) != simdjson::SUCCESS) {
+      problem = "field '" + path + "' not found (not an object at '" + std::string(key) + "')";
+      return {};
+    }
+    if (obj.at_key(key).get(cur) != simdjson::SUCCESS) {
+      problem = "missing field '" + path + "'";
+      return {};
+    }
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return cur;
+}
+
+class JsonlReader : public ExampleReader {
+ public:
+  JsonlReader(std::unique_ptr<LineReader> lines, uint32_t file_index, const ReaderOptions& options)
+      : lines_(std::move(lines)), file_index_(file_index), options_(options) {}
+
+  bool next(Example& ex) override {
+    std::string_view line;
+    do {
+      if (!lines_->next(line)) return false;
+    } while (is_blank(line));
+    ex = Example{};
+    ex.file_index = file_index_;
+    ex.line = lines_->line_number();
+    simdjson::dom::element root;
+    auto err = parser_.parse(line.data(), line.size(), true).get(root);
+    if (err) {
+      ex.error = err == simdjson::UTF8_ERROR
+                     ? utf8_problem(line, "the line")
+                     : std::string("malformed JSON: ") + simdjson::error_message(err);
+      if (ex.error.empty()) ex.error = "malformed JSON: invalid UTF-8";
+      return true;
+    }
+    if (!root.is_object()) {
+      ex.error = "malformed JSON: the line is not a JSON object";
+      return true;
+    }
+    if (!options_.labels_only) {
+      if (!string_field(root, options_.text_field, ex.text, ex.error)) return true;
+      if (!options_.pair_field.empty() &&
+          !string_field(root, options_.pair_field, ex.text_pair, ex.error))
+        return true;
+    }
+    if (!options_.label_field.empty()) label_field(root, ex);
+    return true;
+  }
+
+  uint64_t file_bytes_consumed() const override { return lines_->source().file_bytes_consumed(); }
+
+ private:
+  bool string_field(simdjson::dom::element root, const std::string& path, std::string& out,
+                    std::string& problem) {
+    simdjson::dom::element e = lookup(root, path, problem);
+    if (!problem.empty()) return false;
+    std::string_view s;
+    if (e.get_string().get(s) != simdjson::SUCCESS) {
+      problem = "field '" + path + "' is not a string";
+      return false;
+    }
+    out.assign(s);
+    return true;
+  }
+
+  void label_field(simdjson::dom::element root, Example& ex) {
+    simdjson::dom::element e = lookup(root, options_.label_field, ex.error);
+    if (!ex.error.empty()) return;
+    std::string_view s;
+    int64_t i;
+    uint64_t u;
+    bool b;
+    if (e.get_string().get(s) == simdjson::SUCCESS) {
+      ex.label.assign(s);
+    } else if (e.get_int64().get(i) == simdjson::SUCCESS) {
+      ex.label = std::to_string(i);
+    } else if (e.get_uint64().get(u) == simdjson::SUCCESS) {
+      ex.label = std::to_string(u);
+    } else if (e.get_bool().get(b) == simdjson::SUCCESS) {
+      ex.label = b ? "true" : "false";
+    } else {
+      ex.error =
+          "label field '" + options_.label_field + "' must be a string, an integer or a boolean";
+    }
+  }
+
+  std::unique_ptr<LineReader> lines_;
+  uint32_t file_index_;
+  ReaderOptions options_;
+  simdjson::dom::parser parser_;
+};
+
+}  // namespace
+
+std::unique_ptr<ExampleReader> make_jsonl_reader(std::unique_ptr<LineReader> lines,
+                                                 uint32_t file_index,
+                                                 const ReaderOptions& options) {
+  return std::make_unique<JsonlReader>(std::move(lines), file_index, options);
+}
+
+}  // namespace shardkit::shardify

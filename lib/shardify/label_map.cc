@@ -1,0 +1,72 @@
+#include "shardify/label_map.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "core/json_text.h"
+
+namespace shardkit::shardify {
+namespace {
+
+bool is_decimal(const std::string& s) {
+  size_t i = (!s.empty() && s[0] == '-') ? 1 : 0;
+  if (i == s.size() || s.size() - i > 18) return false;
+  for (; i < s.size(); ++i)
+    if (s[i] < '0' || s[i] > '9') return false;
+  return true;
+}
+
+}  // namespace
+
+LabelMap LabelMap::from_list(const std::string& comma_separated) {
+  LabelMap m;
+  m.order_ = "given";
+  size_t start = 0;
+  for (;;) {
+    size_t comma = comma_separated.find(',', start);
+    m.names_.push_back(comma_separated.substr(
+        start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (m.names_.back().empty())
+      throw Error(ErrorCode::kInvalidArgument, "", "--labels has an empty label name");
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  m.build_index();
+  if (m.index_.size() != m.names_.size())
+    throw Error(ErrorCode::kInvalidArgument, "", "--labels names a label twice");
+  return m;
+}
+
+LabelMap LabelMap::from_observed(const std::set<std::string>& labels) {
+  LabelMap m;
+  m.names_.assign(labels.begin(), labels.end());  // std::set: byte-wise order
+  if (!m.names_.empty() && std::all_of(m.names_.begin(), m.names_.end(), is_decimal)) {
+    m.order_ = "numeric";
+    std::stable_sort(
+        m.names_.begin(), m.names_.end(),
+        [](const std::string& a, const std::string& b) { return std::stoll(a) < std::stoll(b); });
+  } else {
+    m.order_ = "lexicographic";
+  }
+  m.build_index();
+  return m;
+}
+
+void LabelMap::build_index() {
+  index_.clear();
+  for (size_t i = 0; i < names_.size(); ++i) index_.emplace(names_[i], static_cast<int32_t>(i));
+}
+
+std::optional<int32_t> LabelMap::index(const std::string& label) const {
+  auto it = index_.find(label);
+  if (it == index_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string LabelMap::to_json() const {
+  std::string o = "{\"names\":[";
+  for (size_t i = 0; i < names_.size(); ++i) o += (i ? "," : "") + json_quote(names_[i]);
+  return o + "],\"order\":" + json_quote(order_) + "}";
+}
+
+}  // namespace shardkit::shardify

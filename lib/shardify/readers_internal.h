@@ -1,0 +1,25 @@
+// Constructors of the concrete readers (one file each).
+#pragma once
+
+#include <memory>
+
+#include "shardify/example_reader.h"
+#include "shardify/line_reader.h"
+
+namespace shardkit::shardify {
+
+std::unique_ptr<ExampleReader> make_jsonl_reader(std::unique_ptr<LineReader> lines,
+                                                 uint32_t file_index, const ReaderOptions& options);
+std::unique_ptr<ExampleReader> make_text_reader(std::unique_ptr<LineReader> lines,
+                                                uint32_t file_index, const ReaderOptions& options);
+std::unique_ptr<ExampleReader> make_delimited_reader(std::unique_ptr<LineReader> lines,
+                                                     uint32_t file_index,
+                                                     const ReaderOptions& options, char delimiter);
+std::unique_ptr<ExampleReader> make_squad_reader(const std::filesystem::path& path,
+                                                 uint32_t file_index, const ReaderOptions& options);
+
+// "invalid UTF-8 at byte N of field F" or empty when valid.
+std::string utf8_problem(std::string_view text, std::string_view what);
+bool is_blank(std::string_view text);
+
+}  // namespace shardkit::shardify

@@ -1,0 +1,159 @@
+// SQuAD-style JSON (v1.1, v2.0 with is_impossible; KorQuAD uses it too):
+//   {"data": [{"paragraphs": [{"context": "...", "qas": [{"id", "question",
+//     "answers": [{"text", "answer_start"}], "is_impossible"}]}]}]}
+// One example per paragraph. answer_start counts code points; it becomes a byte offset here,
+// checked against the answer text. Training uses the first answer, as HF's run_qa does.
+#include <simdjson.h>
+
+#include <deque>
+
+#include "shardify/byte_source.h"
+#include "shardify/readers_internal.h"
+#include "shardify/utf8.h"
+
+namespace shardkit::shardify {
+namespace {
+
+class SquadReader : public ExampleReader {
+ public:
+  SquadReader(const std::filesystem::path& path, uint32_t file_index) : file_index_(file_index) {
+    const std::string text = read_all(path);
+    consumed_ = std::filesystem::file_size(path);
+    simdjson::dom::element root;
+    auto err = parser_.parse(text).get(root);
+    if (err) {
+      std::string problem = err == simdjson::UTF8_ERROR
+                                ? utf8_problem(text, "the file")
+                                : std::string("malformed JSON: ") + simdjson::error_message(err);
+      if (problem.empty()) problem = "malformed JSON: invalid UTF-8";
+      fail("", problem);
+      return;
+    }
+    simdjson::dom::array data;
+    if (root["data"].get_array().get(data)) {
+      fail("", "not SQuAD JSON: no 'data' array at the top level");
+      return;
+    }
+    size_t di = 0;
+    for (simdjson::dom::element article : data) {
+      simdjson::dom::array paragraphs;
+      const std::string awhere = "data[" + std::to_string(di++) + "]";
+      if (article["paragraphs"].get_array().get(paragraphs)) {
+        fail(awhere, "missing field 'paragraphs' (an array)");
+        continue;
+      }
+      size_t pi = 0;
+      for (simdjson::dom::element para : paragraphs)
+        read_paragraph(para, awhere + ".paragraphs[" + std::to_string(pi++) + "]");
+    }
+  }
+
+  bool next(Example& ex) override {
+    if (pending_.empty()) return false;
+    ex = std::move(pending_.front());
+    pending_.pop_front();
+    return true;
+  }
+  uint64_t file_bytes_consumed() const override { return consumed_; }
+
+ private:
+  void fail(const std::string& where, const std::string& problem) {
+    Example ex;
+    ex.file_index = file_index_;
+    ex.where = where;
+    ex.error = problem;
+    pending_.push_back(std::move(ex));
+  }
+
+  void read_paragraph(simdjson::dom::element para, const std::string& where) {
+    Example ex;
+    ex.file_index = file_index_;
+    ex.where = where;
+    std::string_view context;
+    simdjson::dom::array qas;
+    if (para["context"].get_string().get(context)) {
+      ex.error = "missing field 'context' (a string)";
+    } else if (para["qas"].get_array().get(qas)) {
+      ex.error = "missing field 'qas' (an array)";
+    }
+    if (!ex.error.empty()) {
+      pending_.push_back(std::move(ex));
+      return;
+    }
+    ex.text.assign(context);
+    size_t qi = 0;
+    for (simdjson::dom::element qa : qas) {
+      QaQuestion q;
+      q.where = where + ".qas[" + std::to_string(qi++) + "]";
+      q.example_index = next_question_++;
+      read_question(qa, ex.text, q);
+      ex.questions.push_back(std::move(q));
+    }
+    pending_.push_back(std::move(ex));
+  }
+
+  static void read_question(simdjson::dom::element qa, const std::string& context, QaQuestion& q) {
+    std::string_view question;
+    if (qa["question"].get_string().get(question)) {
+      q.error = "missing field 'question' (a string)";
+      return;
+    }
+    q.question.assign(question);
+    bool impossible = false;
+    if (auto flag = qa["is_impossible"]; flag.error() != simdjson::NO_SUCH_FIELD) {
+      if (flag.get_bool().get(impossible)) {
+        q.error = "field 'is_impossible' is not a boolean";
+        return;
+      }
+    }
+    q.impossible = impossible;
+    simdjson::dom::array answers;
+    if (qa["answers"].get_array().get(answers)) {
+      if (impossible) return;
+      q.error = "missing field 'answers' (an array)";
+      return;
+    }
+    if (impossible) return;
+    if (answers.size() == 0) {
+      q.error = "no answers and not marked is_impossible";
+      return;
+    }
+    simdjson::dom::element first = answers.at(0);
+    std::string_view text;
+    int64_t start;
+    if (first["text"].get_string().get(text)) {
+      q.error = "answer has no 'text' string";
+      return;
+    }
+    if (first["answer_start"].get_int64().get(start) || start < 0) {
+      q.error = "answer has no non-negative integer 'answer_start'";
+      return;
+    }
+    auto byte = code_point_to_byte(context, static_cast<size_t>(start));
+    if (!byte || context.compare(*byte, text.size(), text) != 0) {
+      q.error = "answer text does not match the context at answer_start " + std::to_string(start);
+      return;
+    }
+    if (is_blank(text)) {
+      q.error = "empty answer text";
+      return;
+    }
+    q.answer_text.assign(text);
+    q.answer_start = *byte;
+  }
+
+  uint32_t file_index_;
+  uint64_t consumed_ = 0;
+  uint32_t next_question_ = 0;
+  simdjson::dom::parser parser_;
+  std::deque<Example> pending_;
+};
+
+}  // namespace
+
+std::unique_ptr<ExampleReader> make_squad_reader(const std::filesystem::path& path,
+                                                 uint32_t file_index, const ReaderOptions&) {
+  return std::make_unique<SquadReader>(path, file_index);
+}
+
+}  // namespace shardkit::shardify

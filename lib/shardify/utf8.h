@@ -1,0 +1,17 @@
+// UTF-8 checks and conversions the readers need.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace shardkit::shardify {
+
+// The byte offset of the first invalid UTF-8 sequence, or nullopt when `text` is valid.
+std::optional<size_t> first_invalid_utf8(std::string_view text);
+
+// The byte offset of code point `index` (index == number of code points gives text.size());
+// nullopt when `text` has fewer code points. SQuAD's answer_start counts code points.
+std::optional<size_t> code_point_to_byte(std::string_view text, size_t index);
+
+}  // namespace shardkit::shardify

@@ -1,0 +1,145 @@
+// shardify --input PATH... --task lm|cls|pair|qa --tokenizer FILE --out DIR [flags]: the
+// default command, run when no subcommand is named.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "core/error.h"
+#include "shardify/commands.h"
+#include "shardify/convert.h"
+
+namespace {
+
+using namespace shardkit::shardify;
+
+struct ConvertArgs {
+  std::vector<std::string> inputs;
+  std::string format, task = "lm", tokenizer, out, labels, doc_sep = "line", on_error = "fail",
+                      part;
+  std::string text_field = "text", pair_field = "text_pair", label_field = "label",
+              filter = "byteplanes";
+  uint32_t max_len = 0, doc_stride = 128, max_query_len = 64;
+  bool no_pack = false, position_ids = false, force = false, json = false;
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  int zstd_level = 3;
+  uint64_t block_size = 256 * 1024, shard_size = 256ull << 20;
+};
+
+class ProgressLine {
+ public:
+  void update(const ConvertProgress& p) {
+    if (p.seconds - last_ < 0.5) return;
+    last_ = p.seconds;
+    const double mbs = p.seconds > 0 ? p.input_bytes_done / 1e6 / p.seconds : 0;
+    const double rps = p.seconds > 0 ? p.records / p.seconds : 0;
+    double eta = 0;
+    if (p.input_bytes_done > 0 && p.input_bytes_total > p.input_bytes_done)
+      eta =
+          p.seconds * double(p.input_bytes_total - p.input_bytes_done) / double(p.input_bytes_done);
+    std::fprintf(stderr, "\r%llu records  %.0f records/s  %.2f MB/s  %.0f%%  ETA %.0fs   ",
+                 (unsigned long long)p.records, rps, mbs,
+                 p.input_bytes_total ? 100.0 * p.input_bytes_done / p.input_bytes_total : 100.0,
+                 eta);
+    shown_ = true;
+  }
+  ~ProgressLine() {
+    if (shown_) std::fprintf(stderr, "\r%80s\r", "");
+  }
+
+ private:
+  double last_ = 0;
+  bool shown_ = false;
+};
+
+void run_convert(const ConvertArgs& a) {
+  ConvertOptions o;
+  o.inputs = a.inputs;
+  if (o.inputs.empty())
+    throw shardkit::Error(shardkit::ErrorCode::kInvalidArgument, "",
+                          "--input is required (see --help)");
+  if (!a.format.empty()) o.format = parse_input_format(a.format);
+  o.text_field = a.text_field;
+  o.pair_field = a.pair_field;
+  o.label_field = a.label_field;
+  o.doc_separator = a.doc_sep == "blank" ? DocSeparator::kBlankLine : DocSeparator::kLine;
+  o.task.task = parse_task(a.task);
+  o.task.max_len = a.max_len ? a.max_len : (o.task.task == Task::kQa ? 384 : 512);
+  o.task.pack = !a.no_pack;
+  o.task.position_ids = a.position_ids;
+  o.task.doc_stride = a.doc_stride;
+  o.task.max_query_len = a.max_query_len;
+  o.tokenizer_path = a.tokenizer;
+  o.out = a.out;
+  if (!a.labels.empty()) o.labels = a.labels;
+  o.threads = std::max(1u, a.threads);
+  o.on_error = a.on_error == "skip" ? OnError::kSkip : OnError::kFail;
+  if (!a.part.empty()) o.part = parse_part(a.part);
+  o.force = a.force;
+  o.zstd_level = a.zstd_level;
+  o.block_bytes = static_cast<uint32_t>(a.block_size);
+  o.shard_bytes = a.shard_size;
+  o.filter = a.filter == "none" ? shardkit::format::BlockFilter::kNone
+                                : shardkit::format::BlockFilter::kBytePlanes;
+
+  ProgressLine line;
+  std::function<void(const ConvertProgress&)> progress;
+  if (::isatty(STDERR_FILENO)) progress = [&line](const ConvertProgress& p) { line.update(p); };
+  ConvertResult r = convert(o, progress);
+  if (a.json)
+    std::printf("%s\n", r.to_json().c_str());
+  else
+    std::printf("%s", r.to_text().c_str());
+}
+
+const shardify_cli::RegisterCommand kConvert([](CLI::App& app) {
+  auto a = std::make_shared<ConvertArgs>();
+  app.add_option("--input,-i", a->inputs,
+                 "Input files or directories (.gz/.zst read transparently)");
+  app.add_option("--format", a->format, "Input format; inferred from the file name when omitted")
+      ->check(CLI::IsMember({"jsonl", "text", "tsv", "csv", "squad"}));
+  app.add_option("--task", a->task, "Record layout: lm (packed windows), cls, pair or qa", true)
+      ->check(CLI::IsMember({"lm", "cls", "pair", "qa"}));
+  app.add_option("--tokenizer", a->tokenizer,
+                 "tokenizer.json, WordPiece vocab.txt or GPT-2 encoder.json");
+  app.add_option("--out,-o", a->out, "Dataset directory to create (published atomically)");
+  app.add_option("--text-field", a->text_field, "JSONL dotted path or CSV/TSV column of the text",
+                 true);
+  app.add_option("--pair-field", a->pair_field, "Field of the second text (--task pair)", true);
+  app.add_option("--label-field", a->label_field, "Field of the label (--task cls, pair)", true);
+  app.add_option(
+      "--labels", a->labels,
+      "Comma-separated label names in index order; otherwise numeric order when all labels are "
+      "integers, else byte-wise lexicographic order");
+  app.add_option("--max-len", a->max_len, "Tokens per record (default 512; 384 for qa)");
+  app.add_flag("--no-pack", a->no_pack,
+               "lm: one truncated/padded record per document instead of packing");
+  app.add_flag("--position-ids", a->position_ids,
+               "lm: also store position_ids that restart at every document inside a window");
+  app.add_option("--doc-stride", a->doc_stride, "qa: tokens shared by consecutive context windows",
+                 true);
+  app.add_option("--max-query-len", a->max_query_len, "qa: question tokens kept", true);
+  app.add_option("--doc-sep", a->doc_sep,
+                 "text: 'line' (a document per line) or 'blank' (blank-line separated)", true)
+      ->check(CLI::IsMember({"line", "blank"}));
+  app.add_option("--threads,-j", a->threads, "Tokenizing threads (default: all cores)");
+  app.add_option("--on-error", a->on_error,
+                 "fail: stop at the first bad example; skip: count and go on", true)
+      ->check(CLI::IsMember({"fail", "skip"}));
+  app.add_option("--part", a->part,
+                 "Convert only part i of N (0 <= i < N) of the input files; see 'merge'");
+  app.add_flag("--force", a->force, "Replace an existing dataset at --out");
+  app.add_flag("--json", a->json, "Print the summary as one JSON object");
+  app.add_option("--zstd-level", a->zstd_level, "zstd level of the blocks (1..22)", true);
+  app.add_option("--block-size", a->block_size, "Uncompressed bytes per block", true);
+  app.add_option("--shard-size", a->shard_size, "Stored bytes after which a shard is closed", true);
+  app.add_option("--filter", a->filter, "Block filter before zstd: byteplanes or none", true)
+      ->check(CLI::IsMember({"byteplanes", "none"}));
+  app.callback([a, &app] {
+    if (!app.get_subcommands().empty()) return;
+    run_convert(*a);
+  });
+});
+
+}  // namespace

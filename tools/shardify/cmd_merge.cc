@@ -1,0 +1,36 @@
+// shardify merge OUT PART_DIRS... [--force] [--json]
+#include <cstdio>
+
+#include "shardify/commands.h"
+#include "shardify/merge.h"
+
+namespace {
+
+struct MergeArgs {
+  std::string out;
+  std::vector<std::string> parts;
+  bool force = false, json = false;
+};
+
+const shardify_cli::RegisterCommand kMerge([](CLI::App& app) {
+  auto a = std::make_shared<MergeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "merge",
+      "Combine the datasets of --part 0/N .. N-1/N into one (records in single-run order)");
+  cmd->add_option("out", a->out, "Merged dataset directory")->required();
+  cmd->add_option("parts", a->parts, "Part dataset directories, any order")->required();
+  cmd->add_flag("--force", a->force, "Replace an existing dataset at OUT");
+  cmd->add_flag("--json", a->json, "Print the result as one JSON object");
+  cmd->callback([a] {
+    auto r = shardkit::shardify::merge_parts(a->out, a->parts, a->force);
+    if (a->json)
+      std::printf("%s\n", r.to_json().c_str());
+    else
+      std::printf("shardify: merged %llu parts into %s: %llu shards, %llu records, %llu bytes%s\n",
+                  (unsigned long long)r.parts, a->out.c_str(), (unsigned long long)r.shards,
+                  (unsigned long long)r.records, (unsigned long long)r.bytes,
+                  r.shards_copied ? " (some shards copied: different file systems)" : "");
+  });
+});
+
+}  // namespace
