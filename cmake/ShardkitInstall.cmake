@@ -1,0 +1,42 @@
+# `cmake --install` puts headers, libraries, tools and a package config under the prefix, so
+# another project can do:
+#   find_package(shardkit CONFIG REQUIRED)
+#   target_link_libraries(app PRIVATE shardkit::torch)   # or shardkit::loader, shardkit::core
+include(CMakePackageConfigHelpers)
+
+set(_shardkit_components core tokenizer shardify loader torch)
+set(_shardkit_installed)
+foreach(component ${_shardkit_components})
+  set(target shardkit_${component})
+  if(TARGET ${target})
+    set_target_properties(${target} PROPERTIES EXPORT_NAME ${component})
+    if(NOT TARGET shardkit::${component})
+      add_library(shardkit::${component} ALIAS ${target})
+    endif()
+    list(APPEND _shardkit_installed ${target})
+  endif()
+endforeach()
+
+install(TARGETS ${_shardkit_installed}
+  EXPORT shardkitTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/shardkit)
+
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/shardkit
+  FILES_MATCHING PATTERN "*.h")
+install(FILES ${PROJECT_SOURCE_DIR}/format/shard_format.h ${PROJECT_SOURCE_DIR}/format/SPEC.md
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/shardkit/format)
+
+set(SHARDKIT_CONFIG_HAS_TORCH OFF)
+if(TARGET shardkit_torch)
+  set(SHARDKIT_CONFIG_HAS_TORCH ON)
+endif()
+set(SHARDKIT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/shardkit)
+install(EXPORT shardkitTargets NAMESPACE shardkit:: DESTINATION ${SHARDKIT_CMAKE_DIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/shardkitConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/shardkitConfig.cmake INSTALL_DESTINATION ${SHARDKIT_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/shardkitConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/shardkitConfig.cmake ${PROJECT_BINARY_DIR}/shardkitConfigVersion.cmake
+  DESTINATION ${SHARDKIT_CMAKE_DIR})
