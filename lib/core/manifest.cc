@@ -1,7 +1,12 @@
 #include "core/manifest.h"
 
+#include <fcntl.h>
 #include <simdjson.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <type_traits>
@@ -145,7 +150,9 @@ Manifest Manifest::parse(const std::string& text, const std::string& path) {
   if (need(root["record_size"].get_uint64(), "\"record_size\"") != m.schema.record_size())
     corrupt(path, "manifest: record_size disagrees with the schema");
   uint64_t rpb = need(root["records_per_block"].get_uint64(), "\"records_per_block\"");
-  if (rpb == 0 || rpb * m.schema.record_size() > format::kMaxBlockRawSize)
+  // The first test keeps the product below from wrapping around 2^64.
+  if (rpb == 0 || rpb > format::kMaxBlockRawSize ||
+      rpb * m.schema.record_size() > format::kMaxBlockRawSize)
     corrupt(path, "manifest: records_per_block " + std::to_string(rpb) + " is out of range");
   m.records_per_block = static_cast<uint32_t>(rpb);
 
@@ -181,11 +188,35 @@ Manifest Manifest::parse(const std::string& text, const std::string& path) {
 
 Manifest Manifest::load(const std::filesystem::path& dataset_dir) {
   const std::filesystem::path path = dataset_dir / format::kManifestName;
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+  // Like shards, the manifest must be a regular file inside the directory: no symbolic link is
+  // followed, and a FIFO is refused instead of blocking the open.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ELOOP)
+      throw Error(ErrorCode::kCorrupt, path.string(),
+                  "is a symbolic link; the manifest must be a regular file");
     throw Error(ErrorCode::kIo, path.string(),
                 "cannot open: not a shardkit dataset (no manifest.json)");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error(ErrorCode::kCorrupt, path.string(), "is not a regular file");
+  }
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw Error(ErrorCode::kIo, path.string(), std::string("read: ") + std::strerror(err));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
   return parse(text, path.string());
 }
 

@@ -28,7 +28,8 @@ std::unique_ptr<ShardFile> ShardFile::open(const std::filesystem::path& path, co
   const std::string& p = s->path_;
   auto corrupt = [&](const std::string& what) { throw Error(ErrorCode::kCorrupt, p, what); };
 
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  // O_NONBLOCK: a FIFO in place of a shard must be refused below, not block this open.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) {
     if (errno == ELOOP)
       throw Error(ErrorCode::kCorrupt, p, "is a symbolic link; shards must be regular files");

@@ -3,6 +3,10 @@
 // every record against that function, and byte-level file surgery.
 #pragma once
 
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -108,7 +112,22 @@ inline ReadOutcome read_and_compare(const fs::path& dir, uint64_t expected_recor
 }
 
 inline std::string read_bytes(const fs::path& p) { return testing::read_file(p); }
-inline void write_bytes(const fs::path& p, const std::string& b) { testing::write_file(p, b); }
+
+// Replaces a file's content in place: ftruncate to the new length, then pwrite. Unlike
+// truncating to zero and rewriting, this does not make ext4 flush the file on close
+// (auto_da_alloc), which made byte sweeps wait on the disk.
+inline void write_bytes(const fs::path& p, const std::string& b) {
+  int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  REQUIRE_MESSAGE(fd >= 0, "cannot open " << p);
+  REQUIRE(::ftruncate(fd, static_cast<off_t>(b.size())) == 0);
+  size_t done = 0;
+  while (done < b.size()) {
+    ssize_t n = ::pwrite(fd, b.data() + done, b.size() - done, static_cast<off_t>(done));
+    REQUIRE(n > 0);
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+}
 
 // Copies a dataset directory (plain files only).
 inline void copy_dataset(const fs::path& from, const fs::path& to) {
