@@ -1,0 +1,66 @@
+// One batch: a contiguous, typed, 64-byte-aligned buffer per field, row-major with the batch
+// as the first dimension, plus the global record indices it was gathered from.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/schema.h"
+
+namespace shardkit::loader {
+
+class Column {
+ public:
+  Column(std::string name, DType dtype, std::vector<int64_t> shape);
+
+  const std::string& name() const { return name_; }
+  DType dtype() const { return dtype_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  size_t elements() const { return elements_; }
+  size_t bytes() const { return elements_ * dtype_size(dtype_); }
+  void* data() { return data_.get(); }
+  const void* data() const { return data_.get(); }
+  template <typename T>
+  T* as() {
+    return static_cast<T*>(data());
+  }
+  template <typename T>
+  const T* as() const {
+    return static_cast<const T*>(data());
+  }
+  // Element i converted to int64 (any dtype); for tests and transforms that do not care.
+  int64_t get(size_t i) const;
+  void set(size_t i, int64_t value);
+
+ private:
+  struct Free {
+    void operator()(void* p) const;
+  };
+  std::string name_;
+  DType dtype_;
+  std::vector<int64_t> shape_;
+  size_t elements_ = 0;
+  std::unique_ptr<void, Free> data_;
+};
+
+struct Batch {
+  uint64_t epoch = 0;
+  uint64_t index = 0;             // this rank's batch number within the epoch
+  std::vector<uint64_t> records;  // global record index of each row
+  std::vector<Column> columns;
+
+  size_t size() const { return records.size(); }
+  // nullptr when absent.
+  Column* find(std::string_view name);
+  const Column* find(std::string_view name) const;
+  // Throws Error(kInvalidArgument) when absent.
+  Column& at(std::string_view name);
+  const Column& at(std::string_view name) const;
+  size_t bytes() const;
+};
+
+}  // namespace shardkit::loader

@@ -1,0 +1,173 @@
+#include "loader/collator.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace shardkit::loader {
+
+namespace {
+
+bool is_integer(DType d) { return d != DType::kF32; }
+
+template <typename From, typename To>
+void convert_typed(const void* src, void* dst, size_t n) {
+  const From* s = static_cast<const From*>(src);
+  To* d = static_cast<To*>(dst);
+  for (size_t i = 0; i < n; ++i) d[i] = static_cast<To>(s[i]);
+}
+
+template <typename From>
+void convert_from(const void* src, DType to, void* dst, size_t n) {
+  switch (to) {
+    case DType::kU8:
+      return convert_typed<From, uint8_t>(src, dst, n);
+    case DType::kU16:
+      return convert_typed<From, uint16_t>(src, dst, n);
+    case DType::kU32:
+      return convert_typed<From, uint32_t>(src, dst, n);
+    case DType::kI32:
+      return convert_typed<From, int32_t>(src, dst, n);
+    case DType::kI64:
+      return convert_typed<From, int64_t>(src, dst, n);
+    case DType::kF32:
+      return convert_typed<From, float>(src, dst, n);
+  }
+}
+
+}  // namespace
+
+DType output_dtype(DType stored, IntOutput mode) {
+  if (!is_integer(stored) || mode == IntOutput::kKeep) return stored;
+  return mode == IntOutput::kInt64 ? DType::kI64 : DType::kI32;
+}
+
+void convert(DType from, const void* src, DType to, void* dst, size_t n) {
+  if (from == to) {
+    std::memcpy(dst, src, n * dtype_size(from));
+    return;
+  }
+  switch (from) {
+    case DType::kU8:
+      return convert_from<uint8_t>(src, to, dst, n);
+    case DType::kU16:
+      return convert_from<uint16_t>(src, to, dst, n);
+    case DType::kU32:
+      return convert_from<uint32_t>(src, to, dst, n);
+    case DType::kI32:
+      return convert_from<int32_t>(src, to, dst, n);
+    case DType::kI64:
+      return convert_from<int64_t>(src, to, dst, n);
+    case DType::kF32:
+      return convert_from<float>(src, to, dst, n);
+  }
+}
+
+Collator::Collator(const Schema& schema, const LoaderOptions& options) {
+  if (const Field* seq = schema.find(options.sequence_field); seq && seq->shape.size() == 1)
+    seq_len_ = seq->shape[0];
+  auto scalar_int = [&](const std::string& name) -> const Field* {
+    const Field* f = schema.find(name);
+    return f && f->shape.empty() && is_integer(f->dtype) ? f : nullptr;
+  };
+  length_ = scalar_int(options.length_field);
+  first_length_ = scalar_int(options.first_length_field);
+  dynamic_ = options.dynamic_padding && seq_len_ > 0 && length_ != nullptr;
+  multiple_ = std::max<uint32_t>(1, options.pad_to_multiple_of);
+
+  std::vector<const Field*> selected;
+  if (options.fields.empty()) {
+    for (const Field& f : schema.fields()) selected.push_back(&f);
+  } else {
+    for (const std::string& name : options.fields) {
+      const Field* f = schema.find(name);
+      if (!f)
+        throw Error(ErrorCode::kInvalidArgument, "",
+                    "field '" + name + "' is not in the dataset schema " + schema.canonical());
+      selected.push_back(f);
+    }
+  }
+  for (const Field* f : selected) {
+    const bool sequence = seq_len_ > 0 && f->shape.size() == 1 && f->shape[0] == seq_len_;
+    outputs_.push_back({f, output_dtype(f->dtype, options.int_output), sequence});
+  }
+  derived_dtype_ = options.int_output == IntOutput::kInt32  ? DType::kI32
+                   : options.int_output == IntOutput::kKeep ? DType::kU8
+                                                            : DType::kI64;
+  derive_mask_ =
+      options.attention_mask && seq_len_ > 0 && length_ && !schema.find("attention_mask");
+  derive_types_ = seq_len_ > 0 && length_ && first_length_ && !schema.find("token_type_ids");
+  if (options.mlm.enabled) {
+    const bool clash = std::any_of(outputs_.begin(), outputs_.end(), [&](const Output& o) {
+      return o.field->name == options.mlm.labels_field;
+    });
+    if (clash)
+      throw Error(ErrorCode::kInvalidArgument, "",
+                  "MLM writes '" + options.mlm.labels_field +
+                      "' but the dataset stores a field of that name: select fields without it");
+    mlm_label_bytes_ = seq_len_ * 8;
+  }
+}
+
+int64_t Collator::scalar(const unsigned char* row, const Field* f) const {
+  int64_t v = 0;
+  convert(f->dtype, row + f->offset, DType::kI64, &v, 1);
+  return v;
+}
+
+size_t Collator::sequence_length_of(const std::vector<const unsigned char*>& rows) const {
+  if (!dynamic_) return seq_len_;
+  int64_t longest = 0;
+  for (const unsigned char* row : rows) longest = std::max(longest, scalar(row, length_));
+  const uint64_t rounded = (static_cast<uint64_t>(std::max<int64_t>(longest, 1)) + multiple_ - 1) /
+                           multiple_ * multiple_;
+  return static_cast<size_t>(std::min<uint64_t>(rounded, seq_len_));
+}
+
+void Collator::collate(const std::vector<const unsigned char*>& rows, Batch& out) const {
+  const size_t n = rows.size();
+  const size_t t = sequence_length_of(rows);
+  for (const Output& o : outputs_) {
+    std::vector<int64_t> shape{static_cast<int64_t>(n)};
+    size_t per_row = o.field->element_count();
+    if (o.sequence) {
+      shape.push_back(static_cast<int64_t>(t));
+      per_row = t;
+    } else {
+      for (uint32_t d : o.field->shape) shape.push_back(d);
+    }
+    Column col(o.field->name, o.dtype, shape);
+    unsigned char* dst = static_cast<unsigned char*>(col.data());
+    const size_t dst_row = per_row * dtype_size(o.dtype);
+    for (size_t i = 0; i < n; ++i)
+      convert(o.field->dtype, rows[i] + o.field->offset, o.dtype, dst + i * dst_row, per_row);
+    out.columns.push_back(std::move(col));
+  }
+  if (derive_mask_ || derive_types_) {
+    std::vector<int64_t> len(n), first(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      len[i] = scalar(rows[i], length_);
+      if (derive_types_) first[i] = scalar(rows[i], first_length_);
+    }
+    auto fill = [&](const char* name, auto value_of) {
+      Column col(name, derived_dtype_, {static_cast<int64_t>(n), static_cast<int64_t>(t)});
+      for (size_t i = 0; i < n; ++i)
+        for (size_t j = 0; j < t; ++j) col.set(i * t + j, value_of(i, static_cast<int64_t>(j)));
+      out.columns.push_back(std::move(col));
+    };
+    if (derive_mask_)
+      fill("attention_mask", [&](size_t i, int64_t j) { return j < len[i] ? 1 : 0; });
+    if (derive_types_)
+      fill("token_type_ids",
+           [&](size_t i, int64_t j) { return j >= first[i] && j < len[i] ? 1 : 0; });
+  }
+}
+
+size_t Collator::max_batch_bytes(size_t rows) const {
+  size_t per_row = mlm_label_bytes_ + (derive_mask_ + derive_types_) * seq_len_ * 8;
+  for (const Output& o : outputs_) per_row += o.field->element_count() * dtype_size(o.dtype);
+  return per_row * rows + 64 * (outputs_.size() + 3);
+}
+
+}  // namespace shardkit::loader

@@ -1,0 +1,67 @@
+// The loader trainers link: streams a dataset as batches in the order EpochPlan defines, built
+// ahead by background threads, within a memory budget, resumable from a LoaderState.
+//
+//   Loader loader(dir, options);
+//   for (uint64_t epoch = 0; epoch < epochs; ++epoch) {
+//     loader.set_epoch(epoch);
+//     while (auto batch = loader.next()) train(*batch);
+//   }
+//
+// next() rethrows, in the consumer, any error a loader thread met (a shardkit::Error naming the
+// shard file and block for damaged data), and throws Error(kTimeout) when options.timeout passes
+// without a batch. One consumer thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "core/dataset.h"
+#include "loader/batch.h"
+#include "loader/loader_options.h"
+
+namespace shardkit::loader {
+
+struct LoaderStats {
+  uint64_t blocks_decoded = 0;
+  uint64_t batches_built = 0;
+  size_t resident_block_bytes = 0;  // decoded blocks held right now
+};
+
+class Loader {
+ public:
+  explicit Loader(const std::filesystem::path& dir, LoaderOptions options = {});
+  ~Loader();
+  Loader(const Loader&) = delete;
+  Loader& operator=(const Loader&) = delete;
+
+  const Dataset& dataset() const;
+  const LoaderOptions& options() const;
+  unsigned threads() const;
+  uint64_t window_blocks() const;
+
+  // Starts `epoch` from its beginning (discarding batches built ahead).
+  void set_epoch(uint64_t epoch);
+  uint64_t epoch() const;
+  // Batches this rank gets in the current epoch, counted from the epoch's (or restore's) start.
+  uint64_t batches() const;
+  // The next batch, or nullptr once the epoch is exhausted.
+  std::shared_ptr<Batch> next();
+
+  // What to save to resume after the last batch next() returned.
+  LoaderState state() const;
+  // Continues from `state`; its seed replaces options().seed. With the same global batch
+  // (batch_size * world_size) the stream is identical to the uninterrupted one.
+  void restore(const LoaderState& state);
+
+  // The records of batch `batch` (counted like batches()) without reading any data.
+  std::vector<uint64_t> planned_records(uint64_t batch) const;
+  LoaderStats stats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace shardkit::loader

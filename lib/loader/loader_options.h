@@ -1,0 +1,76 @@
+// Everything a Loader can be told. Only the fields marked [order] change which records a batch
+// holds; the rest change speed, memory or the shape of the tensors.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "loader/batch.h"
+
+namespace shardkit::loader {
+
+// Integer fields are widened on the way into a batch: int64 is what HF models expect.
+enum class IntOutput { kInt64, kInt32, kKeep };
+
+struct MlmOptions {
+  bool enabled = false;
+  double probability = 0.15;         // share of real (non-special, non-padding) tokens selected
+  double mask_fraction = 0.8;        // of selected: replaced by mask_token_id
+  double random_fraction = 0.1;      // of selected: replaced by a uniform id in [0, vocab_size)
+  int64_t mask_token_id = -1;        // required when enabled
+  uint64_t vocab_size = 0;           // required when enabled
+  std::vector<int64_t> special_ids;  // never selected ([CLS], [SEP], [PAD], ...)
+  std::string input_field = "input_ids";
+  std::string labels_field = "labels";  // written: the original id where selected, else -100
+  int64_t ignore_index = -100;
+};
+
+// Runs on a loader thread after collation (and MLM); must be thread-safe and, for exact resume,
+// a pure function of the batch (its records and epoch are in it).
+using BatchTransform = std::function<void(Batch&)>;
+
+struct LoaderOptions {
+  // What is read, in which order. [order]
+  uint64_t batch_size = 32;
+  bool shuffle = true;
+  uint64_t seed = 0;
+  uint32_t rank = 0;
+  uint32_t world_size = 1;
+  bool drop_last = false;
+  // Blocks mixed together by the shuffle; 0 derives it from memory_budget (see README). [order]
+  uint64_t window_blocks = 0;
+
+  // Resources.
+  unsigned threads = 0;                  // 0: std::thread::hardware_concurrency()
+  size_t memory_budget = 512u << 20;     // decoded blocks + batches in flight, in bytes
+  size_t prefetch_batches = 0;           // batches built ahead; 0: 2 per thread, within the budget
+  std::chrono::milliseconds timeout{0};  // next() waits at most this long; 0: forever
+
+  // Batch layout.
+  std::vector<std::string> fields;  // stored fields to return; empty: all
+  IntOutput int_output = IntOutput::kInt64;
+  bool dynamic_padding = true;               // trim sequence fields to the longest row of the batch
+  uint32_t pad_to_multiple_of = 1;           // e.g. 8 for tensor cores
+  std::string sequence_field = "input_ids";  // its length L marks the [L]-shaped fields
+  std::string length_field = "length";       // real tokens per row
+  // When stored, the length of the first segment ([CLS] a [SEP]); token_type_ids are derived
+  // from it unless token_type_ids is stored.
+  std::string first_length_field = "length_a";
+  bool attention_mask = true;  // derived from length_field unless stored
+  MlmOptions mlm;
+  std::vector<BatchTransform> transforms;
+};
+
+// The state that restores a stream exactly: seed, epoch and global samples consumed.
+struct LoaderState {
+  uint64_t seed = 0;
+  uint64_t epoch = 0;
+  uint64_t samples_consumed = 0;
+  bool operator==(const LoaderState&) const = default;
+};
+
+}  // namespace shardkit::loader

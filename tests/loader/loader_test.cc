@@ -1,0 +1,306 @@
+// The loader delivers exactly what the plan says, with the data of those records, the same
+// stream at any thread count, resumes exactly, and reports damaged data as errors.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "core/error.h"
+#include "core/manifest.h"
+#include "core/shard_file.h"
+#include "loader/loader.h"
+#include "loader_fixture.h"
+#include "test_util.h"
+
+using namespace shardkit;
+using namespace shardkit::loader;
+using shardkit::testing::TempDir;
+namespace t = shardkit::testing;
+
+namespace {
+
+// Each batch flattened to (record, length, first input id after [CLS]) per row.
+std::vector<std::vector<uint64_t>> drain(Loader& loader, size_t max_batches = SIZE_MAX) {
+  std::vector<std::vector<uint64_t>> out;
+  while (out.size() < max_batches) {
+    auto b = loader.next();
+    if (!b) break;
+    out.push_back(b->records);
+  }
+  return out;
+}
+
+// Checks every column of a batch against the fixture's formulas.
+void check_contents(const Batch& b, uint32_t multiple = 1) {
+  const Column& ids = b.at("input_ids");
+  const Column& len = b.at("length");
+  const Column& labels = b.at("labels");
+  const Column& mask = b.at("attention_mask");
+  REQUIRE(ids.dtype() == DType::kI64);
+  const int64_t t_len = ids.shape()[1];
+  uint64_t longest = 0;
+  for (size_t r = 0; r < b.size(); ++r) {
+    const uint64_t rec = b.records[r];
+    longest = std::max<uint64_t>(longest, t::fixture_length(rec));
+    REQUIRE(labels.get(r) == static_cast<int64_t>(rec));
+    REQUIRE(len.get(r) == t::fixture_length(rec));
+    for (int64_t j = 0; j < t_len; ++j) {
+      REQUIRE(ids.get(r * t_len + j) == t::fixture_token(rec, static_cast<uint32_t>(j)));
+      REQUIRE(mask.get(r * t_len + j) == (j < t::fixture_length(rec) ? 1 : 0));
+    }
+  }
+  const uint64_t expect =
+      std::min<uint64_t>((longest + multiple - 1) / multiple * multiple, t::kSeqLen);
+  CHECK(static_cast<uint64_t>(t_len) == expect);
+}
+
+}  // namespace
+
+TEST_CASE("batches hold the planned records with their stored values, dynamically padded") {
+  TempDir tmp("ld");
+  t::write_fixture(tmp / "ds", {.records = 777, .block_bytes = 2000, .shard_bytes = 5000});
+  for (uint32_t multiple : {1u, 8u}) {
+    LoaderOptions o;
+    o.batch_size = 16;
+    o.seed = 42;
+    o.threads = 2;
+    o.window_blocks = 3;
+    o.pad_to_multiple_of = multiple;
+    Loader loader(tmp / "ds", o);
+    std::vector<char> seen(777, 0);
+    uint64_t i = 0;
+    while (auto b = loader.next()) {
+      CHECK(b->records == loader.planned_records(i));
+      CHECK(b->index == i);
+      check_contents(*b, multiple);
+      for (uint64_t r : b->records) seen[r] = 1;
+      ++i;
+    }
+    CHECK(i == loader.batches());
+    CHECK(i == (777 + 15) / 16);
+    CHECK(std::count(seen.begin(), seen.end(), 1) == 777);
+    CHECK(!loader.next());  // stays exhausted
+  }
+}
+
+TEST_CASE("shuffle=false reads records in order; int32 and kept dtypes") {
+  TempDir tmp("ld");
+  t::write_fixture(tmp / "ds", {.records = 100});
+  LoaderOptions o;
+  o.batch_size = 30;
+  o.shuffle = false;
+  o.int_output = IntOutput::kInt32;
+  o.dynamic_padding = false;
+  Loader loader(tmp / "ds", o);
+  uint64_t expect = 0;
+  while (auto b = loader.next()) {
+    CHECK(b->at("input_ids").dtype() == DType::kI32);
+    CHECK(b->at("input_ids").shape()[1] == t::kSeqLen);
+    for (uint64_t r : b->records) CHECK(r == expect++);
+  }
+  CHECK(expect == 100);
+  o.int_output = IntOutput::kKeep;
+  Loader keep(tmp / "ds", o);
+  auto b = keep.next();
+  CHECK(b->at("input_ids").dtype() == DType::kU16);
+  CHECK(b->at("labels").dtype() == DType::kI64);
+}
+
+TEST_CASE("token_type_ids derive from length_a; a transform hook runs on every batch") {
+  TempDir tmp("ld");
+  t::write_fixture(tmp / "ds", {.records = 200, .with_length_a = true});
+  LoaderOptions o;
+  o.batch_size = 7;
+  o.transforms.push_back([](Batch& b) {
+    Column c("twice_labels", DType::kI64, {static_cast<int64_t>(b.size())});
+    for (size_t i = 0; i < b.size(); ++i) c.set(i, 2 * b.at("labels").get(i));
+    b.columns.push_back(std::move(c));
+  });
+  Loader loader(tmp / "ds", o);
+  while (auto b = loader.next()) {
+    const Column& types = b->at("token_type_ids");
+    const int64_t t_len = types.shape()[1];
+    for (size_t r = 0; r < b->size(); ++r) {
+      const uint64_t rec = b->records[r];
+      CHECK(b->at("twice_labels").get(r) == 2 * static_cast<int64_t>(rec));
+      for (int64_t j = 0; j < t_len; ++j) {
+        const int64_t expect = j >= t::fixture_length_a(rec) && j < t::fixture_length(rec);
+        REQUIRE(types.get(r * t_len + j) == expect);
+      }
+    }
+  }
+}
+
+TEST_CASE("the stream does not depend on the number of loader threads") {
+  TempDir tmp("ld");
+  t::write_fixture(tmp / "ds", {.records = 1500, .block_bytes = 3000, .shard_bytes = 20000});
+  std::vector<std::vector<uint64_t>> reference;
+  for (unsigned threads : {1u, 2u, 3u, 8u}) {
+    LoaderOptions o;
+    o.batch_size = 24;
+    o.seed = 9;
+    o.threads = threads;
+    o.window_blocks = 5;
+    Loader loader(tmp / "ds", o);
+    loader.set_epoch(3);
+    auto got = drain(loader);
+    if (reference.empty()) reference = got;
+    CHECK(got == reference);
+  }
+}
+
+TEST_CASE("resuming at random positions gives the uninterrupted stream") {
+  TempDir tmp("ld");
+  t::write_fixture(tmp / "ds", {.records = 1000, .block_bytes = 3000, .shard_bytes = 30000});
+  LoaderOptions o;
+  o.batch_size = 8;
+  o.world_size = 2;
+  o.rank = 1;
+  o.seed = 123;
+  o.window_blocks = 4;
+  o.threads = 2;
+  std::vector<std::vector<uint64_t>> whole;
+  {
+    Loader loader(tmp / "ds", o);
+    loader.set_epoch(1);
+    whole = drain(loader);
+  }
+  std::mt19937_64 rng(1);
+  for (int trial = 0; trial < 6; ++trial) {
+    const size_t cut = rng() % whole.size();
+    LoaderState saved;
+    std::vector<std::vector<uint64_t>> got;
+    {
+      o.threads = 1 + trial % 3;
+      Loader first(tmp / "ds", o);
+      first.set_epoch(1);
+      got = drain(first, cut);
+      saved = first.state();
+    }
+    CHECK(saved.epoch == 1);
+    CHECK(saved.seed == 123);
+    CHECK(saved.samples_consumed == cut * 16);
+    o.threads = 3 - trial % 3;
+    LoaderOptions other = o;
+    other.seed = 999;  // the state's seed wins
+    Loader second(tmp / "ds", other);
+    second.restore(saved);
+    auto rest = drain(second);
+    got.insert(got.end(), rest.begin(), rest.end());
+    CHECK(got == whole);
+  }
+}
+
+TEST_CASE("a run resumed with another world size and the same global batch continues the stream") {
+  TempDir tmp("ld");
+  t::write_fixture(tmp / "ds", {.records = 600, .block_bytes = 3000});
+  auto run = [&](uint32_t world, uint64_t batch, const LoaderState* from, size_t steps) {
+    std::vector<std::unique_ptr<Loader>> ranks;
+    for (uint32_t r = 0; r < world; ++r) {
+      LoaderOptions o;
+      o.batch_size = batch;
+      o.world_size = world;
+      o.rank = r;
+      o.seed = 5;
+      o.window_blocks = 6;
+      o.drop_last = true;
+      ranks.push_back(std::make_unique<Loader>(tmp / "ds", o));
+      if (from) ranks.back()->restore(*from);
+    }
+    std::vector<std::vector<uint64_t>> global_steps;
+    for (size_t s = 0; s < steps; ++s) {
+      std::vector<uint64_t> step;
+      for (auto& l : ranks) {
+        auto b = l->next();
+        if (!b) return std::make_pair(global_steps, ranks[0]->state());
+        step.insert(step.end(), b->records.begin(), b->records.end());
+      }
+      global_steps.push_back(step);
+    }
+    return std::make_pair(global_steps, ranks[0]->state());
+  };
+  const auto [whole, end_state] = run(2, 12, nullptr, 1000);
+  CHECK(whole.size() == 600 / 24);
+  const auto [head, mid] = run(2, 12, nullptr, 7);
+  CHECK(mid.samples_consumed == 7 * 24);
+  const auto [tail, end2] = run(4, 6, &mid, 1000);
+  REQUIRE(head.size() + tail.size() == whole.size());
+  for (size_t i = 0; i < tail.size(); ++i) CHECK(tail[i] == whole[7 + i]);
+}
+
+TEST_CASE("a damaged block surfaces as an error naming the shard file and block") {
+  TempDir tmp("ld");
+  t::write_fixture(tmp / "ds", {.records = 500, .block_bytes = 2000, .shard_bytes = 1 << 20});
+  const Manifest m = Manifest::load(tmp / "ds");
+  const auto shard_path = tmp / "ds" / m.shards[0].name;
+  uint64_t offset = 0;
+  {
+    auto shard = ShardFile::open(shard_path, m.schema, m.records_per_block, m.shards[0]);
+    offset = shard->index_entry(3).offset + shard->index_entry(3).stored_size / 2;
+  }
+  {
+    std::fstream f(shard_path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(offset));
+    char c;
+    f.get(c);
+    f.seekp(static_cast<std::streamoff>(offset));
+    f.put(static_cast<char>(c ^ 0x5a));
+  }
+  for (bool shuffle : {true, false}) {
+    LoaderOptions o;
+    o.batch_size = 10;
+    o.shuffle = shuffle;
+    o.threads = 2;
+    Loader loader(tmp / "ds", o);
+    bool thrown = false;
+    try {
+      while (loader.next()) {
+      }
+    } catch (const Error& e) {
+      thrown = true;
+      CHECK(e.code() == ErrorCode::kCorrupt);
+      CHECK(e.file().find(m.shards[0].name) != std::string::npos);
+      REQUIRE(e.block().has_value());
+      CHECK(*e.block() == 3);
+      CHECK(std::string(e.what()).find(m.shards[0].name) != std::string::npos);
+      // Asking again gives the same error rather than skipping data.
+      CHECK_THROWS_AS(loader.next(), Error);
+    }
+    CHECK(thrown);
+  }
+}
+
+TEST_CASE("a batch that takes longer than the timeout raises kTimeout") {
+  TempDir tmp("ld");
+  t::write_fixture(tmp / "ds", {.records = 50});
+  LoaderOptions o;
+  o.batch_size = 10;
+  o.threads = 1;
+  o.timeout = std::chrono::milliseconds(50);
+  o.transforms.push_back(
+      [](Batch&) { std::this_thread::sleep_for(std::chrono::milliseconds(400)); });
+  Loader loader(tmp / "ds", o);
+  try {
+    loader.next();
+    FAIL("expected a timeout");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::kTimeout);
+  }
+}
+
+TEST_CASE("bad options are refused with a reason") {
+  TempDir tmp("ld");
+  t::write_fixture(tmp / "ds", {.records = 50});
+  LoaderOptions o;
+  o.rank = 2;
+  o.world_size = 2;
+  CHECK_THROWS_AS(Loader(tmp / "ds", o), Error);
+  o = {};
+  o.fields = {"no_such_field"};
+  CHECK_THROWS_AS(Loader(tmp / "ds", o), Error);
+  o = {};
+  o.mlm.enabled = true;  // no mask id, and labels is stored
+  CHECK_THROWS_AS(Loader(tmp / "ds", o), Error);
+}
