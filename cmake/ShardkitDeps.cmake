@@ -5,6 +5,10 @@ pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
 pkg_check_modules(ONIG REQUIRED IMPORTED_TARGET oniguruma)
 find_package(simdjson REQUIRED)
+# Debian's libsimdjson is built with threads enabled, which changes dom::parser's layout. Every
+# translation unit that includes simdjson.h must agree, linked to simdjson::simdjson or not, or
+# the One Definition Rule breaks (a crash in ~parser). So define it everywhere.
+add_compile_definitions(SIMDJSON_THREADS_ENABLED=1)
 find_package(CLI11 CONFIG QUIET)
 if(NOT CLI11_FOUND AND NOT EXISTS /usr/include/CLI/CLI.hpp)
   message(FATAL_ERROR "CLI11 not found: apt-get install libcli11-dev")
