@@ -1,5 +1,10 @@
 // shard-inspect stats DIR [--json] [--bins N]: what a user needs to pick --max-len: the stored
 // token-length histogram, how many examples were truncated, label distribution, token counts.
+// shard-inspect does not link simdjson::simdjson itself; its parser layout depends on this
+// definition, which the core library (and so the parser code linked in) is built with.
+#ifndef SIMDJSON_THREADS_ENABLED
+#define SIMDJSON_THREADS_ENABLED 1
+#endif
 #include <simdjson.h>
 
 #include <algorithm>
@@ -9,6 +14,7 @@
 #include <vector>
 
 #include "core/dataset.h"
+#include "core/error.h"
 #include "core/json_text.h"
 #include "format/shard_format.h"
 #include "shard_inspect/commands.h"
@@ -82,8 +88,8 @@ void run_stats(const StatsArgs& args) {
     simdjson::dom::parser p2;
     simdjson::dom::element e;
     if (!p2.parse(*m).get(e)) {
-      (void)e["examples"].get_uint64().get(examples);
-      (void)e["truncated"].get_uint64().get(truncated);
+      if (e["examples"].get_uint64().get(examples)) examples = 0;
+      if (e["truncated"].get_uint64().get(truncated)) truncated = 0;
       simdjson::dom::array h;
       if (!e["length_histogram_log2"].get_array().get(h))
         for (auto v : h) source_hist.push_back(v.get_uint64().value_unsafe());

@@ -99,15 +99,18 @@ const shardify_cli::RegisterCommand kConvert([](CLI::App& app) {
                  "Input files or directories (.gz/.zst read transparently)");
   app.add_option("--format", a->format, "Input format; inferred from the file name when omitted")
       ->check(CLI::IsMember({"jsonl", "text", "tsv", "csv", "squad"}));
-  app.add_option("--task", a->task, "Record layout: lm (packed windows), cls, pair or qa", true)
+  app.add_option("--task", a->task, "Record layout: lm (packed windows), cls, pair or qa")
+      ->capture_default_str()
       ->check(CLI::IsMember({"lm", "cls", "pair", "qa"}));
   app.add_option("--tokenizer", a->tokenizer,
                  "tokenizer.json, WordPiece vocab.txt or GPT-2 encoder.json");
   app.add_option("--out,-o", a->out, "Dataset directory to create (published atomically)");
-  app.add_option("--text-field", a->text_field, "JSONL dotted path or CSV/TSV column of the text",
-                 true);
-  app.add_option("--pair-field", a->pair_field, "Field of the second text (--task pair)", true);
-  app.add_option("--label-field", a->label_field, "Field of the label (--task cls, pair)", true);
+  app.add_option("--text-field", a->text_field, "JSONL dotted path or CSV/TSV column of the text")
+      ->capture_default_str();
+  app.add_option("--pair-field", a->pair_field, "Field of the second text (--task pair)")
+      ->capture_default_str();
+  app.add_option("--label-field", a->label_field, "Field of the label (--task cls, pair)")
+      ->capture_default_str();
   app.add_option(
       "--labels", a->labels,
       "Comma-separated label names in index order; otherwise numeric order when all labels are "
@@ -117,24 +120,31 @@ const shardify_cli::RegisterCommand kConvert([](CLI::App& app) {
                "lm: one truncated/padded record per document instead of packing");
   app.add_flag("--position-ids", a->position_ids,
                "lm: also store position_ids that restart at every document inside a window");
-  app.add_option("--doc-stride", a->doc_stride, "qa: tokens shared by consecutive context windows",
-                 true);
-  app.add_option("--max-query-len", a->max_query_len, "qa: question tokens kept", true);
+  app.add_option("--doc-stride", a->doc_stride, "qa: tokens shared by consecutive context windows")
+      ->capture_default_str();
+  app.add_option("--max-query-len", a->max_query_len, "qa: question tokens kept")
+      ->capture_default_str();
   app.add_option("--doc-sep", a->doc_sep,
-                 "text: 'line' (a document per line) or 'blank' (blank-line separated)", true)
+                 "text: 'line' (a document per line) or 'blank' (blank-line separated)")
+      ->capture_default_str()
       ->check(CLI::IsMember({"line", "blank"}));
   app.add_option("--threads,-j", a->threads, "Tokenizing threads (default: all cores)");
   app.add_option("--on-error", a->on_error,
-                 "fail: stop at the first bad example; skip: count and go on", true)
+                 "fail: stop at the first bad example; skip: count and go on")
+      ->capture_default_str()
       ->check(CLI::IsMember({"fail", "skip"}));
   app.add_option("--part", a->part,
                  "Convert only part i of N (0 <= i < N) of the input files; see 'merge'");
   app.add_flag("--force", a->force, "Replace an existing dataset at --out");
   app.add_flag("--json", a->json, "Print the summary as one JSON object");
-  app.add_option("--zstd-level", a->zstd_level, "zstd level of the blocks (1..22)", true);
-  app.add_option("--block-size", a->block_size, "Uncompressed bytes per block", true);
-  app.add_option("--shard-size", a->shard_size, "Stored bytes after which a shard is closed", true);
-  app.add_option("--filter", a->filter, "Block filter before zstd: byteplanes or none", true)
+  app.add_option("--zstd-level", a->zstd_level, "zstd level of the blocks (1..22)")
+      ->capture_default_str();
+  app.add_option("--block-size", a->block_size, "Uncompressed bytes per block")
+      ->capture_default_str();
+  app.add_option("--shard-size", a->shard_size, "Stored bytes after which a shard is closed")
+      ->capture_default_str();
+  app.add_option("--filter", a->filter, "Block filter before zstd: byteplanes or none")
+      ->capture_default_str()
       ->check(CLI::IsMember({"byteplanes", "none"}));
   app.callback([a, &app] {
     if (!app.get_subcommands().empty()) return;
