@@ -19,40 +19,12 @@
 #include "core/dataset_writer.h"
 #include "core/error.h"
 #include "core/schema.h"
+#include "reliability_records.h"
 #include "test_util.h"
 
 namespace shardkit::reliability {
 
 namespace fs = std::filesystem;
-
-inline uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-// 12 token ids, a label and two floats: 36 bytes per record.
-inline Schema small_schema() {
-  return Schema({{"input_ids", DType::kU16, {12}, 0},
-                 {"labels", DType::kI32, {}, 0},
-                 {"score", DType::kF32, {2}, 0}});
-}
-
-// Record `index`: the first half of a dataset is small, repetitive ids (zstd shrinks those
-// blocks), the second half random bytes (stored raw), so both block encodings are exercised.
-inline void expected_record(const Schema& schema, uint64_t index, uint64_t total,
-                            unsigned char* out) {
-  const size_t n = schema.record_size();
-  if (index < total / 2) {
-    for (size_t i = 0; i < n; ++i) out[i] = static_cast<unsigned char>((index * 7 + i) % 5);
-  } else {
-    for (size_t i = 0; i < n; i += 8) {
-      uint64_t r = splitmix64(index * 1000003 + i);
-      std::memcpy(out + i, &r, std::min<size_t>(8, n - i));
-    }
-  }
-}
 
 struct SmallDatasetOptions {
   uint64_t records = 100;
@@ -88,7 +60,8 @@ struct ReadOutcome {
 };
 
 // Opens `dir`, reads every record in order and compares each with expected_record().
-inline ReadOutcome read_and_compare(const fs::path& dir, uint64_t expected_records) {
+inline ReadOutcome read_and_compare(const fs::path& dir, uint64_t expected_records,
+                                    uint8_t seed = 0) {
   ReadOutcome r;
   try {
     Dataset ds = Dataset::open(dir, DatasetOptions{1 << 20});
@@ -102,7 +75,7 @@ inline ReadOutcome read_and_compare(const fs::path& dir, uint64_t expected_recor
         ++r.wrong_records;
         continue;
       }
-      expected_record(schema, i, expected_records, want.data());
+      expected_record(schema, i, expected_records, want.data(), seed);
       if (got != want) ++r.wrong_records;
     }
   } catch (const Error& e) {

@@ -1,0 +1,67 @@
+// Child processes for the crash-safety and concurrency tests: start a program, kill it at a
+// chosen moment, wait for it.
+#pragma once
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace shardkit::reliability {
+
+// Starts argv[0] with its output going to `log` (or /dev/null when empty).
+inline pid_t spawn(const std::vector<std::string>& argv, const std::string& log = {}) {
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  const int fd = ::open(log.empty() ? "/dev/null" : log.c_str(),
+                        O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    ::dup2(fd, STDOUT_FILENO);
+    ::dup2(fd, STDERR_FILENO);
+  }
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  ::execv(args[0], args.data());
+  ::_exit(127);
+}
+
+// The wait status of `pid`.
+inline int wait_for(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+struct RunResult {
+  int status = 0;
+  double seconds = 0;
+  bool exited_ok() const { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
+};
+
+inline RunResult run_program(const std::vector<std::string>& argv, const std::string& log = {}) {
+  const auto start = std::chrono::steady_clock::now();
+  RunResult r;
+  r.status = wait_for(spawn(argv, log));
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+// Starts the program, sends SIGKILL after `delay`, and returns whether the signal killed it (as
+// opposed to the program having finished first).
+inline bool kill_after(const std::vector<std::string>& argv, std::chrono::microseconds delay,
+                       const std::string& log = {}) {
+  const pid_t pid = spawn(argv, log);
+  std::this_thread::sleep_for(delay);
+  ::kill(pid, SIGKILL);
+  const int status = wait_for(pid);
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+}
+
+}  // namespace shardkit::reliability
