@@ -1,0 +1,181 @@
+// _shardkit: the C++ side of the Python module. Batches leave as NumPy arrays that share the
+// loader's buffers (a capsule keeps the batch alive); the GIL is released while waiting.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include "core/dataset.h"
+#include "core/error.h"
+#include "loader/loader.h"
+
+namespace py = pybind11;
+using namespace shardkit;
+
+namespace {
+
+py::dtype numpy_dtype(DType d) {
+  switch (d) {
+    case DType::kU8:
+      return py::dtype::of<uint8_t>();
+    case DType::kU16:
+      return py::dtype::of<uint16_t>();
+    case DType::kU32:
+      return py::dtype::of<uint32_t>();
+    case DType::kI32:
+      return py::dtype::of<int32_t>();
+    case DType::kI64:
+      return py::dtype::of<int64_t>();
+    case DType::kF32:
+      return py::dtype::of<float>();
+  }
+  throw std::logic_error("unknown dtype");
+}
+
+// A dict of arrays viewing the batch's columns without copying.
+py::dict batch_to_dict(std::shared_ptr<loader::Batch> batch) {
+  auto* owner = new std::shared_ptr<loader::Batch>(batch);
+  py::capsule keep_alive(owner,
+                         [](void* p) { delete static_cast<std::shared_ptr<loader::Batch>*>(p); });
+  py::dict out;
+  for (loader::Column& c : batch->columns) {
+    std::vector<py::ssize_t> shape(c.shape().begin(), c.shape().end());
+    out[py::str(c.name())] = py::array(numpy_dtype(c.dtype()), shape, c.data(), keep_alive);
+  }
+  return out;
+}
+
+py::list schema_list(const Schema& s) {
+  py::list fields;
+  for (const Field& f : s.fields()) {
+    py::dict d;
+    d["name"] = f.name;
+    d["dtype"] = std::string(dtype_name(f.dtype));
+    d["shape"] = f.shape;
+    fields.append(d);
+  }
+  return fields;
+}
+
+loader::LoaderOptions options_from(const py::dict& kw) {
+  loader::LoaderOptions o;
+  for (auto [key_obj, value] : kw) {
+    const std::string key = py::str(key_obj);
+    if (value.is_none()) continue;
+    if (key == "batch_size")
+      o.batch_size = value.cast<uint64_t>();
+    else if (key == "shuffle")
+      o.shuffle = value.cast<bool>();
+    else if (key == "seed")
+      o.seed = value.cast<uint64_t>();
+    else if (key == "rank")
+      o.rank = value.cast<uint32_t>();
+    else if (key == "world_size")
+      o.world_size = value.cast<uint32_t>();
+    else if (key == "drop_last")
+      o.drop_last = value.cast<bool>();
+    else if (key == "window_blocks")
+      o.window_blocks = value.cast<uint64_t>();
+    else if (key == "threads")
+      o.threads = value.cast<unsigned>();
+    else if (key == "memory_budget")
+      o.memory_budget = value.cast<size_t>();
+    else if (key == "prefetch_batches")
+      o.prefetch_batches = value.cast<size_t>();
+    else if (key == "timeout_ms")
+      o.timeout = std::chrono::milliseconds(value.cast<int64_t>());
+    else if (key == "fields")
+      o.fields = value.cast<std::vector<std::string>>();
+    else if (key == "int32")
+      o.int_output = value.cast<bool>() ? loader::IntOutput::kInt32 : loader::IntOutput::kInt64;
+    else if (key == "dynamic_padding")
+      o.dynamic_padding = value.cast<bool>();
+    else if (key == "pad_to_multiple_of")
+      o.pad_to_multiple_of = value.cast<uint32_t>();
+    else if (key == "attention_mask")
+      o.attention_mask = value.cast<bool>();
+    else if (key == "mlm_probability") {
+      o.mlm.enabled = true;
+      o.mlm.probability = value.cast<double>();
+    } else if (key == "mask_token_id")
+      o.mlm.mask_token_id = value.cast<int64_t>();
+    else if (key == "vocab_size")
+      o.mlm.vocab_size = value.cast<uint64_t>();
+    else if (key == "special_ids")
+      o.mlm.special_ids = value.cast<std::vector<int64_t>>();
+    else
+      throw py::type_error("Loader: unknown option '" + key + "'");
+  }
+  return o;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_shardkit, m) {
+  m.doc() = "shardkit: compressed token shards streamed into PyTorch";
+
+  py::register_exception<Error>(m, "ShardkitError", PyExc_RuntimeError);
+
+  py::class_<Dataset>(m, "Dataset")
+      .def(py::init([](const std::string& path) { return Dataset::open(path); }), py::arg("path"))
+      .def("__len__", &Dataset::size)
+      .def_property_readonly("schema", [](const Dataset& d) { return schema_list(d.schema()); })
+      .def_property_readonly("shards", [](const Dataset& d) { return d.manifest().shards.size(); })
+      .def_property_readonly("blocks", &Dataset::block_count)
+      .def_property_readonly("bytes_on_disk",
+                             [](const Dataset& d) { return d.manifest().bytes_on_disk(); })
+      .def_property_readonly("metadata_json",
+                             [](const Dataset& d) {
+                               py::dict out;
+                               for (const auto& [k, v] : d.manifest().metadata) out[py::str(k)] = v;
+                               return out;
+                             })
+      .def(
+          "record",
+          [](const Dataset& d, uint64_t i) {
+            const Schema& s = d.schema();
+            std::vector<unsigned char> rec(s.record_size());
+            d.read(i, rec.data());
+            py::dict out;
+            for (const Field& f : s.fields()) {
+              std::vector<py::ssize_t> shape(f.shape.begin(), f.shape.end());
+              py::array a(numpy_dtype(f.dtype), shape);
+              std::memcpy(a.mutable_data(), rec.data() + f.offset, f.byte_size());
+              out[py::str(f.name)] = a;
+            }
+            return out;
+          },
+          py::arg("index"));
+
+  py::class_<loader::Loader>(m, "Loader")
+      .def(py::init([](const std::string& path, const py::kwargs& kw) {
+             return std::make_unique<loader::Loader>(path, options_from(kw));
+           }),
+           py::arg("path"))
+      .def("set_epoch", &loader::Loader::set_epoch, py::arg("epoch"))
+      .def_property_readonly("epoch", &loader::Loader::epoch)
+      .def_property_readonly("threads", &loader::Loader::threads)
+      .def_property_readonly("window_blocks", &loader::Loader::window_blocks)
+      .def("batches", &loader::Loader::batches)
+      .def("next",
+           [](loader::Loader& l) -> py::object {
+             std::shared_ptr<loader::Batch> b;
+             {
+               py::gil_scoped_release release;
+               b = l.next();
+             }
+             if (!b) return py::none();
+             py::dict d = batch_to_dict(b);
+             return py::make_tuple(d, b->records, b->index);
+           })
+      .def("state",
+           [](const loader::Loader& l) {
+             loader::LoaderState s = l.state();
+             return py::make_tuple(s.seed, s.epoch, s.samples_consumed);
+           })
+      .def("restore",
+           [](loader::Loader& l, uint64_t seed, uint64_t epoch, uint64_t consumed) {
+             l.restore({seed, epoch, consumed});
+           })
+      .def("planned_records", &loader::Loader::planned_records, py::arg("batch"));
+}

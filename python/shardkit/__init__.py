@@ -1,0 +1,153 @@
+"""shardkit: stream compressed token shards into PyTorch.
+
+    import shardkit
+    ds = shardkit.Dataset("data/train")          # schema, len(), metadata, records
+    loader = shardkit.Loader("data/train", batch_size=32, shuffle=True, seed=0)
+    for epoch in range(3):
+        loader.set_epoch(epoch)
+        for batch in loader:                      # dict of torch.Tensor, HF field names
+            loss = model(**batch).loss
+
+Batches are built ahead by C++ threads (the GIL is released while Python waits for one), and
+arrive as tensors that share the loader's buffers. ``state_dict()``/``load_state_dict()`` resume
+mid-epoch exactly.
+"""
+import json
+
+import numpy as np
+import torch
+
+from . import _shardkit
+from ._shardkit import ShardkitError
+
+__all__ = ["Dataset", "Loader", "IterableDataset", "ShardkitError"]
+
+# torch 1.13 has no uint16/uint32 tensors: such fields widen to the next signed type.
+_WIDEN = {np.dtype(np.uint16): np.int32, np.dtype(np.uint32): np.int64}
+
+
+def _to_tensor(array):
+    widened = _WIDEN.get(array.dtype)
+    if widened is not None:
+        array = array.astype(widened)
+    return torch.from_numpy(array)
+
+
+class Dataset:
+    """A shardkit dataset directory: schema, record count, metadata and records by index."""
+
+    def __init__(self, path):
+        self._ds = _shardkit.Dataset(str(path))
+        self.path = str(path)
+
+    def __len__(self):
+        return len(self._ds)
+
+    @property
+    def schema(self):
+        """List of {"name", "dtype", "shape"} in record order."""
+        return self._ds.schema
+
+    @property
+    def shards(self):
+        return self._ds.shards
+
+    @property
+    def bytes_on_disk(self):
+        return self._ds.bytes_on_disk
+
+    @property
+    def metadata(self):
+        """The manifest's metadata, parsed from JSON."""
+        return {k: json.loads(v) for k, v in self._ds.metadata_json.items()}
+
+    def __getitem__(self, index):
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return {k: _to_tensor(v) for k, v in self._ds.record(index).items()}
+
+
+class Loader:
+    """Batches of a dataset as dicts of torch.Tensor.
+
+    Options (all keyword): batch_size=32, shuffle=True, seed=0, epoch=0, rank=0, world_size=1,
+    drop_last=False, window_blocks=0 (derived from memory_budget), threads=0 (all cores),
+    memory_budget=512 MiB, prefetch_batches=0 (auto), timeout_ms=0 (wait forever), fields=None
+    (all), int32=False (int64 like HF), dynamic_padding=True, pad_to_multiple_of=1,
+    attention_mask=True, mlm_probability=None (set with mask_token_id, vocab_size, special_ids to
+    turn on MLM masking; labels become -100 where not masked).
+    """
+
+    def __init__(self, path, epoch=0, **options):
+        self.path = str(path)
+        self._loader = _shardkit.Loader(self.path, **options)
+        self._loader.set_epoch(epoch)
+        self._fresh = True
+
+    def set_epoch(self, epoch):
+        self._loader.set_epoch(epoch)
+        self._fresh = True
+
+    @property
+    def epoch(self):
+        return self._loader.epoch
+
+    @property
+    def threads(self):
+        return self._loader.threads
+
+    def __len__(self):
+        """Batches this rank gets in the current epoch."""
+        return self._loader.batches()
+
+    def __iter__(self):
+        # Iterating again without set_epoch() continues where the last iteration stopped,
+        # which is what a resumed loader needs.
+        self._fresh = False
+        while True:
+            item = self._loader.next()
+            if item is None:
+                return
+            arrays, _records, _index = item
+            yield {k: _to_tensor(v) for k, v in arrays.items()}
+
+    def next_with_records(self):
+        """The next batch and the global record indices of its rows, or None at epoch end."""
+        item = self._loader.next()
+        if item is None:
+            return None
+        arrays, records, _ = item
+        return {k: _to_tensor(v) for k, v in arrays.items()}, list(records)
+
+    def state_dict(self):
+        seed, epoch, consumed = self._loader.state()
+        return {"seed": seed, "epoch": epoch, "samples_consumed": consumed}
+
+    def load_state_dict(self, state):
+        self._loader.restore(int(state["seed"]), int(state["epoch"]), int(state["samples_consumed"]))
+
+    def planned_records(self, batch):
+        return list(self._loader.planned_records(batch))
+
+
+class IterableDataset(torch.utils.data.IterableDataset):
+    """For code written around torch.utils.data.DataLoader: yields whole batches, so use
+    ``DataLoader(shardkit.IterableDataset(path, batch_size=32), batch_size=None)`` and leave
+    num_workers at 0 (shardkit prefetches on its own threads)."""
+
+    def __init__(self, path, **options):
+        super().__init__()
+        self.path = str(path)
+        self.options = options
+        self.epoch = options.pop("epoch", 0)
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
+
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        if info is not None and info.num_workers > 1:
+            raise RuntimeError("shardkit.IterableDataset prefetches on its own threads; use num_workers=0")
+        return iter(Loader(self.path, epoch=self.epoch, **self.options))
