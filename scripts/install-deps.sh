@@ -9,13 +9,16 @@ APT_PACKAGES=(
   libzstd-dev libxxhash-dev libsimdjson-dev libcli11-dev doctest-dev
   libutf8proc-dev libonig-dev zlib1g-dev
   libtorch-dev python3-torch python3-dev python3-numpy pybind11-dev
-  nodejs npm clang libclang-rt-14-dev
+  clang libclang-rt-14-dev
 )
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Node.js runs the test oracles; a machine may already have its own (not from apt).
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if ((${#missing[@]})); then
   echo "install-deps: apt-get install ${missing[*]}"
   SUDO=""
