@@ -15,7 +15,7 @@ if [ ! -d examples/demo/node_modules ]; then
 fi
 
 step "2/6 build (Release)"
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHARDKIT_WITH_TORCH=ON -DSHARDKIT_WITH_PYTHON=ON >/dev/null
 cmake --build "$BUILD" -j"$(nproc)" --target shardify shard-inspect train_classifier _shardkit
 
 step "3/6 corpus and vocabulary"
