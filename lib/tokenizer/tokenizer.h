@@ -24,6 +24,10 @@ struct Encoding {
   std::vector<std::pair<uint32_t, uint32_t>> offsets;
   // 0 for tokens from the first text, 1 from the second, -1 for added special tokens.
   std::vector<int8_t> sequence_ids;
+  // Index of the pre-tokenized word each token comes from, per sequence (HF's word ids);
+  // kNoWord for special tokens added by the post-processor.
+  std::vector<uint32_t> word_ids;
+  static constexpr uint32_t kNoWord = 0xFFFFFFFFu;
 
   size_t size() const { return ids.size(); }
 };
@@ -44,8 +48,8 @@ class Tokenizer {
   // Error(kUnsupported) naming the component; never silently different ids.
   struct LoadOptions {
     std::optional<std::filesystem::path> merges_path;  // for encoder.json
-    bool lowercase = true;                              // for vocab.txt
-    std::optional<bool> strip_accents;                  // for vocab.txt; default follows lowercase
+    bool lowercase = true;                             // for vocab.txt
+    std::optional<bool> strip_accents;                 // for vocab.txt; default follows lowercase
   };
   static std::unique_ptr<Tokenizer> from_file(const std::filesystem::path& path,
                                               const LoadOptions& options);
@@ -83,6 +87,12 @@ class Tokenizer {
 // (special tokens not counted: the caller subtracts added_tokens(true)). Throws
 // Error(kInvalidArgument) when the strategy cannot satisfy the limit, as HF errors.
 void truncate_pair(Encoding& a, Encoding& b, size_t max_tokens, TruncationStrategy strategy);
+// The same, exactly as HF's Tokenizer.encode(first, second) with truncation max_length =
+// `max_length`, special tokens included: HF stops tokenizing each text at the first word end at
+// or past max_length before truncating, which decides which text counts as the longer one
+// (longest_first with an odd budget). Needs word_ids, as encode() fills them.
+void truncate_pair(Encoding& a, Encoding& b, size_t max_tokens, TruncationStrategy strategy,
+                   size_t max_length);
 // Keeps the first max_tokens tokens.
 void truncate(Encoding& e, size_t max_tokens);
 

@@ -1,0 +1,534 @@
+#include "tokenizer/bpe.h"
+
+#include <algorithm>
+#include <atomic>
+#include <queue>
+#include <unordered_map>
+
+#include "core/error.h"
+#include "tokenizer/unicode.h"
+
+namespace shardkit::tok {
+
+namespace {
+
+std::atomic<uint64_t> next_serial{1};
+
+constexpr uint32_t kNoId = 0xFFFFFFFFu;
+
+}  // namespace
+
+// Word -> ids, one per thread and tokenizer, so lookups need no lock. Cleared when full.
+class BpeTokenizer::WordCache {
+ public:
+  static constexpr size_t kMaxWordBytes = 128;
+
+  WordCache() { slots_.assign(kSlots, Slot{}); }
+
+  // Returns the cached ids or nullptr.
+  const uint32_t* find(const char* p, size_t n, uint32_t* count) const {
+    uint64_t h = hash_bytes(p, n) | 1;
+    for (size_t i = h & (kSlots - 1);; i = (i + 1) & (kSlots - 1)) {
+      const Slot& s = slots_[i];
+      if (s.hash == 0) return nullptr;
+      if (s.hash == h && s.key_len == n && std::memcmp(keys_.data() + s.key_off, p, n) == 0) {
+        *count = s.val_len;
+        return values_.data() + s.val_off;
+      }
+    }
+  }
+  void insert(const char* p, size_t n, const uint32_t* ids, size_t count) {
+    if (entries_ >= kSlots / 2) clear();
+    uint64_t h = hash_bytes(p, n) | 1;
+    size_t i = h & (kSlots - 1);
+    while (slots_[i].hash != 0) {
+      if (slots_[i].hash == h && slots_[i].key_len == n &&
+          std::memcmp(keys_.data() + slots_[i].key_off, p, n) == 0)
+        return;
+      i = (i + 1) & (kSlots - 1);
+    }
+    Slot& s = slots_[i];
+    s.hash = h;
+    s.key_off = static_cast<uint32_t>(keys_.size());
+    s.key_len = static_cast<uint32_t>(n);
+    s.val_off = static_cast<uint32_t>(values_.size());
+    s.val_len = static_cast<uint32_t>(count);
+    keys_.append(p, n);
+    values_.insert(values_.end(), ids, ids + count);
+    ++entries_;
+  }
+
+ private:
+  static constexpr size_t kSlots = size_t{1} << 17;
+  struct Slot {
+    uint64_t hash = 0;
+    uint32_t key_off = 0, key_len = 0, val_off = 0, val_len = 0;
+  };
+  void clear() {
+    std::fill(slots_.begin(), slots_.end(), Slot{});
+    keys_.clear();
+    values_.clear();
+    entries_ = 0;
+  }
+  std::vector<Slot> slots_;
+  std::string keys_;
+  std::vector<uint32_t> values_;
+  size_t entries_ = 0;
+};
+
+BpeTokenizer::BpeTokenizer(BpeConfig config, const std::string& source)
+    : config_(std::move(config)), serial_(next_serial++) {
+  tokens_ = std::move(config_.vocab);
+  config_.vocab.clear();
+  token_bytes_.resize(tokens_.size());
+  by_bytes_.reserve(tokens_.size());
+  std::string bytes;
+  for (size_t id = 0; id < tokens_.size(); ++id) {
+    if (tokens_[id].empty()) continue;
+    if (unmap_byte_level(tokens_[id], bytes)) {
+      token_bytes_[id] = bytes;
+      by_bytes_.set(bytes, static_cast<uint32_t>(id));
+    } else {
+      token_bytes_[id] = tokens_[id];
+    }
+  }
+  // HF inserts vocabulary entries in map order; with duplicate strings the last id wins in
+  // token_to_id. Rare enough to ignore; ids come from the explicit vocab object anyway.
+  for (int b = 0; b < 256; ++b) {
+    char c = static_cast<char>(b);
+    byte_id_[b] = by_bytes_.find(&c, 1);
+  }
+  merges_.reserve(config_.merges.size());
+  std::string left, right, merged;
+  for (size_t rank = 0; rank < config_.merges.size(); ++rank) {
+    const auto& [a, b] = config_.merges[rank];
+    bool ok = unmap_byte_level(a, left) && unmap_byte_level(b, right);
+    uint32_t ia = ok ? by_bytes_.find(left) : kNoId;
+    uint32_t ib = ok ? by_bytes_.find(right) : kNoId;
+    merged = left + right;
+    uint32_t im = ok ? by_bytes_.find(merged) : kNoId;
+    if (ia == kNoId || ib == kNoId)
+      throw Error(ErrorCode::kInput, source,
+                  "BPE merge " + std::to_string(rank) + " '" + a + " " + b +
+                      "' uses a token missing from the vocabulary");
+    if (im == kNoId)
+      throw Error(ErrorCode::kInput, source,
+                  "BPE merge " + std::to_string(rank) + " '" + a + " " + b +
+                      "': the merged token is missing from the vocabulary");
+    merges_.insert((uint64_t{ia} << 32) | ib, (uint64_t{rank} << 32) | im);
+  }
+  config_.merges.clear();
+  config_.merges.shrink_to_fit();
+  if (config_.unk_token) {
+    auto it = std::find(tokens_.begin(), tokens_.end(), *config_.unk_token);
+    if (it != tokens_.end()) unk_id_ = static_cast<uint32_t>(it - tokens_.begin());
+  }
+  if (config_.steps.empty() || config_.steps.back().kind != PreTokenizerStep::kByteLevel)
+    throw Error(ErrorCode::kUnsupported, source,
+                "byte-level BPE needs a ByteLevel pre-tokenizer as the last step");
+  gpt2_fast_ =
+      config_.steps.size() == 1 && config_.steps[0].use_regex && !config_.steps[0].add_prefix_space;
+}
+
+BpeTokenizer::~BpeTokenizer() = default;
+
+BpeTokenizer::WordCache& BpeTokenizer::cache() const {
+  thread_local uint64_t last_serial = 0;
+  thread_local WordCache* last = nullptr;
+  if (last_serial == serial_) return *last;
+  thread_local std::unordered_map<uint64_t, std::unique_ptr<WordCache>> caches;
+  auto& slot = caches[serial_];
+  if (!slot) {
+    if (caches.size() > 16) {  // tokenizers come and go: drop the others' caches
+      for (auto it = caches.begin(); it != caches.end();)
+        it = it->first == serial_ ? std::next(it) : caches.erase(it);
+    }
+    slot = std::make_unique<WordCache>();
+  }
+  last_serial = serial_;
+  last = slot.get();
+  return *last;
+}
+
+// Applies merges lowest rank first, leftmost first among equal ranks: the order HF's priority
+// queue (rank, position) produces.
+void BpeTokenizer::merge_symbols(const char* p, size_t n, std::vector<uint32_t>& out) const {
+  thread_local std::vector<uint32_t> sym;
+  sym.clear();
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t id = byte_id_[static_cast<unsigned char>(p[i])];
+    if (id == kNoId) {
+      if (unk_id_) sym.push_back(*unk_id_);
+      continue;
+    }
+    sym.push_back(id);
+  }
+  if (sym.size() <= 48) {
+    while (sym.size() > 1) {
+      uint64_t best = U64Map::kEmpty;
+      size_t best_i = 0;
+      for (size_t i = 0; i + 1 < sym.size(); ++i) {
+        uint64_t v = merges_.find((uint64_t{sym[i]} << 32) | sym[i + 1]);
+        if (v < best) {  // rank in the high bits: smaller is better, ties keep the leftmost
+          best = v;
+          best_i = i;
+        }
+      }
+      if (best == U64Map::kEmpty) break;
+      sym[best_i] = static_cast<uint32_t>(best);
+      sym.erase(sym.begin() + static_cast<ptrdiff_t>(best_i) + 1);
+    }
+    out.insert(out.end(), sym.begin(), sym.end());
+    return;
+  }
+  // Long words: a heap of candidate merges over a linked list of symbols.
+  const size_t m = sym.size();
+  std::vector<int32_t> prev(m), next(m);
+  std::vector<uint8_t> alive(m, 1);
+  for (size_t i = 0; i < m; ++i) {
+    prev[i] = static_cast<int32_t>(i) - 1;
+    next[i] = i + 1 < m ? static_cast<int32_t>(i + 1) : -1;
+  }
+  using Item = std::pair<uint64_t, uint32_t>;  // (rank << 32 | merged id, position)
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
+  auto push = [&](int32_t i) {
+    if (i < 0 || next[i] < 0) return;
+    uint64_t v = merges_.find((uint64_t{sym[i]} << 32) | sym[next[i]]);
+    if (v != U64Map::kEmpty) heap.emplace(v, static_cast<uint32_t>(i));
+  };
+  for (size_t i = 0; i + 1 < m; ++i) push(static_cast<int32_t>(i));
+  while (!heap.empty()) {
+    auto [v, pos] = heap.top();
+    heap.pop();
+    if (!alive[pos] || next[pos] < 0) continue;
+    int32_t r = next[pos];
+    uint64_t cur = merges_.find((uint64_t{sym[pos]} << 32) | sym[r]);
+    if (cur != v) continue;  // stale entry
+    sym[pos] = static_cast<uint32_t>(v);
+    alive[r] = 0;
+    next[pos] = next[r];
+    if (next[r] >= 0) prev[next[r]] = static_cast<int32_t>(pos);
+    push(prev[pos]);
+    push(static_cast<int32_t>(pos));
+  }
+  for (int32_t i = 0; i >= 0; i = next[i]) out.push_back(sym[i]);
+}
+
+void BpeTokenizer::bpe_word(const char* p, size_t n, std::vector<uint32_t>& out) const {
+  if (n == 0) return;
+  if (config_.ignore_merges) {
+    uint32_t id = by_bytes_.find(p, n);
+    if (id != kNoId) {
+      out.push_back(id);
+      return;
+    }
+  }
+  if (n == 1) {
+    uint32_t id = byte_id_[static_cast<unsigned char>(p[0])];
+    if (id != kNoId) {
+      out.push_back(id);
+    } else if (unk_id_) {
+      out.push_back(*unk_id_);
+    }
+    return;
+  }
+  if (n > WordCache::kMaxWordBytes) {
+    merge_symbols(p, n, out);
+    return;
+  }
+  WordCache& c = cache();
+  uint32_t count;
+  if (const uint32_t* hit = c.find(p, n, &count)) {
+    out.insert(out.end(), hit, hit + count);
+    return;
+  }
+  size_t mark = out.size();
+  merge_symbols(p, n, out);
+  c.insert(p, n, out.data() + mark, out.size() - mark);
+}
+
+void BpeTokenizer::emit_piece(std::string_view full, const Piece& piece, std::vector<uint32_t>& ids,
+                              Encoding* detail) const {
+  auto* offsets = detail ? &detail->offsets : nullptr;
+  const char* p = full.data() + piece.begin;
+  size_t n = piece.end - piece.begin;
+  thread_local std::string tmp;
+  if (piece.prefix) {
+    tmp.assign(1, ' ');
+    tmp.append(p, n);
+    p = tmp.data();
+    n = tmp.size();
+  }
+  const size_t mark = ids.size();
+  bpe_word(p, n, ids);
+  if (!offsets) return;
+  const uint32_t word_id = detail->word_ids.empty() ? 0 : detail->word_ids.back() + 1;
+  detail->word_ids.resize(detail->word_ids.size() + (ids.size() - mark), word_id);
+  // Byte position inside the piece -> original byte; the virtual space maps to the first
+  // character, as HF aligns a prepended character.
+  const auto* s = reinterpret_cast<const unsigned char*>(full.data());
+  auto char_start = [&](size_t x) {
+    while (x > 0 && (s[x] & 0xC0) == 0x80) --x;
+    return x;
+  };
+  auto char_end = [&](size_t x) {  // x = position of a byte; returns end of its character
+    ++x;
+    while (x < full.size() && (s[x] & 0xC0) == 0x80) ++x;
+    return x;
+  };
+  size_t pos = 0;
+  for (size_t k = mark; k < ids.size(); ++k) {
+    size_t len = ids[k] < token_bytes_.size() ? token_bytes_[ids[k]].size() : 1;
+    if (len == 0) len = 1;
+    size_t a = pos, b = std::min(pos + len, n);
+    pos = b;
+    size_t oa, ob_byte;
+    if (piece.prefix) {
+      oa = piece.begin + (a == 0 ? 0 : a - 1);
+      ob_byte = piece.begin + (b - 1 == 0 ? 0 : b - 2);
+    } else {
+      oa = piece.begin + a;
+      ob_byte = piece.begin + b - 1;
+    }
+    if (piece.begin == piece.end) {  // a lone virtual space
+      offsets->emplace_back(static_cast<uint32_t>(piece.begin), static_cast<uint32_t>(piece.begin));
+      continue;
+    }
+    offsets->emplace_back(static_cast<uint32_t>(char_start(oa)),
+                          static_cast<uint32_t>(char_end(ob_byte)));
+  }
+}
+
+namespace {
+
+void apply_behavior(std::vector<std::pair<std::pair<uint32_t, uint32_t>, bool>>& m,
+                    SplitBehavior behavior, std::vector<std::pair<uint32_t, uint32_t>>& out) {
+  out.clear();
+  switch (behavior) {
+    case SplitBehavior::kRemoved:
+      for (auto& [r, is_match] : m)
+        if (!is_match) out.push_back(r);
+      break;
+    case SplitBehavior::kIsolated:
+      for (auto& [r, is_match] : m) out.push_back(r);
+      break;
+    case SplitBehavior::kMergedWithPrevious: {
+      bool previous_match = false;
+      for (auto& [r, is_match] : m) {
+        if (is_match && !previous_match && !out.empty()) {
+          out.back().second = r.second;
+        } else {
+          out.push_back(r);
+        }
+        previous_match = is_match;
+      }
+      break;
+    }
+    case SplitBehavior::kMergedWithNext: {
+      bool previous_match = false;
+      for (size_t k = m.size(); k-- > 0;) {
+        auto& [r, is_match] = m[k];
+        if (is_match && !previous_match && !out.empty()) {
+          out.back().first = r.first;
+        } else {
+          out.push_back(r);
+        }
+        previous_match = is_match;
+      }
+      std::reverse(out.begin(), out.end());
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+void BpeTokenizer::split_pieces(std::string_view full, std::vector<Piece>& pieces) const {
+  thread_local std::vector<Piece> next;
+  thread_local std::vector<std::pair<std::pair<uint32_t, uint32_t>, bool>> matches;
+  thread_local std::vector<std::pair<uint32_t, uint32_t>> ranges;
+  thread_local std::string tmp;
+  for (const PreTokenizerStep& step : config_.steps) {
+    next.clear();
+    for (const Piece& pc : pieces) {
+      if (step.kind == PreTokenizerStep::kSplit) {
+        std::string_view text = full.substr(pc.begin, pc.end - pc.begin);
+        matches.clear();
+        size_t prev = 0, from = 0;
+        while (from < text.size()) {
+          size_t mb, me;
+          if (!step.regex->search(text, from, text.size(), &mb, &me)) break;
+          if (prev != mb) matches.push_back({{prev, mb}, step.invert});
+          matches.push_back({{mb, me}, !step.invert});
+          prev = me;
+          // An empty match splits there; the search goes on one character later.
+          from = me > mb ? me : mb + utf8_length(static_cast<unsigned char>(text[mb]));
+        }
+        if (prev != text.size()) matches.push_back({{prev, text.size()}, step.invert});
+        apply_behavior(matches, step.behavior, ranges);
+        for (auto [a, b] : ranges)
+          if (b > a) next.push_back({pc.begin + a, pc.begin + b, false});
+        continue;
+      }
+      // ByteLevel.
+      const bool prefix = step.add_prefix_space && (pc.begin == pc.end || full[pc.begin] != ' ');
+      if (!step.use_regex) {
+        next.push_back({pc.begin, pc.end, prefix});
+        continue;
+      }
+      std::string_view text = full.substr(pc.begin, pc.end - pc.begin);
+      if (prefix) {
+        tmp.assign(1, ' ');
+        tmp.append(text);
+        text = tmp;
+      }
+      size_t pos = 0;
+      while (pos < text.size()) {
+        size_t e = gpt2_match(text, pos);
+        if (!prefix) {
+          next.push_back(
+              {static_cast<uint32_t>(pc.begin + pos), static_cast<uint32_t>(pc.begin + e), false});
+        } else if (pos == 0) {
+          next.push_back({pc.begin, static_cast<uint32_t>(pc.begin + e - 1), true});
+        } else {
+          next.push_back({static_cast<uint32_t>(pc.begin + pos - 1),
+                          static_cast<uint32_t>(pc.begin + e - 1), false});
+        }
+        pos = e;
+      }
+    }
+    pieces.swap(next);
+  }
+}
+
+void BpeTokenizer::encode_segment(std::string_view full, size_t begin, size_t end,
+                                  std::vector<uint32_t>& ids, Encoding* detail) const {
+  if (gpt2_fast_) {
+    std::string_view text = full.substr(0, end);
+    size_t pos = begin;
+    while (pos < end) {
+      size_t e = gpt2_match(text, pos);
+      Piece pc{static_cast<uint32_t>(pos), static_cast<uint32_t>(e), false};
+      if (detail) {
+        emit_piece(full, pc, ids, detail);
+      } else {
+        bpe_word(full.data() + pos, e - pos, ids);
+      }
+      pos = e;
+    }
+    return;
+  }
+  thread_local std::vector<Piece> pieces;
+  pieces.clear();
+  pieces.push_back({static_cast<uint32_t>(begin), static_cast<uint32_t>(end), false});
+  split_pieces(full, pieces);
+  for (const Piece& pc : pieces) emit_piece(full, pc, ids, detail);
+}
+
+namespace {
+
+// Rust's String::from_utf8_lossy: each maximal invalid subpart becomes one U+FFFD.
+std::string utf8_lossy(const std::string& bytes) {
+  std::string out;
+  const auto* s = reinterpret_cast<const unsigned char*>(bytes.data());
+  const size_t n = bytes.size();
+  size_t i = 0;
+  while (i < n) {
+    unsigned char c = s[i];
+    if (c < 0x80) {
+      out.push_back(static_cast<char>(c));
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    }
+    if (len == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+      continue;
+    }
+    size_t k = 1;
+    while (k < len && i + k < n) {
+      unsigned char cc = s[i + k];
+      unsigned char l = k == 1 ? lo : 0x80, h = k == 1 ? hi : 0xBF;
+      if (cc < l || cc > h) break;
+      ++k;
+    }
+    if (k == len) {
+      out.append(bytes, i, len);
+    } else {
+      out += "\xEF\xBF\xBD";
+    }
+    i += k;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string BpeTokenizer::decode_tokens(const std::vector<std::string>& tokens) const {
+  if (!config_.byte_level_decoder) {
+    std::string out;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      if (i) out.push_back(' ');
+      out += tokens[i];
+    }
+    return out;
+  }
+  std::string bytes, b;
+  for (const std::string& t : tokens) {
+    if (unmap_byte_level(t, b)) {
+      bytes += b;
+    } else {
+      bytes += t;
+    }
+  }
+  return utf8_lossy(bytes);
+}
+
+std::optional<uint32_t> BpeTokenizer::model_token_to_id(std::string_view token) const {
+  std::string bytes;
+  if (!unmap_byte_level(token, bytes)) return std::nullopt;
+  uint32_t id = by_bytes_.find(bytes);
+  if (id == kNoId) return std::nullopt;
+  return id;
+}
+
+std::optional<std::string> BpeTokenizer::model_id_to_token(uint32_t id) const {
+  if (id >= tokens_.size() || tokens_[id].empty()) return std::nullopt;
+  return tokens_[id];
+}
+
+// HF processors::byte_level::process_offsets.
+void BpeTokenizer::finish_encoding(Encoding& e) const {
+  if (!post().byte_level_trim) return;
+  for (size_t i = 0; i < e.size(); ++i) {
+    uint32_t id = e.ids[i];
+    const std::string& bytes = id < token_bytes_.size() ? token_bytes_[id] : std::string();
+    size_t leading = 0, trailing = 0;
+    while (leading < bytes.size() && bytes[leading] == ' ') ++leading;
+    while (trailing < bytes.size() && bytes[bytes.size() - 1 - trailing] == ' ') ++trailing;
+    auto& off = e.offsets[i];
+    if (leading == 0 && trailing == 0) continue;
+    if (leading > 0) {
+      bool is_first = i == 0 || off.first == 0;
+      if (is_first && post().byte_level_add_prefix_space && leading == 1) leading = 0;
+      off.first = std::min<uint32_t>(off.first + static_cast<uint32_t>(leading), off.second);
+    }
+    if (trailing > 0 && off.second >= trailing)
+      off.second = std::max<uint32_t>(off.second - static_cast<uint32_t>(trailing), off.first);
+  }
+}
+
+}  // namespace shardkit::tok

@@ -1,0 +1,78 @@
+// Byte-level BPE (GPT-2, cl100k/o200k-style, Llama-3): added tokens -> pre-tokenizer steps
+// (Split regexes, ByteLevel) -> BPE merges by rank with a per-thread word cache -> ByteLevel
+// decoder.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tokenizer/byte_level.h"
+#include "tokenizer/string_map.h"
+#include "tokenizer/tokenizer_base.h"
+
+namespace shardkit::tok {
+
+enum class SplitBehavior { kRemoved, kIsolated, kMergedWithPrevious, kMergedWithNext };
+
+struct PreTokenizerStep {
+  enum Kind { kSplit, kByteLevel } kind = kByteLevel;
+  std::shared_ptr<Regex> regex;  // kSplit
+  SplitBehavior behavior = SplitBehavior::kIsolated;
+  bool invert = false;
+  bool add_prefix_space = false;  // kByteLevel
+  bool use_regex = true;          // kByteLevel
+};
+
+struct BpeConfig {
+  std::vector<std::string> vocab;  // index = id, tokens in byte-level stand-in characters
+  std::vector<std::pair<std::string, std::string>> merges;  // by rank
+  bool ignore_merges = false;
+  std::optional<std::string> unk_token;
+  std::vector<PreTokenizerStep> steps;  // must end with a ByteLevel step
+  bool byte_level_decoder = true;       // false: no decoder (tokens joined by spaces)
+};
+
+class BpeTokenizer : public TokenizerBase {
+ public:
+  BpeTokenizer(BpeConfig config, const std::string& source);
+  ~BpeTokenizer() override;
+
+  std::optional<uint32_t> unk_id() const { return unk_id_; }
+
+ protected:
+  void encode_segment(std::string_view full, size_t begin, size_t end, std::vector<uint32_t>& ids,
+                      Encoding* detail) const override;
+  std::string decode_tokens(const std::vector<std::string>& tokens) const override;
+  std::optional<uint32_t> model_token_to_id(std::string_view token) const override;
+  std::optional<std::string> model_id_to_token(uint32_t id) const override;
+  size_t model_vocab_size() const override { return tokens_.size(); }
+  void finish_encoding(Encoding& e) const override;
+
+ private:
+  class WordCache;
+  struct Piece {
+    uint32_t begin, end;
+    bool prefix;  // a virtual space precedes the piece (ByteLevel add_prefix_space)
+  };
+  WordCache& cache() const;
+  // BPE of one pre-tokenized piece's bytes; appends ids.
+  void bpe_word(const char* p, size_t n, std::vector<uint32_t>& out) const;
+  void merge_symbols(const char* p, size_t n, std::vector<uint32_t>& out) const;
+  void emit_piece(std::string_view full, const Piece& piece, std::vector<uint32_t>& ids,
+                  Encoding* detail) const;
+  void split_pieces(std::string_view full, std::vector<Piece>& pieces) const;
+
+  BpeConfig config_;
+  std::vector<std::string> tokens_;       // stand-in strings, by id
+  std::vector<std::string> token_bytes_;  // raw bytes, by id
+  StringIdMap by_bytes_;
+  U64Map merges_;  // (left << 32 | right) -> (rank << 32 | merged id)
+  std::array<uint32_t, 256> byte_id_{};
+  std::optional<uint32_t> unk_id_;
+  bool gpt2_fast_ = false;
+  uint64_t serial_;
+};
+
+}  // namespace shardkit::tok

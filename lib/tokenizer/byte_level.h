@@ -1,0 +1,50 @@
+// Byte-level pieces: GPT-2's byte <-> printable-character mapping, a hand-specialised matcher for
+// GPT-2's pre-tokenizer pattern, and arbitrary Split patterns through Oniguruma (the regex engine
+// HuggingFace tokenizers itself uses).
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardkit::tok {
+
+// bytes_to_unicode(): byte -> code point of its printable stand-in.
+const std::array<char32_t, 256>& byte_to_char();
+// Inverse; returns -1 for code points outside the 256-character alphabet.
+int char_to_byte(char32_t cp);
+// Maps a vocabulary string of stand-in characters back to bytes; false if any character is
+// outside the alphabet.
+bool unmap_byte_level(std::string_view token, std::string& bytes);
+
+// GPT-2's pattern  's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+// evaluated by hand. Returns the end of the match starting at `pos` (text is valid UTF-8).
+size_t gpt2_match(std::string_view text, size_t pos);
+
+// The GPT-2 pattern text, as HF's ByteLevel pre-tokenizer uses it.
+extern const char* const kGpt2Pattern;
+
+// A compiled Oniguruma pattern; search is safe from many threads at once.
+class Regex {
+ public:
+  explicit Regex(const std::string& pattern);
+  ~Regex();
+  Regex(const Regex&) = delete;
+  Regex& operator=(const Regex&) = delete;
+  // Finds the leftmost match in text[from, to); returns false if none. Empty matches are
+  // reported like any other.
+  bool search(std::string_view text, size_t from, size_t to, size_t* match_begin,
+              size_t* match_end) const;
+  const std::string& pattern() const { return pattern_; }
+
+ private:
+  std::string pattern_;
+  void* regex_ = nullptr;  // OnigRegex
+};
+
+// Escapes a literal string for Oniguruma (Split's {"String": ...} patterns).
+std::string regex_escape(std::string_view literal);
+
+}  // namespace shardkit::tok

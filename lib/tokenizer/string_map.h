@@ -1,0 +1,163 @@
+// Open-addressing hash tables for the hot paths: vocabulary lookups by byte string and BPE merge
+// lookups by id pair. Read-only after construction, so concurrent lookups need no locking.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardkit::tok {
+
+inline uint64_t hash_bytes(const char* p, size_t n) {
+  constexpr uint64_t kMul = 0x9E3779B97F4A7C15ULL;
+  uint64_t h = 0x243F6A8885A308D3ULL ^ (n * kMul);
+  while (n >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * kMul;
+    h ^= h >> 29;
+    p += 8;
+    n -= 8;
+  }
+  if (n > 0) {
+    uint64_t w = 0;
+    std::memcpy(&w, p, n);
+    h = (h ^ w) * kMul;
+    h ^= h >> 29;
+  }
+  h *= 0xBF58476D1CE4E5B9ULL;
+  return h ^ (h >> 32);
+}
+
+inline uint64_t hash_u64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xFF51AFD7ED558CCDULL;
+  x ^= x >> 33;
+  x *= 0xC4CEB9FE1A85EC53ULL;
+  return x ^ (x >> 33);
+}
+
+// Byte string -> uint32 id.
+class StringIdMap {
+ public:
+  static constexpr uint32_t kNone = 0xFFFFFFFFu;
+
+  void reserve(size_t n) {
+    size_t cap = 16;
+    while (cap < n * 2) cap <<= 1;
+    if (cap > slots_.size()) rehash(cap);
+  }
+  // Inserts or overwrites.
+  void set(std::string_view key, uint32_t id) {
+    if ((count_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
+    uint64_t h = hash_bytes(key.data(), key.size());
+    size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      Slot& s = slots_[i];
+      if (s.id == kNone) {
+        s.hash = h;
+        s.offset = static_cast<uint32_t>(arena_.size());
+        s.len = static_cast<uint32_t>(key.size());
+        s.id = id;
+        arena_.append(key);
+        ++count_;
+        return;
+      }
+      if (s.hash == h && s.len == key.size() &&
+          std::memcmp(arena_.data() + s.offset, key.data(), key.size()) == 0) {
+        s.id = id;
+        return;
+      }
+    }
+  }
+  uint32_t find(const char* p, size_t n) const {
+    if (slots_.empty()) return kNone;
+    uint64_t h = hash_bytes(p, n);
+    size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      const Slot& s = slots_[i];
+      if (s.id == kNone) return kNone;
+      if (s.hash == h && s.len == n && std::memcmp(arena_.data() + s.offset, p, n) == 0)
+        return s.id;
+    }
+  }
+  uint32_t find(std::string_view key) const { return find(key.data(), key.size()); }
+  size_t size() const { return count_; }
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    uint32_t offset = 0;
+    uint32_t len = 0;
+    uint32_t id = kNone;
+  };
+  void rehash(size_t cap) {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(cap, Slot{});
+    size_t mask = cap - 1;
+    for (const Slot& s : old) {
+      if (s.id == kNone) continue;
+      size_t i = s.hash & mask;
+      while (slots_[i].id != kNone) i = (i + 1) & mask;
+      slots_[i] = s;
+    }
+  }
+  std::vector<Slot> slots_;
+  std::string arena_;
+  size_t count_ = 0;
+};
+
+// uint64 key -> uint64 value, key ~0 reserved.
+class U64Map {
+ public:
+  static constexpr uint64_t kEmpty = ~0ULL;
+  void reserve(size_t n) {
+    size_t cap = 16;
+    while (cap < n * 2) cap <<= 1;
+    if (cap > keys_.size()) rehash(cap);
+  }
+  // Keeps the first value set for a key.
+  void insert(uint64_t key, uint64_t value) {
+    if ((count_ + 1) * 2 > keys_.size()) rehash(keys_.empty() ? 16 : keys_.size() * 2);
+    size_t mask = keys_.size() - 1;
+    for (size_t i = hash_u64(key) & mask;; i = (i + 1) & mask) {
+      if (keys_[i] == kEmpty) {
+        keys_[i] = key;
+        values_[i] = value;
+        ++count_;
+        return;
+      }
+      if (keys_[i] == key) return;
+    }
+  }
+  // Returns kEmpty when absent.
+  uint64_t find(uint64_t key) const {
+    if (keys_.empty()) return kEmpty;
+    size_t mask = keys_.size() - 1;
+    for (size_t i = hash_u64(key) & mask;; i = (i + 1) & mask) {
+      if (keys_[i] == key) return values_[i];
+      if (keys_[i] == kEmpty) return kEmpty;
+    }
+  }
+
+ private:
+  void rehash(size_t cap) {
+    std::vector<uint64_t> ok = std::move(keys_), ov = std::move(values_);
+    keys_.assign(cap, kEmpty);
+    values_.assign(cap, 0);
+    size_t mask = cap - 1;
+    for (size_t j = 0; j < ok.size(); ++j) {
+      if (ok[j] == kEmpty) continue;
+      size_t i = hash_u64(ok[j]) & mask;
+      while (keys_[i] != kEmpty) i = (i + 1) & mask;
+      keys_[i] = ok[j];
+      values_[i] = ov[j];
+    }
+  }
+  std::vector<uint64_t> keys_, values_;
+  size_t count_ = 0;
+};
+
+}  // namespace shardkit::tok

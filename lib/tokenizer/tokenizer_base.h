@@ -1,0 +1,95 @@
+// What WordPiece and byte-level BPE tokenizers share: added/special tokens matched before the
+// model sees the text, the post-processor template, decoding plumbing and the manifest entry.
+#pragma once
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tokenizer/string_map.h"
+#include "tokenizer/tokenizer.h"
+
+namespace shardkit::tok {
+
+struct AddedToken {
+  std::string content;
+  uint32_t id = 0;
+  bool special = false;
+  bool lstrip = false;
+  bool rstrip = false;
+};
+
+// One element of a TemplateProcessing template: a special token (ids) or a sequence ($A/$B).
+struct TemplatePiece {
+  bool is_sequence = false;
+  int sequence = 0;  // 0 = A, 1 = B
+  std::vector<uint32_t> ids;
+  uint32_t type_id = 0;
+};
+
+struct PostProcessorConfig {
+  bool has_template = false;
+  std::vector<TemplatePiece> single, pair;
+  // ByteLevel post-processor: trims spaces from token offsets (HF process_offsets).
+  bool byte_level_trim = false;
+  bool byte_level_add_prefix_space = false;
+};
+
+class TokenizerBase : public Tokenizer {
+ public:
+  Encoding encode(std::string_view text) const override;
+  void encode_ids(std::string_view text, std::vector<uint32_t>& out) const override;
+  Encoding post_process(Encoding first, std::optional<Encoding> second) const override;
+  size_t added_tokens(bool pair) const override;
+  std::string decode(std::span<const uint32_t> ids, bool skip_special_tokens) const override;
+  size_t vocab_size() const override;
+  std::optional<uint32_t> token_to_id(std::string_view token) const override;
+  std::string id_to_token(uint32_t id) const override;
+  const SpecialTokens& special_tokens() const override { return specials_; }
+  bool is_special(uint32_t id) const override;
+  std::string describe_json() const override;
+
+  // Set up by the loaders.
+  void set_added_tokens(std::vector<AddedToken> tokens);
+  void set_post_processor(PostProcessorConfig config) { post_ = std::move(config); }
+  void set_fingerprint(uint64_t fingerprint, std::string type) {
+    fingerprint_ = fingerprint;
+    type_ = std::move(type);
+  }
+  // Fills SpecialTokens from well-known token names once vocabulary and added tokens are set.
+  void resolve_special_tokens(std::optional<uint32_t> unk);
+  void mark_special(uint32_t id) { extra_special_.push_back(id); }
+
+ protected:
+  // Encodes full[begin, end), which holds no added token, appending ids and, when `detail` is
+  // non-null, absolute byte offsets and word ids (one word per pre-token) to it.
+  virtual void encode_segment(std::string_view full, size_t begin, size_t end,
+                              std::vector<uint32_t>& ids, Encoding* detail) const = 0;
+  // The decoder: model tokens (already without skipped specials) to text.
+  virtual std::string decode_tokens(const std::vector<std::string>& tokens) const = 0;
+  virtual std::optional<uint32_t> model_token_to_id(std::string_view token) const = 0;
+  virtual std::optional<std::string> model_id_to_token(uint32_t id) const = 0;
+  virtual size_t model_vocab_size() const = 0;
+  // Called on a finished encode() before it is returned (ByteLevel offset trimming).
+  virtual void finish_encoding(Encoding& e) const { (void)e; }
+
+  const PostProcessorConfig& post() const { return post_; }
+
+ private:
+  template <typename Sink>
+  void split_added(std::string_view text, Sink&& sink) const;
+
+  std::vector<AddedToken> added_;
+  StringIdMap added_by_content_;
+  std::vector<std::pair<uint32_t, size_t>> added_by_id_;  // sorted (id, index in added_)
+  std::array<bool, 256> added_first_byte_{};
+  std::array<std::vector<uint32_t>, 256> added_by_first_byte_;
+  PostProcessorConfig post_;
+  SpecialTokens specials_;
+  std::vector<uint32_t> extra_special_;
+  uint64_t fingerprint_ = 0;
+  std::string type_;
+};
+
+}  // namespace shardkit::tok

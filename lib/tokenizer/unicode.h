@@ -1,0 +1,43 @@
+// UTF-8 decoding and the Unicode facts the tokenizers need, all from utf8proc (categories,
+// canonical decomposition, simple lowercase) except the few definitions HuggingFace takes from
+// Rust's standard library (White_Space) which are fixed by the Unicode standard.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace shardkit::tok {
+
+// Decodes the code point at text[i], advancing i. Invalid UTF-8 (bad lead or continuation byte,
+// overlong form, surrogate, > U+10FFFF, truncated sequence) throws Error(kInput) naming the byte
+// offset `base + i`.
+char32_t decode_utf8(std::string_view text, size_t& i, size_t base = 0);
+// Throws Error(kInput) at the first invalid byte; fast for ASCII.
+void validate_utf8(std::string_view text, size_t base = 0);
+void append_utf8(std::string& out, char32_t cp);
+inline size_t utf8_length(unsigned char lead) {
+  return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+}
+
+// Rust's char::is_whitespace (the Unicode White_Space property).
+bool is_white_space(char32_t cp);
+// General category helpers (utf8proc).
+bool is_letter(char32_t cp);           // L*
+bool is_number(char32_t cp);           // N*
+bool is_punctuation(char32_t cp);      // P*
+bool is_nonspacing_mark(char32_t cp);  // Mn
+// Cc, Cf, Co, Cs: what HF BertNormalizer's clean_text removes (besides NUL and U+FFFD).
+bool is_other_control(char32_t cp);
+// The CJK ideograph blocks BERT surrounds with spaces.
+bool is_chinese_char(char32_t cp);
+
+// Canonical decomposition of one code point (NFD of a single character). Returns the number
+// of code points written to out (at most 8 are needed for any character).
+int decompose_nfd(char32_t cp, char32_t* out, int capacity);
+// Rust's char::to_lowercase: the simple mapping plus U+0130's two-character expansion.
+// Returns the number of code points written (1 or 2).
+int to_lower_full(char32_t cp, char32_t* out);
+
+}  // namespace shardkit::tok

@@ -1,0 +1,296 @@
+#include "tokenizer/wordpiece.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "tokenizer/unicode.h"
+
+namespace shardkit::tok {
+
+struct WordPieceTokenizer::WordState {
+  std::string bytes;                 // normalized word, UTF-8
+  std::vector<uint32_t> start, end;  // original span of each normalized byte (offsets mode)
+  size_t chars = 0;
+  bool track = false;
+  void clear() {
+    bytes.clear();
+    start.clear();
+    end.clear();
+    chars = 0;
+  }
+};
+
+namespace {
+
+bool is_ascii_punct(unsigned char c) {
+  return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) ||
+         (c >= 123 && c <= 126);
+}
+
+bool is_bert_punct(char32_t cp) {
+  return cp < 128 ? is_ascii_punct(static_cast<unsigned char>(cp)) : is_punctuation(cp);
+}
+
+}  // namespace
+
+WordPieceTokenizer::WordPieceTokenizer(WordPieceConfig config, const std::string& source)
+    : config_(std::move(config)) {
+  whole_.reserve(config_.vocab.size());
+  continuation_.reserve(config_.vocab.size());
+  const std::string& prefix = config_.continuing_subword_prefix;
+  for (size_t id = 0; id < config_.vocab.size(); ++id) {
+    const std::string& t = config_.vocab[id];
+    if (t.empty() && id + 1 < config_.vocab.size()) continue;
+    whole_.set(t, static_cast<uint32_t>(id));
+    max_whole_bytes_ = std::max(max_whole_bytes_, t.size());
+    if (!prefix.empty() && t.size() > prefix.size() && t.compare(0, prefix.size(), prefix) == 0) {
+      continuation_.set(std::string_view(t).substr(prefix.size()), static_cast<uint32_t>(id));
+      max_cont_bytes_ = std::max(max_cont_bytes_, t.size() - prefix.size());
+    }
+  }
+  if (prefix.empty()) {
+    // Without a prefix, continuation pieces are looked up as they are.
+    continuation_ = whole_;
+    max_cont_bytes_ = max_whole_bytes_;
+  }
+  uint32_t unk = whole_.find(config_.unk_token);
+  if (unk == StringIdMap::kNone)
+    throw Error(ErrorCode::kInput, source,
+                "WordPiece unknown token '" + config_.unk_token + "' is not in the vocabulary");
+  unk_id_ = unk;
+
+  const BertNormalizerOptions& n = config_.normalizer;
+  for (int c = 0; c < 128; ++c) {
+    auto uc = static_cast<unsigned char>(c);
+    ascii_map_[c] =
+        (n.lowercase && c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : static_cast<char>(c);
+    bool control = (c < 32 && c != '\t' && c != '\n' && c != '\r') || c == 127;
+    bool space = is_white_space(static_cast<char32_t>(c));
+    if (n.clean_text && (c == 0 || control)) {
+      ascii_class_[c] = kDrop;
+    } else if (space) {
+      ascii_class_[c] = kSpace;
+    } else if (is_ascii_punct(uc)) {
+      ascii_class_[c] = kPunct;
+    } else {
+      ascii_class_[c] = kWordChar;
+    }
+  }
+}
+
+void WordPieceTokenizer::tokenize_word(WordState& w, std::vector<uint32_t>& ids,
+                                       Encoding* detail) const {
+  const std::string& word = w.bytes;
+  const size_t n = word.size();
+  if (n == 0) return;
+  auto* offsets = detail ? &detail->offsets : nullptr;
+  const size_t ids_before = ids.size();
+  const uint32_t word_id = detail && !detail->word_ids.empty() ? detail->word_ids.back() + 1 : 0;
+  struct WordIds {  // one word id per token this call appends
+    Encoding* d;
+    const std::vector<uint32_t>& ids;
+    size_t before;
+    uint32_t word;
+    ~WordIds() {
+      if (d) d->word_ids.resize(d->word_ids.size() + (ids.size() - before), word);
+    }
+  } word_ids{detail, ids, ids_before, word_id};
+  auto span = [&](size_t a, size_t b) {
+    return std::pair<uint32_t, uint32_t>{w.start[a], w.end[b - 1]};
+  };
+  if (w.chars > config_.max_input_chars_per_word) {
+    ids.push_back(unk_id_);
+    if (offsets) offsets->push_back(span(0, n));
+    return;
+  }
+  const size_t mark = ids.size();
+  const size_t offsets_mark = offsets ? offsets->size() : 0;
+  size_t start = 0;
+  while (start < n) {
+    const StringIdMap& map = start == 0 ? whole_ : continuation_;
+    size_t end = std::min(n, start + (start == 0 ? max_whole_bytes_ : max_cont_bytes_));
+    while (end > start && end < n && (static_cast<unsigned char>(word[end]) & 0xC0) == 0x80) --end;
+    uint32_t found = StringIdMap::kNone;
+    while (end > start) {
+      found = map.find(word.data() + start, end - start);
+      if (found != StringIdMap::kNone) break;
+      --end;
+      while (end > start && (static_cast<unsigned char>(word[end]) & 0xC0) == 0x80) --end;
+    }
+    if (found == StringIdMap::kNone) {
+      ids.resize(mark);
+      ids.push_back(unk_id_);
+      if (offsets) {
+        offsets->resize(offsets_mark);
+        offsets->push_back(span(0, n));
+      }
+      return;
+    }
+    ids.push_back(found);
+    if (offsets) offsets->push_back(span(start, end));
+    start = end;
+  }
+}
+
+// One non-ASCII code point at original bytes [start, end): normalize it and feed the result to
+// the pre-tokenizer.
+void WordPieceTokenizer::add_codepoint(WordState& w, char32_t cp, uint32_t start, uint32_t end,
+                                       std::vector<uint32_t>& ids, Encoding* detail) const {
+  const BertNormalizerOptions& n = config_.normalizer;
+  auto flush = [&] {
+    tokenize_word(w, ids, detail);
+    w.clear();
+  };
+  if (n.clean_text) {
+    if (cp == 0xFFFD || is_other_control(cp)) return;
+  }
+  if (is_white_space(cp)) {
+    flush();
+    return;
+  }
+  const bool isolate = n.handle_chinese_chars && is_chinese_char(cp);
+  if (isolate) flush();
+  char32_t decomposed[8];
+  int nd = 1;
+  decomposed[0] = cp;
+  if (n.strip_accents) nd = decompose_nfd(cp, decomposed, 8);
+  for (int k = 0; k < nd; ++k) {
+    char32_t c = decomposed[k];
+    if (n.strip_accents && is_nonspacing_mark(c)) continue;
+    char32_t lowered[2];
+    int nl = 1;
+    lowered[0] = c;
+    if (n.lowercase) nl = to_lower_full(c, lowered);
+    for (int j = 0; j < nl; ++j) {
+      char32_t x = lowered[j];
+      if (is_white_space(x)) {
+        flush();
+        continue;
+      }
+      const bool punct = is_bert_punct(x);
+      if (punct) flush();
+      size_t before = w.bytes.size();
+      append_utf8(w.bytes, x);
+      if (w.track) {
+        w.start.resize(w.bytes.size(), start);
+        w.end.resize(w.bytes.size(), end);
+      }
+      (void)before;
+      ++w.chars;
+      if (punct) flush();
+    }
+  }
+  if (isolate) flush();
+}
+
+void WordPieceTokenizer::encode_segment(std::string_view full, size_t begin, size_t end,
+                                        std::vector<uint32_t>& ids, Encoding* detail) const {
+  thread_local WordState w;
+  w.clear();
+  w.track = detail != nullptr;
+  const auto* s = reinterpret_cast<const unsigned char*>(full.data());
+  size_t i = begin;
+  while (i < end) {
+    unsigned char c = s[i];
+    if (c < 0x80) {
+      switch (ascii_class_[c]) {
+        case kWordChar:
+          w.bytes.push_back(ascii_map_[c]);
+          if (w.track) {
+            w.start.push_back(static_cast<uint32_t>(i));
+            w.end.push_back(static_cast<uint32_t>(i + 1));
+          }
+          ++w.chars;
+          break;
+        case kSpace:
+          tokenize_word(w, ids, detail);
+          w.clear();
+          break;
+        case kPunct:
+          tokenize_word(w, ids, detail);
+          w.clear();
+          w.bytes.push_back(static_cast<char>(c));
+          if (w.track) {
+            w.start.push_back(static_cast<uint32_t>(i));
+            w.end.push_back(static_cast<uint32_t>(i + 1));
+          }
+          w.chars = 1;
+          tokenize_word(w, ids, detail);
+          w.clear();
+          break;
+        default:
+          break;
+      }
+      ++i;
+      continue;
+    }
+    size_t cs = i;
+    char32_t cp = decode_utf8(full, i);
+    add_codepoint(w, cp, static_cast<uint32_t>(cs), static_cast<uint32_t>(i), ids, detail);
+  }
+  tokenize_word(w, ids, detail);
+  w.clear();
+}
+
+namespace {
+
+void replace_all(std::string& s, std::string_view from, std::string_view to) {
+  size_t pos = 0;
+  while ((pos = s.find(from, pos)) != std::string::npos) {
+    s.replace(pos, from.size(), to);
+    pos += to.size();
+  }
+}
+
+}  // namespace
+
+// HF decoders::wordpiece::WordPiece::decode_chain, then concatenation.
+std::string WordPieceTokenizer::decode_tokens(const std::vector<std::string>& tokens) const {
+  std::string out;
+  if (!config_.has_decoder) {
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      if (i) out.push_back(' ');
+      out += tokens[i];
+    }
+    return out;
+  }
+  const std::string& prefix = config_.decoder_prefix;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    std::string t = tokens[i];
+    if (i != 0) {
+      if (!prefix.empty() && t.compare(0, prefix.size(), prefix) == 0) {
+        t.erase(0, prefix.size());
+      } else {
+        t.insert(t.begin(), ' ');
+      }
+    }
+    if (config_.decoder_cleanup) {
+      replace_all(t, " .", ".");
+      replace_all(t, " ?", "?");
+      replace_all(t, " !", "!");
+      replace_all(t, " ,", ",");
+      replace_all(t, " ' ", "'");
+      replace_all(t, " n't", "n't");
+      replace_all(t, " 'm", "'m");
+      replace_all(t, " do not", " don't");
+      replace_all(t, " 's", "'s");
+      replace_all(t, " 've", "'ve");
+      replace_all(t, " 're", "'re");
+    }
+    out += t;
+  }
+  return out;
+}
+
+std::optional<uint32_t> WordPieceTokenizer::model_token_to_id(std::string_view token) const {
+  uint32_t id = whole_.find(token);
+  if (id == StringIdMap::kNone) return std::nullopt;
+  return id;
+}
+
+std::optional<std::string> WordPieceTokenizer::model_id_to_token(uint32_t id) const {
+  if (id >= config_.vocab.size()) return std::nullopt;
+  return config_.vocab[id];
+}
+
+}  // namespace shardkit::tok

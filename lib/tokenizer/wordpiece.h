@@ -1,0 +1,65 @@
+// BERT: BertNormalizer -> BertPreTokenizer -> WordPiece, fused into one pass over the text.
+// Normalization (clean text, CJK spacing, NFD accent stripping, lowercase) happens per character
+// as the pre-tokenizer walks the input, so no normalized copy of the text is built.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "tokenizer/string_map.h"
+#include "tokenizer/tokenizer_base.h"
+
+namespace shardkit::tok {
+
+struct BertNormalizerOptions {
+  bool clean_text = true;
+  bool handle_chinese_chars = true;
+  bool strip_accents = true;
+  bool lowercase = true;
+};
+
+struct WordPieceConfig {
+  std::vector<std::string> vocab;  // index = id; empty strings for holes
+  std::string unk_token = "[UNK]";
+  std::string continuing_subword_prefix = "##";
+  size_t max_input_chars_per_word = 100;
+  BertNormalizerOptions normalizer;
+  // WordPiece decoder.
+  std::string decoder_prefix = "##";
+  bool decoder_cleanup = true;
+  bool has_decoder = true;
+};
+
+class WordPieceTokenizer : public TokenizerBase {
+ public:
+  // Throws Error(kInput) when the unknown token is not in the vocabulary.
+  WordPieceTokenizer(WordPieceConfig config, const std::string& source);
+
+  std::optional<uint32_t> unk_id() const { return unk_id_; }
+
+ protected:
+  void encode_segment(std::string_view full, size_t begin, size_t end, std::vector<uint32_t>& ids,
+                      Encoding* detail) const override;
+  std::string decode_tokens(const std::vector<std::string>& tokens) const override;
+  std::optional<uint32_t> model_token_to_id(std::string_view token) const override;
+  std::optional<std::string> model_id_to_token(uint32_t id) const override;
+  size_t model_vocab_size() const override { return config_.vocab.size(); }
+
+ private:
+  struct WordState;
+  void tokenize_word(WordState& w, std::vector<uint32_t>& ids, Encoding* detail) const;
+  void add_codepoint(WordState& w, char32_t cp, uint32_t start, uint32_t end,
+                     std::vector<uint32_t>& ids, Encoding* detail) const;
+
+  enum AsciiClass : uint8_t { kWordChar, kSpace, kPunct, kDrop };
+  WordPieceConfig config_;
+  StringIdMap whole_;         // every vocabulary token
+  StringIdMap continuation_;  // tokens with the prefix, keyed without it
+  size_t max_whole_bytes_ = 0, max_cont_bytes_ = 0;
+  uint32_t unk_id_ = 0;
+  std::array<uint8_t, 128> ascii_class_{};
+  std::array<char, 128> ascii_map_{};
+};
+
+}  // namespace shardkit::tok

@@ -1,0 +1,140 @@
+// Runs HuggingFace tokenizers (npm, tests/oracle) on the fixture text and reads its answers.
+// The oracle must be installed (scripts/install-deps.sh); a missing oracle fails the test.
+#pragma once
+
+#include <doctest/doctest.h>
+#include <simdjson.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+namespace shardkit::testing {
+
+inline std::filesystem::path oracle_dir() {
+  return std::filesystem::path(SHARDKIT_SOURCE_DIR) / "tests" / "oracle";
+}
+
+// Tokenizer files made by tests/oracle/make_tokenizers.js, in the build tree (made once).
+inline std::filesystem::path oracle_files() {
+  static const std::filesystem::path dir = [] {
+    auto d = std::filesystem::path(SHARDKIT_BINARY_DIR) / "tokenizer-oracle";
+    REQUIRE_MESSAGE(
+        std::filesystem::exists(oracle_dir() / "node_modules" / "tokenizers"),
+        "HF tokenizers oracle missing: run scripts/install-deps.sh (npm ci in tests/oracle)");
+    if (!std::filesystem::exists(d / "gpt2.json")) {
+      std::string out;
+      int rc = run_command(
+          "node " + (oracle_dir() / "make_tokenizers.js").string() + " " + d.string(), &out);
+      REQUIRE_MESSAGE(rc == 0, "make_tokenizers.js failed: " << out);
+    }
+    return d;
+  }();
+  return dir;
+}
+
+inline std::filesystem::path npm_file(const std::string& rel) {
+  return oracle_dir() / "node_modules" / rel;
+}
+
+// All fixture lines (tests/data/tokenizer/*.txt, sorted by name) in one file; returns its path.
+inline std::filesystem::path fixture_text(std::vector<std::string>* lines = nullptr) {
+  auto dir = std::filesystem::path(SHARDKIT_SOURCE_DIR) / "tests" / "data" / "tokenizer";
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".txt") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::string all;
+  for (const auto& f : files) {
+    std::string t = read_file(f);
+    if (!t.empty() && t.back() != '\n') t.push_back('\n');
+    all += t;
+  }
+  auto out = oracle_files() / "fixtures.txt";
+  write_file(out, all);
+  if (lines) {
+    lines->clear();
+    size_t pos = 0;
+    while (pos < all.size()) {
+      size_t nl = all.find('\n', pos);
+      lines->push_back(all.substr(pos, nl - pos));
+      pos = nl + 1;
+    }
+  }
+  return out;
+}
+
+// Runs hf_encode.js; returns one JSON document per line.
+inline std::vector<std::string> run_oracle(const std::filesystem::path& tokenizer,
+                                           const std::filesystem::path& input,
+                                           const std::string& flags, const std::string& tag) {
+  auto out = oracle_files() / (tag + ".jsonl");
+  std::string log;
+  int rc =
+      run_command("node " + (oracle_dir() / "hf_encode.js").string() + " " + tokenizer.string() +
+                      " " + input.string() + " " + out.string() + " " + flags,
+                  &log);
+  REQUIRE_MESSAGE(rc == 0, "hf_encode.js failed: " << log);
+  std::string text = read_file(out);
+  std::vector<std::string> lines;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    lines.push_back(text.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  return lines;
+}
+
+inline std::vector<uint32_t> json_u32s(simdjson::dom::element e) {
+  std::vector<uint32_t> v;
+  simdjson::dom::array a;
+  if (e.get(a)) FAIL("not an array: " << simdjson::to_string(e));
+  for (simdjson::dom::element x : a) {
+    int64_t n;
+    if (x.get(n)) FAIL("not an integer: " << simdjson::to_string(x));
+    v.push_back(static_cast<uint32_t>(n));
+  }
+  return v;
+}
+
+inline std::vector<std::pair<uint32_t, uint32_t>> json_offsets(simdjson::dom::element e) {
+  std::vector<std::pair<uint32_t, uint32_t>> v;
+  simdjson::dom::array list;
+  if (e.get(list)) FAIL("not an array: " << simdjson::to_string(e));
+  for (simdjson::dom::element x : list) {
+    std::vector<uint32_t> pair = json_u32s(x);
+    if (pair.size() != 2) FAIL("not an offset pair: " << simdjson::to_string(x));
+    v.emplace_back(pair[0], pair[1]);
+  }
+  return v;
+}
+
+// Byte offsets -> code point offsets (the node binding reports code points).
+inline std::vector<std::pair<uint32_t, uint32_t>> to_char_offsets(
+    const std::string& text, const std::vector<std::pair<uint32_t, uint32_t>>& bytes) {
+  std::vector<uint32_t> before(text.size() + 1, 0);  // characters starting before byte i
+  for (size_t i = 0; i < text.size(); ++i)
+    before[i + 1] = before[i] + ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80 ? 1 : 0);
+  std::vector<std::pair<uint32_t, uint32_t>> out;
+  for (auto [a, b] : bytes) out.emplace_back(before[a], before[b]);
+  return out;
+}
+
+inline std::string ids_text(const std::vector<uint32_t>& ids) {
+  std::string s = "[";
+  for (size_t i = 0; i < ids.size(); ++i) s += (i ? "," : "") + std::to_string(ids[i]);
+  return s + "]";
+}
+
+inline std::string offsets_text(const std::vector<std::pair<uint32_t, uint32_t>>& o) {
+  std::string s = "[";
+  for (size_t i = 0; i < o.size(); ++i)
+    s += (i ? ",[" : "[") + std::to_string(o[i].first) + "," + std::to_string(o[i].second) + "]";
+  return s + "]";
+}
+
+}  // namespace shardkit::testing

