@@ -1,0 +1,99 @@
+#include "torch_adapter/torch_loader.h"
+
+#include <torch/torch.h>
+
+#include "core/error.h"
+#include "loader/collator.h"
+
+namespace shardkit::torch_adapter {
+
+namespace {
+
+// The torch dtype with the same bytes, when there is one (torch 1.x has no uint16/uint32).
+std::optional<c10::ScalarType> same_bytes(DType d) {
+  switch (d) {
+    case DType::kU8:
+      return c10::ScalarType::Byte;
+    case DType::kI32:
+      return c10::ScalarType::Int;
+    case DType::kI64:
+      return c10::ScalarType::Long;
+    case DType::kF32:
+      return c10::ScalarType::Float;
+    default:
+      return std::nullopt;
+  }
+}
+
+at::Tensor column_tensor(const std::shared_ptr<loader::Batch>& batch, loader::Column& col,
+                         const TensorOptions& options) {
+  const std::vector<int64_t>& shape = col.shape();
+  const bool is_float = col.dtype() == DType::kF32;
+  const c10::ScalarType want = is_float ? c10::ScalarType::Float : options.int_dtype;
+  at::Tensor t;
+  if (auto same = same_bytes(col.dtype()); same && *same == want) {
+    // Zero-copy: the tensor keeps the whole batch alive.
+    t = torch::from_blob(
+        col.data(), shape, [keep = batch](void*) {}, torch::dtype(want));
+  } else {
+    t = torch::empty(shape, torch::dtype(want));
+    loader::convert(col.dtype(), col.data(),
+                    want == c10::ScalarType::Int ? DType::kI32 : DType::kI64, t.data_ptr(),
+                    col.elements());
+  }
+  if (options.device.is_cuda()) {
+    if (options.pin_memory) t = t.pin_memory();
+    t = t.to(options.device, /*non_blocking=*/options.non_blocking);
+  }
+  return t;
+}
+
+}  // namespace
+
+at::Tensor& TensorBatch::operator[](const std::string& name) {
+  for (auto& [n, t] : items_)
+    if (n == name) return t;
+  throw Error(ErrorCode::kInvalidArgument, "", "batch has no tensor '" + name + "'");
+}
+
+const at::Tensor& TensorBatch::operator[](const std::string& name) const {
+  return const_cast<TensorBatch&>(*this)[name];
+}
+
+bool TensorBatch::contains(const std::string& name) const {
+  for (const auto& [n, t] : items_)
+    if (n == name) return true;
+  return false;
+}
+
+TensorBatch to_tensors(std::shared_ptr<loader::Batch> batch, const TensorOptions& options) {
+  if (options.int_dtype != c10::ScalarType::Long && options.int_dtype != c10::ScalarType::Int)
+    throw Error(ErrorCode::kInvalidArgument, "",
+                "int_dtype must be torch::kInt64 or torch::kInt32");
+  TensorBatch out;
+  out.records_ = batch->records;
+  for (loader::Column& col : batch->columns)
+    out.items_.emplace_back(col.name(), column_tensor(batch, col, options));
+  return out;
+}
+
+TorchLoader::TorchLoader(const std::filesystem::path& dir, loader::LoaderOptions options,
+                         TensorOptions tensor_options)
+    : tensor_options_(tensor_options) {
+  options.int_output = tensor_options.int_dtype == c10::ScalarType::Int ? loader::IntOutput::kInt32
+                                                                        : loader::IntOutput::kInt64;
+  loader_ = std::make_unique<loader::Loader>(dir, std::move(options));
+}
+
+std::optional<TensorBatch> TorchLoader::next() {
+  auto batch = loader_->next();
+  if (!batch) return std::nullopt;
+  return to_tensors(std::move(batch), tensor_options_);
+}
+
+void TorchLoader::Iterator::advance() {
+  current_ = owner_->next();
+  if (!current_) owner_ = nullptr;
+}
+
+}  // namespace shardkit::torch_adapter

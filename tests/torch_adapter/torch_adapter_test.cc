@@ -1,0 +1,66 @@
+// Batches become named tensors with the right dtypes and values, sharing the loader's buffers
+// when the dtype allows, and outliving the loader.
+#include <doctest/doctest.h>
+#include <torch/torch.h>
+
+#include "../loader/loader_fixture.h"
+#include "core/error.h"
+#include "test_util.h"
+#include "torch_adapter/torch_loader.h"
+
+using namespace shardkit;
+using namespace shardkit::torch_adapter;
+using shardkit::testing::TempDir;
+namespace t = shardkit::testing;
+
+TEST_CASE("tensors carry the fixture's values, int64 by default, zero-copy") {
+  TempDir tmp("ta");
+  t::write_fixture(tmp / "ds", {.records = 300});
+  loader::LoaderOptions o;
+  o.batch_size = 16;
+  o.seed = 3;
+  TorchLoader tl(tmp / "ds", o);
+  int64_t rows = 0;
+  for (auto& batch : tl) {
+    const torch::Tensor ids = batch["input_ids"];
+    CHECK(ids.dtype() == torch::kInt64);
+    CHECK(batch["labels"].dtype() == torch::kInt64);
+    CHECK(batch["attention_mask"].sizes() == ids.sizes());
+    CHECK(ids.size(0) == batch.size());
+    for (int64_t r = 0; r < batch.size(); ++r) {
+      const uint64_t rec = batch.records()[static_cast<size_t>(r)];
+      CHECK(batch["labels"][r].item<int64_t>() == static_cast<int64_t>(rec));
+      CHECK(batch["length"][r].item<int64_t>() == t::fixture_length(rec));
+      CHECK(ids[r][1].item<int64_t>() == t::fixture_token(rec, 1));
+      CHECK(batch["attention_mask"][r].sum().item<int64_t>() == t::fixture_length(rec));
+    }
+    rows += batch.size();
+  }
+  CHECK(rows == 300);
+}
+
+TEST_CASE("int32 output; tensors stay valid after the loader is gone; zero-copy aliasing") {
+  TempDir tmp("ta");
+  t::write_fixture(tmp / "ds", {.records = 64});
+  std::optional<TensorBatch> kept;
+  {
+    loader::LoaderOptions o;
+    o.batch_size = 8;
+    o.shuffle = false;
+    TorchLoader tl(tmp / "ds", o, {.int_dtype = torch::kInt32});
+    kept = tl.next();
+  }
+  REQUIRE(kept);
+  CHECK((*kept)["input_ids"].dtype() == torch::kInt32);
+  CHECK_THROWS_AS((*kept)["nope"], shardkit::Error);
+  for (int64_t r = 0; r < 8; ++r) CHECK((*kept)["labels"][r].item<int64_t>() == r);
+
+  // A column already in the requested dtype is shared, not copied.
+  loader::LoaderOptions o;
+  o.batch_size = 8;
+  loader::Loader raw(tmp / "ds", o);
+  auto batch = raw.next();
+  const void* buffer = batch->at("input_ids").data();
+  TensorBatch tb = to_tensors(batch);
+  CHECK(tb["input_ids"].data_ptr() == buffer);
+}
