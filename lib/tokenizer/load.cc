@@ -493,15 +493,24 @@ std::unique_ptr<Tokenizer> Tokenizer::from_file(const std::filesystem::path& pat
     if (!o.at_key("model").get(model) && model.type() == element_type::OBJECT) {
       return load_tokenizer_json(j, o, xxh3_64(content.data(), content.size()));
     }
-    std::filesystem::path merges =
-        options.merges_path ? *options.merges_path : path.parent_path() / "vocab.bpe";
-    if (!options.merges_path && !std::filesystem::exists(merges) &&
-        std::filesystem::exists(path.parent_path() / "merges.txt"))
-      merges = path.parent_path() / "merges.txt";
-    if (!std::filesystem::exists(merges))
-      throw Error(ErrorCode::kIo, source,
-                  "GPT-2 encoder.json needs its merges: no " + merges.string() +
-                      " (name it with --merges)");
+    // Merges: --merges, else vocab.bpe or merges.txt beside it, else NAME-vocab.bpe for a
+    // NAME-encoder.json.
+    std::filesystem::path merges;
+    if (options.merges_path) {
+      merges = *options.merges_path;
+    } else {
+      std::vector<std::filesystem::path> candidates = {path.parent_path() / "vocab.bpe",
+                                                       path.parent_path() / "merges.txt"};
+      std::string stem = path.filename().string();
+      if (size_t k = stem.rfind("encoder.json"); k != std::string::npos && k > 0)
+        candidates.push_back(path.parent_path() / (stem.substr(0, k) + "vocab.bpe"));
+      for (const auto& c : candidates)
+        if (merges.empty() && std::filesystem::exists(c)) merges = c;
+      if (merges.empty())
+        throw Error(ErrorCode::kIo, source,
+                    "GPT-2 encoder.json needs its merges: no vocab.bpe or merges.txt beside it "
+                    "(name it with --merges)");
+    }
     std::string merges_content = read_all(merges);
     std::string both = content + '\0' + merges_content;
     return load_gpt2(j, root, merges, xxh3_64(both.data(), both.size()));
