@@ -8,7 +8,8 @@
 //   qa     question ids (leading whitespace stripped, as run_qa does) and context ids with the
 //          context's offsets in code points, both without special tokens. The windows are built
 //          by the test from these: this binding's getOverflowing() returns too few windows.
-// OUT: {"cls": id, "sep": id, "results": [one per item]}.
+// OUT: {"cls": id, "sep": id, "pad": id, "results": [one per item]} (ids of the BERT specials,
+// absent for tokenizers without them).
 const fs = require('fs');
 const path = require('path');
 const { Tokenizer } = require(process.env.HF_TOKENIZERS ||
@@ -36,7 +37,12 @@ const { Tokenizer } = require(process.env.HF_TOKENIZERS ||
       throw new Error('unknown mode ' + req.mode);
     }
   }
-  fs.writeFileSync(process.argv[3], JSON.stringify({ cls: tok.tokenToId('[CLS]'), sep: tok.tokenToId('[SEP]'), results: out }));
+  fs.writeFileSync(process.argv[3], JSON.stringify({
+    cls: tok.tokenToId('[CLS]'),
+    sep: tok.tokenToId('[SEP]'),
+    pad: tok.tokenToId('[PAD]'),
+    results: out,
+  }));
 })().catch((e) => {
   console.error(e);
   process.exit(1);
