@@ -1,0 +1,262 @@
+// The converter's guarantees: byte-identical output for any thread count, --part/merge equal to
+// a single run, no overwrite without --force, and every kind of bad input reported with its
+// file and line (fail) or counted (skip), leaving nothing that looks like a dataset.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "shardify_util.h"
+
+using namespace shardkit::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Documents made by combining fixture sentences, enough for many batches, blocks and shards.
+std::string many_docs(size_t count, size_t seed) {
+  const auto lines = nonblank_lines(read_file(shardify_data("docs.txt")));
+  std::string out;
+  for (size_t i = 0; i < count; ++i) {
+    size_t n = 1 + (i * 7 + seed) % 3;
+    for (size_t k = 0; k < n; ++k)
+      out += lines[(i * 31 + k * 17 + seed) % lines.size()] + (k + 1 < n ? " " : "");
+    out += "\n";
+  }
+  return out;
+}
+
+std::vector<std::string> dir_files(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+void require_identical_dirs(const fs::path& a, const fs::path& b) {
+  auto fa = dir_files(a), fb = dir_files(b);
+  REQUIRE(fa == fb);
+  for (const auto& name : fa) {
+    INFO(name);
+    REQUIRE(read_file(a / name) == read_file(b / name));
+  }
+}
+
+bool same_records(const std::vector<Rec>& a, const std::vector<Rec>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].input_ids != b[i].input_ids || a[i].length != b[i].length ||
+        a[i].labels != b[i].labels || a[i].token_type_ids != b[i].token_type_ids)
+      return false;
+  return true;
+}
+
+std::string tok() { return " --tokenizer " + q(bert_json()); }
+
+}  // namespace
+
+TEST_CASE("output is byte-identical for 1, 2 and 3 threads (lm, cls, qa)") {
+  TempDir tmp("det");
+  write_file(tmp / "corpus.txt", many_docs(4000, 1));
+  const std::string small_blocks = " --block-size 8192 --shard-size 10000";
+  for (unsigned t : {1u, 2u, 3u})
+    shardify_ok("--input " + q(tmp / "corpus.txt") + " --task lm --max-len 64" + small_blocks +
+                tok() + " --threads " + std::to_string(t) + " --out " +
+                q(tmp / ("lm" + std::to_string(t))));
+  REQUIRE(dir_files(tmp / "lm1").size() > 3);  // several shards
+  require_identical_dirs(tmp / "lm1", tmp / "lm2");
+  require_identical_dirs(tmp / "lm1", tmp / "lm3");
+
+  for (unsigned t : {1u, 3u}) {
+    shardify_ok("--input " + q(shardify_data("reviews.csv")) + " --task cls --max-len 16" + tok() +
+                " --threads " + std::to_string(t) + " --out " +
+                q(tmp / ("cls" + std::to_string(t))));
+    shardify_ok("--input " + q(shardify_data("squad_v2.json")) +
+                " --task qa --max-len 40 --doc-stride 8 "
+                "--max-query-len 16" +
+                tok() + " --threads " + std::to_string(t) + " --out " +
+                q(tmp / ("qa" + std::to_string(t))));
+  }
+  require_identical_dirs(tmp / "cls1", tmp / "cls3");
+  require_identical_dirs(tmp / "qa1", tmp / "qa3");
+}
+
+TEST_CASE("--part i/N then merge equals a single run, records and metadata") {
+  TempDir tmp("part");
+  fs::create_directories(tmp / "in");
+  for (int i = 0; i < 5; ++i)
+    write_file(tmp / "in" / ("f" + std::to_string(i) + ".txt"), many_docs(300 + 50 * i, i));
+  const std::string common = " --input " + q(tmp / "in") + " --task lm --block-size 4096" + tok();
+  shardify_ok(common + " --max-len 48 --out " + q(tmp / "single"));
+  for (int p = 0; p < 3; ++p)
+    shardify_ok(common + " --max-len 48 --part " + std::to_string(p) + "/3 --threads 2 --out " +
+                q(tmp / ("p" + std::to_string(p))));
+  // Parts in any order on the command line.
+  std::string out;
+  shardify_ok("merge " + q(tmp / "merged") + " " + q(tmp / "p2") + " " + q(tmp / "p0") + " " +
+                  q(tmp / "p1"),
+              &out);
+  REQUIRE(same_records(read_records(tmp / "single"), read_records(tmp / "merged")));
+  auto single = shardkit::Manifest::load(tmp / "single");
+  auto merged = shardkit::Manifest::load(tmp / "merged");
+  CHECK(single.metadata == merged.metadata);
+  REQUIRE(run_command(inspect_bin() + " verify " + q(tmp / "merged"), &out) == 0);
+
+  SUBCASE("an incomplete set of parts is refused") {
+    CHECK(shardify("merge " + q(tmp / "m2") + " " + q(tmp / "p0") + " " + q(tmp / "p1"), &out) !=
+          0);
+    CHECK(out.find("2 parts of a 3-part") != std::string::npos);
+    CHECK(!fs::exists(tmp / "m2"));
+  }
+  SUBCASE("parts of different conversions are refused") {
+    shardify_ok(common + " --max-len 32 --part 1/3 --out " + q(tmp / "other1"));
+    CHECK(shardify("merge " + q(tmp / "m3") + " " + q(tmp / "p0") + " " + q(tmp / "other1") + " " +
+                       q(tmp / "p2"),
+                   &out) != 0);
+    CHECK(!fs::exists(tmp / "m3"));
+  }
+  SUBCASE("merge does not overwrite without --force") {
+    CHECK(shardify("merge " + q(tmp / "merged") + " " + q(tmp / "p0") + " " + q(tmp / "p1") + " " +
+                       q(tmp / "p2"),
+                   &out) != 0);
+    shardify_ok("merge --force " + q(tmp / "merged") + " " + q(tmp / "p0") + " " + q(tmp / "p1") +
+                " " + q(tmp / "p2"));
+  }
+}
+
+TEST_CASE("cls labels are the same in every part: the map comes from all inputs") {
+  TempDir tmp("partlabels");
+  fs::create_directories(tmp / "in");
+  write_file(tmp / "in" / "a.jsonl", "{\"text\":\"good\",\"label\":\"pos\"}\n");
+  write_file(tmp / "in" / "b.jsonl",
+             "{\"text\":\"bad\",\"label\":\"neg\"}\n{\"text\":\"meh\",\"label\":\"mid\"}\n");
+  const std::string common = " --input " + q(tmp / "in") + " --task cls --max-len 8" + tok();
+  shardify_ok(common + " --out " + q(tmp / "single"));
+  shardify_ok(common + " --part 0/2 --out " + q(tmp / "p0"));
+  shardify_ok(common + " --part 1/2 --out " + q(tmp / "p1"));
+  shardify_ok("merge " + q(tmp / "merged") + " " + q(tmp / "p0") + " " + q(tmp / "p1"));
+  auto recs = read_records(tmp / "merged");
+  REQUIRE(recs.size() == 3);
+  CHECK(recs[0].labels == 2);  // mid, neg, pos
+  CHECK(recs[1].labels == 1);
+  CHECK(recs[2].labels == 0);
+  CHECK(same_records(recs, read_records(tmp / "single")));
+}
+
+TEST_CASE("an existing dataset is not replaced without --force") {
+  TempDir tmp("force");
+  const std::string args =
+      "--input " + q(shardify_data("docs.txt")) + tok() + " --out " + q(tmp / "ds");
+  shardify_ok(args + " --max-len 16");
+  const std::string before = read_file(tmp / "ds" / "manifest.json");
+  std::string out;
+  CHECK(shardify(args + " --max-len 32", &out) != 0);
+  CHECK(out.find("already exists") != std::string::npos);
+  CHECK(read_file(tmp / "ds" / "manifest.json") == before);
+  shardify_ok(args + " --max-len 32 --force");
+  CHECK(read_file(tmp / "ds" / "manifest.json") != before);
+}
+
+namespace {
+
+struct BadInput {
+  const char* name;
+  const char* file;
+  std::string content;
+  std::string flags;
+  std::string expect;  // in the message, after "file:line"
+  int line;
+  uint64_t good;  // examples converted with --on-error skip
+};
+
+}  // namespace
+
+TEST_CASE("bad input: fail names file:line and publishes nothing; skip counts and reports") {
+  TempDir tmp("bad");
+  const std::vector<BadInput> cases = {
+      {"invalid UTF-8 in text", "t.txt", "fine line\nanother\nbad \xC3\x28 byte\nlast\n",
+       "--task lm", "invalid UTF-8 at byte 4", 3, 3},
+      {"invalid UTF-8 in JSONL", "u.jsonl", "{\"text\":\"ok\"}\n{\"text\":\"bad \xFF\"}\n",
+       "--task lm", "invalid UTF-8", 2, 1},
+      {"malformed JSON", "m.jsonl",
+       "{\"text\":\"ok\"}\n{\"text\": \"unterminated}\n{\"text\":\"ok too\"}\n", "--task lm",
+       "malformed JSON", 2, 2},
+      {"missing field", "f.jsonl", "{\"text\":\"ok\"}\n{\"body\":\"no text field\"}\n", "--task lm",
+       "missing field 'text'", 2, 1},
+      {"field of the wrong type", "w.jsonl", "{\"text\":\"ok\"}\n\n{\"text\":42}\n", "--task lm",
+       "field 'text' is not a string", 3, 1},
+      {"empty document", "e.jsonl", "{\"text\":\"ok\"}\n{\"text\":\"   \"}\n", "--task lm",
+       "empty document", 2, 1},
+      {"CSV quote never closed", "q.csv", "text,label\n\"fine\",a\n\"open quote,b\nmore\n",
+       "--task cls", "quoted field never closed", 3, 1},
+      {"CSV junk after a closing quote", "j.csv", "text,label\n\"fine\",a\n\"x\"y,b\nok,b\n",
+       "--task cls", "after a closing quote", 3, 2},
+      {"CSV wrong field count", "c.csv", "text,label\nfine,a\ntoo,many,fields\n", "--task cls",
+       "expected 2 fields, found 3", 3, 1},
+      {"CSV missing column", "h.csv", "body,label\nfine,a\n", "--task cls",
+       "no column named 'text'", 1, 0},
+      {"unknown label with --labels", "l.tsv", "text\tlabel\ngood\tpos\nodd\tmaybe\n",
+       "--task cls --labels pos,neg", "unknown label 'maybe'", 3, 1},
+      {"SQuAD answer not in the context", "s.json",
+       R"({"data":[{"paragraphs":[{"context":"Paris is in France.","qas":[{"id":"1","question":"Where?","answers":[{"text":"France","answer_start":12}]},{"id":"2","question":"Which city?","answers":[{"text":"Berlin","answer_start":0}]}]}]}]})",
+       "--task qa --max-len 32 --doc-stride 4 --max-query-len 8",
+       "answer text does not match the context", 0, 1},
+      {"SQuAD question missing", "n.json",
+       R"({"data":[{"paragraphs":[{"context":"Paris is in France.","qas":[{"id":"1","answers":[]}]}]}]})",
+       "--task qa --max-len 32 --doc-stride 4 --max-query-len 8", "missing field 'question'", 0, 0},
+  };
+  for (const BadInput& c : cases) {
+    SUBCASE(c.name) {
+      const fs::path in = tmp / c.file;
+      write_file(in, c.content);
+      std::string out;
+      const std::string base = "--input " + q(in) + " " + c.flags + tok() + " --threads 2";
+      CHECK(shardify(base + " --out " + q(tmp / "fail"), &out) != 0);
+      const std::string where = in.string() + (c.line ? ":" + std::to_string(c.line) : "");
+      CHECK_MESSAGE(out.find(where) != std::string::npos, out);
+      CHECK_MESSAGE(out.find(c.expect) != std::string::npos, out);
+      CHECK(!fs::exists(tmp / "fail"));
+
+      shardify_ok(base + " --on-error skip --json --out " + q(tmp / "skip"), &out);
+      simdjson::dom::parser p;
+      auto root = p.parse(out).value();
+      CHECK(root["documents"].get_uint64().value() == c.good);
+      CHECK(root["skipped"].get_uint64().value() >= 1);
+      std::string first(as_array(root["errors"]).at(0).get_string().value());
+      CHECK(first.find(where) != std::string::npos);
+      CHECK(first.find(c.expect) != std::string::npos);
+      REQUIRE(run_command(inspect_bin() + " verify " + q(tmp / "skip")) == 0);
+    }
+  }
+}
+
+TEST_CASE("corrupt compressed input is an input error naming the file") {
+  TempDir tmp("gz");
+  write_file(tmp / "x.txt.gz", std::string("\x1f\x8b\x08\x00garbage-not-deflate-data", 28));
+  std::string out;
+  CHECK(shardify("--input " + q(tmp / "x.txt.gz") + tok() + " --out " + q(tmp / "ds"), &out) != 0);
+  CHECK(out.find("x.txt.gz") != std::string::npos);
+  CHECK(!fs::exists(tmp / "ds"));
+}
+
+TEST_CASE("shard-inspect stats reports lengths, truncation and labels") {
+  TempDir tmp("stats");
+  shardify_ok("--input " + q(shardify_data("reviews.csv")) + " --task cls --max-len 16" + tok() +
+              " --out " + q(tmp / "ds"));
+  std::string out;
+  REQUIRE(run_command(inspect_bin() + " stats --json " + q(tmp / "ds"), &out) == 0);
+  simdjson::dom::parser p;
+  auto root = p.parse(out).value();
+  CHECK(root["records"].get_uint64().value() == 6);
+  CHECK(root["examples"].get_uint64().value() == 6);
+  CHECK(root["truncated"].get_uint64().value() == 1);  // only the long review exceeds 16 tokens
+  // The truncated review, and "The manual says ..." whose 14 tokens + [CLS] + [SEP] fit exactly.
+  CHECK(root["records_at_max_len"].get_uint64().value() == 2);
+  uint64_t sum = 0;
+  for (auto l : as_array(root["labels"])) {
+    CHECK(l["records"].get_uint64().value() == 2);  // two reviews of each label
+    sum += l["records"].get_uint64().value();
+  }
+  CHECK(sum == 6);
+  REQUIRE(run_command(inspect_bin() + " stats " + q(tmp / "ds"), &out) == 0);
+  CHECK(out.find("neutral") != std::string::npos);
+}
