@@ -35,7 +35,8 @@ struct ConvertOptions {
   int zstd_level = 3;
   uint32_t block_bytes = 256 * 1024;
   uint64_t shard_bytes = 256ull << 20;
-  format::BlockFilter filter = format::BlockFilter::kBytePlanes;
+  // Token ids compress better without the byte-plane filter (BENCHMARKS.md, shardify).
+  format::BlockFilter filter = format::BlockFilter::kNone;
   size_t errors_reported = 5;  // how many skipped examples' errors the summary lists
 };
 

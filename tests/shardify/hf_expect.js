@@ -8,8 +8,8 @@
 //   qa     question ids (leading whitespace stripped, as run_qa does) and context ids with the
 //          context's offsets in code points, both without special tokens. The windows are built
 //          by the test from these: this binding's getOverflowing() returns too few windows.
-// OUT: {"cls": id, "sep": id, "pad": id, "results": [one per item]} (ids of the BERT specials,
-// absent for tokenizers without them).
+// OUT: {"cls", "sep", "pad", "eot": id, "results": [one per item]}: ids of [CLS], [SEP], [PAD]
+// and <|endoftext|>, absent for tokenizers without them.
 const fs = require('fs');
 const path = require('path');
 const { Tokenizer } = require(process.env.HF_TOKENIZERS ||
@@ -41,6 +41,7 @@ const { Tokenizer } = require(process.env.HF_TOKENIZERS ||
     cls: tok.tokenToId('[CLS]'),
     sep: tok.tokenToId('[SEP]'),
     pad: tok.tokenToId('[PAD]'),
+    eot: tok.tokenToId('<|endoftext|>'),
     results: out,
   }));
 })().catch((e) => {

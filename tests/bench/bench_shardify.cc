@@ -1,0 +1,210 @@
+// shardify end to end: conversion MB/s at 1 and 2 threads beside tokenizer-only speed on the
+// same text, and bytes per real token on disk beside a Megatron-style uint16 .bin/.idx and
+// torch.save of int64 tensors (Debian's python3-torch via tests/bench/torch_save_baseline.py).
+//
+//   build/tests/bench/bench_shardify TOKENIZER TEXT_FILE [max_len=512] [runs=3]
+//
+// TEXT_FILE holds one document per line (e.g. a decompressed corpus from the shared data).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/dataset.h"
+#include "core/dataset_writer.h"
+#include "shardify/convert.h"
+#include "tokenizer/tokenizer.h"
+
+using namespace shardkit;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::vector<std::string> read_docs(const std::string& path, uint64_t& bytes) {
+  std::ifstream in(path);
+  std::vector<std::string> docs;
+  std::string line;
+  bytes = 0;
+  while (std::getline(in, line)) {
+    bytes += line.size() + 1;
+    if (line.find_first_not_of(" \t\r") != std::string::npos) docs.push_back(line);
+  }
+  return docs;
+}
+
+// Tokenizer-only: encode_ids over every document, split between `threads` threads.
+double tokenize_only(const tok::Tokenizer& t, const std::vector<std::string>& docs,
+                     unsigned threads, uint64_t& tokens) {
+  std::vector<uint64_t> counts(threads, 0);
+  auto t0 = Clock::now();
+  std::vector<std::thread> pool;
+  for (unsigned k = 0; k < threads; ++k)
+    pool.emplace_back([&, k] {
+      std::vector<uint32_t> ids;
+      for (size_t i = k; i < docs.size(); i += threads) {
+        ids.clear();
+        t.encode_ids(docs[i], ids);
+        counts[k] += ids.size();
+      }
+    });
+  for (auto& th : pool) th.join();
+  double s = since(t0);
+  tokens = 0;
+  for (auto c : counts) tokens += c;
+  return s;
+}
+
+uint64_t dir_bytes(const fs::path& dir) {
+  uint64_t n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) n += e.file_size();
+  return n;
+}
+
+// Re-encodes the records of `src` with other writer settings; returns bytes on disk.
+uint64_t rewrite(const fs::path& src, const fs::path& dst, int level, format::BlockFilter filter,
+                 uint32_t block) {
+  Dataset ds = Dataset::open(src);
+  WriterOptions o;
+  o.zstd_level = level;
+  o.filter = filter;
+  o.block_bytes = block;
+  o.overwrite = true;
+  o.threads = 2;
+  DatasetWriter w(dst, ds.schema(), o);
+  for (uint64_t b = 0; b < ds.block_count(); ++b) {
+    auto blk = ds.block(b);
+    w.append_many(blk->bytes.data(), blk->records);
+  }
+  for (const auto& [k, v] : ds.manifest().metadata) w.set_metadata(k, v);
+  w.finish();
+  return dir_bytes(dst);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s TOKENIZER TEXT_FILE [max_len=512] [runs=3]\n", argv[0]);
+    return 2;
+  }
+  const std::string tokenizer = argv[1], text = argv[2];
+  const uint32_t max_len = argc > 3 ? std::stoul(argv[3]) : 512;
+  const int runs = argc > 4 ? std::stoi(argv[4]) : 3;
+  const fs::path tmp = fs::temp_directory_path() / ("bench_shardify_" + std::to_string(::getpid()));
+  fs::create_directories(tmp);
+
+  uint64_t bytes = 0;
+  const auto docs = read_docs(text, bytes);
+  auto t = tok::Tokenizer::from_file(tokenizer);
+  std::printf(
+      "input        %s: %.2f MB, %zu documents; tokenizer %s; max_len %u; best of %d runs\n",
+      text.c_str(), bytes / 1e6, docs.size(), tokenizer.c_str(), max_len, runs);
+
+  double tok_best[3] = {1e30, 1e30, 1e30};
+  uint64_t tokens = 0;
+  for (int r = 0; r < runs; ++r)
+    for (unsigned th : {1u, 2u})
+      tok_best[th] = std::min(tok_best[th], tokenize_only(*t, docs, th, tokens));
+
+  double conv_best[3] = {1e30, 1e30, 1e30};
+  shardify::ConvertResult result;
+  for (int r = 0; r < runs; ++r)
+    for (unsigned th : {1u, 2u}) {
+      shardify::ConvertOptions o;
+      o.inputs = {text};
+      o.format = shardify::InputFormat::kText;
+      o.task.task = shardify::Task::kLm;
+      o.task.max_len = max_len;
+      o.tokenizer_path = tokenizer;
+      o.out = (tmp / "ds").string();
+      o.force = true;
+      o.threads = th;
+      auto t0 = Clock::now();
+      result = shardify::convert(o);
+      conv_best[th] = std::min(conv_best[th], since(t0));
+    }
+  const double mb = bytes / 1e6;
+  std::printf("\n%-34s %10s %10s %8s\n", "throughput (MB/s of input text)", "1 thread", "2 threads",
+              "scaling");
+  std::printf("%-34s %10.2f %10.2f %7.2fx\n", "tokenizer only (encode_ids)", mb / tok_best[1],
+              mb / tok_best[2], tok_best[1] / tok_best[2]);
+  std::printf("%-34s %10.2f %10.2f %7.2fx\n", "shardify end to end (lm, packed)", mb / conv_best[1],
+              mb / conv_best[2], conv_best[1] / conv_best[2]);
+  std::printf("%-34s %9.0f%% %9.0f%%\n", "end to end / tokenizer only",
+              100 * tok_best[1] / conv_best[1], 100 * tok_best[2] / conv_best[2]);
+
+  // Storage. Real tokens: every stored non-pad token (documents' ids plus one separator each).
+  const uint64_t real = result.stats.tokens;
+  const uint64_t ds_bytes = dir_bytes(tmp / "ds");
+  const uint64_t ndocs = result.stats.examples;
+  // Megatron MMapIndexedDataset: .bin = uint16 tokens; .idx = 9 magic + 8 version + 1 dtype +
+  // 8 sizes count + 8 doc count + int32 size and int64 pointer per sequence + int64 doc index.
+  const uint64_t megatron_bin = 2 * real;
+  const uint64_t megatron_idx = 9 + 8 + 1 + 8 + 8 + 12 * ndocs + 8 * (ndocs + 1);
+
+  // torch.save baselines: the same documents' ids (with separators) as int64 tensors.
+  const fs::path ids_file = tmp / "ids.u32", lens_file = tmp / "lens.u32";
+  {
+    std::ofstream ids(ids_file, std::ios::binary), lens(lens_file, std::ios::binary);
+    std::vector<uint32_t> v;
+    const uint32_t sep =
+        t->special_tokens().eos ? *t->special_tokens().eos : *t->special_tokens().sep;
+    for (const auto& d : docs) {
+      v.clear();
+      t->encode_ids(d, v);
+      if (v.empty()) continue;
+      v.push_back(sep);
+      uint32_t n = static_cast<uint32_t>(v.size());
+      ids.write(reinterpret_cast<const char*>(v.data()), 4 * v.size());
+      lens.write(reinterpret_cast<const char*>(&n), 4);
+    }
+  }
+  const fs::path script = fs::path(__FILE__).parent_path() / "torch_save_baseline.py";
+  const std::string cmd = "/usr/bin/python3 " + script.string() + " " + ids_file.string() + " " +
+                          lens_file.string() + " " + std::to_string(max_len) + " " + tmp.string();
+  std::string py;
+  if (FILE* p = ::popen(cmd.c_str(), "r")) {
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, p)) py += buf;
+    ::pclose(p);
+  }
+  uint64_t torch_list = 0, torch_packed = 0;
+  std::sscanf(py.c_str(), "%lu %lu", &torch_list, &torch_packed);
+
+  std::printf("\n%-46s %12s %12s\n", "storage of the same tokens", "bytes", "bytes/token");
+  auto row = [&](const char* what, uint64_t b) {
+    std::printf("%-46s %12llu %12.3f\n", what, (unsigned long long)b, double(b) / double(real));
+  };
+  std::printf("real tokens: %llu (documents: %llu)\n", (unsigned long long)real,
+              (unsigned long long)ndocs);
+  row("shardkit dataset (shardify defaults)", ds_bytes);
+  row("Megatron uint16 .bin + .idx", megatron_bin + megatron_idx);
+  if (torch_list) row("torch.save list of int64 tensors (per doc)", torch_list);
+  if (torch_packed) row("torch.save int64 [N, max_len] (packed)", torch_packed);
+  std::printf("shardkit / Megatron: %.3fx\n",
+              double(ds_bytes) / double(megatron_bin + megatron_idx));
+
+  std::printf("\n%-40s %12s %12s\n", "writer settings (same records)", "bytes", "bytes/token");
+  for (auto filter : {format::BlockFilter::kNone, format::BlockFilter::kBytePlanes})
+    for (int level : {1, 3, 9, 19})
+      for (uint32_t block : {64u << 10, 256u << 10, 1u << 20}) {
+        char name[96];
+        std::snprintf(name, sizeof name, "%s zstd %d, %u KiB blocks",
+                      filter == format::BlockFilter::kNone ? "no filter  " : "byte planes", level,
+                      block >> 10);
+        uint64_t b = rewrite(tmp / "ds", tmp / "re", level, filter, block);
+        std::printf("%-40s %12llu %12.3f\n", name, (unsigned long long)b, double(b) / double(real));
+      }
+  fs::remove_all(tmp);
+  return 0;
+}
