@@ -194,6 +194,16 @@ TEST_CASE("concurrent const calls give the single-thread answer") {
     "pre_tokenizer":{"type":"ByteLevel","add_prefix_space":false,"use_regex":true},
     "model":{"type":"BPE","vocab":{"a":0,"b":1,"Ġ":2,"ab":3,"Ġa":4,"Ġab":5},"merges":["a b","Ġ a","Ġa b"]}})";
   auto tok = load_text(dir, "tokenizer.json", bpe);
+  // The same model behind an Oniguruma Split regex: regex searches run concurrently too.
+  std::string split = bpe;
+  split.replace(
+      split.find(
+          R"("pre_tokenizer":{"type":"ByteLevel","add_prefix_space":false,"use_regex":true})"),
+      std::string(
+          R"("pre_tokenizer":{"type":"ByteLevel","add_prefix_space":false,"use_regex":true})")
+          .size(),
+      R"("pre_tokenizer":{"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":" ?\\p{L}+|\\s+"},"behavior":"Isolated","invert":false},{"type":"ByteLevel","add_prefix_space":false,"use_regex":false}]})");
+  auto regex_tok = load_text(dir, "split.json", split);
   std::vector<uint32_t> ids;
   tok->encode_ids("ab ab<|x|>a", ids);
   // "a b" has the lowest rank, so " ab" becomes Ġ + ab before "Ġ a" can apply.
@@ -202,20 +212,24 @@ TEST_CASE("concurrent const calls give the single-thread answer") {
   std::vector<std::string> texts;
   for (int i = 0; i < 200; ++i)
     texts.push_back(std::string(i % 7, 'a') + " ab" + std::string(i % 5, 'b'));
-  std::vector<std::vector<uint32_t>> want;
+  std::vector<std::vector<uint32_t>> want, want_regex;
   for (auto& t : texts) {
     want.emplace_back();
     tok->encode_ids(t, want.back());
+    want_regex.emplace_back();
+    regex_tok->encode_ids(t, want_regex.back());
   }
+  CHECK(want == want_regex);
   std::vector<std::thread> threads;
   std::atomic<int> bad{0};
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {
       for (int rep = 0; rep < 50; ++rep)
         for (size_t i = 0; i < texts.size(); ++i) {
-          std::vector<uint32_t> got;
+          std::vector<uint32_t> got, got_regex;
           tok->encode_ids(texts[i], got);
-          if (got != want[i]) ++bad;
+          regex_tok->encode_ids(texts[i], got_regex);
+          if (got != want[i] || got_regex != want_regex[i]) ++bad;
         }
     });
   }
