@@ -1,0 +1,173 @@
+// The readers and helpers on their own: expectations are literal values stated here.
+#include <doctest/doctest.h>
+
+#include "core/error.h"
+#include "shardify/byte_source.h"
+#include "shardify/example_reader.h"
+#include "shardify/input_files.h"
+#include "shardify/label_map.h"
+#include "shardify/line_reader.h"
+#include "shardify/utf8.h"
+#include "test_util.h"
+
+using namespace shardkit;
+using namespace shardkit::shardify;
+using namespace shardkit::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<Example> read_examples(const fs::path& p, ReaderOptions o) {
+  auto r = ExampleReader::open(p, 0, o);
+  std::vector<Example> out;
+  Example ex;
+  while (r->next(ex)) out.push_back(ex);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("lines: CRLF, a missing final newline, and a line longer than the read chunk") {
+  TempDir tmp("lines");
+  const std::string long_line(3 << 20, 'x');
+  write_file(tmp / "a.txt", "one\r\ntwo\n\n" + long_line + "\nlast");
+  LineReader lines(ByteSource::open(tmp / "a.txt"));
+  std::vector<std::string> got;
+  std::string_view l;
+  while (lines.next(l)) got.emplace_back(l);
+  REQUIRE(got.size() == 5);
+  CHECK(got[0] == "one");
+  CHECK(got[1] == "two");
+  CHECK(got[2].empty());
+  CHECK(got[3] == long_line);
+  CHECK(got[4] == "last");
+  CHECK(lines.line_number() == 5);
+}
+
+TEST_CASE("compressed inputs: concatenated gzip members and zstd frames read as one stream") {
+  TempDir tmp("z");
+  write_file(tmp / "a", "alpha\n");
+  write_file(tmp / "b", "beta\n");
+  REQUIRE(run_command("gzip -c " + (tmp / "a").string() + " > " + (tmp / "x.gz").string() +
+                      " && gzip -c " + (tmp / "b").string() + " >> " + (tmp / "x.gz").string()) ==
+          0);
+  REQUIRE(run_command("zstd -q -c " + (tmp / "a").string() + " > " + (tmp / "x.zst").string() +
+                      " && zstd -q -c " + (tmp / "b").string() + " >> " +
+                      (tmp / "x.zst").string()) == 0);
+  CHECK(read_all(tmp / "x.gz") == "alpha\nbeta\n");
+  CHECK(read_all(tmp / "x.zst") == "alpha\nbeta\n");
+  // A truncated zstd file is an input error, not a short read.
+  std::string z = read_file(tmp / "x.zst");
+  write_file(tmp / "t.zst", z.substr(0, z.size() - 3));
+  CHECK_THROWS_AS(read_all(tmp / "t.zst"), Error);
+}
+
+TEST_CASE("UTF-8: first invalid byte and code point offsets") {
+  CHECK(!first_invalid_utf8("caf\xC3\xA9 \xE2\x80\x94 ok"));
+  CHECK(first_invalid_utf8("ab\xC3\x28") == 2u);      // bad continuation
+  CHECK(first_invalid_utf8("abc\xC0\xAF") == 3u);     // overlong '/'
+  CHECK(first_invalid_utf8("\xED\xA0\x80x") == 0u);   // UTF-16 surrogate
+  CHECK(first_invalid_utf8("xy\xF0\x9F\x98") == 2u);  // truncated 4-byte sequence
+  const std::string s =
+      "a\xC3\xA9\xE2\x80\x94"
+      "b";  // a é — b
+  CHECK(code_point_to_byte(s, 0) == 0u);
+  CHECK(code_point_to_byte(s, 2) == 3u);
+  CHECK(code_point_to_byte(s, 3) == 6u);
+  CHECK(code_point_to_byte(s, 4) == 7u);  // one past the end
+  CHECK(!code_point_to_byte(s, 5));
+}
+
+TEST_CASE("CSV: a quoted field across lines reports its first line; TSV keeps inner quotes") {
+  TempDir tmp("csv");
+  write_file(tmp / "a.csv", "label,text\nx,\"multi\nline, \"\"quoted\"\"\"\ny,plain\n");
+  ReaderOptions o;
+  o.format = InputFormat::kCsv;
+  o.label_field = "label";
+  auto ex = read_examples(tmp / "a.csv", o);
+  REQUIRE(ex.size() == 2);
+  CHECK(ex[0].text == "multi\nline, \"quoted\"");
+  CHECK(ex[0].line == 2);
+  CHECK(ex[1].text == "plain");
+  CHECK(ex[1].line == 4);
+  CHECK(ex[1].label == "y");
+
+  write_file(tmp / "a.tsv", "text\tlabel\nsays \"hi\" twice\t1\n");
+  o.format = InputFormat::kTsv;
+  ex = read_examples(tmp / "a.tsv", o);
+  REQUIRE(ex.size() == 1);
+  CHECK(ex[0].text == "says \"hi\" twice");
+  CHECK(ex[0].error.empty());
+}
+
+TEST_CASE("JSONL: dotted paths, label types, and a path through a non-object") {
+  TempDir tmp("jsonl");
+  write_file(tmp / "a.jsonl",
+             "{\"a\":{\"b\":{\"c\":\"deep\"}},\"y\":3}\n{\"a\":{\"b\":\"flat\"},\"y\":true}\n{"
+             "\"a\":1,\"y\":[1]}\n");
+  ReaderOptions o;
+  o.text_field = "a.b.c";
+  o.label_field = "y";
+  auto ex = read_examples(tmp / "a.jsonl", o);
+  REQUIRE(ex.size() == 3);
+  CHECK(ex[0].text == "deep");
+  CHECK(ex[0].label == "3");
+  CHECK(ex[1].error.find("not an object") != std::string::npos);
+  CHECK(ex[2].error.find("not an object") != std::string::npos);
+  o.text_field = "a";
+  ex = read_examples(tmp / "a.jsonl", o);
+  CHECK(ex[1].error == "field 'a' is not a string");
+  CHECK(ex[2].error == "field 'a' is not a string");
+}
+
+TEST_CASE("SQuAD: answer_start in code points becomes a byte offset") {
+  TempDir tmp("squad");
+  // "Zürich — 1291": Z ü r i c h ' ' — ' ' = 9 code points before "1291", 12 bytes.
+  write_file(
+      tmp / "s.json",
+      "{\"data\":[{\"paragraphs\":[{\"context\":\"Z\xC3\xBCrich \xE2\x80\x94 "
+      "1291\",\"qas\":[{\"id\":\"a\","
+      "\"question\":\"When?\",\"answers\":[{\"text\":\"1291\",\"answer_start\":9}]},{\"id\":\"b\","
+      "\"question\":\"Who?\",\"answers\":[],\"is_impossible\":true}]}]}]}");
+  ReaderOptions o;
+  o.format = InputFormat::kSquad;
+  auto ex = read_examples(tmp / "s.json", o);
+  REQUIRE(ex.size() == 1);
+  REQUIRE(ex[0].questions.size() == 2);
+  CHECK(ex[0].questions[0].answer_start == 12u);
+  CHECK(ex[0].questions[0].error.empty());
+  CHECK(ex[0].questions[1].impossible);
+  CHECK(ex[0].questions[1].example_index == 1u);
+}
+
+TEST_CASE("labels: numeric, lexicographic and given orders") {
+  CHECK(LabelMap::from_observed({"10", "2", "-1", "0"}).names() ==
+        std::vector<std::string>{"-1", "0", "2", "10"});
+  CHECK(LabelMap::from_observed({"10", "2", "b"}).names() ==
+        std::vector<std::string>{"10", "2", "b"});
+  CHECK(LabelMap::from_observed({"pos", "neg", "Neutral"}).names() ==
+        std::vector<std::string>{"Neutral", "neg", "pos"});
+  auto given = LabelMap::from_list("pos,neg");
+  CHECK(given.index("neg") == 1);
+  CHECK(!given.index("other"));
+  CHECK_THROWS_AS(LabelMap::from_list("a,,b"), Error);
+  CHECK_THROWS_AS(LabelMap::from_list("a,b,a"), Error);
+}
+
+TEST_CASE("parts: contiguous file ranges that cover every file once") {
+  for (size_t files : {0u, 1u, 5u, 7u, 100u})
+    for (uint32_t n : {1u, 2u, 3u, 8u}) {
+      size_t next = 0;
+      for (uint32_t i = 0; i < n; ++i) {
+        auto [a, b] = part_file_range(files, {i, n});
+        CHECK(a == next);
+        CHECK(b >= a);
+        next = b;
+      }
+      CHECK(next == files);
+    }
+  CHECK(parse_part("2/4").index == 2u);
+  CHECK_THROWS_AS(parse_part("4/4"), Error);
+  CHECK_THROWS_AS(parse_part("1-4"), Error);
+  CHECK_THROWS_AS(parse_part("1/4x"), Error);
+}
