@@ -39,7 +39,8 @@ inline uint64_t hash_u64(uint64_t x) {
   return x ^ (x >> 33);
 }
 
-// Byte string -> uint32 id.
+// Byte string -> uint32 id. Slots are 16 bytes (a 32-bit hash tag, id, key offset, length) so
+// large vocabularies stay cache-friendly.
 class StringIdMap {
  public:
   static constexpr uint32_t kNone = 0xFFFFFFFFu;
@@ -53,11 +54,12 @@ class StringIdMap {
   void set(std::string_view key, uint32_t id) {
     if ((count_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
     uint64_t h = hash_bytes(key.data(), key.size());
+    uint32_t tag = static_cast<uint32_t>(h >> 32);
     size_t mask = slots_.size() - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
       Slot& s = slots_[i];
       if (s.id == kNone) {
-        s.hash = h;
+        s.tag = tag;
         s.offset = static_cast<uint32_t>(arena_.size());
         s.len = static_cast<uint32_t>(key.size());
         s.id = id;
@@ -65,7 +67,7 @@ class StringIdMap {
         ++count_;
         return;
       }
-      if (s.hash == h && s.len == key.size() &&
+      if (s.tag == tag && s.len == key.size() &&
           std::memcmp(arena_.data() + s.offset, key.data(), key.size()) == 0) {
         s.id = id;
         return;
@@ -75,11 +77,12 @@ class StringIdMap {
   uint32_t find(const char* p, size_t n) const {
     if (slots_.empty()) return kNone;
     uint64_t h = hash_bytes(p, n);
+    uint32_t tag = static_cast<uint32_t>(h >> 32);
     size_t mask = slots_.size() - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
       const Slot& s = slots_[i];
       if (s.id == kNone) return kNone;
-      if (s.hash == h && s.len == n && std::memcmp(arena_.data() + s.offset, p, n) == 0)
+      if (s.tag == tag && s.len == n && std::memcmp(arena_.data() + s.offset, p, n) == 0)
         return s.id;
     }
   }
@@ -88,10 +91,10 @@ class StringIdMap {
 
  private:
   struct Slot {
-    uint64_t hash = 0;
+    uint32_t tag = 0;
+    uint32_t id = kNone;
     uint32_t offset = 0;
     uint32_t len = 0;
-    uint32_t id = kNone;
   };
   void rehash(size_t cap) {
     std::vector<Slot> old = std::move(slots_);
@@ -99,7 +102,7 @@ class StringIdMap {
     size_t mask = cap - 1;
     for (const Slot& s : old) {
       if (s.id == kNone) continue;
-      size_t i = s.hash & mask;
+      size_t i = hash_bytes(arena_.data() + s.offset, s.len) & mask;
       while (slots_[i].id != kNone) i = (i + 1) & mask;
       slots_[i] = s;
     }

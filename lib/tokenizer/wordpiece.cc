@@ -1,6 +1,7 @@
 #include "tokenizer/wordpiece.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/error.h"
 #include "tokenizer/unicode.h"
@@ -77,6 +78,9 @@ WordPieceTokenizer::WordPieceTokenizer(WordPieceConfig config, const std::string
                 "WordPiece unknown token '" + config_.unk_token + "' is not in the vocabulary");
   unk_id_ = unk;
 
+  bmp_.resize(0x10000);
+  for (char32_t cp = 0x80; cp < 0x10000; ++cp)
+    if (cp < 0xD800 || cp > 0xDFFF) bmp_[cp] = classify(cp);
   const BertNormalizerOptions& n = config_.normalizer;
   for (int c = 0; c < 128; ++c) {
     auto uc = static_cast<unsigned char>(c);
@@ -155,6 +159,51 @@ void WordPieceTokenizer::tokenize_word(WordState& w, std::vector<uint32_t>& ids,
     if (offsets) offsets->push_back(span(start, end));
     start = end;
   }
+}
+
+// The same decisions as add_codepoint, for the table.
+WordPieceTokenizer::CharEntry WordPieceTokenizer::classify(char32_t cp) const {
+  const BertNormalizerOptions& n = config_.normalizer;
+  CharEntry e;
+  if (n.clean_text && (cp == 0xFFFD || is_other_control(cp))) {
+    e.kind = CharEntry::kDrop;
+    return e;
+  }
+  if (is_white_space(cp)) {
+    e.kind = CharEntry::kBreak;
+    return e;
+  }
+  const bool isolate = n.handle_chinese_chars && is_chinese_char(cp);
+  char32_t decomposed[8];
+  int nd = 1;
+  decomposed[0] = cp;
+  if (n.strip_accents) nd = decompose_nfd(cp, decomposed, 8);
+  std::string bytes;
+  int chars = 0;
+  bool punct = false;
+  for (int k = 0; k < nd; ++k) {
+    char32_t c = decomposed[k];
+    if (n.strip_accents && is_nonspacing_mark(c)) continue;
+    char32_t lowered[2];
+    int nl = 1;
+    lowered[0] = c;
+    if (n.lowercase) nl = to_lower_full(c, lowered);
+    for (int j = 0; j < nl; ++j) {
+      if (is_white_space(lowered[j])) return e;  // kSlow
+      punct = punct || is_bert_punct(lowered[j]);
+      append_utf8(bytes, lowered[j]);
+      ++chars;
+    }
+  }
+  if (bytes.size() > sizeof e.utf8) return e;
+  if ((isolate || punct) && chars > 1) return e;
+  e.kind = chars == 0           ? CharEntry::kDrop
+           : (isolate || punct) ? CharEntry::kIsolate
+                                : CharEntry::kAppend;
+  e.len = static_cast<uint8_t>(bytes.size());
+  e.chars = static_cast<uint8_t>(chars);
+  std::memcpy(e.utf8, bytes.data(), bytes.size());
+  return e;
 }
 
 // One non-ASCII code point at original bytes [start, end): normalize it and feed the result to
@@ -249,9 +298,52 @@ void WordPieceTokenizer::encode_segment(std::string_view full, size_t begin, siz
       ++i;
       continue;
     }
+    // The text was validated: decode without checks.
     size_t cs = i;
-    char32_t cp = decode_utf8(full, i);
-    add_codepoint(w, cp, static_cast<uint32_t>(cs), static_cast<uint32_t>(i), ids, detail);
+    char32_t cp;
+    if (c < 0xE0) {
+      cp = ((c & 0x1Fu) << 6) | (s[i + 1] & 0x3Fu);
+      i += 2;
+    } else if (c < 0xF0) {
+      cp = ((c & 0x0Fu) << 12) | ((s[i + 1] & 0x3Fu) << 6) | (s[i + 2] & 0x3Fu);
+      i += 3;
+    } else {
+      cp = ((c & 0x07u) << 18) | ((s[i + 1] & 0x3Fu) << 12) | ((s[i + 2] & 0x3Fu) << 6) |
+           (s[i + 3] & 0x3Fu);
+      i += 4;
+    }
+    const CharEntry* entry = cp < 0x10000 ? &bmp_[cp] : nullptr;
+    if (!entry || entry->kind == CharEntry::kSlow) {
+      add_codepoint(w, cp, static_cast<uint32_t>(cs), static_cast<uint32_t>(i), ids, detail);
+      continue;
+    }
+    switch (entry->kind) {
+      case CharEntry::kDrop:
+        break;
+      case CharEntry::kBreak:
+        tokenize_word(w, ids, detail);
+        w.clear();
+        break;
+      case CharEntry::kIsolate:
+      case CharEntry::kAppend:
+        if (entry->kind == CharEntry::kIsolate) {
+          tokenize_word(w, ids, detail);
+          w.clear();
+        }
+        w.bytes.append(entry->utf8, entry->len);
+        if (w.track) {
+          w.start.resize(w.bytes.size(), static_cast<uint32_t>(cs));
+          w.end.resize(w.bytes.size(), static_cast<uint32_t>(i));
+        }
+        w.chars += entry->chars;
+        if (entry->kind == CharEntry::kIsolate) {
+          tokenize_word(w, ids, detail);
+          w.clear();
+        }
+        break;
+      default:
+        break;
+    }
   }
   tokenize_word(w, ids, detail);
   w.clear();

@@ -53,6 +53,16 @@ class WordPieceTokenizer : public TokenizerBase {
                      std::vector<uint32_t>& ids, Encoding* detail) const;
 
   enum AsciiClass : uint8_t { kWordChar, kSpace, kPunct, kDrop };
+  // What normalization and pre-tokenization do with one BMP code point, precomputed so the hot
+  // loop makes no utf8proc calls: kSlow falls back to add_codepoint.
+  struct CharEntry {
+    enum Kind : uint8_t { kSlow, kAppend, kDrop, kBreak, kIsolate } kind = kSlow;
+    uint8_t len = 0;    // normalized UTF-8 bytes
+    uint8_t chars = 0;  // normalized characters
+    char utf8[13] = {};
+  };
+  CharEntry classify(char32_t cp) const;
+  std::vector<CharEntry> bmp_;
   WordPieceConfig config_;
   StringIdMap whole_;         // every vocabulary token
   StringIdMap continuation_;  // tokens with the prefix, keyed without it
