@@ -63,31 +63,35 @@ inline std::optional<int64_t> metadata_number(const shardkit::Dataset& ds, const
   return std::nullopt;
 }
 
-// How many labels the manifest lists (a JSON array or object under "labels" / "label_names").
+// How many labels the manifest lists: shardify stores {"names": [...], ...} under "labels";
+// a bare JSON array is accepted too.
 inline std::optional<int64_t> metadata_label_count(const shardkit::Dataset& ds) {
-  for (const char* key : {"labels", "label_names", "label_map"}) {
-    const auto raw = ds.metadata(key);
-    if (!raw || raw->empty() || (raw->front() != '[' && raw->front() != '{')) continue;
-    int64_t depth = 0, count = 0;
-    bool in_string = false, any = false;
-    for (size_t i = 0; i < raw->size(); ++i) {
-      const char c = (*raw)[i];
-      if (in_string) {
-        if (c == '\\')
-          ++i;
-        else if (c == '"')
-          in_string = false;
-        continue;
-      }
-      if (c == '"') in_string = true;
-      if (c == '[' || c == '{') ++depth;
-      if (c == ']' || c == '}') --depth;
-      if (depth == 1 && c == ',') ++count;
-      if (depth >= 1 && c != ' ' && c != '[' && c != '{' && c != ']' && c != '}') any = true;
+  const auto raw = ds.metadata("labels");
+  if (!raw) return std::nullopt;
+  size_t open =
+      raw->find('[', raw->find("\"names\"") == std::string::npos ? 0 : raw->find("\"names\""));
+  if (open == std::string::npos) return std::nullopt;
+  int64_t count = 0;
+  bool in_string = false, any = false;
+  for (size_t i = open + 1; i < raw->size(); ++i) {
+    const char c = (*raw)[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+      continue;
     }
-    return any ? count + 1 : 0;
+    if (c == '"')
+      in_string = any = true;
+    else if (c == ',')
+      ++count;
+    else if (c == ']')
+      break;
+    else if (c != ' ')
+      any = true;
   }
-  return std::nullopt;
+  return any ? count + 1 : 0;
 }
 
 }  // namespace examples

@@ -5,7 +5,8 @@
 //             [--batch-size 32] [--dim 64] [--layers 2] [--heads 4] [--lr 0.001] [--max-steps N]
 //
 // The dataset needs input_ids (and ideally length; shardify --task lm). The mask id, special
-// ids and vocabulary size come from the flags or from the manifest metadata.
+// ids and vocabulary size come from the flags or from the manifest metadata (shardify records
+// vocab_size, pad_id and separator_id; [MASK]'s id must be given, e.g. 103 for bert-base-uncased).
 #include <torch/torch.h>
 
 #include <chrono>
@@ -88,6 +89,9 @@ int run(const examples::Args& args) {
   o.mlm.vocab_size = static_cast<uint64_t>(
       args.num("vocab-size", examples::metadata_number(ds, "vocab_size").value_or(0)));
   o.mlm.special_ids = parse_ids(args.str("special", ""));
+  // shardify records the padding and separator ids of the task; they are never masked.
+  for (const char* key : {"pad_id", "separator_id"})
+    if (auto id = examples::metadata_number(ds, key)) o.mlm.special_ids.push_back(*id);
   if (o.mlm.mask_token_id < 0 || o.mlm.vocab_size == 0) {
     std::fprintf(stderr,
                  "train_mlm: give --mask-id and --vocab-size (the manifest does not say)\n");

@@ -61,9 +61,12 @@ uint64_t EpochOrder::window_of(uint64_t position) const {
   return lo;
 }
 
-KeyedPermutation EpochOrder::window_permutation(uint64_t window) const {
-  const uint64_t n = window_start(window + 1) - window_start(window);
-  return KeyedPermutation(n, hash_of(params_.seed, params_.epoch, kWindowTag, window));
+std::vector<uint64_t> EpochOrder::blocks_of_window(uint64_t window) const {
+  std::vector<uint64_t> blocks;
+  const uint64_t first = std::min(window * k_, geometry_.blocks());
+  const uint64_t end = std::min(first + k_, geometry_.blocks());
+  for (uint64_t p = first; p < end; ++p) blocks.push_back(params_.shuffle ? block_perm_(p) : p);
+  return blocks;
 }
 
 uint64_t EpochOrder::record_of_unwindowed(uint64_t u) const {

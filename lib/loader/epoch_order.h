@@ -38,12 +38,13 @@ class EpochOrder {
   void records(uint64_t first, uint64_t count, uint64_t* out) const;
   // The window that position belongs to; non-decreasing in position.
   uint64_t window_of(uint64_t position) const;
+  // The blocks a window reads (for readahead).
+  std::vector<uint64_t> blocks_of_window(uint64_t window) const;
 
  private:
   uint64_t window_start(uint64_t window) const;  // first position of a window
   uint64_t records_before(uint64_t block_position) const;
   uint64_t record_of_unwindowed(uint64_t u) const;  // u-th record of the permuted block sequence
-  KeyedPermutation window_permutation(uint64_t window) const;
 
   Geometry geometry_;
   OrderParams params_;

@@ -146,18 +146,36 @@ struct Loader::Impl {
       ready.emplace(i, std::move(built));
       ++batches_built;
       const uint64_t lowest = in_flight.empty() ? next_sched : *in_flight.begin();
+      bool advanced = false;
       if (lowest < p->batches()) {
         const uint64_t w = window_of_row(*p, lowest, 0);
         if (w > low_window) {
           low_window = w;
           evict_below(w);
+          advanced = true;
         }
       } else {
         evict_below(UINT64_MAX);
       }
       ready_cv.notify_all();
       work_cv.notify_all();
+      if (advanced && low_window + 1 < p->order().window_count()) {
+        // The window after next may now be read: ask the kernel to start reading its blocks,
+        // which the shuffled block order would otherwise keep readahead from guessing.
+        const uint64_t upcoming = low_window + 1;
+        lock.unlock();
+        readahead(p->order().blocks_of_window(upcoming));
+        lock.lock();
+      }
     }
+  }
+
+  void readahead(const std::vector<uint64_t>& blocks) const {
+    for (uint64_t b : blocks) try {
+        ds.prefetch(b);
+      } catch (...) {
+        // A shard that fails to open is reported when its block is read, with its context.
+      }
   }
 
   void evict_below(uint64_t window) {

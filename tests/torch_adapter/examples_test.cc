@@ -59,7 +59,7 @@ void write_classification(const std::filesystem::path& dir, uint64_t records, ui
     std::memcpy(rec.data() + schema.at("labels").offset, &label, 8);
     w.append(rec.data());
   }
-  w.set_metadata("labels", "[\"a\",\"b\",\"c\"]");
+  w.set_metadata("labels", "{\"names\":[\"a\",\"b\",\"c\"],\"order\":\"given\"}");
   w.finish();
 }
 
@@ -107,6 +107,7 @@ TEST_CASE("train_classifier learns a sentence-pair classification from shards") 
   CHECK(before < 0.6);  // about chance (1/3) before training
   CHECK(after > 0.9);
   CHECK(out.find("(600 examples)") != std::string::npos);  // every held-out example, once
+  CHECK(out.find("labels 3,") != std::string::npos);       // read from the manifest
 }
 
 TEST_CASE("train_mlm's masked-LM loss falls") {
