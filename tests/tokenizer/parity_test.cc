@@ -227,6 +227,8 @@ TEST_CASE("TemplateProcessing and ByteLevel post-processors match HF") {
               oracle_files() / "bert-template.json",
               {},
               oracle_files() / "bert-template.json"});
+  check_full({"bert_mask_lstrip_rstrip", oracle_files() / "bert-strip.json", {},
+              oracle_files() / "bert-strip.json"});
   check_full({"gpt2_trim_offsets",
               oracle_files() / "gpt2-trim-offsets.json",
               {},
