@@ -112,17 +112,25 @@ RecordLayout::RecordLayout(const TaskOptions& o, size_t vocab_size) : max_len_(o
     f.push_back({"source_index", DType::kU32, {}, 0});
   }
   schema_ = Schema(std::move(f));
+  ids_offset_ = schema_.at("input_ids").offset;
+  if (const Field* t = schema_.find("token_type_ids")) type_ids_offset_ = t->offset;
 }
 
 void RecordLayout::put_tokens(unsigned char* record, std::span<const uint32_t> ids,
                               std::span<const uint32_t> type_ids, uint32_t pad_id) const {
-  const Field& f = schema_.at("input_ids");
-  const size_t w = dtype_size(token_dtype_);
-  unsigned char* p = record + f.offset;
-  for (uint32_t i = 0; i < max_len_; ++i)
-    format::store_le(p + i * w, i < ids.size() ? ids[i] : pad_id, w);
-  if (const Field* t = schema_.find("token_type_ids")) {
-    unsigned char* q = record + t->offset;
+  unsigned char* p = record + ids_offset_;
+  const size_t n = std::min<size_t>(ids.size(), max_len_);
+  if (token_dtype_ == DType::kU16) {
+    for (size_t i = 0; i < n; ++i) {
+      p[2 * i] = static_cast<unsigned char>(ids[i]);
+      p[2 * i + 1] = static_cast<unsigned char>(ids[i] >> 8);
+    }
+    for (size_t i = n; i < max_len_; ++i) format::store_le(p + 2 * i, pad_id, 2);
+  } else {
+    for (size_t i = 0; i < max_len_; ++i) format::store_le(p + 4 * i, i < n ? ids[i] : pad_id, 4);
+  }
+  if (type_ids_offset_) {
+    unsigned char* q = record + *type_ids_offset_;
     for (uint32_t i = 0; i < max_len_; ++i)
       q[i] = i < type_ids.size() ? static_cast<unsigned char>(type_ids[i]) : 0;
   }
@@ -406,15 +414,17 @@ Packer::Packer(const RecordLayout& layout, const TaskOptions& options, uint32_t 
 
 void Packer::add(const std::vector<uint32_t>& ids, const std::vector<uint32_t>& doc_ends,
                  std::vector<unsigned char>& records, size_t& record_count, ConvertStats& stats) {
-  size_t next_end = 0;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    window_.push_back(ids[i]);
-    if (options_.position_ids) positions_.push_back(static_cast<uint16_t>(position_++));
-    if (next_end < doc_ends.size() && doc_ends[next_end] == i + 1) {
-      ++next_end;
-      position_ = 0;
+  size_t i = 0;
+  for (uint32_t end : doc_ends) {
+    while (i < end) {  // one document, possibly across windows
+      const size_t take = std::min<size_t>(end - i, options_.max_len - window_.size());
+      window_.insert(window_.end(), ids.begin() + i, ids.begin() + i + take);
+      if (options_.position_ids)
+        for (size_t k = 0; k < take; ++k) positions_.push_back(static_cast<uint16_t>(position_++));
+      i += take;
+      if (window_.size() == options_.max_len) emit(records, record_count, stats);
     }
-    if (window_.size() == options_.max_len) emit(records, record_count, stats);
+    position_ = 0;
   }
 }
 

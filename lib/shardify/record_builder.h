@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -92,6 +93,8 @@ class RecordLayout {
   Schema schema_;
   DType token_dtype_;
   uint32_t max_len_;
+  size_t ids_offset_ = 0;
+  std::optional<size_t> type_ids_offset_;
 };
 
 class TaskEncoder {
