@@ -93,9 +93,14 @@ class Json {
 
 std::vector<std::string> vocab_by_id(const Json& j, element vocab_el, const std::string& where) {
   std::vector<std::string> vocab;
-  for (auto [key, value] : j.obj(vocab_el, where)) {
+  object entries = j.obj(vocab_el, where);
+  // Ids index a table: refuse sparse ids far beyond the number of entries.
+  const uint64_t limit = uint64_t{entries.size()} * 4 + 65536;
+  for (auto [key, value] : entries) {
     uint64_t id = j.uint(value, where + "[\"" + std::string(key) + "\"]");
-    if (id > 50'000'000) j.fail(where + ": id " + std::to_string(id) + " is implausibly large");
+    if (id >= limit)
+      j.fail(where + ": id " + std::to_string(id) + " of '" + std::string(key) +
+             "' is far beyond the vocabulary's " + std::to_string(entries.size()) + " entries");
     if (id >= vocab.size()) vocab.resize(id + 1);
     vocab[id] = std::string(key);
   }
