@@ -1,0 +1,46 @@
+"""Shared by the Python tests: a small learnable corpus shardified with the real tool."""
+import json
+import os
+import random
+import subprocess
+import tempfile
+
+BIN = os.environ["SHARDKIT_BIN"]
+VOCAB = os.environ["SHARDKIT_VOCAB"]
+SHARDIFY = os.path.join(BIN, "tools", "shardify", "shardify")
+INSPECT = os.path.join(BIN, "tools", "shard-inspect")
+
+POSITIVE = "good great fine excellent lovely happy bright warm".split()
+NEGATIVE = "bad awful poor terrible sad gloomy cold broken".split()
+NEUTRAL = "the a of and to in is it that was for on with as".split()
+
+
+def make_corpus(path, n, seed=0):
+    """Sentences whose label is which sentiment word list they draw from: learnable, and the
+    label of every line is known here independently of shardkit."""
+    rng = random.Random(seed)
+    labels = []
+    with open(path, "w") as f:
+        for _ in range(n):
+            label = rng.randrange(2)
+            words = [rng.choice(NEUTRAL) for _ in range(rng.randrange(3, 40))]
+            for _ in range(rng.randrange(1, 4)):
+                words.insert(rng.randrange(len(words) + 1), rng.choice(POSITIVE if label else NEGATIVE))
+            f.write(json.dumps({"text": " ".join(words), "label": "pos" if label else "neg"}) + "\n")
+            labels.append(label)
+    return labels
+
+
+def shardify(jsonl, out, *extra):
+    subprocess.run([SHARDIFY, "--input", jsonl, "--task", "cls", "--tokenizer", VOCAB,
+                    "--labels", "neg,pos", "--max-len", "64", "--block-size", "2048",
+                    "--shard-size", "20000", "--out", out, "--force", *extra],
+                   check=True, capture_output=True)
+
+
+def dataset(n=1000, seed=0):
+    """A fresh temporary dataset of n examples; returns (dir, labels)."""
+    tmp = tempfile.mkdtemp(prefix="shardkit-py-")
+    labels = make_corpus(os.path.join(tmp, "corpus.jsonl"), n, seed)
+    shardify(os.path.join(tmp, "corpus.jsonl"), os.path.join(tmp, "ds"))
+    return os.path.join(tmp, "ds"), labels

@@ -1,0 +1,117 @@
+"""The Python module against the C++ tool and against arithmetic stated here."""
+import json
+import os
+import subprocess
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+import pyutil  # noqa: E402
+import shardkit  # noqa: E402
+
+
+def test_dataset_matches_dump(path, labels):
+    ds = shardkit.Dataset(path)
+    assert len(ds) == len(labels)
+    assert [f["name"] for f in ds.schema] == ["input_ids", "length", "labels"]
+    assert ds.shards > 1
+    assert ds.metadata["labels"]["names"] == ["neg", "pos"]
+    dump = subprocess.run([pyutil.INSPECT, "dump", path, "--json", "--from", "0", "--count", str(len(ds))],
+                          check=True, capture_output=True, text=True).stdout.splitlines()
+    for line in dump:
+        rec = json.loads(line)
+        mine = ds[rec["index"]]
+        assert mine["input_ids"].tolist() == rec["input_ids"]
+        assert int(mine["length"]) == rec["length"]
+        # The label of each line is known from the corpus generator, not from shardkit.
+        assert int(mine["labels"]) == labels[rec["index"]]
+
+
+def epoch_batches(path, **options):
+    loader = shardkit.Loader(path, **options)
+    out = []
+    while True:
+        item = loader.next_with_records()
+        if item is None:
+            return out
+        out.append(item)
+
+
+def test_loader_epoch(path, labels):
+    ds = shardkit.Dataset(path)
+    batches = epoch_batches(path, batch_size=32, shuffle=True, seed=5, threads=2)
+    seen = [r for _, records in batches for r in records]
+    assert sorted(seen) == list(range(len(ds))), "an epoch visits every record once"
+    assert seen != sorted(seen), "shuffled"
+    for batch, records in batches:
+        assert batch["input_ids"].dtype == torch.int64
+        longest = int(batch["length"].max())
+        assert batch["input_ids"].shape == (len(records), longest), "dynamic padding to the longest row"
+        for row, r in enumerate(records):
+            n = int(ds[r]["length"])
+            assert batch["input_ids"][row, :n].tolist() == ds[r]["input_ids"][:n].tolist()
+            assert batch["attention_mask"][row].tolist() == [1] * n + [0] * (longest - n)
+            assert int(batch["labels"][row]) == labels[r]
+    # Same seed and epoch, other thread count: the same batches.
+    again = epoch_batches(path, batch_size=32, shuffle=True, seed=5, threads=1)
+    assert [r for _, r in again] == [r for _, r in batches]
+    assert [r for _, r in epoch_batches(path, batch_size=32, seed=5, shuffle=False)][0] == list(range(32))
+
+
+def test_resume(path):
+    full = epoch_batches(path, batch_size=16, shuffle=True, seed=9, threads=2)
+    loader = shardkit.Loader(path, batch_size=16, shuffle=True, seed=9, threads=2)
+    for _ in range(7):
+        loader.next_with_records()
+    state = loader.state_dict()
+    assert state["samples_consumed"] == 7 * 16
+    resumed = shardkit.Loader(path, batch_size=16, shuffle=True, seed=0, threads=1)
+    resumed.load_state_dict(state)
+    rest = []
+    while (item := resumed.next_with_records()) is not None:
+        rest.append(item)
+    assert len(rest) == len(full) - 7
+    for (a, ra), (b, rb) in zip(rest, full[7:]):
+        assert ra == rb
+        for k in a:
+            assert torch.equal(a[k], b[k]), k
+
+
+def test_iterable_dataset(path):
+    it = shardkit.IterableDataset(path, batch_size=32, shuffle=True, seed=5)
+    dl = torch.utils.data.DataLoader(it, batch_size=None)
+    direct = epoch_batches(path, batch_size=32, shuffle=True, seed=5)
+    got = list(dl)
+    assert len(got) == len(direct)
+    for a, (b, _) in zip(got, direct):
+        assert torch.equal(a["input_ids"], b["input_ids"])
+
+
+def test_corruption_is_an_exception(path):
+    shard = sorted(f for f in os.listdir(path) if f.endswith(".shard"))[1]
+    data = bytearray(open(os.path.join(path, shard), "rb").read())
+    data[200] ^= 0x40  # inside block 0's stored bytes
+    open(os.path.join(path, shard), "wb").write(data)
+    loader = shardkit.Loader(path, batch_size=64, shuffle=False)
+    try:
+        for _ in loader:
+            pass
+    except shardkit.ShardkitError as e:
+        assert shard in str(e) and "block 0" in str(e), str(e)
+    else:
+        raise AssertionError("a corrupt block must raise")
+
+
+def main():
+    path, labels = pyutil.dataset(1000)
+    tests = [lambda: test_dataset_matches_dump(path, labels), lambda: test_loader_epoch(path, labels),
+             lambda: test_resume(path), lambda: test_iterable_dataset(path),
+             lambda: test_corruption_is_an_exception(path)]
+    for t in tests:
+        t()
+    print(f"{len(tests)} passed, 0 failed")
+
+
+if __name__ == "__main__":
+    main()
