@@ -7,6 +7,7 @@
 #include <random>
 #include <thread>
 
+#include "core/dataset_writer.h"
 #include "core/error.h"
 #include "core/manifest.h"
 #include "core/shard_file.h"
@@ -303,4 +304,64 @@ TEST_CASE("bad options are refused with a reason") {
   o = {};
   o.mlm.enabled = true;  // no mask id, and labels is stored
   CHECK_THROWS_AS(Loader(tmp / "ds", o), Error);
+}
+
+TEST_CASE("shardify's pair layout: stored u8 token_type_ids and u16 position_ids are trimmed too") {
+  // input_ids u16[L], token_type_ids u8[L], position_ids u16[L], length u32, labels i32.
+  TempDir tmp("ld");
+  const uint32_t L = 40;
+  Schema schema({{"input_ids", DType::kU16, {L}},
+                 {"token_type_ids", DType::kU8, {L}},
+                 {"position_ids", DType::kU16, {L}},
+                 {"length", DType::kU32, {}},
+                 {"labels", DType::kI32, {}}});
+  {
+    DatasetWriter w(tmp / "ds", schema);
+    std::vector<unsigned char> rec(schema.record_size());
+    for (uint32_t i = 0; i < 100; ++i) {
+      std::fill(rec.begin(), rec.end(), 0);
+      const uint32_t len = 2 + i % 30;
+      for (uint32_t j = 0; j < len; ++j) {
+        const uint16_t id = static_cast<uint16_t>(1000 + i + j);
+        std::memcpy(rec.data() + schema.at("input_ids").offset + 2 * j, &id, 2);
+        rec[schema.at("token_type_ids").offset + j] = j >= len / 2;
+        const uint16_t pos = static_cast<uint16_t>(j);
+        std::memcpy(rec.data() + schema.at("position_ids").offset + 2 * j, &pos, 2);
+      }
+      std::memcpy(rec.data() + schema.at("length").offset, &len, 4);
+      const int32_t label = static_cast<int32_t>(i % 3) - 1;
+      std::memcpy(rec.data() + schema.at("labels").offset, &label, 4);
+      w.append(rec.data());
+    }
+    w.finish();
+  }
+  LoaderOptions o;
+  o.batch_size = 9;
+  Loader loader(tmp / "ds", o);
+  uint64_t rows = 0;
+  while (auto b = loader.next()) {
+    const int64_t t_len = b->at("input_ids").shape()[1];
+    for (const char* name : {"input_ids", "token_type_ids", "position_ids", "attention_mask"}) {
+      CHECK(b->at(name).dtype() == DType::kI64);
+      CHECK(b->at(name).shape() == std::vector<int64_t>{static_cast<int64_t>(b->size()), t_len});
+    }
+    int64_t longest = 0;
+    for (size_t r = 0; r < b->size(); ++r) {
+      const uint64_t i = b->records[r];
+      const int64_t len = 2 + static_cast<int64_t>(i % 30);
+      longest = std::max(longest, len);
+      CHECK(b->at("length").get(r) == len);
+      CHECK(b->at("labels").get(r) == static_cast<int64_t>(i % 3) - 1);  // sign kept
+      for (int64_t j = 0; j < t_len; ++j) {
+        const size_t at = r * static_cast<size_t>(t_len) + static_cast<size_t>(j);
+        CHECK(b->at("input_ids").get(at) == (j < len ? 1000 + static_cast<int64_t>(i) + j : 0));
+        CHECK(b->at("token_type_ids").get(at) == (j < len && j >= len / 2 ? 1 : 0));
+        CHECK(b->at("position_ids").get(at) == (j < len ? j : 0));
+        CHECK(b->at("attention_mask").get(at) == (j < len ? 1 : 0));
+      }
+    }
+    CHECK(t_len == longest);
+    rows += b->size();
+  }
+  CHECK(rows == 100);
 }
