@@ -38,6 +38,9 @@ int run_tokenize(const TokenizeOptions& o) {
         tok->encode_ids(line, ids);
       }
     } catch (const shardkit::Error& e) {
+      // The lines before the bad one are printed, so the output lines up with the input.
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      std::fflush(stdout);
       throw shardkit::Error(e.code(), "<stdin>",
                             "line " + std::to_string(lineno) + ": " + e.reason());
     }
