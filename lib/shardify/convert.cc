@@ -161,8 +161,8 @@ ConvertResult convert(const ConvertOptions& o,
   wopt.zstd_level = o.zstd_level;
   wopt.filter = o.filter;
   wopt.overwrite = o.force;
-  // Encoding blocks costs a small fraction of tokenizing them.
-  wopt.threads = std::max(1u, o.threads / 8);
+  // zstd costs about a sixth of tokenizing (BENCHMARKS.md): one encoder per four workers.
+  wopt.threads = std::max(1u, o.threads / 4);
   DatasetWriter writer(o.out, layout.schema(), wopt);
 
   ConvertResult result;
