@@ -23,7 +23,7 @@ const char* kVocab =
 std::string wordpiece_json(const std::string& key = "", const std::string& value = "") {
   auto part = [&](const std::string& k, const std::string& def) { return k == key ? value : def; };
   return "{\"version\":\"1.0\",\"truncation\":" + part("truncation", "null") +
-         ",\"padding\":null,\"added_tokens\":[],\"normalizer\":" +
+         ",\"padding\":null,\"added_tokens\":" + part("added_tokens", "[]") + ",\"normalizer\":" +
          part(
              "normalizer",
              R"({"type":"BertNormalizer","clean_text":true,"handle_chinese_chars":true,"strip_accents":null,"lowercase":true})") +
@@ -136,11 +136,35 @@ TEST_CASE("unsupported tokenizer.json content fails loudly, naming it") {
       "RobertaProcessing");
   expect_unsupported(wordpiece_json("model", R"({"type":"Unigram","vocab":[]})"), "Unigram");
   expect_unsupported(wordpiece_json("truncation", R"({"max_length":128})"), "truncation");
-  const std::string bpe_model =
-      R"({"type":"BPE","byte_fallback":true,"vocab":{"a":0,"b":1,"ab":2},"merges":["a b"]})";
-  std::string bpe = wordpiece_json("model", bpe_model);
-  bpe.replace(bpe.find("\"normalizer\":"), 0, "");
-  expect_unsupported(bpe, "");  // byte_fallback or the BertNormalizer, whichever comes first
+  auto bpe_json = [](const std::string& model, const std::string& normalizer = "null",
+                     const std::string& added = "[]") {
+    return R"({"added_tokens":)" + added + R"(,"normalizer":)" + normalizer +
+           R"(,"post_processor":null,"decoder":null,)"
+           R"("pre_tokenizer":{"type":"ByteLevel","add_prefix_space":false,"use_regex":true},)"
+           R"("model":)" +
+           model + "}";
+  };
+  const std::string ok_model = R"({"type":"BPE","vocab":{"a":0,"b":1,"ab":2},"merges":["a b"]})";
+  {
+    TempDir dir("tok");
+    CHECK_NOTHROW(load_text(dir, "tokenizer.json", bpe_json(ok_model)));
+  }
+  expect_unsupported(bpe_json(R"({"type":"BPE","byte_fallback":true,"vocab":{"a":0},"merges":[]})"),
+                     "byte_fallback");
+  expect_unsupported(bpe_json(R"({"type":"BPE","dropout":0.1,"vocab":{"a":0},"merges":[]})"),
+                     "dropout");
+  expect_unsupported(
+      bpe_json(R"({"type":"BPE","continuing_subword_prefix":"##","vocab":{"a":0},"merges":[]})"),
+      "continuing_subword_prefix");
+  expect_unsupported(bpe_json(ok_model, R"({"type":"NFC"})"), "NFC");
+  expect_unsupported(
+      wordpiece_json("added_tokens",
+                     R"([{"id":4,"content":"[MASK]","single_word":true,"special":true}])"),
+      "single_word");
+  expect_unsupported(
+      wordpiece_json("added_tokens",
+                     R"([{"id":4,"content":"[MASK]","normalized":true,"special":true}])"),
+      "normalized");
   std::string bpe_split =
       R"({"added_tokens":[],"normalizer":null,"post_processor":null,"decoder":null,
     "pre_tokenizer":{"type":"Split","pattern":{"Regex":"\\s+"},"behavior":"Contiguous","invert":false},
