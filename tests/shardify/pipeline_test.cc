@@ -260,3 +260,33 @@ TEST_CASE("shard-inspect stats reports lengths, truncation and labels") {
   REQUIRE(run_command(inspect_bin() + " stats " + q(tmp / "ds"), &out) == 0);
   CHECK(out.find("neutral") != std::string::npos);
 }
+
+TEST_CASE("a killed conversion leaves no dataset or a complete one, and the next run succeeds") {
+  TempDir tmp("kill");
+  write_file(tmp / "big.txt", many_docs(200000, 3));
+  std::string out;
+  // SIGKILL after a moment: no destructor runs, so only the staging design protects the output.
+  // --foreground: timeout signals only shardify and reaps it, so its pid is really gone.
+  int rc = run_command("timeout --foreground -s KILL 0.3 " + shardify_bin() + " --input " +
+                           q(tmp / "big.txt") + " --max-len 64 --threads 1" + tok() + " --out " +
+                           q(tmp / "ds"),
+                       &out);
+  if (rc == 0) MESSAGE("the conversion finished before the kill");
+  // Killed before the publishing rename: no dataset; after it: a complete one.
+  if (fs::exists(tmp / "ds")) REQUIRE(run_command(inspect_bin() + " verify " + q(tmp / "ds")) == 0);
+  // Nothing else visible looks like a dataset (staging directories are hidden, named
+  // .NAME.partial-*).
+  for (const auto& e : fs::directory_iterator(tmp.path())) {
+    const std::string name = e.path().filename().string();
+    if (name == "ds" || name[0] == '.') continue;
+    CHECK_MESSAGE(!fs::exists(e.path() / "manifest.json"), name);
+  }
+  const std::string force = fs::exists(tmp / "ds") ? " --force" : "";
+  shardify_ok("--input " + q(tmp / "big.txt") + " --max-len 64" + force + tok() + " --out " +
+              q(tmp / "ds"));
+  REQUIRE(run_command(inspect_bin() + " verify " + q(tmp / "ds")) == 0);
+  // The stale staging directory of the killed run is gone.
+  for (const auto& e : fs::directory_iterator(tmp.path()))
+    CHECK_MESSAGE(e.path().filename().string().find(".partial") == std::string::npos,
+                  e.path().string());
+}
