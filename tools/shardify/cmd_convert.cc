@@ -43,9 +43,12 @@ class ProgressLine {
                  eta);
     shown_ = true;
   }
-  ~ProgressLine() {
+  // Erases the line, so that the summary starts on a clean one.
+  void clear() {
     if (shown_) std::fprintf(stderr, "\r%80s\r", "");
+    shown_ = false;
   }
+  ~ProgressLine() { clear(); }
 
  private:
   double last_ = 0;
@@ -86,6 +89,7 @@ void run_convert(const ConvertArgs& a) {
   std::function<void(const ConvertProgress&)> progress;
   if (::isatty(STDERR_FILENO)) progress = [&line](const ConvertProgress& p) { line.update(p); };
   ConvertResult r = convert(o, progress);
+  line.clear();
   if (a.json)
     std::printf("%s\n", r.to_json().c_str());
   else
