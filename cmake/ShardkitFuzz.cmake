@@ -11,6 +11,6 @@ if(SHARDKIT_FUZZ)
     message(FATAL_ERROR "SHARDKIT_FUZZ needs clang: -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++")
   endif()
   add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
-                      -fno-sanitize-recover=undefined -g)
+                      -fno-sanitize-recover=undefined -gline-tables-only)
   add_link_options(-fsanitize=address,undefined)
 endif()

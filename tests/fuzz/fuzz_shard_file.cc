@@ -39,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   const ShardEntry entry{"fuzz.shard", h.record_count, image.size(), footer_checksum};
 
-  static const std::string path = fuzz::scratch_path(".shard");
+  static const std::string path = fuzz::scratch_path("fuzz.shard");
   fuzz::write_scratch(path, p, image.size());
   try {
     auto shard = ShardFile::open(path, schema, static_cast<uint32_t>(rpb), entry);

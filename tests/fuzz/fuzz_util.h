@@ -6,15 +6,29 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
 namespace shardkit::fuzz {
 
-// A file in /dev/shm (tmpfs, so no disk I/O per input) or /tmp, named per process and suffix.
-inline std::string scratch_path(const std::string& suffix) {
-  static const std::string dir = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
-  return dir + "/shardkit-fuzz-" + std::to_string(::getpid()) + suffix;
+// A file in this process's own scratch directory under /dev/shm (tmpfs: no disk I/O per input)
+// or /tmp, removed at exit. Private, so that nothing another process leaves beside it (say a
+// vocab.bpe next to an encoder.json) changes what a target sees.
+inline std::string scratch_path(const std::string& name) {
+  static const std::filesystem::path dir = [] {
+    const std::filesystem::path base =
+        std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
+    auto d = base / ("shardkit-fuzz-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(d);
+    static const std::filesystem::path keep = d;
+    std::atexit([] {
+      std::error_code ec;
+      std::filesystem::remove_all(keep, ec);
+    });
+    return d;
+  }();
+  return (dir / name).string();
 }
 
 inline void write_scratch(const std::string& path, const uint8_t* data, size_t size) {
