@@ -39,6 +39,9 @@ bool LineReader::next(std::string_view& line) {
   }
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   ++line_number_;
+  // A UTF-8 byte order mark (as Windows tools write) is not part of the first line's content:
+  // left in, it breaks the JSON of line 1 and renames a CSV/TSV file's first column.
+  if (line_number_ == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
   return true;
 }
 
