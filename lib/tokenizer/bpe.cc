@@ -373,8 +373,12 @@ void BpeTokenizer::split_pieces(std::string_view full, std::vector<Piece>& piece
         matches.clear();
         size_t prev = 0, from = 0;
         while (from < text.size()) {
-          size_t mb, me;
-          if (!step.regex->search(text, from, text.size(), &mb, &me)) break;
+          size_t mb = from, me;
+          if (step.matcher) {
+            me = step.matcher(text, from);
+          } else if (!step.regex->search(text, from, text.size(), &mb, &me)) {
+            break;
+          }
           if (prev != mb) matches.push_back({{prev, mb}, step.invert});
           matches.push_back({{mb, me}, !step.invert});
           prev = me;

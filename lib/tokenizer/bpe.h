@@ -19,6 +19,8 @@ enum class SplitBehavior { kRemoved, kIsolated, kMergedWithPrevious, kMergedWith
 struct PreTokenizerStep {
   enum Kind { kSplit, kByteLevel } kind = kByteLevel;
   std::shared_ptr<Regex> regex;  // kSplit
+  // A hand-written equivalent of `regex` (cl100k_match), or null.
+  size_t (*matcher)(std::string_view, size_t) = nullptr;
   SplitBehavior behavior = SplitBehavior::kIsolated;
   bool invert = false;
   bool add_prefix_space = false;  // kByteLevel

@@ -12,6 +12,9 @@ namespace shardkit::tok {
 const char* const kGpt2Pattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
+const char* const kCl100kPattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
 namespace {
 
 struct ByteTables {
@@ -138,6 +141,73 @@ size_t gpt2_match(std::string_view text, size_t pos) {
   if (i == n) return n;
   // Followed by non-space: leave the last whitespace character for the next match, unless the
   // run is a single character.
+  if (last_start > pos) return last_start;
+  return i;
+}
+
+size_t cl100k_match(std::string_view text, size_t pos) {
+  const size_t n = text.size();
+  const auto at = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  // (?i:'s|'t|'re|'ve|'m|'ll|'d); case folding also maps U+017F (long s) to s.
+  if (at(pos) == '\'' && pos + 1 < n) {
+    const unsigned char d = at(pos + 1) | 0x20;
+    if (d == 's' || d == 't' || d == 'm' || d == 'd') return pos + 2;
+    if (at(pos + 1) == 0xC5 && pos + 2 < n && at(pos + 2) == 0xBF) return pos + 3;
+    if (pos + 2 < n) {
+      const unsigned char e = at(pos + 2) | 0x20;
+      if ((d == 'r' && e == 'e') || (d == 'v' && e == 'e') || (d == 'l' && e == 'l'))
+        return pos + 3;
+    }
+  }
+  auto run_of = [&](size_t i, CharClass cls) {
+    while (i < n) {
+      size_t after;
+      if (classify(text, i, &after) != cls) break;
+      i = after;
+    }
+    return i;
+  };
+  size_t next;
+  const CharClass cls = classify(text, pos, &next);
+  // [^\r\n\p{L}\p{N}]?\p{L}+
+  if (cls == kLetter) return run_of(next, kLetter);
+  const bool newline = at(pos) == '\r' || at(pos) == '\n';
+  if (cls != kNumber && !newline && next < n) {
+    size_t after;
+    if (classify(text, next, &after) == kLetter) return run_of(after, kLetter);
+  }
+  // \p{N}{1,3}
+  if (cls == kNumber) {
+    size_t i = next;
+    for (int k = 1; k < 3 && i < n; ++k) {
+      size_t after;
+      if (classify(text, i, &after) != kNumber) break;
+      i = after;
+    }
+    return i;
+  }
+  // ` ?[^\s\p{L}\p{N}]+[\r\n]*`
+  size_t body = cls == kOther ? pos : n;
+  if (at(pos) == ' ' && next < n) {
+    size_t after;
+    if (classify(text, next, &after) == kOther) body = next;
+  }
+  if (body < n) {
+    size_t i = run_of(body, kOther);
+    while (i < n && (at(i) == '\r' || at(i) == '\n')) ++i;
+    return i;
+  }
+  // Whitespace: \s*[\r\n]+ (up to the last newline of the run), \s+(?!\S), \s+.
+  size_t i = pos, last_start = pos, after_newline = 0;
+  while (i < n) {
+    size_t after;
+    if (classify(text, i, &after) != kSpace) break;
+    if (at(i) == '\r' || at(i) == '\n') after_newline = after;
+    last_start = i;
+    i = after;
+  }
+  if (after_newline) return after_newline;
+  if (i == n) return n;
   if (last_start > pos) return last_start;
   return i;
 }

@@ -26,6 +26,13 @@ size_t gpt2_match(std::string_view text, size_t pos);
 // The GPT-2 pattern text, as HF's ByteLevel pre-tokenizer uses it.
 extern const char* const kGpt2Pattern;
 
+// cl100k's pattern (also Llama-3's Split regex)
+//   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|
+//   \s*[\r\n]+|\s+(?!\S)|\s+
+// evaluated by hand; it matches at every position, so a Split with it has no gaps.
+size_t cl100k_match(std::string_view text, size_t pos);
+extern const char* const kCl100kPattern;
+
 // A compiled Oniguruma pattern; search is safe from many threads at once.
 class Regex {
  public:

