@@ -249,10 +249,10 @@ TEST_CASE("schemas whose record size overflows are refused") {
       {"{\"name\": \"input_ids\", \"dtype\": \"u16\", \"shape\": [-12]}", "mistyped"},
       {"{\"name\": \"../x\", \"dtype\": \"u16\", \"shape\": [12]}", "invalid field name"},
   };
-  for (const auto& [replacement, reason] : cases) {
-    INFO("schema field: ", replacement);
-    fx.edit_manifest(field, replacement);
-    expect_refused(fx.dir, mpath, reason);
+  for (const auto& c : cases) {
+    INFO("schema field: ", c.first);
+    fx.edit_manifest(field, c.first);
+    expect_refused(fx.dir, mpath, c.second);
   }
   // The same limits hold for the schema text of a shard header.
   CHECK_THROWS_AS(Schema::parse("a:u8[4294967296]"), Error);
