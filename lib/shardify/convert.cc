@@ -42,8 +42,8 @@ InputFormat resolve_format(const ConvertOptions& o, const std::vector<InputFile>
 }
 
 void check_task_and_format(Task task, InputFormat fmt) {
-  if (task == Task::kQa && fmt != InputFormat::kSquad)
-    throw Error(ErrorCode::kInvalidArgument, "", "--task qa reads SQuAD JSON (--format squad)");
+  if (task == Task::kQa && fmt != InputFormat::kSquad && fmt != InputFormat::kJsonl)
+    throw Error(ErrorCode::kInvalidArgument, "", "--task qa reads SQuAD JSON or JSONL");
   if (task != Task::kQa && fmt == InputFormat::kSquad)
     throw Error(ErrorCode::kInvalidArgument, "", "SQuAD JSON input is for --task qa");
   if ((task == Task::kCls || task == Task::kPair) && fmt == InputFormat::kText)
@@ -58,6 +58,12 @@ ReaderOptions reader_options(const ConvertOptions& o, InputFormat fmt) {
   r.doc_separator = o.doc_separator;
   if (o.task.task == Task::kPair) r.pair_field = o.pair_field;
   if (o.task.task == Task::kCls || o.task.task == Task::kPair) r.label_field = o.label_field;
+  if (o.task.task == Task::kQa) {
+    r.qa = true;
+    r.text_field = o.context_field;
+    r.question_field = o.question_field;
+    r.answers_field = o.answers_field;
+  }
   return r;
 }
 
@@ -101,7 +107,11 @@ std::string task_json(const ConvertOptions& o, const RecordLayout& layout, const
 std::string source_json(const ConvertOptions& o, InputFormat fmt,
                         const std::vector<InputFile>& files) {
   std::string j = "{\"format\":\"" + std::string(input_format_name(fmt)) + "\"";
-  if (fmt == InputFormat::kJsonl || fmt == InputFormat::kTsv || fmt == InputFormat::kCsv) {
+  if (fmt == InputFormat::kJsonl && o.task.task == Task::kQa) {
+    j += ",\"context_field\":" + json_quote(o.context_field) +
+         ",\"question_field\":" + json_quote(o.question_field) +
+         ",\"answers_field\":" + json_quote(o.answers_field);
+  } else if (fmt == InputFormat::kJsonl || fmt == InputFormat::kTsv || fmt == InputFormat::kCsv) {
     j += ",\"text_field\":" + json_quote(o.text_field);
     if (o.task.task == Task::kPair) j += ",\"pair_field\":" + json_quote(o.pair_field);
     if (o.task.task == Task::kCls || o.task.task == Task::kPair)

@@ -23,6 +23,10 @@ struct ConvertOptions {
   std::string text_field = "text";
   std::string pair_field = "text_pair";
   std::string label_field = "label";
+  // --task qa with JSONL input (HF datasets' SQuAD layout, one question per line).
+  std::string context_field = "context";
+  std::string question_field = "question";
+  std::string answers_field = "answers";
   DocSeparator doc_separator = DocSeparator::kLine;
   TaskOptions task;
   std::string tokenizer_path;

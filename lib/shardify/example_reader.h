@@ -28,6 +28,12 @@ struct ReaderOptions {
   std::string label_field;          // empty: no label
   DocSeparator doc_separator = DocSeparator::kLine;
   bool labels_only = false;  // the label pre-pass: skip texts
+  // JSONL for --task qa, one question per line in HF datasets' SQuAD layout: text_field is the
+  // context, answers_field {"text": [...], "answer_start": [...]} (or a SQuAD-style list of
+  // {"text", "answer_start"}); no answers means unanswerable.
+  bool qa = false;
+  std::string question_field = "question";
+  std::string answers_field = "answers";
 };
 
 class ExampleReader {

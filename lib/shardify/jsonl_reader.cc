@@ -56,6 +56,10 @@ class JsonlReader : public ExampleReader {
       ex.error = "malformed JSON: the line is not a JSON object";
       return true;
     }
+    if (options_.qa) {
+      read_qa(root, ex);
+      return true;
+    }
     if (!options_.labels_only) {
       if (!string_field(root, options_.text_field, ex.text, ex.error)) return true;
       if (!options_.pair_field.empty() &&
@@ -80,6 +84,52 @@ class JsonlReader : public ExampleReader {
     }
     out.assign(s);
     return true;
+  }
+
+  void read_qa(simdjson::dom::element root, Example& ex) {
+    QaQuestion q;
+    q.example_index = next_question_++;
+    if (!string_field(root, options_.text_field, ex.text, ex.error)) return;
+    if (!string_field(root, options_.question_field, q.question, ex.error)) return;
+    simdjson::dom::element answers = lookup(root, options_.answers_field, ex.error);
+    if (!ex.error.empty()) return;
+    // HF datasets: {"text": [...], "answer_start": [...]}; SQuAD: [{"text", "answer_start"}].
+    simdjson::dom::array texts, starts, list;
+    std::string_view text;
+    int64_t start = -1;
+    bool any = false;
+    if (answers.get_object().error() == simdjson::SUCCESS) {
+      if (answers["text"].get_array().get(texts) ||
+          answers["answer_start"].get_array().get(starts) || texts.size() != starts.size()) {
+        ex.error = "field '" + options_.answers_field +
+                   "' needs equally long 'text' and 'answer_start' lists";
+        return;
+      }
+      if ((any = texts.size() > 0) && (texts.at(0).get_string().get(text) ||
+                                       starts.at(0).get_int64().get(start) || start < 0)) {
+        ex.error =
+            "the first answer needs a 'text' string and a non-negative integer 'answer_start'";
+        return;
+      }
+    } else if (answers.get_array().get(list) == simdjson::SUCCESS) {
+      if ((any = list.size() > 0)) {
+        simdjson::dom::element first = list.at(0);
+        if (first["text"].get_string().get(text) || first["answer_start"].get_int64().get(start) ||
+            start < 0) {
+          ex.error =
+              "the first answer needs a 'text' string and a non-negative integer 'answer_start'";
+          return;
+        }
+      }
+    } else {
+      ex.error = "field '" + options_.answers_field + "' is neither an object nor a list";
+      return;
+    }
+    if (any)
+      resolve_answer(ex.text, text, start, q);
+    else
+      q.impossible = true;
+    ex.questions.push_back(std::move(q));
   }
 
   void label_field(simdjson::dom::element root, Example& ex) {
@@ -107,6 +157,7 @@ class JsonlReader : public ExampleReader {
   uint32_t file_index_;
   ReaderOptions options_;
   simdjson::dom::parser parser_;
+  uint32_t next_question_ = 0;
 };
 
 }  // namespace

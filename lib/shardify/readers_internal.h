@@ -1,7 +1,10 @@
 // Constructors of the concrete readers (one file each).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "shardify/example_reader.h"
 #include "shardify/line_reader.h"
@@ -17,6 +20,11 @@ std::unique_ptr<ExampleReader> make_delimited_reader(std::unique_ptr<LineReader>
                                                      const ReaderOptions& options, char delimiter);
 std::unique_ptr<ExampleReader> make_squad_reader(const std::filesystem::path& path,
                                                  uint32_t file_index, const ReaderOptions& options);
+
+// Checks a SQuAD answer (answer_start in code points) against the context and stores it in `q`
+// as a byte offset; sets q.error when it does not fit.
+void resolve_answer(const std::string& context, std::string_view text, int64_t answer_start,
+                    QaQuestion& q);
 
 // "invalid UTF-8 at byte N of field F" or empty when valid.
 std::string utf8_problem(std::string_view text, std::string_view what);

@@ -129,17 +129,7 @@ class SquadReader : public ExampleReader {
       q.error = "answer has no non-negative integer 'answer_start'";
       return;
     }
-    auto byte = code_point_to_byte(context, static_cast<size_t>(start));
-    if (!byte || context.compare(*byte, text.size(), text) != 0) {
-      q.error = "answer text does not match the context at answer_start " + std::to_string(start);
-      return;
-    }
-    if (is_blank(text)) {
-      q.error = "empty answer text";
-      return;
-    }
-    q.answer_text.assign(text);
-    q.answer_start = *byte;
+    resolve_answer(context, text, start, q);
   }
 
   uint32_t file_index_;
@@ -150,6 +140,22 @@ class SquadReader : public ExampleReader {
 };
 
 }  // namespace
+
+void resolve_answer(const std::string& context, std::string_view text, int64_t answer_start,
+                    QaQuestion& q) {
+  auto byte = code_point_to_byte(context, static_cast<size_t>(answer_start));
+  if (!byte || context.compare(*byte, text.size(), text) != 0) {
+    q.error =
+        "answer text does not match the context at answer_start " + std::to_string(answer_start);
+    return;
+  }
+  if (is_blank(text)) {
+    q.error = "empty answer text";
+    return;
+  }
+  q.answer_text.assign(text);
+  q.answer_start = *byte;
+}
 
 std::unique_ptr<ExampleReader> make_squad_reader(const std::filesystem::path& path,
                                                  uint32_t file_index, const ReaderOptions&) {

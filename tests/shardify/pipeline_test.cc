@@ -200,6 +200,14 @@ TEST_CASE("bad input: fail names file:line and publishes nothing; skip counts an
        R"({"data":[{"paragraphs":[{"context":"Paris is in France.","qas":[{"id":"1","question":"Where?","answers":[{"text":"France","answer_start":12}]},{"id":"2","question":"Which city?","answers":[{"text":"Berlin","answer_start":0}]}]}]}]})",
        "--task qa --max-len 32 --doc-stride 4 --max-query-len 8",
        "answer text does not match the context", 0, 1},
+      {"JSONL qa with answer lists of different lengths", "qa.jsonl",
+       "{\"context\":\"Paris is in "
+       "France.\",\"question\":\"Where?\",\"answers\":{\"text\":[\"France\"],"
+       "\"answer_start\":[12]}}\n{\"context\":\"Paris.\",\"question\":\"What?\",\"answers\":{"
+       "\"text\":[\"Paris\"],"
+       "\"answer_start\":[]}}\n",
+       "--task qa --max-len 32 --doc-stride 4 --max-query-len 8",
+       "equally long 'text' and 'answer_start'", 2, 1},
       {"SQuAD question missing", "n.json",
        R"({"data":[{"paragraphs":[{"context":"Paris is in France.","qas":[{"id":"1","answers":[]}]}]}]})",
        "--task qa --max-len 32 --doc-stride 4 --max-query-len 8", "missing field 'question'", 0, 0},

@@ -407,3 +407,46 @@ TEST_CASE("qa: SQuAD v1.1 windows, positions and recovered answers (BERT)") {
 TEST_CASE("qa: SQuAD v2.0 with is_impossible (BERT vocab.txt)") {
   check_squad("squad_v2.json", bert_json(), 40, 12, true);
 }
+
+TEST_CASE("qa: JSONL in HF datasets' SQuAD layout gives the records of the SQuAD file") {
+  TempDir tmp("qajsonl");
+  // The v2 fixture rewritten one question per line, answers as {"text": [...], "answer_start":
+  // [...]}.
+  simdjson::dom::parser p;
+  std::string json = read_file(shardify_data("squad_v2.json"));
+  auto root = p.parse(json).value();
+  std::string lines;
+  for (auto art : as_array(root["data"]))
+    for (auto para : as_array(art["paragraphs"]))
+      for (auto qa : as_array(para["qas"])) {
+        std::string texts, starts;
+        for (auto a : as_array(qa["answers"])) {
+          texts += (texts.empty() ? "" : ",") +
+                   shardkit::json_quote(std::string(a["text"].get_string().value()));
+          starts +=
+              (starts.empty() ? "" : ",") + std::to_string(a["answer_start"].get_int64().value());
+        }
+        lines += "{\"id\":" + shardkit::json_quote(std::string(qa["id"].get_string().value())) +
+                 ",\"context\":" +
+                 shardkit::json_quote(std::string(para["context"].get_string().value())) +
+                 ",\"question\":" +
+                 shardkit::json_quote(std::string(qa["question"].get_string().value())) +
+                 ",\"answers\":{\"text\":[" + texts + "],\"answer_start\":[" + starts + "]}}\n";
+      }
+  write_file(tmp / "v2.jsonl", lines);
+  const std::string flags = " --task qa --max-len 40 --doc-stride 12 --max-query-len 16" +
+                            std::string(" --tokenizer ") + q(bert_json());
+  shardify_ok("--input " + q(shardify_data("squad_v2.json")) + flags + " --out " +
+              q(tmp / "squad"));
+  shardify_ok("--input " + q(tmp / "v2.jsonl") + flags + " --out " + q(tmp / "jsonl"));
+  auto a = read_records(tmp / "squad"), b = read_records(tmp / "jsonl");
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    INFO("record " << i);
+    CHECK(a[i].input_ids == b[i].input_ids);
+    CHECK(a[i].token_type_ids == b[i].token_type_ids);
+    CHECK(a[i].start == b[i].start);
+    CHECK(a[i].end == b[i].end);
+    CHECK(a[i].example_index == b[i].example_index);
+  }
+}

@@ -19,6 +19,7 @@ struct ConvertArgs {
   std::string format, task = "lm", tokenizer, out, labels, doc_sep = "line", on_error = "fail",
                       part;
   std::string text_field = "text", pair_field = "text_pair", label_field = "label", filter = "none";
+  std::string context_field = "context", question_field = "question", answers_field = "answers";
   uint32_t max_len = 0, doc_stride = 128, max_query_len = 64;
   bool no_pack = false, position_ids = false, force = false, json = false;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
@@ -65,6 +66,9 @@ void run_convert(const ConvertArgs& a) {
   o.text_field = a.text_field;
   o.pair_field = a.pair_field;
   o.label_field = a.label_field;
+  o.context_field = a.context_field;
+  o.question_field = a.question_field;
+  o.answers_field = a.answers_field;
   o.doc_separator = a.doc_sep == "blank" ? DocSeparator::kBlankLine : DocSeparator::kLine;
   o.task.task = parse_task(a.task);
   o.task.max_len = a.max_len ? a.max_len : (o.task.task == Task::kQa ? 384 : 512);
@@ -113,6 +117,15 @@ const shardify_cli::RegisterCommand kConvert([](CLI::App& app) {
   app.add_option("--pair-field", a->pair_field, "Field of the second text (--task pair)")
       ->capture_default_str();
   app.add_option("--label-field", a->label_field, "Field of the label (--task cls, pair)")
+      ->capture_default_str();
+  app.add_option("--context-field", a->context_field, "qa from JSONL: field of the context")
+      ->capture_default_str();
+  app.add_option("--question-field", a->question_field, "qa from JSONL: field of the question")
+      ->capture_default_str();
+  app.add_option(
+         "--answers-field", a->answers_field,
+         "qa from JSONL: {\"text\": [...], \"answer_start\": [...]} as HF datasets has it, or a "
+         "SQuAD-style list; empty means unanswerable")
       ->capture_default_str();
   app.add_option(
       "--labels", a->labels,
