@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "core/dataset_writer.h"
@@ -364,4 +365,48 @@ TEST_CASE("shardify's pair layout: stored u8 token_type_ids and u16 position_ids
     rows += b->size();
   }
   CHECK(rows == 100);
+}
+
+TEST_CASE("loaders for world sizes 1, 2, 3, 8: disjoint shares covering the epoch, equal steps") {
+  TempDir tmp("ld");
+  t::write_fixture(tmp / "ds", {.records = 1001, .block_bytes = 2500, .shard_bytes = 15000});
+  for (uint32_t world : {1u, 2u, 3u, 8u}) {
+    for (bool drop_last : {false, true}) {
+      CAPTURE(world);
+      CAPTURE(drop_last);
+      std::vector<int> seen(1001, 0);
+      std::set<uint64_t> steps;
+      uint64_t rows = 0;
+      for (uint32_t rank = 0; rank < world; ++rank) {
+        LoaderOptions o;
+        o.batch_size = 10;
+        o.world_size = world;
+        o.rank = rank;
+        o.drop_last = drop_last;
+        o.seed = 4;
+        o.threads = 2;
+        o.window_blocks = 7;
+        Loader loader(tmp / "ds", o);
+        loader.set_epoch(2);
+        uint64_t n = 0;
+        while (auto b = loader.next()) {
+          ++n;
+          for (uint64_t r : b->records) ++seen[r];
+          rows += b->size();
+        }
+        CHECK(n == loader.batches());
+        steps.insert(n);
+      }
+      CHECK(steps.size() == 1);  // every rank runs the same number of steps
+      const uint64_t global = 10 * world;
+      if (drop_last) {
+        CHECK(rows == 1001 / global * global);
+        CHECK(*std::max_element(seen.begin(), seen.end()) == 1);
+      } else {
+        CHECK(*std::min_element(seen.begin(), seen.end()) >= 1);
+        CHECK(rows - 1001 < world);  // padding repeats fewer than world_size records
+        CHECK(*steps.begin() == (1001 + global - 1) / global);
+      }
+    }
+  }
 }
