@@ -56,6 +56,7 @@ struct Loader::Impl {
   // reads that window is built.
   struct PoolEntry {
     uint64_t window;
+    uint64_t generation;  // entries of an abandoned epoch carry a stale window
     std::shared_future<BlockPtr> block;
   };
   mutable std::mutex pool_mu;
@@ -136,7 +137,7 @@ struct Loader::Impl {
       lock.unlock();
       Built built;
       try {
-        built.batch = build(*p, i);
+        built.batch = build(*p, i, gen);
       } catch (...) {
         built.error = std::current_exception();
       }
@@ -151,11 +152,11 @@ struct Loader::Impl {
         const uint64_t w = window_of_row(*p, lowest, 0);
         if (w > low_window) {
           low_window = w;
-          evict_below(w);
+          evict_below(w, gen);
           advanced = true;
         }
       } else {
-        evict_below(UINT64_MAX);
+        evict_below(UINT64_MAX, gen);
       }
       ready_cv.notify_all();
       work_cv.notify_all();
@@ -178,15 +179,17 @@ struct Loader::Impl {
       }
   }
 
-  void evict_below(uint64_t window) {
+  void evict_below(uint64_t window, uint64_t gen) {
     std::lock_guard lock(pool_mu);
     for (auto it = pool.begin(); it != pool.end();)
-      it = it->second.window < window ? pool.erase(it) : std::next(it);
+      it = it->second.window < window || it->second.generation != gen ? pool.erase(it)
+                                                                      : std::next(it);
   }
 
   // Blocks for a batch: takes those nobody is decoding yet, decodes them, then waits for the
   // rest, so that threads building neighbouring batches share the decoding work.
-  std::vector<BlockPtr> acquire(const std::vector<std::pair<uint64_t, uint64_t>>& wanted) {
+  std::vector<BlockPtr> acquire(const std::vector<std::pair<uint64_t, uint64_t>>& wanted,
+                                uint64_t gen) {
     std::vector<std::shared_future<BlockPtr>> futures(wanted.size());
     std::vector<std::pair<size_t, std::promise<BlockPtr>>> mine;
     {
@@ -199,7 +202,7 @@ struct Loader::Impl {
         }
         std::promise<BlockPtr> promise;
         futures[i] = promise.get_future().share();
-        pool.emplace(wanted[i].first, PoolEntry{wanted[i].second, futures[i]});
+        pool.emplace(wanted[i].first, PoolEntry{wanted[i].second, gen, futures[i]});
         mine.emplace_back(i, std::move(promise));
       }
     }
@@ -216,7 +219,7 @@ struct Loader::Impl {
     return blocks;
   }
 
-  std::shared_ptr<Batch> build(const EpochPlan& p, uint64_t index) {
+  std::shared_ptr<Batch> build(const EpochPlan& p, uint64_t index, uint64_t gen) {
     auto batch = std::make_shared<Batch>();
     batch->epoch = p.epoch();
     batch->index = index;
@@ -234,7 +237,7 @@ struct Loader::Impl {
       if (fresh) wanted.emplace_back(block, one_window ? w_first : window_of_row(p, index, r));
       where[r] = {it->second, static_cast<uint32_t>(rec - geo.block_first_record(block))};
     }
-    const std::vector<BlockPtr> blocks = acquire(wanted);
+    const std::vector<BlockPtr> blocks = acquire(wanted, gen);
     std::vector<const unsigned char*> rows(n);
     for (size_t r = 0; r < n; ++r) rows[r] = blocks[where[r].first]->record(where[r].second);
     collator.collate(rows, *batch);
