@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "core/error.h"
 
@@ -150,17 +151,37 @@ void Collator::collate(const std::vector<const unsigned char*>& rows, Batch& out
       len[i] = scalar(rows[i], length_);
       if (derive_types_) first[i] = scalar(rows[i], first_length_);
     }
-    auto fill = [&](const char* name, auto value_of) {
-      Column col(name, derived_dtype_, {static_cast<int64_t>(n), static_cast<int64_t>(t)});
-      for (size_t i = 0; i < n; ++i)
-        for (size_t j = 0; j < t; ++j) col.set(i * t + j, value_of(i, static_cast<int64_t>(j)));
+    // Row i is 1 on [from[i], to[i]) and 0 elsewhere, written with a typed loop per dtype.
+    const int64_t width = static_cast<int64_t>(t);
+    auto fill = [&](const char* name, const std::vector<int64_t>& from,
+                    const std::vector<int64_t>& to) {
+      Column col(name, derived_dtype_, {static_cast<int64_t>(n), width});
+      auto write = [&](auto* p) {
+        using T = std::remove_pointer_t<decltype(p)>;
+        for (size_t i = 0; i < n; ++i) {
+          const size_t lo = static_cast<size_t>(std::clamp<int64_t>(from[i], 0, width));
+          const size_t hi = std::max(lo, static_cast<size_t>(std::clamp<int64_t>(to[i], 0, width)));
+          T* row = p + i * t;
+          std::fill(row, row + lo, T{0});
+          std::fill(row + lo, row + hi, T{1});
+          std::fill(row + hi, row + t, T{0});
+        }
+      };
+      switch (derived_dtype_) {
+        case DType::kU8:
+          write(col.as<uint8_t>());
+          break;
+        case DType::kI32:
+          write(col.as<int32_t>());
+          break;
+        default:
+          write(col.as<int64_t>());
+          break;
+      }
       out.columns.push_back(std::move(col));
     };
-    if (derive_mask_)
-      fill("attention_mask", [&](size_t i, int64_t j) { return j < len[i] ? 1 : 0; });
-    if (derive_types_)
-      fill("token_type_ids",
-           [&](size_t i, int64_t j) { return j >= first[i] && j < len[i] ? 1 : 0; });
+    if (derive_mask_) fill("attention_mask", std::vector<int64_t>(n, 0), len);
+    if (derive_types_) fill("token_type_ids", first, len);
   }
 }
 
