@@ -56,6 +56,7 @@ ReaderOptions reader_options(const ConvertOptions& o, InputFormat fmt) {
   r.format = fmt;
   r.text_field = o.text_field;
   r.doc_separator = o.doc_separator;
+  r.quoting = o.quoting;
   if (o.task.task == Task::kPair) r.pair_field = o.pair_field;
   if (o.task.task == Task::kCls || o.task.task == Task::kPair) r.label_field = o.label_field;
   if (o.task.task == Task::kQa) {
@@ -117,6 +118,8 @@ std::string source_json(const ConvertOptions& o, InputFormat fmt,
     if (o.task.task == Task::kCls || o.task.task == Task::kPair)
       j += ",\"label_field\":" + json_quote(o.label_field);
   }
+  if ((fmt == InputFormat::kTsv || fmt == InputFormat::kCsv) && !o.quoting)
+    j += ",\"quoting\":false";
   if (fmt == InputFormat::kText)
     j += std::string(",\"doc_sep\":\"") +
          (o.doc_separator == DocSeparator::kLine ? "line" : "blank") + "\"";

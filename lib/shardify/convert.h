@@ -28,6 +28,7 @@ struct ConvertOptions {
   std::string question_field = "question";
   std::string answers_field = "answers";
   DocSeparator doc_separator = DocSeparator::kLine;
+  bool quoting = true;  // TSV/CSV
   TaskOptions task;
   std::string tokenizer_path;
   std::string out;

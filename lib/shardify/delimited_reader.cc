@@ -1,13 +1,18 @@
 // TSV and CSV with a header row. Quoting follows RFC 4180: a field that starts with '"' is
 // quoted, may contain delimiters, newlines and doubled quotes (""), and must end with '"'
 // followed by the delimiter or the end of the line. A quote inside an unquoted field is kept
-// as an ordinary character (so TSV files with stray quotes still read as written).
+// as an ordinary character (so TSV files with stray quotes still read as written); in TSV, a
+// field whose closing quote is followed by more text on the same line is kept as written too.
+// With quoting off (--no-quoting), quotes are ordinary characters everywhere.
 #include <vector>
 
 #include "shardify/readers_internal.h"
 
 namespace shardkit::shardify {
 namespace {
+
+constexpr const char* kQuotingHint =
+    " (if quotes are ordinary text in this file, pass --no-quoting)";
 
 class DelimitedReader : public ExampleReader {
  public:
@@ -92,13 +97,15 @@ class DelimitedReader : public ExampleReader {
         ++i;
         continue;
       }
-      if (c == '"' && field_start) {
+      if (c == '"' && field_start && options_.quoting) {
+        const size_t quote_pos = i;
+        const uint64_t quote_line = lines_->line_number();
         ++i;
         for (;;) {  // inside quotes
           if (i == line.size()) {
             if (!lines_->next(line)) {
               problem = "malformed " + std::string(delim_ == ',' ? "CSV" : "TSV") +
-                        ": quoted field never closed";
+                        ": quoted field never closed" + kQuotingHint;
               done_ = true;
               return true;
             }
@@ -119,10 +126,18 @@ class DelimitedReader : public ExampleReader {
           }
           fields.back().push_back(line[i++]);
         }
+        if (i < line.size() && line[i] != delim_ && delim_ == '\t' &&
+            lines_->line_number() == quote_line) {
+          // TSV in the wild starts fields with quoted speech ("Hi," she said): keep such a
+          // field as written instead of failing.
+          fields.back().assign(line.substr(quote_pos, i - quote_pos));
+          field_start = false;
+          continue;
+        }
         if (i < line.size() && line[i] != delim_) {
           problem = "malformed " + std::string(delim_ == ',' ? "CSV" : "TSV") +
                     ": unexpected character after a closing quote on line " +
-                    std::to_string(lines_->line_number());
+                    std::to_string(lines_->line_number()) + kQuotingHint;
           return true;
         }
         field_start = false;

@@ -27,6 +27,7 @@ struct ReaderOptions {
   std::string pair_field;           // empty: no second text
   std::string label_field;          // empty: no label
   DocSeparator doc_separator = DocSeparator::kLine;
+  bool quoting = true;       // TSV/CSV: RFC 4180 quotes; false: quotes are ordinary characters
   bool labels_only = false;  // the label pre-pass: skip texts
   // JSONL for --task qa, one question per line in HF datasets' SQuAD layout: text_field is the
   // context, answers_field {"text": [...], "answer_start": [...]} (or a SQuAD-style list of

@@ -171,3 +171,29 @@ TEST_CASE("parts: contiguous file ranges that cover every file once") {
   CHECK_THROWS_AS(parse_part("1-4"), Error);
   CHECK_THROWS_AS(parse_part("1/4x"), Error);
 }
+
+TEST_CASE(
+    "TSV: quoted speech at a field start is kept as written; --no-quoting keeps every quote") {
+  TempDir tmp("tsvq");
+  write_file(tmp / "a.tsv", "text\tlabel\n\"Hi,\" she said.\ta\n\"x\ty\"\tb\n");
+  ReaderOptions o;
+  o.format = InputFormat::kTsv;
+  o.label_field = "label";
+  auto ex = read_examples(tmp / "a.tsv", o);
+  REQUIRE(ex.size() == 2);
+  CHECK(ex[0].text == "\"Hi,\" she said.");
+  CHECK(ex[0].label == "a");
+  CHECK(ex[1].text == "x\ty");  // RFC 4180: the quoted tab belongs to the field
+  o.quoting = false;
+  ex = read_examples(tmp / "a.tsv", o);
+  REQUIRE(ex.size() == 2);
+  CHECK(ex[0].text == "\"Hi,\" she said.");
+  CHECK(ex[1].error == "expected 2 fields, found 3");  // "x / y" / b: the tab splits
+  // CSV stays strict.
+  write_file(tmp / "a.csv", "text,label\n\"Hi,\" she said.,a\n");
+  o.format = InputFormat::kCsv;
+  o.quoting = true;
+  ex = read_examples(tmp / "a.csv", o);
+  REQUIRE(ex.size() == 1);
+  CHECK(ex[0].error.find("after a closing quote") != std::string::npos);
+}

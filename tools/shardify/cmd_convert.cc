@@ -21,6 +21,7 @@ struct ConvertArgs {
   std::string text_field = "text", pair_field = "text_pair", label_field = "label", filter = "none";
   std::string context_field = "context", question_field = "question", answers_field = "answers";
   uint32_t max_len = 0, doc_stride = 128, max_query_len = 64;
+  bool no_quoting = false;
   bool no_pack = false, position_ids = false, force = false, json = false;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   int zstd_level = 3;
@@ -69,6 +70,7 @@ void run_convert(const ConvertArgs& a) {
   o.context_field = a.context_field;
   o.question_field = a.question_field;
   o.answers_field = a.answers_field;
+  o.quoting = !a.no_quoting;
   o.doc_separator = a.doc_sep == "blank" ? DocSeparator::kBlankLine : DocSeparator::kLine;
   o.task.task = parse_task(a.task);
   o.task.max_len = a.max_len ? a.max_len : (o.task.task == Task::kQa ? 384 : 512);
@@ -132,6 +134,9 @@ const shardify_cli::RegisterCommand kConvert([](CLI::App& app) {
       "Comma-separated label names in index order; otherwise numeric order when all labels are "
       "integers, else byte-wise lexicographic order");
   app.add_option("--max-len", a->max_len, "Tokens per record (default 512; 384 for qa)");
+  app.add_flag(
+      "--no-quoting", a->no_quoting,
+      "tsv/csv: quotes are ordinary characters (GLUE-style TSV); default: RFC 4180 quoting");
   app.add_flag("--no-pack", a->no_pack,
                "lm: one truncated/padded record per document instead of packing");
   app.add_flag("--position-ids", a->position_ids,
