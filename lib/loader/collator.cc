@@ -12,11 +12,17 @@ namespace {
 
 bool is_integer(DType d) { return d != DType::kF32; }
 
+// Fields sit at any byte offset inside a record, so sources are read with memcpy (an unaligned
+// load once compiled); destinations are column buffers, aligned to their element size.
 template <typename From, typename To>
 void convert_typed(const void* src, void* dst, size_t n) {
-  const From* s = static_cast<const From*>(src);
+  const unsigned char* s = static_cast<const unsigned char*>(src);
   To* d = static_cast<To*>(dst);
-  for (size_t i = 0; i < n; ++i) d[i] = static_cast<To>(s[i]);
+  for (size_t i = 0; i < n; ++i) {
+    From v;
+    std::memcpy(&v, s + i * sizeof(From), sizeof(From));
+    d[i] = static_cast<To>(v);
+  }
 }
 
 template <typename From>
