@@ -186,29 +186,34 @@ struct Loader::Impl {
                                                                       : std::next(it);
   }
 
-  // Blocks for a batch: takes those nobody is decoding yet, decodes them, then waits for the
-  // rest, so that threads building neighbouring batches share the decoding work.
+  // Blocks for a batch: claims one block nobody is decoding yet, decodes it, and repeats; then
+  // waits for the blocks other threads claimed. Claiming one at a time lets threads building
+  // neighbouring batches (which need mostly the same blocks when a window starts) split the
+  // decoding instead of one thread claiming them all.
   std::vector<BlockPtr> acquire(const std::vector<std::pair<uint64_t, uint64_t>>& wanted,
                                 uint64_t gen) {
     std::vector<std::shared_future<BlockPtr>> futures(wanted.size());
-    std::vector<std::pair<size_t, std::promise<BlockPtr>>> mine;
-    {
-      std::lock_guard lock(pool_mu);
-      for (size_t i = 0; i < wanted.size(); ++i) {
-        auto it = pool.find(wanted[i].first);
-        if (it != pool.end()) {
-          futures[i] = it->second.block;
-          continue;
+    size_t next = 0;
+    for (;;) {
+      std::promise<BlockPtr> promise;
+      size_t mine = wanted.size();
+      {
+        std::lock_guard lock(pool_mu);
+        for (; next < wanted.size(); ++next) {
+          auto it = pool.find(wanted[next].first);
+          if (it != pool.end()) {
+            futures[next] = it->second.block;
+            continue;
+          }
+          futures[next] = promise.get_future().share();
+          pool.emplace(wanted[next].first, PoolEntry{wanted[next].second, gen, futures[next]});
+          mine = next++;
+          break;
         }
-        std::promise<BlockPtr> promise;
-        futures[i] = promise.get_future().share();
-        pool.emplace(wanted[i].first, PoolEntry{wanted[i].second, gen, futures[i]});
-        mine.emplace_back(i, std::move(promise));
       }
-    }
-    for (auto& [i, promise] : mine) {
+      if (mine == wanted.size()) break;
       try {
-        promise.set_value(ds.block(wanted[i].first));
+        promise.set_value(ds.block(wanted[mine].first));
         decoded.fetch_add(1, std::memory_order_relaxed);
       } catch (...) {
         promise.set_exception(std::current_exception());
