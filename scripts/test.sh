@@ -8,3 +8,18 @@ BUILD=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHARDKIT_WITH_TORCH=ON -DSHARDKIT_WITH_PYTHON=ON >/dev/null
 cmake --build "$BUILD" -j"$(nproc)"
 ctest --test-dir "$BUILD" -j"$(nproc)" --output-on-failure --timeout 600
+
+# Reliability (RELIABILITY.md): the torch-free suite again under AddressSanitizer and UBSan (gcc,
+# -O1, asserts on), then a bounded run of every libFuzzer target (clang; SHARDKIT_FUZZ_SECONDS
+# each). SHARDKIT_SANITIZERS=0 skips both.
+if [ "${SHARDKIT_SANITIZERS:-1}" != 0 ]; then
+  NOTORCH=(-DSHARDKIT_WITH_TORCH=OFF -DSHARDKIT_WITH_PYTHON=OFF -DCMAKE_BUILD_TYPE=Release
+           -DCMAKE_CXX_FLAGS_RELEASE=-O1 -DCMAKE_C_FLAGS_RELEASE=-O1)
+  cmake -S . -B "$BUILD-asan" -G Ninja -DSHARDKIT_SANITIZE=ON "${NOTORCH[@]}" >/dev/null
+  cmake --build "$BUILD-asan" -j"$(nproc)"
+  ctest --test-dir "$BUILD-asan" -j"$(nproc)" --output-on-failure --timeout 600
+  cmake -S . -B "$BUILD-fuzz" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DSHARDKIT_FUZZ=ON "${NOTORCH[@]}" >/dev/null
+  cmake --build "$BUILD-fuzz" -j"$(nproc)" --target fuzzers
+  ctest --test-dir "$BUILD-fuzz" -L '^fuzz$' -j"$(nproc)" --output-on-failure
+fi
