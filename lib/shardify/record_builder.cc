@@ -304,7 +304,9 @@ void TaskEncoder::encode_pair(const Example& ex, BatchOutput& out) const {
   ++out.stats.examples;
   ++out.stats.length_histogram[length_bucket(a.size() + b.size() + added)];
   if (a.size() + b.size() > room) {
-    tok::truncate_pair(a, b, room, tok::TruncationStrategy::kLongestFirst);
+    // With max_length, truncation also reproduces HF's early stop, which decides which text
+    // loses the odd token under longest_first.
+    tok::truncate_pair(a, b, room, tok::TruncationStrategy::kLongestFirst, options_.max_len);
     ++out.stats.truncated;
   }
   tok::Encoding p = tok_.post_process(std::move(a), std::move(b));
