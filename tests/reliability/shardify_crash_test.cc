@@ -76,7 +76,7 @@ KillFigures kill_loop(const std::vector<std::string>& argv,
       what, static_cast<unsigned long long>(k.landed), static_cast<unsigned long long>(k.absent),
       static_cast<unsigned long long>(k.complete), static_cast<unsigned long long>(k.leftovers),
       static_cast<unsigned long long>(k.reruns));
-  CHECK(k.landed >= 10);
+  CHECK(k.landed >= 5);  // most moments fall inside the run, or the test proves little
   return k;
 }
 
