@@ -14,19 +14,21 @@
 
 namespace shardkit::reliability {
 
-// Starts argv[0] with its output going to `log` (or /dev/null when empty).
+// Starts argv[0] with its output going to `log` (or /dev/null when empty). Everything the child
+// needs is prepared before fork(): other threads of the test may hold the allocator's lock, so
+// the child calls nothing but open, dup2 and execv.
 inline pid_t spawn(const std::vector<std::string>& argv, const std::string& log = {}) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const char* out = log.empty() ? "/dev/null" : log.c_str();
   const pid_t pid = ::fork();
   if (pid != 0) return pid;
-  const int fd = ::open(log.empty() ? "/dev/null" : log.c_str(),
-                        O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int fd = ::open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd >= 0) {
     ::dup2(fd, STDOUT_FILENO);
     ::dup2(fd, STDERR_FILENO);
   }
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
   ::execv(args[0], args.data());
   ::_exit(127);
 }
