@@ -247,10 +247,22 @@ void TaskEncoder::encode_lm(const Example& ex, BatchOutput& out) const {
     ++out.stats.length_histogram[length_bucket(n + 1)];
     return;
   }
+  encode_single(ex, out, "empty document (no tokens)");
+}
+
+void TaskEncoder::encode_cls(const Example& ex, BatchOutput& out) const {
+  int32_t label;
+  if (!label_index(ex, out, label)) return;
+  if (unsigned char* r = encode_single(ex, out, "empty text (no tokens)"))
+    layout_.put_i32(r, "labels", label);
+}
+
+unsigned char* TaskEncoder::encode_single(const Example& ex, BatchOutput& out,
+                                          const char* empty_reason) const {
   tok::Encoding e = tok_.encode(ex.text);
   if (e.size() == 0) {
-    add_error(ex, out, "empty document (no tokens)");
-    return;
+    add_error(ex, out, empty_reason);
+    return nullptr;
   }
   const size_t room = options_.max_len - tok_.added_tokens(false);
   ++out.stats.examples;
@@ -264,29 +276,7 @@ void TaskEncoder::encode_lm(const Example& ex, BatchOutput& out) const {
   layout_.put_tokens(r, p.ids, p.type_ids, pad_id_);
   layout_.put_u32(r, "length", static_cast<uint32_t>(p.size()));
   out.stats.tokens += p.size();
-}
-
-void TaskEncoder::encode_cls(const Example& ex, BatchOutput& out) const {
-  int32_t label;
-  if (!label_index(ex, out, label)) return;
-  tok::Encoding e = tok_.encode(ex.text);
-  if (e.size() == 0) {
-    add_error(ex, out, "empty text (no tokens)");
-    return;
-  }
-  const size_t room = options_.max_len - tok_.added_tokens(false);
-  ++out.stats.examples;
-  ++out.stats.length_histogram[length_bucket(e.size() + tok_.added_tokens(false))];
-  if (e.size() > room) {
-    tok::truncate(e, room);
-    ++out.stats.truncated;
-  }
-  tok::Encoding p = tok_.post_process(std::move(e), std::nullopt);
-  unsigned char* r = new_record(out);
-  layout_.put_tokens(r, p.ids, {}, pad_id_);
-  layout_.put_u32(r, "length", static_cast<uint32_t>(p.size()));
-  layout_.put_i32(r, "labels", label);
-  out.stats.tokens += p.size();
+  return r;
 }
 
 void TaskEncoder::encode_pair(const Example& ex, BatchOutput& out) const {

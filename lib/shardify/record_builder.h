@@ -111,6 +111,9 @@ class TaskEncoder {
  private:
   void encode_lm(const Example& ex, BatchOutput& out) const;
   void encode_cls(const Example& ex, BatchOutput& out) const;
+  // One text through the single-sequence template, truncated to max_len: the record's tokens and
+  // length are written; returns the record, or nullptr after recording an error.
+  unsigned char* encode_single(const Example& ex, BatchOutput& out, const char* empty_reason) const;
   void encode_pair(const Example& ex, BatchOutput& out) const;
   void encode_qa(const Example& ex, BatchOutput& out) const;
   unsigned char* new_record(BatchOutput& out) const;

@@ -1,29 +1,11 @@
-// shardify's subcommands (convert is the default, tokenize, merge) register themselves here,
-// one file each.
+// shardify's subcommands (convert is the app itself; merge, tokenize): one file each, registered
+// through tools/command_registry.h.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
-#include <functional>
-#include <vector>
+#include "command_registry.h"
 
 namespace shardify_cli {
-
-using CommandSetup = std::function<void(CLI::App& app)>;
-
-inline std::vector<CommandSetup>& command_registry() {
-  static std::vector<CommandSetup> commands;
-  return commands;
-}
-
-struct RegisterCommand {
-  explicit RegisterCommand(CommandSetup setup) { command_registry().push_back(std::move(setup)); }
-};
-
-// What main() returns once the command's callback has run.
-inline int& exit_code() {
-  static int code = 0;
-  return code;
-}
-
+using shardkit::tools::command_registry;
+using shardkit::tools::exit_code;
+using shardkit::tools::RegisterCommand;
 }  // namespace shardify_cli
