@@ -225,8 +225,20 @@ void TokenizerBase::resolve_special_tokens(std::optional<uint32_t> unk) {
 }
 
 std::string TokenizerBase::describe_json() const {
+  // The special token ids go along so that a trainer can mask ([MASK]) and skip specials
+  // without loading the tokenizer.
+  const SpecialTokens& sp = special_tokens();
+  std::string specials;
+  for (const auto& [name, id] :
+       {std::pair{"cls", sp.cls}, std::pair{"sep", sp.sep}, std::pair{"pad", sp.pad},
+        std::pair{"mask", sp.mask}, std::pair{"unk", sp.unk}, std::pair{"bos", sp.bos},
+        std::pair{"eos", sp.eos}})
+    if (id)
+      specials +=
+          std::string(specials.empty() ? "" : ", ") + "\"" + name + "\": " + std::to_string(*id);
   return "{\"type\": " + json_quote(type_) + ", \"vocab_size\": " + std::to_string(vocab_size()) +
-         ", \"fingerprint\": \"" + checksum_hex(fingerprint_) + "\"}";
+         ", \"fingerprint\": \"" + checksum_hex(fingerprint_) + "\", \"special_tokens\": {" +
+         specials + "}}";
 }
 
 void truncate(Encoding& e, size_t max_tokens) {
