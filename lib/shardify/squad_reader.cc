@@ -19,8 +19,11 @@ class SquadReader : public ExampleReader {
   SquadReader(const std::filesystem::path& path, uint32_t file_index) : file_index_(file_index) {
     const std::string text = read_all(path);
     consumed_ = std::filesystem::file_size(path);
+    // A UTF-8 byte-order mark is not JSON, but editors write it; the line readers drop it too.
+    std::string_view json = text;
+    if (json.starts_with("\xEF\xBB\xBF")) json.remove_prefix(3);
     simdjson::dom::element root;
-    auto err = parser_.parse(text).get(root);
+    auto err = parser_.parse(json.data(), json.size(), true).get(root);
     if (err) {
       std::string problem = err == simdjson::UTF8_ERROR
                                 ? utf8_problem(text, "the file")

@@ -150,6 +150,9 @@ TEST_CASE("SQuAD JSON: a wrong answer offset, an unterminated file, deep nesting
   const std::string good_only = squad(q1 + ", " + q3);
   // The bad question is named by its place in the file rather than a line.
   c.check("a.json", with_bad_q, good_only, {"data[0].paragraphs[0].qas[1]"}, {"example_index"});
+  // The same file behind a UTF-8 byte-order mark reads the same.
+  c.check("bom.json", "\xEF\xBB\xBF" + with_bad_q, good_only, {"data[0].paragraphs[0].qas[1]"},
+          {"example_index"});
 
   // Whole-file failures: under skip the other input's examples all survive.
   const std::vector<std::pair<std::string, std::string>> broken_files = {
