@@ -165,6 +165,26 @@ TemplatePiece template_piece(const Json& j, element e, object special_tokens,
   return p;
 }
 
+// BERT's template: [CLS] A [SEP] for one text, [CLS] A [SEP] B [SEP] with type ids 0/1 for two.
+void set_bert_template(PostProcessorConfig& pc, uint32_t cls, uint32_t sep) {
+  auto special = [](uint32_t id, uint32_t type_id) {
+    TemplatePiece p;
+    p.ids = {id};
+    p.type_id = type_id;
+    return p;
+  };
+  auto seq = [](int s, uint32_t type_id) {
+    TemplatePiece p;
+    p.is_sequence = true;
+    p.sequence = s;
+    p.type_id = type_id;
+    return p;
+  };
+  pc.has_template = true;
+  pc.single = {special(cls, 0), seq(0, 0), special(sep, 0)};
+  pc.pair = {special(cls, 0), seq(0, 0), special(sep, 0), seq(1, 1), special(sep, 1)};
+}
+
 void read_post_processor(const Json& j, element e, const std::string& where,
                          PostProcessorConfig& pc) {
   if (e.is_null()) return;
@@ -178,23 +198,8 @@ void read_post_processor(const Json& j, element e, const std::string& where,
       return static_cast<uint32_t>(j.uint(v[1], where + "." + key + "[1]"));
     };
     uint32_t sep = pair_of("sep"), cls = pair_of("cls");
-    auto special = [](uint32_t id, uint32_t type_id) {
-      TemplatePiece p;
-      p.ids = {id};
-      p.type_id = type_id;
-      return p;
-    };
-    auto seq = [](int s, uint32_t type_id) {
-      TemplatePiece p;
-      p.is_sequence = true;
-      p.sequence = s;
-      p.type_id = type_id;
-      return p;
-    };
     if (pc.has_template) j.unsupported(where + ": more than one template post-processor");
-    pc.has_template = true;
-    pc.single = {special(cls, 0), seq(0, 0), special(sep, 0)};
-    pc.pair = {special(cls, 0), seq(0, 0), special(sep, 0), seq(1, 1), special(sep, 1)};
+    set_bert_template(pc, cls, sep);
   } else if (type == "TemplateProcessing") {
     if (pc.has_template) j.unsupported(where + ": more than one template post-processor");
     object special_tokens = j.obj(j.get(o, "special_tokens", where), where + ".special_tokens");
@@ -456,22 +461,7 @@ std::unique_ptr<Tokenizer> load_vocab_txt(const std::string& content, const std:
   t->set_added_tokens(std::move(added));
   if (cls && sep) {
     PostProcessorConfig pc;
-    pc.has_template = true;
-    auto special = [](uint32_t id, uint32_t type_id) {
-      TemplatePiece p;
-      p.ids = {id};
-      p.type_id = type_id;
-      return p;
-    };
-    auto seq = [](int s, uint32_t type_id) {
-      TemplatePiece p;
-      p.is_sequence = true;
-      p.sequence = s;
-      p.type_id = type_id;
-      return p;
-    };
-    pc.single = {special(*cls, 0), seq(0, 0), special(*sep, 0)};
-    pc.pair = {special(*cls, 0), seq(0, 0), special(*sep, 0), seq(1, 1), special(*sep, 1)};
+    set_bert_template(pc, *cls, *sep);
     t->set_post_processor(std::move(pc));
   }
   t->set_fingerprint(fingerprint, "wordpiece");
