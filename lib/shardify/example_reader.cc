@@ -56,6 +56,17 @@ bool is_blank(std::string_view text) {
   return true;
 }
 
+bool start_example_at_next_line(LineReader& lines, uint32_t file_index, Example& ex,
+                                std::string_view& line) {
+  do {
+    if (!lines.next(line)) return false;
+  } while (is_blank(line));
+  ex = Example{};
+  ex.file_index = file_index;
+  ex.line = lines.line_number();
+  return true;
+}
+
 std::unique_ptr<ExampleReader> ExampleReader::open(const std::filesystem::path& path,
                                                    uint32_t file_index,
                                                    const ReaderOptions& options) {

@@ -37,12 +37,7 @@ class JsonlReader : public ExampleReader {
 
   bool next(Example& ex) override {
     std::string_view line;
-    do {
-      if (!lines_->next(line)) return false;
-    } while (is_blank(line));
-    ex = Example{};
-    ex.file_index = file_index_;
-    ex.line = lines_->line_number();
+    if (!start_example_at_next_line(*lines_, file_index_, ex, line)) return false;
     simdjson::dom::element root;
     auto err = parser_.parse(line.data(), line.size(), true).get(root);
     if (err) {

@@ -29,5 +29,9 @@ void resolve_answer(const std::string& context, std::string_view text, int64_t a
 // "invalid UTF-8 at byte N of field F" or empty when valid.
 std::string utf8_problem(std::string_view text, std::string_view what);
 bool is_blank(std::string_view text);
+// Moves to the next non-blank line and starts a fresh `ex` there (file index, line number).
+// Returns false at the end of the input.
+bool start_example_at_next_line(LineReader& lines, uint32_t file_index, Example& ex,
+                                std::string_view& line);
 
 }  // namespace shardkit::shardify

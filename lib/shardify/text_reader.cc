@@ -12,12 +12,7 @@ class TextReader : public ExampleReader {
 
   bool next(Example& ex) override {
     std::string_view line;
-    do {
-      if (!lines_->next(line)) return false;
-    } while (is_blank(line));
-    ex = Example{};
-    ex.file_index = file_index_;
-    ex.line = lines_->line_number();
+    if (!start_example_at_next_line(*lines_, file_index_, ex, line)) return false;
     ex.text.assign(line);
     if (options_.doc_separator == DocSeparator::kBlankLine) {
       while (lines_->next(line) && !is_blank(line)) {
