@@ -32,6 +32,27 @@ bool is_bert_punct(char32_t cp) {
   return cp < 128 ? is_ascii_punct(static_cast<unsigned char>(cp)) : is_punctuation(cp);
 }
 
+// BertNormalizer on one code point: canonical decomposition and removal of nonspacing marks
+// (strip_accents), then full lowercasing (lowercase). At most 8 decomposed characters, each
+// lowercasing to at most 2. Shared by the character table and the slow path so they agree.
+constexpr int kMaxNormalizedChars = 16;
+int normalize_char(char32_t cp, const BertNormalizerOptions& n, char32_t* out) {
+  char32_t decomposed[8];
+  int nd = 1;
+  decomposed[0] = cp;
+  if (n.strip_accents) nd = decompose_nfd(cp, decomposed, 8);
+  int count = 0;
+  for (int k = 0; k < nd; ++k) {
+    const char32_t c = decomposed[k];
+    if (n.strip_accents && is_nonspacing_mark(c)) continue;
+    if (n.lowercase)
+      count += to_lower_full(c, out + count);
+    else
+      out[count++] = c;
+  }
+  return count;
+}
+
 }  // namespace
 
 WordPieceTokenizer::WordPieceTokenizer(WordPieceConfig config, const std::string& source)
@@ -174,26 +195,16 @@ WordPieceTokenizer::CharEntry WordPieceTokenizer::classify(char32_t cp) const {
     return e;
   }
   const bool isolate = n.handle_chinese_chars && is_chinese_char(cp);
-  char32_t decomposed[8];
-  int nd = 1;
-  decomposed[0] = cp;
-  if (n.strip_accents) nd = decompose_nfd(cp, decomposed, 8);
+  char32_t normalized[kMaxNormalizedChars];
+  const int count = normalize_char(cp, n, normalized);
   std::string bytes;
   int chars = 0;
   bool punct = false;
-  for (int k = 0; k < nd; ++k) {
-    char32_t c = decomposed[k];
-    if (n.strip_accents && is_nonspacing_mark(c)) continue;
-    char32_t lowered[2];
-    int nl = 1;
-    lowered[0] = c;
-    if (n.lowercase) nl = to_lower_full(c, lowered);
-    for (int j = 0; j < nl; ++j) {
-      if (is_white_space(lowered[j])) return e;  // kSlow
-      punct = punct || is_bert_punct(lowered[j]);
-      append_utf8(bytes, lowered[j]);
-      ++chars;
-    }
+  for (int k = 0; k < count; ++k) {
+    if (is_white_space(normalized[k])) return e;  // kSlow
+    punct = punct || is_bert_punct(normalized[k]);
+    append_utf8(bytes, normalized[k]);
+    ++chars;
   }
   if (bytes.size() > sizeof e.utf8) return e;
   if ((isolate || punct) && chars > 1) return e;
@@ -224,35 +235,23 @@ void WordPieceTokenizer::add_codepoint(WordState& w, char32_t cp, uint32_t start
   }
   const bool isolate = n.handle_chinese_chars && is_chinese_char(cp);
   if (isolate) flush();
-  char32_t decomposed[8];
-  int nd = 1;
-  decomposed[0] = cp;
-  if (n.strip_accents) nd = decompose_nfd(cp, decomposed, 8);
-  for (int k = 0; k < nd; ++k) {
-    char32_t c = decomposed[k];
-    if (n.strip_accents && is_nonspacing_mark(c)) continue;
-    char32_t lowered[2];
-    int nl = 1;
-    lowered[0] = c;
-    if (n.lowercase) nl = to_lower_full(c, lowered);
-    for (int j = 0; j < nl; ++j) {
-      char32_t x = lowered[j];
-      if (is_white_space(x)) {
-        flush();
-        continue;
-      }
-      const bool punct = is_bert_punct(x);
-      if (punct) flush();
-      size_t before = w.bytes.size();
-      append_utf8(w.bytes, x);
-      if (w.track) {
-        w.start.resize(w.bytes.size(), start);
-        w.end.resize(w.bytes.size(), end);
-      }
-      (void)before;
-      ++w.chars;
-      if (punct) flush();
+  char32_t normalized[kMaxNormalizedChars];
+  const int count = normalize_char(cp, n, normalized);
+  for (int k = 0; k < count; ++k) {
+    const char32_t x = normalized[k];
+    if (is_white_space(x)) {
+      flush();
+      continue;
     }
+    const bool punct = is_bert_punct(x);
+    if (punct) flush();
+    append_utf8(w.bytes, x);
+    if (w.track) {
+      w.start.resize(w.bytes.size(), start);
+      w.end.resize(w.bytes.size(), end);
+    }
+    ++w.chars;
+    if (punct) flush();
   }
   if (isolate) flush();
 }
