@@ -15,14 +15,6 @@
 namespace shardkit::reliability {
 namespace {
 
-std::vector<fs::path> staging_dirs(const fs::path& out) {
-  std::vector<fs::path> found;
-  const std::string prefix = "." + out.filename().string() + ".partial-";
-  for (const auto& e : fs::directory_iterator(out.parent_path()))
-    if (e.path().filename().string().rfind(prefix, 0) == 0) found.push_back(e.path());
-  return found;
-}
-
 // Which complete dataset `out` holds: 0 = none (nothing there), or the seed it was written with.
 // Fails the test for anything else.
 int dataset_state(const fs::path& out, uint64_t records, std::initializer_list<uint8_t> seeds) {

@@ -8,11 +8,22 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace shardkit::reliability {
+
+// The staging directories (format/SPEC.md, "Writing a dataset safely") a killed writer of `out`
+// left beside it.
+inline std::vector<std::filesystem::path> staging_dirs(const std::filesystem::path& out) {
+  std::vector<std::filesystem::path> found;
+  const std::string prefix = "." + out.filename().string() + ".partial-";
+  for (const auto& e : std::filesystem::directory_iterator(out.parent_path()))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) found.push_back(e.path());
+  return found;
+}
 
 // Starts argv[0] with its output going to `log` (or /dev/null when empty). Everything the child
 // needs is prepared before fork(): other threads of the test may hold the allocator's lock, so

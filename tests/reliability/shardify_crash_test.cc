@@ -16,14 +16,6 @@
 namespace shardkit::reliability {
 namespace {
 
-std::vector<fs::path> staging_dirs(const fs::path& out) {
-  std::vector<fs::path> found;
-  const std::string prefix = "." + out.filename().string() + ".partial-";
-  for (const auto& e : fs::directory_iterator(out.parent_path()))
-    if (e.path().filename().string().rfind(prefix, 0) == 0) found.push_back(e.path());
-  return found;
-}
-
 struct KillFigures {
   uint64_t landed = 0, absent = 0, complete = 0, leftovers = 0, reruns = 0;
 };
