@@ -5,6 +5,8 @@ pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
 pkg_check_modules(ONIG REQUIRED IMPORTED_TARGET oniguruma)
 find_package(simdjson REQUIRED)
+# Every JSON file and --json report is written through nlohmann::json (BENCHMARKS.md, "JSON").
+find_package(nlohmann_json 3 REQUIRED)
 # Debian's libsimdjson is built with threads enabled, which changes dom::parser's layout. Every
 # translation unit that includes simdjson.h must agree, linked to simdjson::simdjson or not, or
 # the One Definition Rule breaks (a crash in ~parser). So define it everywhere.
