@@ -159,6 +159,30 @@ TEST_CASE("an existing dataset is not replaced without --force") {
   CHECK(read_file(tmp / "ds" / "manifest.json") != before);
 }
 
+TEST_CASE("--force replaces datasets and empty directories, never anything else") {
+  TempDir tmp("force2");
+  const std::string in = "--input " + q(shardify_data("docs.txt")) + tok() + " --max-len 16";
+  // A folder of the user's files, and a regular file: refused, and left exactly as they were.
+  fs::create_directories(tmp / "photos");
+  write_file(tmp / "photos" / "a.jpg", "not a dataset");
+  write_file(tmp / "notes.txt", "keep me");
+  std::string out;
+  CHECK(shardify(in + " --force --out " + q(tmp / "photos"), &out) != 0);
+  CHECK_MESSAGE(out.find("not a shardkit dataset") != std::string::npos, out);
+  CHECK(read_file(tmp / "photos" / "a.jpg") == "not a dataset");
+  CHECK(shardify(in + " --force --out " + q(tmp / "notes.txt"), &out) != 0);
+  CHECK_MESSAGE(out.find("not a directory") != std::string::npos, out);
+  CHECK(read_file(tmp / "notes.txt") == "keep me");
+  // merge checks the same before it links anything.
+  shardify_ok(in + " --part 0/1 --out " + q(tmp / "p0"));
+  CHECK(shardify("merge --force " + q(tmp / "photos") + " " + q(tmp / "p0"), &out) != 0);
+  CHECK(read_file(tmp / "photos" / "a.jpg") == "not a dataset");
+  // An empty directory is fine.
+  fs::create_directories(tmp / "empty");
+  shardify_ok(in + " --force --out " + q(tmp / "empty"));
+  CHECK(fs::exists(tmp / "empty" / "manifest.json"));
+}
+
 namespace {
 
 struct BadInput {
