@@ -10,8 +10,8 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/geometry.h"
 #include "loader/collator.h"
-#include "loader/geometry.h"
 #include "loader/mlm.h"
 #include "loader/plan.h"
 
@@ -52,15 +52,9 @@ struct Loader::Impl {
   uint64_t batches_built = 0;
   std::vector<std::thread> workers;
 
-  // Decoded blocks, tagged with the window that needs them; dropped once every batch that
-  // reads that window is built.
-  struct PoolEntry {
-    uint64_t window;
-    uint64_t generation;  // entries of an abandoned epoch carry a stale window
-    std::shared_future<BlockPtr> block;
-  };
-  mutable std::mutex pool_mu;
-  std::unordered_map<uint64_t, PoolEntry> pool;
+  // Decoded blocks live in the dataset's BlockCache, pinned to the window that needs them and
+  // released once every batch that reads that window is built. The cache's LRU budget is 0:
+  // the window logic alone decides what stays resident.
   std::atomic<uint64_t> decoded{0};
 
   Impl(const std::filesystem::path& dir, LoaderOptions o)
@@ -108,10 +102,7 @@ struct Loader::Impl {
       ready.clear();
       low_window = plan->batches() ? window_of_row(*plan, 0, 0) : 0;
     }
-    {
-      std::lock_guard lock(pool_mu);
-      pool.clear();
-    }
+    ds.cache().release_below(generation_now(), 0);
     work_cv.notify_all();
   }
 
@@ -179,12 +170,12 @@ struct Loader::Impl {
       }
   }
 
-  void evict_below(uint64_t window, uint64_t gen) {
-    std::lock_guard lock(pool_mu);
-    for (auto it = pool.begin(); it != pool.end();)
-      it = it->second.window < window || it->second.generation != gen ? pool.erase(it)
-                                                                      : std::next(it);
+  uint64_t generation_now() const {
+    std::lock_guard lock(mu);
+    return generation;
   }
+
+  void evict_below(uint64_t window, uint64_t gen) { ds.cache().release_below(gen, window); }
 
   // Blocks for a batch: claims one block nobody is decoding yet, decodes it, and repeats; then
   // waits for the blocks other threads claimed. Claiming one at a time lets threads building
@@ -193,30 +184,16 @@ struct Loader::Impl {
   std::vector<BlockPtr> acquire(const std::vector<std::pair<uint64_t, uint64_t>>& wanted,
                                 uint64_t gen) {
     std::vector<std::shared_future<BlockPtr>> futures(wanted.size());
-    size_t next = 0;
-    for (;;) {
-      std::promise<BlockPtr> promise;
-      size_t mine = wanted.size();
-      {
-        std::lock_guard lock(pool_mu);
-        for (; next < wanted.size(); ++next) {
-          auto it = pool.find(wanted[next].first);
-          if (it != pool.end()) {
-            futures[next] = it->second.block;
-            continue;
-          }
-          futures[next] = promise.get_future().share();
-          pool.emplace(wanted[next].first, PoolEntry{wanted[next].second, gen, futures[next]});
-          mine = next++;
-          break;
-        }
-      }
-      if (mine == wanted.size()) break;
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      const auto [block, window] = wanted[i];
+      BlockCache::Claim claim = ds.cache().claim(block, {gen, window});
+      futures[i] = claim.block;
+      if (!claim.mine()) continue;
       try {
-        promise.set_value(ds.block(wanted[mine].first));
+        ds.cache().finish(block, claim, ds.decode_block(block));
         decoded.fetch_add(1, std::memory_order_relaxed);
       } catch (...) {
-        promise.set_exception(std::current_exception());
+        ds.cache().finish(block, claim, std::current_exception());
       }
     }
     std::vector<BlockPtr> blocks(wanted.size());
@@ -341,12 +318,7 @@ LoaderStats Loader::stats() const {
     std::lock_guard lock(impl_->mu);
     s.batches_built = impl_->batches_built;
   }
-  std::lock_guard lock(impl_->pool_mu);
-  for (const auto& [id, entry] : impl_->pool)
-    if (entry.block.wait_for(std::chrono::seconds(0)) == std::future_status::ready) try {
-        s.resident_block_bytes += entry.block.get()->bytes.size();
-      } catch (...) {
-      }
+  s.resident_block_bytes = impl_->ds.cache().resident_bytes();
   return s;
 }
 

@@ -8,7 +8,7 @@
 
 #include "core/manifest.h"
 #include "loader/epoch_order.h"
-#include "loader/geometry.h"
+#include "core/geometry.h"
 #include "loader/loader_options.h"
 #include "loader/rank_schedule.h"
 

@@ -24,7 +24,7 @@ void run_order(const OrderArgs& args) {
   const shardkit::Manifest m = shardkit::Manifest::load(args.dir);
   shardkit::loader::LoaderOptions options = args.options;
   options.shuffle = !args.no_shuffle;
-  const auto geometry = shardkit::loader::Geometry::of(m);
+  const auto geometry = shardkit::Geometry::of(m);
   const shardkit::loader::EpochPlan plan(geometry, m.schema.record_size(), options, args.epoch, 0);
   // Every batch but the last is full, so the batch holding row `start` is found by division.
   const uint64_t full = options.batch_size;
