@@ -1,11 +1,13 @@
 #include "core/dataset.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
 #include <mutex>
 #include <vector>
 
 #include "core/block_codec.h"
+#include "core/dataset_store.h"
 #include "core/error.h"
 #include "core/shard_file.h"
 
@@ -13,14 +15,29 @@ namespace shardkit {
 
 struct Dataset::Impl {
   std::filesystem::path dir;
+  std::shared_ptr<DatasetStore> store;
   Manifest manifest;
   Geometry geometry;
   std::vector<std::unique_ptr<ShardFile>> shards;
   std::unique_ptr<std::once_flag[]> shard_once;
   // call_once retries after an exception, so a transient error does not poison a shard.
   mutable BlockCache cache;
+  // Prefetches running on the store's threads: the dataset waits for them before it goes, and
+  // those still queued then find it closed.
+  struct Async {
+    std::mutex mu;
+    std::condition_variable idle;
+    int running = 0;
+    bool closed = false;
+  };
+  std::shared_ptr<Async> async = std::make_shared<Async>();
 
   explicit Impl(size_t cache_bytes) : cache(cache_bytes) {}
+  ~Impl() {
+    std::unique_lock lock(async->mu);
+    async->closed = true;
+    async->idle.wait(lock, [&] { return async->running == 0; });
+  }
 };
 
 Dataset::Dataset(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -29,9 +46,18 @@ Dataset& Dataset::operator=(Dataset&&) noexcept = default;
 Dataset::~Dataset() = default;
 
 Dataset Dataset::open(const std::filesystem::path& dir, DatasetOptions options) {
+  return open(dir.string(), std::move(options));
+}
+
+Dataset Dataset::open(const char* location, DatasetOptions options) {
+  return open(std::string(location), std::move(options));
+}
+
+Dataset Dataset::open(const std::string& location, DatasetOptions options) {
   auto impl = std::make_unique<Impl>(options.cache_bytes);
-  impl->dir = dir;
-  impl->manifest = Manifest::load(dir);
+  impl->dir = location;
+  impl->store = open_store(location, options.source);
+  impl->manifest = impl->store->load_manifest();
   const Manifest& m = impl->manifest;
   impl->geometry = Geometry::of(m);
   impl->shards.resize(m.shards.size());
@@ -63,14 +89,15 @@ BlockRef Dataset::block_ref(uint64_t global_block) const {
   return impl_->geometry.block_ref(global_block);
 }
 
-const ShardFile& Dataset::shard(uint32_t index) const {
-  Impl& d = *impl_;
+const ShardFile& Dataset::shard(uint32_t index) const { return open_shard(*impl_, index); }
+
+const ShardFile& Dataset::open_shard(Impl& d, uint32_t index) {
   if (index >= d.shards.size())
     throw Error(ErrorCode::kInvalidArgument, d.dir.string(), "no shard " + std::to_string(index));
   std::call_once(d.shard_once[index], [&] {
     const ShardEntry& e = d.manifest.shards[index];
     d.shards[index] =
-        ShardFile::open(d.dir / e.name, d.manifest.schema, d.manifest.records_per_block, e);
+        ShardFile::open(d.store->open_shard(e), d.manifest.schema, d.manifest.records_per_block, e);
   });
   return *d.shards[index];
 }
@@ -101,8 +128,25 @@ void Dataset::read(uint64_t index, void* out) const {
 
 void Dataset::prefetch(uint64_t global_block) const {
   const BlockRef ref = block_ref(global_block);
-  shard(ref.shard).prefetch_block(ref.block_in_shard);
+  // Opening a remote shard waits on the network: the store does it off this thread.
+  Impl* impl = impl_.get();
+  impl->store->run_async([impl, async = impl->async, ref] {
+    {
+      std::lock_guard lock(async->mu);
+      if (async->closed) return;
+      ++async->running;
+    }
+    try {
+      open_shard(*impl, ref.shard).prefetch_block(ref.block_in_shard);
+    } catch (...) {
+      // A shard that fails to open is reported when its block is read, with its context.
+    }
+    std::lock_guard lock(async->mu);
+    if (--async->running == 0) async->idle.notify_all();
+  });
 }
+
+IoStats Dataset::io_stats() const { return impl_->store->io_stats(); }
 
 std::optional<std::string> Dataset::metadata(const std::string& key) const {
   auto it = impl_->manifest.metadata.find(key);

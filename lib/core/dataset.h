@@ -10,6 +10,8 @@
 #include <string>
 
 #include "core/block_cache.h"
+#include "core/block_source.h"
+#include "core/dataset_store.h"
 #include "core/geometry.h"
 #include "core/manifest.h"
 #include "core/schema.h"
@@ -20,17 +22,21 @@ class ShardFile;
 
 struct DatasetOptions {
   size_t cache_bytes = 256ull << 20;  // decoded blocks kept resident for random access
+  SourceOptions source;               // pread or mmap; remote transport and cache
 };
 
 class Dataset {
  public:
-  // Reads and validates the manifest. Shards are opened when first touched.
+  // Reads and validates the manifest of a directory, or of a remote dataset (http://,
+  // https://, s3://). Shards are opened when first touched.
   static Dataset open(const std::filesystem::path& dir, DatasetOptions options = {});
+  static Dataset open(const std::string& location, DatasetOptions options = {});
+  static Dataset open(const char* location, DatasetOptions options = {});
   Dataset(Dataset&&) noexcept;
   Dataset& operator=(Dataset&&) noexcept;
   ~Dataset();
 
-  const std::filesystem::path& path() const;
+  const std::filesystem::path& path() const;  // the location as given
   const Manifest& manifest() const;
   const Schema& schema() const;
   uint64_t size() const;  // records
@@ -53,6 +59,8 @@ class Dataset {
 
   // The shard, opened (and validated) on first use.
   const ShardFile& shard(uint32_t index) const;
+  // Requests and bytes fetched so far (remote datasets; zero for a local one).
+  IoStats io_stats() const;
   // A metadata value as raw JSON, if the manifest has the key.
   std::optional<std::string> metadata(const std::string& key) const;
   BlockCache& cache() const;
@@ -60,6 +68,7 @@ class Dataset {
  private:
   struct Impl;
   explicit Dataset(std::unique_ptr<Impl> impl);
+  static const ShardFile& open_shard(Impl& impl, uint32_t index);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/geometry.h"
 #include "loader/collator.h"
+#include "loader/distributed_env.h"
 #include "loader/mlm.h"
 #include "loader/plan.h"
 
@@ -48,7 +49,8 @@ struct Loader::Impl {
   uint64_t consumer_next = 0;  // next batch next() returns
   std::set<uint64_t> in_flight;
   std::map<uint64_t, Built> ready;
-  uint64_t low_window = 0;  // window of the first row of the lowest batch not yet built
+  uint64_t low_window = 0;         // window of the first row of the lowest batch not yet built
+  bool readahead_pending = false;  // the plan's first two windows are not asked for yet
   uint64_t batches_built = 0;
   std::vector<std::thread> workers;
 
@@ -59,10 +61,12 @@ struct Loader::Impl {
 
   Impl(const std::filesystem::path& dir, LoaderOptions o)
       : opt(std::move(o)),
-        ds(Dataset::open(dir, DatasetOptions{0})),
+        ds(Dataset::open(dir, DatasetOptions{0, opt.source})),
         geo(Geometry::of(ds.manifest())),
         record_size(ds.schema().record_size()),
         collator(ds.schema(), opt) {
+    opt.rank = effective_rank(opt);
+    opt.world_size = effective_world_size(opt);
     validate_mlm(opt.mlm);
     if (opt.mlm.enabled && !ds.schema().find(opt.mlm.input_field))
       throw Error(ErrorCode::kInvalidArgument, dir.string(),
@@ -101,6 +105,7 @@ struct Loader::Impl {
       in_flight.clear();
       ready.clear();
       low_window = plan->batches() ? window_of_row(*plan, 0, 0) : 0;
+      readahead_pending = plan->batches() > 0;
     }
     ds.cache().release_below(generation_now(), 0);
     work_cv.notify_all();
@@ -235,6 +240,17 @@ struct Loader::Impl {
       started = true;
       work_cv.notify_all();
     }
+    if (readahead_pending) {
+      // The workers ask for the window after next as they go; the first two are asked for
+      // here, when the epoch is really read (a set_epoch right after construction reads none).
+      readahead_pending = false;
+      std::shared_ptr<const EpochPlan> p = plan;
+      const uint64_t first = low_window;
+      lock.unlock();
+      for (uint64_t w = first; w < std::min(first + 2, p->order().window_count()); ++w)
+        readahead(p->order().blocks_of_window(w));
+      lock.lock();
+    }
     if (consumer_next >= plan->batches()) return nullptr;
     auto have = [&] { return ready.count(consumer_next) > 0; };
     if (opt.timeout.count() > 0) {
@@ -291,6 +307,12 @@ std::shared_ptr<Batch> Loader::next() { return impl_->next(); }
 LoaderState Loader::state() const { return impl_->state(); }
 
 void Loader::restore(const LoaderState& state) {
+  const uint64_t epoch_size = impl_->geo.records();
+  if (state.samples_consumed > epoch_size)
+    throw Error(ErrorCode::kInvalidArgument, impl_->ds.path().string(),
+                "samples_consumed " + std::to_string(state.samples_consumed) +
+                    " is past the epoch's end: the valid range is 0.." +
+                    std::to_string(epoch_size) + " (the dataset's records)");
   {
     std::lock_guard lock(impl_->mu);
     impl_->opt.seed = state.seed;

@@ -410,3 +410,19 @@ TEST_CASE("loaders for world sizes 1, 2, 3, 8: disjoint shares covering the epoc
     }
   }
 }
+
+TEST_CASE("restore refuses samples_consumed past the epoch's end, naming the field and range") {
+  TempDir tmp("ld");
+  t::write_fixture(tmp / "ds", {.records = 300, .block_bytes = 3000});
+  Loader loader(tmp / "ds", LoaderOptions{});
+  CHECK_NOTHROW(loader.restore({0, 1, 300}));  // the end itself: an exhausted epoch
+  CHECK(loader.next() == nullptr);
+  try {
+    loader.restore({0, 1, 301});
+    FAIL("restore accepted a position past the epoch's end");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::kInvalidArgument);
+    CHECK(std::string(e.what()).find("samples_consumed 301") != std::string::npos);
+    CHECK(std::string(e.what()).find("0..300") != std::string::npos);
+  }
+}
