@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/error.h"
 #include "core/geometry.h"
@@ -167,6 +168,25 @@ struct Loader::Impl {
     }
   }
 
+  // The blocks of windows [first, end): those of this rank's first batches in the order they
+  // will be read, then the rest. A remote source fetches in the order asked, so the first
+  // batches do not wait behind a whole window.
+  std::vector<uint64_t> blocks_in_read_order(const EpochPlan& p, uint64_t first,
+                                             uint64_t end) const {
+    std::vector<uint64_t> blocks;
+    std::unordered_set<uint64_t> seen;
+    for (uint64_t b = 0; b < std::min<uint64_t>(p.batches(), 64); ++b) {
+      if (p.batch_size(b) == 0 || window_of_row(p, b, 0) >= end) break;
+      for (uint64_t rec : p.records(b))
+        if (const uint64_t block = geo.block_of_record(rec); seen.insert(block).second)
+          blocks.push_back(block);
+    }
+    for (uint64_t w = first; w < end; ++w)
+      for (uint64_t block : p.order().blocks_of_window(w))
+        if (seen.insert(block).second) blocks.push_back(block);
+    return blocks;
+  }
+
   void readahead(const std::vector<uint64_t>& blocks) const {
     for (uint64_t b : blocks) try {
         ds.prefetch(b);
@@ -247,8 +267,7 @@ struct Loader::Impl {
       std::shared_ptr<const EpochPlan> p = plan;
       const uint64_t first = low_window;
       lock.unlock();
-      for (uint64_t w = first; w < std::min(first + 2, p->order().window_count()); ++w)
-        readahead(p->order().blocks_of_window(w));
+      readahead(blocks_in_read_order(*p, first, std::min(first + 2, p->order().window_count())));
       lock.lock();
     }
     if (consumer_next >= plan->batches()) return nullptr;

@@ -81,9 +81,13 @@ HttpTransport::~HttpTransport() {
   for (void* h : idle_) curl_easy_cleanup(static_cast<CURL*>(h));
 }
 
-void* HttpTransport::take_handle() {
+void* HttpTransport::take_handle(bool urgent) {
   std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return in_flight_ < options_.remote_concurrency; });
+  if (urgent) ++urgent_waiting_;
+  cv_.wait(lock, [&] {
+    return in_flight_ < options_.remote_concurrency && (urgent || urgent_waiting_ == 0);
+  });
+  if (urgent) --urgent_waiting_;
   ++in_flight_;
   if (!idle_.empty()) {
     void* h = idle_.back();
@@ -100,13 +104,13 @@ void HttpTransport::return_handle(void* handle) {
     --in_flight_;
     idle_.push_back(handle);
   }
-  cv_.notify_one();
+  cv_.notify_all();  // an urgent waiter must not sleep through a prefetch's wake-up
 }
 
 HttpTransport::Attempt HttpTransport::attempt(const std::string& url,
                                               std::optional<std::pair<uint64_t, size_t>> range,
-                                              Sink& sink) {
-  CURL* h = static_cast<CURL*>(take_handle());
+                                              Sink& sink, bool urgent) {
+  CURL* h = static_cast<CURL*>(take_handle(urgent));
   curl_easy_reset(h);  // keeps the handle's live connections
   char errbuf[CURL_ERROR_SIZE] = {0};
   std::string error_body;
@@ -213,11 +217,11 @@ HttpTransport::Attempt HttpTransport::attempt(const std::string& url,
 
 void HttpTransport::fetch(const std::string& url, const std::string& display,
                           std::optional<std::pair<uint64_t, size_t>> range, Sink& sink,
-                          std::optional<uint64_t> block) {
+                          std::optional<uint64_t> block, bool urgent) {
   thread_local std::mt19937_64 jitter(std::random_device{}());
   Attempt a;
   for (unsigned tries = 0;; ++tries) {
-    a = attempt(url, range, sink);
+    a = attempt(url, range, sink, urgent);
     if (a.ok) return;
     if (!a.retry || tries >= options_.remote_retries) break;
     retries_.fetch_add(1, std::memory_order_relaxed);
@@ -239,17 +243,18 @@ std::string HttpTransport::get(const std::string& url, const std::string& displa
   std::string body;
   Sink sink;
   sink.grow = &body;
-  fetch(url, display, std::nullopt, sink, std::nullopt);
+  fetch(url, display, std::nullopt, sink, std::nullopt, true);
   return body;
 }
 
 void HttpTransport::get_range(const std::string& url, const std::string& display, uint64_t offset,
-                              size_t size, unsigned char* out, std::optional<uint64_t> block) {
+                              size_t size, unsigned char* out, std::optional<uint64_t> block,
+                              bool urgent) {
   if (size == 0) return;
   Sink sink;
   sink.out = out;
   sink.capacity = size;
-  fetch(url, display, std::pair{offset, size}, sink, block);
+  fetch(url, display, std::pair{offset, size}, sink, block, urgent);
 }
 
 TransportStats HttpTransport::stats() const {

@@ -33,9 +33,10 @@ class HttpTransport {
 
   // The whole object. `display` names it in errors.
   std::string get(const std::string& url, const std::string& display);
-  // Exactly `size` bytes at `offset` into `out`.
+  // Exactly `size` bytes at `offset` into `out`. A read someone waits for is `urgent`: it
+  // takes the next free request slot before any prefetch does.
   void get_range(const std::string& url, const std::string& display, uint64_t offset, size_t size,
-                 unsigned char* out, std::optional<uint64_t> block = {});
+                 unsigned char* out, std::optional<uint64_t> block = {}, bool urgent = true);
 
   TransportStats stats() const;
 
@@ -57,10 +58,10 @@ class HttpTransport {
   struct Attempt;
   void fetch(const std::string& url, const std::string& display,
              std::optional<std::pair<uint64_t, size_t>> range, Sink& sink,
-             std::optional<uint64_t> block);
+             std::optional<uint64_t> block, bool urgent);
   Attempt attempt(const std::string& url, std::optional<std::pair<uint64_t, size_t>> range,
-                  Sink& sink);
-  void* take_handle();
+                  Sink& sink, bool urgent);
+  void* take_handle(bool urgent);
   void return_handle(void* handle);
 
   SourceOptions options_;
@@ -70,6 +71,7 @@ class HttpTransport {
   std::mutex mu_;
   std::condition_variable cv_;
   unsigned in_flight_ = 0;
+  unsigned urgent_waiting_ = 0;
   std::vector<void*> idle_;  // CURL* handles keep their connections between requests
   std::atomic<uint64_t> requests_{0}, bytes_{0}, retries_{0};
 };

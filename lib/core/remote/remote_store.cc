@@ -208,7 +208,8 @@ class RemoteSource : public BlockSource, public std::enable_shared_from_this<Rem
       if (shared_->cache && shared_->cache->get(key, size, bytes.data())) {
         ok = true;
       } else {
-        shared_->transport.get_range(url_, display_, offset, size, bytes.data());
+        shared_->transport.get_range(url_, display_, offset, size, bytes.data(), std::nullopt,
+                                     false);
         if (shared_->cache) shared_->cache->put(key, bytes.data(), size);
         ok = true;
       }
