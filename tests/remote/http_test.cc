@@ -255,3 +255,25 @@ TEST_CASE("the on-disk cache: shared by two loaders, bounded, and never a torn b
   }
   ::umount(full.c_str());
 }
+
+TEST_CASE("shard-inspect info, verify, dump, order and stats read a URL like the directory") {
+  Served s;
+  const std::string tool = t::tool_path("shard-inspect");
+  for (const std::string& args :
+       {std::string("verify"), std::string("dump --from 100 --count 3 --json"),
+        std::string("order --seed 4 --rank 1 --world-size 2 --count 50"), std::string("stats"),
+        std::string("info --json")}) {
+    const std::string cmd = args.substr(0, args.find(' '));
+    const std::string rest = args.find(' ') == std::string::npos ? "" : args.substr(args.find(' '));
+    std::string local, remote;
+    REQUIRE(t::run_command(tool + " " + cmd + " " + s.local().string() + rest, &local) == 0);
+    REQUIRE(t::run_command(tool + " " + cmd + " " + s.url() + rest, &remote) == 0);
+    // The same report, but for the path each names.
+    for (std::string* text : {&local, &remote}) {
+      const std::string& from = text == &local ? s.local().string() : s.url();
+      for (auto at = text->find(from); at != std::string::npos; at = text->find(from))
+        text->replace(at, from.size(), "DATASET");
+    }
+    CHECK_MESSAGE(local == remote, args);
+  }
+}
