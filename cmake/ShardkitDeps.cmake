@@ -17,6 +17,8 @@ if(NOT CLI11_FOUND AND NOT EXISTS /usr/include/CLI/CLI.hpp)
 endif()
 find_package(Threads REQUIRED)
 find_package(ZLIB REQUIRED)
+# Remote datasets (http://, https://, s3://): Debian's libcurl4-openssl-dev.
+find_package(CURL REQUIRED)
 if(SHARDKIT_WITH_TORCH)
   find_package(Torch QUIET)
   if(NOT Torch_FOUND)

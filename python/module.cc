@@ -57,11 +57,48 @@ py::list schema_list(const Schema& s) {
   return fields;
 }
 
+// How shard bytes are read: local read mode, remote transport and cache. True when `key` is
+// one of these options.
+bool source_option(const std::string& key, const py::handle& value, SourceOptions& s) {
+  if (key == "read_mode")
+    s.read_mode = parse_read_mode(value.cast<std::string>());
+  else if (key == "remote_concurrency")
+    s.remote_concurrency = value.cast<unsigned>();
+  else if (key == "cache_dir")
+    s.cache_dir = py::str(value).cast<std::string>();
+  else if (key == "cache_limit")
+    s.cache_limit = value.cast<uint64_t>();
+  else if (key == "remote_retries")
+    s.remote_retries = value.cast<unsigned>();
+  else if (key == "remote_timeout_ms")
+    s.remote_timeout_ms = value.cast<unsigned>();
+  else
+    return false;
+  return true;
+}
+
+// A state_dict value: a non-negative integer, else a ShardkitError naming the field and range.
+uint64_t state_field(const py::handle& value, const char* name, const std::string& range) {
+  const auto invalid = [&] {
+    return Error(ErrorCode::kInvalidArgument, "",
+                 std::string("state_dict \"") + name + "\" is " + py::repr(value).cast<std::string>() +
+                     ": the valid range is " + range);
+  };
+  if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value)) throw invalid();
+  if (value.cast<py::int_>() < py::int_(0)) throw invalid();
+  try {
+    return value.cast<uint64_t>();
+  } catch (const py::cast_error&) {
+    throw invalid();
+  }
+}
+
 loader::LoaderOptions options_from(const py::dict& kw) {
   loader::LoaderOptions o;
   for (auto [key_obj, value] : kw) {
     const std::string key = py::str(key_obj);
     if (value.is_none()) continue;
+    if (source_option(key, value, o.source)) continue;
     if (key == "batch_size")
       o.batch_size = value.cast<uint64_t>();
     else if (key == "shuffle")
@@ -117,7 +154,14 @@ PYBIND11_MODULE(_shardkit, m) {
   py::register_exception<Error>(m, "ShardkitError", PyExc_RuntimeError);
 
   py::class_<Dataset>(m, "Dataset")
-      .def(py::init([](const std::string& path) { return Dataset::open(path); }), py::arg("path"))
+      .def(py::init([](const std::string& path, const py::kwargs& kw) {
+             DatasetOptions options;
+             for (auto [key, value] : kw)
+               if (!value.is_none() && !source_option(py::str(key), value, options.source))
+                 throw py::type_error("Dataset: unknown option '" + std::string(py::str(key)) + "'");
+             return Dataset::open(path, options);
+           }),
+           py::arg("path"))
       .def("__len__", &Dataset::size)
       .def_property_readonly("schema", [](const Dataset& d) { return schema_list(d.schema()); })
       .def_property_readonly("shards", [](const Dataset& d) { return d.manifest().shards.size(); })
@@ -175,8 +219,12 @@ PYBIND11_MODULE(_shardkit, m) {
              return py::make_tuple(s.seed, s.epoch, s.samples_consumed);
            })
       .def("restore",
-           [](loader::Loader& l, uint64_t seed, uint64_t epoch, uint64_t consumed) {
-             l.restore({seed, epoch, consumed});
+           [](loader::Loader& l, py::object seed, py::object epoch, py::object consumed) {
+             const std::string size = std::to_string(l.dataset().size());
+             l.restore({state_field(seed, "seed", "0..2^64-1"),
+                        state_field(epoch, "epoch", "0..2^64-1"),
+                        state_field(consumed, "samples_consumed",
+                                    "0.." + size + " (the dataset's records)")});
            })
       .def("planned_records", &loader::Loader::planned_records, py::arg("batch"));
 }

@@ -39,6 +39,14 @@ if [ -f tests/oracle/package.json ]; then
     touch tests/oracle/node_modules
   fi
 fi
+# npm: the S3-compatible server the remote-dataset tests start (s3rver 3.7.1), pinned likewise.
+if [ -f tests/servers/package.json ]; then
+  if [ ! -d tests/servers/node_modules ] || [ tests/servers/package-lock.json -nt tests/servers/node_modules ]; then
+    echo "install-deps: npm ci (tests/servers)"
+    (cd tests/servers && npm ci --no-audit --no-fund --loglevel=error)
+    touch tests/servers/node_modules
+  fi
+fi
 if [ -x tests/oracle/prepare.sh ]; then
   tests/oracle/prepare.sh
 fi

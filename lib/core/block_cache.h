@@ -1,9 +1,16 @@
-// Decoded blocks shared between threads, bounded by a byte budget and evicted least recently
-// used. A block in use stays alive (shared_ptr) after eviction; two threads asking for the same
-// block at once decode it once.
+// Decoded blocks shared between threads: the one block cache of shardkit. Two kinds of
+// residency share one table, so a block is decoded once whoever asks:
+//  - random access (Dataset::block, `shard-inspect`): least recently used blocks within
+//    `capacity_bytes`;
+//  - window access (the loader): a block claimed for a shuffle window is pinned, outside the
+//    LRU budget, until the loader releases that window (the loader bounds pinned bytes by its
+//    memory budget: at most the window being read and the next one).
+// A block in use stays alive (shared_ptr) after eviction; two threads asking for the same block
+// at once decode it once, and a loader's exception reaches every thread waiting on that block.
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <future>
 #include <list>
@@ -27,29 +34,66 @@ struct DecodedBlock {
 
 class BlockCache {
  public:
+  using BlockPtr = std::shared_ptr<const DecodedBlock>;
+  using Loader = std::function<BlockPtr()>;
+
+  // The window a block is pinned for; `generation` tells an abandoned epoch's windows apart.
+  struct Pin {
+    uint64_t generation = 0;
+    uint64_t window = 0;
+  };
+  // The result of claim(): the block's future, and a promise when this caller must load it.
+  struct Claim {
+    std::shared_future<BlockPtr> block;
+    std::shared_ptr<std::promise<BlockPtr>> promise;  // null: present or loaded by another
+    bool mine() const { return promise != nullptr; }
+  };
+
   explicit BlockCache(size_t capacity_bytes) : capacity_(capacity_bytes) {}
 
-  using Loader = std::function<std::shared_ptr<const DecodedBlock>()>;
-  // Returns the cached block or calls `load` (outside the lock). A loader's exception reaches
-  // every thread waiting on that block and nothing is cached.
-  std::shared_ptr<const DecodedBlock> get(uint64_t id, const Loader& load);
-  size_t resident_bytes() const;
+  // Random access: the cached block, or `load` called outside the lock. Nothing is cached when
+  // `load` throws.
+  BlockPtr get(uint64_t id, const Loader& load);
+
+  // Window access: the block's future, pinned to `pin` (a later pin of the same generation
+  // extends it). When nobody has it, the caller gets the promise and must finish() it.
+  Claim claim(uint64_t id, Pin pin);
+  // Completes a claim with a block, or with the exception a failed load threw (then nothing is
+  // cached and the next claim tries again).
+  void finish(uint64_t id, const Claim& claim, BlockPtr block);
+  void finish(uint64_t id, const Claim& claim, std::exception_ptr error);
+  // Unpins every block pinned for another generation or for a window below `window`; they
+  // become ordinary LRU entries (dropped at once when capacity is 0).
+  void release_below(uint64_t generation, uint64_t window);
+
+  size_t resident_bytes() const;  // decoded bytes held, pinned or not
+  size_t pinned_bytes() const;
   size_t capacity() const { return capacity_; }
 
  private:
-  using Entry = std::shared_future<std::shared_ptr<const DecodedBlock>>;
-  void insert_locked(uint64_t id, std::shared_ptr<const DecodedBlock> block);
+  struct Entry {
+    std::shared_future<BlockPtr> future;
+    std::shared_ptr<std::promise<BlockPtr>> loading;  // set while the block is being loaded
+    BlockPtr block;                                   // set once loaded
+    bool pinned = false;
+    Pin pin;
+    bool in_lru = false;
+    std::list<uint64_t>::iterator lru_pos;
+  };
+  using Map = std::unordered_map<uint64_t, Entry>;
+
+  Claim claim_locked(uint64_t id, const Pin* pin);
+  void store_locked(uint64_t id, const std::shared_ptr<std::promise<BlockPtr>>& promise,
+                    BlockPtr block);
+  void to_lru_locked(Map::iterator it);
+  void trim_locked();
 
   size_t capacity_;
   mutable std::mutex mu_;
-  std::list<uint64_t> lru_;  // front = most recent
-  struct Slot {
-    std::shared_ptr<const DecodedBlock> block;
-    std::list<uint64_t>::iterator pos;
-  };
-  std::unordered_map<uint64_t, Slot> resident_;
-  std::unordered_map<uint64_t, Entry> loading_;
-  size_t bytes_ = 0;
+  Map entries_;
+  std::list<uint64_t> lru_;  // front = most recent; only loaded, unpinned blocks
+  size_t lru_bytes_ = 0;
+  size_t pinned_bytes_ = 0;
 };
 
 }  // namespace shardkit

@@ -1,11 +1,13 @@
 #include "core/dataset.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
 #include <mutex>
 #include <vector>
 
 #include "core/block_codec.h"
+#include "core/dataset_store.h"
 #include "core/error.h"
 #include "core/shard_file.h"
 
@@ -13,19 +15,28 @@ namespace shardkit {
 
 struct Dataset::Impl {
   std::filesystem::path dir;
+  std::shared_ptr<DatasetStore> store;
   Manifest manifest;
-  std::vector<uint64_t> record_start;  // per shard, plus a final total
-  std::vector<uint64_t> block_start;   // per shard, plus a final total
+  Geometry geometry;
   std::vector<std::unique_ptr<ShardFile>> shards;
   std::unique_ptr<std::once_flag[]> shard_once;
   // call_once retries after an exception, so a transient error does not poison a shard.
-  BlockCache cache;
+  mutable BlockCache cache;
+  // Prefetches running on the store's threads: the dataset waits for them before it goes, and
+  // those still queued then find it closed.
+  struct Async {
+    std::mutex mu;
+    std::condition_variable idle;
+    int running = 0;
+    bool closed = false;
+  };
+  std::shared_ptr<Async> async = std::make_shared<Async>();
 
   explicit Impl(size_t cache_bytes) : cache(cache_bytes) {}
-
-  uint32_t shard_of_block(uint64_t global_block) const {
-    auto it = std::upper_bound(block_start.begin(), block_start.end(), global_block);
-    return static_cast<uint32_t>(it - block_start.begin() - 1);
+  ~Impl() {
+    std::unique_lock lock(async->mu);
+    async->closed = true;
+    async->idle.wait(lock, [&] { return async->running == 0; });
   }
 };
 
@@ -35,20 +46,20 @@ Dataset& Dataset::operator=(Dataset&&) noexcept = default;
 Dataset::~Dataset() = default;
 
 Dataset Dataset::open(const std::filesystem::path& dir, DatasetOptions options) {
+  return open(dir.string(), std::move(options));
+}
+
+Dataset Dataset::open(const char* location, DatasetOptions options) {
+  return open(std::string(location), std::move(options));
+}
+
+Dataset Dataset::open(const std::string& location, DatasetOptions options) {
   auto impl = std::make_unique<Impl>(options.cache_bytes);
-  impl->dir = dir;
-  impl->manifest = Manifest::load(dir);
+  impl->dir = location;
+  impl->store = open_store(location, options.source);
+  impl->manifest = impl->store->load_manifest();
   const Manifest& m = impl->manifest;
-  const uint64_t rpb = m.records_per_block;
-  uint64_t records = 0, blocks = 0;
-  for (const ShardEntry& s : m.shards) {
-    impl->record_start.push_back(records);
-    impl->block_start.push_back(blocks);
-    records += s.records;
-    blocks += (s.records + rpb - 1) / rpb;
-  }
-  impl->record_start.push_back(records);
-  impl->block_start.push_back(blocks);
+  impl->geometry = Geometry::of(m);
   impl->shards.resize(m.shards.size());
   impl->shard_once = std::make_unique<std::once_flag[]>(m.shards.size());
   return Dataset(std::move(impl));
@@ -58,68 +69,56 @@ const std::filesystem::path& Dataset::path() const { return impl_->dir; }
 const Manifest& Dataset::manifest() const { return impl_->manifest; }
 const DatasetInfo& Dataset::info() const { return impl_->manifest.info; }
 const Schema& Dataset::schema() const { return impl_->manifest.schema; }
-uint64_t Dataset::size() const { return impl_->record_start.back(); }
+uint64_t Dataset::size() const { return impl_->geometry.records(); }
 uint32_t Dataset::records_per_block() const { return impl_->manifest.records_per_block; }
-uint64_t Dataset::block_count() const { return impl_->block_start.back(); }
-const BlockCache& Dataset::cache() const { return impl_->cache; }
+uint64_t Dataset::block_count() const { return impl_->geometry.blocks(); }
+const Geometry& Dataset::geometry() const { return impl_->geometry; }
+BlockCache& Dataset::cache() const { return impl_->cache; }
 
 RecordLocation Dataset::locate(uint64_t record) const {
   if (record >= size())
     throw Error(ErrorCode::kInvalidArgument, impl_->dir.string(),
                 "record " + std::to_string(record) + " is out of range (dataset has " +
                     std::to_string(size()) + ")");
-  const auto& starts = impl_->record_start;
-  // upper_bound skips empty shards, whose start equals the next one's.
-  auto it = std::upper_bound(starts.begin(), starts.end(), record);
-  RecordLocation loc;
-  loc.shard = static_cast<uint32_t>(it - starts.begin() - 1);
-  const uint64_t local = record - starts[loc.shard];
-  const uint64_t rpb = records_per_block();
-  loc.block_in_shard = local / rpb;
-  loc.slot = static_cast<uint32_t>(local % rpb);
-  loc.global_block = impl_->block_start[loc.shard] + loc.block_in_shard;
-  return loc;
+  return impl_->geometry.locate(record);
 }
 
 BlockRef Dataset::block_ref(uint64_t global_block) const {
   if (global_block >= block_count())
     throw Error(ErrorCode::kInvalidArgument, impl_->dir.string(),
                 "block " + std::to_string(global_block) + " is out of range");
-  BlockRef ref;
-  ref.shard = impl_->shard_of_block(global_block);
-  ref.block_in_shard = global_block - impl_->block_start[ref.shard];
-  const uint64_t rpb = records_per_block();
-  ref.first_record = impl_->record_start[ref.shard] + ref.block_in_shard * rpb;
-  const uint64_t shard_records = impl_->manifest.shards[ref.shard].records;
-  ref.records = static_cast<uint32_t>(std::min(rpb, shard_records - ref.block_in_shard * rpb));
-  return ref;
+  return impl_->geometry.block_ref(global_block);
 }
 
-const ShardFile& Dataset::shard(uint32_t index) const {
-  Impl& d = *impl_;
+const ShardFile& Dataset::shard(uint32_t index) const { return open_shard(*impl_, index); }
+
+const ShardFile& Dataset::open_shard(Impl& d, uint32_t index) {
   if (index >= d.shards.size())
     throw Error(ErrorCode::kInvalidArgument, d.dir.string(), "no shard " + std::to_string(index));
   std::call_once(d.shard_once[index], [&] {
     const ShardEntry& e = d.manifest.shards[index];
     d.shards[index] =
-        ShardFile::open(d.dir / e.name, d.manifest.schema, d.manifest.records_per_block, e);
+        ShardFile::open(d.store->open_shard(e), d.manifest.schema, d.manifest.records_per_block, e);
   });
   return *d.shards[index];
 }
 
 std::shared_ptr<const DecodedBlock> Dataset::block(uint64_t global_block) const {
+  block_ref(global_block);  // range check before anything is cached
+  return impl_->cache.get(global_block, [&] { return decode_block(global_block); });
+}
+
+std::shared_ptr<const DecodedBlock> Dataset::decode_block(uint64_t global_block) const {
   const BlockRef ref = block_ref(global_block);
-  return impl_->cache.get(global_block, [&]() -> std::shared_ptr<const DecodedBlock> {
-    const ShardFile& s = shard(ref.shard);
-    thread_local BlockDecoder decoder;
-    auto b = std::make_shared<DecodedBlock>();
-    b->id = global_block;
-    b->records = ref.records;
-    b->record_size = static_cast<uint32_t>(schema().record_size());
-    b->bytes.resize(size_t{ref.records} * b->record_size);
-    s.read_block(ref.block_in_shard, decoder, b->bytes.data());
-    return b;
-  });
+  const ShardFile& s = shard(ref.shard);
+  thread_local BlockDecoder decoder;
+  auto b = std::make_shared<DecodedBlock>();
+  b->id = global_block;
+  b->records = ref.records;
+  b->record_size = static_cast<uint32_t>(schema().record_size());
+  b->bytes.resize(size_t{ref.records} * b->record_size);
+  s.read_block(ref.block_in_shard, decoder, b->bytes.data());
+  return b;
 }
 
 void Dataset::read(uint64_t index, void* out) const {
@@ -130,8 +129,25 @@ void Dataset::read(uint64_t index, void* out) const {
 
 void Dataset::prefetch(uint64_t global_block) const {
   const BlockRef ref = block_ref(global_block);
-  shard(ref.shard).prefetch_block(ref.block_in_shard);
+  // Opening a remote shard waits on the network: the store does it off this thread.
+  Impl* impl = impl_.get();
+  impl->store->run_async([impl, async = impl->async, ref] {
+    {
+      std::lock_guard lock(async->mu);
+      if (async->closed) return;
+      ++async->running;
+    }
+    try {
+      open_shard(*impl, ref.shard).prefetch_block(ref.block_in_shard);
+    } catch (...) {
+      // A shard that fails to open is reported when its block is read, with its context.
+    }
+    std::lock_guard lock(async->mu);
+    if (--async->running == 0) async->idle.notify_all();
+  });
 }
+
+IoStats Dataset::io_stats() const { return impl_->store->io_stats(); }
 
 std::optional<std::string> Dataset::metadata(const std::string& key) const {
   auto it = impl_->manifest.metadata.find(key);

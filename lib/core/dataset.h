@@ -1,6 +1,6 @@
-// Reads a dataset: opens the manifest, maps shards lazily on first touch, maps a global record
-// index to (shard, block, slot) by binary search, and serves decoded blocks through a shared
-// cache with a byte budget. Safe to use from many threads at once.
+// Reads a dataset: opens the manifest, opens shards lazily on first touch, maps a global record
+// index to (shard, block, slot) through its Geometry, and serves decoded blocks through the
+// dataset's BlockCache. Safe to use from many threads at once.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +10,9 @@
 #include <string>
 
 #include "core/block_cache.h"
+#include "core/block_source.h"
+#include "core/dataset_store.h"
+#include "core/geometry.h"
 #include "core/manifest.h"
 #include "core/schema.h"
 
@@ -18,32 +21,22 @@ namespace shardkit {
 class ShardFile;
 
 struct DatasetOptions {
-  size_t cache_bytes = 256ull << 20;  // decoded blocks kept resident
-};
-
-struct RecordLocation {
-  uint32_t shard = 0;
-  uint64_t block_in_shard = 0;
-  uint64_t global_block = 0;
-  uint32_t slot = 0;  // record within the block
-};
-
-struct BlockRef {
-  uint32_t shard = 0;
-  uint64_t block_in_shard = 0;
-  uint64_t first_record = 0;  // global index of the block's first record
-  uint32_t records = 0;
+  size_t cache_bytes = 256ull << 20;  // decoded blocks kept resident for random access
+  SourceOptions source;               // pread or mmap; remote transport and cache
 };
 
 class Dataset {
  public:
-  // Reads and validates the manifest. Shards are opened when first touched.
+  // Reads and validates the manifest of a directory, or of a remote dataset (http://,
+  // https://, s3://). Shards are opened when first touched.
   static Dataset open(const std::filesystem::path& dir, DatasetOptions options = {});
+  static Dataset open(const std::string& location, DatasetOptions options = {});
+  static Dataset open(const char* location, DatasetOptions options = {});
   Dataset(Dataset&&) noexcept;
   Dataset& operator=(Dataset&&) noexcept;
   ~Dataset();
 
-  const std::filesystem::path& path() const;
+  const std::filesystem::path& path() const;  // the location as given
   const Manifest& manifest() const;
   const Schema& schema() const;
   // What the records mean (field roles, tokenizer and special ids, task, labels).
@@ -51,12 +44,16 @@ class Dataset {
   uint64_t size() const;  // records
   uint32_t records_per_block() const;
   uint64_t block_count() const;  // over all shards
+  const Geometry& geometry() const;
 
   RecordLocation locate(uint64_t record) const;  // throws kInvalidArgument when out of range
   BlockRef block_ref(uint64_t global_block) const;
 
   // The decoded block, through the cache; checksum verified before decoding.
   std::shared_ptr<const DecodedBlock> block(uint64_t global_block) const;
+  // Reads, verifies and decodes a block, bypassing the cache (the loader claims blocks in the
+  // cache itself, pinned to its windows).
+  std::shared_ptr<const DecodedBlock> decode_block(uint64_t global_block) const;
   // Copies record `index` (schema().record_size() bytes) to `out`.
   void read(uint64_t index, void* out) const;
   // Starts the kernel reading a block's bytes ahead of use.
@@ -64,13 +61,16 @@ class Dataset {
 
   // The shard, opened (and validated) on first use.
   const ShardFile& shard(uint32_t index) const;
+  // Requests and bytes fetched so far (remote datasets; zero for a local one).
+  IoStats io_stats() const;
   // A metadata value as raw JSON, if the manifest has the key.
   std::optional<std::string> metadata(const std::string& key) const;
-  const BlockCache& cache() const;
+  BlockCache& cache() const;
 
  private:
   struct Impl;
   explicit Dataset(std::unique_ptr<Impl> impl);
+  static const ShardFile& open_shard(Impl& impl, uint32_t index);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/block_codec.h"
+#include "core/dataset_store.h"
 #include "core/error.h"
 #include "core/manifest.h"
 #include "core/shard_file.h"
@@ -12,11 +13,18 @@ namespace shardkit {
 
 VerifyReport verify_dataset(const std::filesystem::path& dir,
                             const std::function<void(uint64_t, uint64_t)>& progress) {
+  return verify_dataset(dir.string(), SourceOptions{}, progress);
+}
+
+VerifyReport verify_dataset(const std::string& location, const SourceOptions& options,
+                            const std::function<void(uint64_t, uint64_t)>& progress) {
   VerifyReport report;
   auto fault = [&](const Error& e) { report.faults.push_back({e.file(), e.block(), e.what()}); };
   Manifest manifest;
+  std::shared_ptr<DatasetStore> store;
   try {
-    manifest = Manifest::load(dir);
+    store = open_store(location, options);
+    manifest = store->load_manifest();
   } catch (const Error& e) {
     fault(e);
     return report;
@@ -26,8 +34,8 @@ VerifyReport verify_dataset(const std::filesystem::path& dir,
   for (size_t i = 0; i < manifest.shards.size(); ++i) {
     const ShardEntry& entry = manifest.shards[i];
     try {
-      auto shard =
-          ShardFile::open(dir / entry.name, manifest.schema, manifest.records_per_block, entry);
+      auto shard = ShardFile::open(store->open_shard(entry), manifest.schema,
+                                   manifest.records_per_block, entry);
       ++report.shards_checked;
       for (uint64_t b = 0; b < shard->block_count(); ++b) {
         try {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/block_source.h"
+
 namespace shardkit {
 
 struct VerifyFault {
@@ -29,6 +31,10 @@ struct VerifyReport {
 // found too. `progress`, if set, is called after each shard.
 VerifyReport verify_dataset(
     const std::filesystem::path& dir,
+    const std::function<void(uint64_t shard, uint64_t shards)>& progress = {});
+// The same for a directory or a remote dataset (http://, https://, s3://).
+VerifyReport verify_dataset(
+    const std::string& location, const SourceOptions& options,
     const std::function<void(uint64_t shard, uint64_t shards)>& progress = {});
 
 }  // namespace shardkit

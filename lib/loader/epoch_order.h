@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "loader/geometry.h"
+#include "core/geometry.h"
 #include "loader/keyed_permutation.h"
 
 namespace shardkit::loader {

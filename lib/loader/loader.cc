@@ -8,10 +8,12 @@
 #include <set>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/error.h"
+#include "core/geometry.h"
 #include "loader/collator.h"
-#include "loader/geometry.h"
+#include "loader/distributed_env.h"
 #include "loader/mlm.h"
 #include "loader/plan.h"
 
@@ -48,29 +50,26 @@ struct Loader::Impl {
   uint64_t consumer_next = 0;  // next batch next() returns
   std::set<uint64_t> in_flight;
   std::map<uint64_t, Built> ready;
-  uint64_t low_window = 0;  // window of the first row of the lowest batch not yet built
+  uint64_t low_window = 0;         // window of the first row of the lowest batch not yet built
+  bool readahead_pending = false;  // the plan's first two windows are not asked for yet
   uint64_t batches_built = 0;
   std::vector<std::thread> workers;
 
-  // Decoded blocks, tagged with the window that needs them; dropped once every batch that
-  // reads that window is built.
-  struct PoolEntry {
-    uint64_t window;
-    uint64_t generation;  // entries of an abandoned epoch carry a stale window
-    std::shared_future<BlockPtr> block;
-  };
-  mutable std::mutex pool_mu;
-  std::unordered_map<uint64_t, PoolEntry> pool;
+  // Decoded blocks live in the dataset's BlockCache, pinned to the window that needs them and
+  // released once every batch that reads that window is built. The cache's LRU budget is 0:
+  // the window logic alone decides what stays resident.
   std::atomic<uint64_t> decoded{0};
 
   Impl(const std::filesystem::path& dir, LoaderOptions o)
-      : Impl(Dataset::open(dir, DatasetOptions{0}), std::move(o)) {}
+      : Impl(Dataset::open(dir, DatasetOptions{0, o.source}), std::move(o)) {}
   Impl(Dataset dataset, LoaderOptions o)
       : opt(with_dataset_defaults(std::move(o), dataset.info())),
         ds(std::move(dataset)),
         geo(Geometry::of(ds.manifest())),
         record_size(ds.schema().record_size()),
         collator(ds.schema(), ds.info(), opt) {
+    opt.rank = effective_rank(opt);
+    opt.world_size = effective_world_size(opt);
     validate_mlm(opt.mlm);
     if (opt.mlm.enabled && !ds.schema().find(opt.mlm.input_field))
       throw Error(ErrorCode::kInvalidArgument, ds.path().string(),
@@ -109,11 +108,9 @@ struct Loader::Impl {
       in_flight.clear();
       ready.clear();
       low_window = plan->batches() ? window_of_row(*plan, 0, 0) : 0;
+      readahead_pending = plan->batches() > 0;
     }
-    {
-      std::lock_guard lock(pool_mu);
-      pool.clear();
-    }
+    ds.cache().release_below(generation_now(), 0);
     work_cv.notify_all();
   }
 
@@ -173,6 +170,25 @@ struct Loader::Impl {
     }
   }
 
+  // The blocks of windows [first, end): those of this rank's first batches in the order they
+  // will be read, then the rest. A remote source fetches in the order asked, so the first
+  // batches do not wait behind a whole window.
+  std::vector<uint64_t> blocks_in_read_order(const EpochPlan& p, uint64_t first,
+                                             uint64_t end) const {
+    std::vector<uint64_t> blocks;
+    std::unordered_set<uint64_t> seen;
+    for (uint64_t b = 0; b < std::min<uint64_t>(p.batches(), 64); ++b) {
+      if (p.batch_size(b) == 0 || window_of_row(p, b, 0) >= end) break;
+      for (uint64_t rec : p.records(b))
+        if (const uint64_t block = geo.block_of_record(rec); seen.insert(block).second)
+          blocks.push_back(block);
+    }
+    for (uint64_t w = first; w < end; ++w)
+      for (uint64_t block : p.order().blocks_of_window(w))
+        if (seen.insert(block).second) blocks.push_back(block);
+    return blocks;
+  }
+
   void readahead(const std::vector<uint64_t>& blocks) const {
     for (uint64_t b : blocks) try {
         ds.prefetch(b);
@@ -181,12 +197,12 @@ struct Loader::Impl {
       }
   }
 
-  void evict_below(uint64_t window, uint64_t gen) {
-    std::lock_guard lock(pool_mu);
-    for (auto it = pool.begin(); it != pool.end();)
-      it = it->second.window < window || it->second.generation != gen ? pool.erase(it)
-                                                                      : std::next(it);
+  uint64_t generation_now() const {
+    std::lock_guard lock(mu);
+    return generation;
   }
+
+  void evict_below(uint64_t window, uint64_t gen) { ds.cache().release_below(gen, window); }
 
   // Blocks for a batch: claims one block nobody is decoding yet, decodes it, and repeats; then
   // waits for the blocks other threads claimed. Claiming one at a time lets threads building
@@ -195,30 +211,16 @@ struct Loader::Impl {
   std::vector<BlockPtr> acquire(const std::vector<std::pair<uint64_t, uint64_t>>& wanted,
                                 uint64_t gen) {
     std::vector<std::shared_future<BlockPtr>> futures(wanted.size());
-    size_t next = 0;
-    for (;;) {
-      std::promise<BlockPtr> promise;
-      size_t mine = wanted.size();
-      {
-        std::lock_guard lock(pool_mu);
-        for (; next < wanted.size(); ++next) {
-          auto it = pool.find(wanted[next].first);
-          if (it != pool.end()) {
-            futures[next] = it->second.block;
-            continue;
-          }
-          futures[next] = promise.get_future().share();
-          pool.emplace(wanted[next].first, PoolEntry{wanted[next].second, gen, futures[next]});
-          mine = next++;
-          break;
-        }
-      }
-      if (mine == wanted.size()) break;
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      const auto [block, window] = wanted[i];
+      BlockCache::Claim claim = ds.cache().claim(block, {gen, window});
+      futures[i] = claim.block;
+      if (!claim.mine()) continue;
       try {
-        promise.set_value(ds.block(wanted[mine].first));
+        ds.cache().finish(block, claim, ds.decode_block(block));
         decoded.fetch_add(1, std::memory_order_relaxed);
       } catch (...) {
-        promise.set_exception(std::current_exception());
+        ds.cache().finish(block, claim, std::current_exception());
       }
     }
     std::vector<BlockPtr> blocks(wanted.size());
@@ -259,6 +261,16 @@ struct Loader::Impl {
     if (!started) {
       started = true;
       work_cv.notify_all();
+    }
+    if (readahead_pending) {
+      // The workers ask for the window after next as they go; the first two are asked for
+      // here, when the epoch is really read (a set_epoch right after construction reads none).
+      readahead_pending = false;
+      std::shared_ptr<const EpochPlan> p = plan;
+      const uint64_t first = low_window;
+      lock.unlock();
+      readahead(blocks_in_read_order(*p, first, std::min(first + 2, p->order().window_count())));
+      lock.lock();
     }
     if (consumer_next >= plan->batches()) return nullptr;
     auto have = [&] { return ready.count(consumer_next) > 0; };
@@ -316,6 +328,12 @@ std::shared_ptr<Batch> Loader::next() { return impl_->next(); }
 LoaderState Loader::state() const { return impl_->state(); }
 
 void Loader::restore(const LoaderState& state) {
+  const uint64_t epoch_size = impl_->geo.records();
+  if (state.samples_consumed > epoch_size)
+    throw Error(ErrorCode::kInvalidArgument, impl_->ds.path().string(),
+                "samples_consumed " + std::to_string(state.samples_consumed) +
+                    " is past the epoch's end: the valid range is 0.." +
+                    std::to_string(epoch_size) + " (the dataset's records)");
   {
     std::lock_guard lock(impl_->mu);
     impl_->opt.seed = state.seed;
@@ -343,12 +361,7 @@ LoaderStats Loader::stats() const {
     std::lock_guard lock(impl_->mu);
     s.batches_built = impl_->batches_built;
   }
-  std::lock_guard lock(impl_->pool_mu);
-  for (const auto& [id, entry] : impl_->pool)
-    if (entry.block.wait_for(std::chrono::seconds(0)) == std::future_status::ready) try {
-        s.resident_block_bytes += entry.block.get()->bytes.size();
-      } catch (...) {
-      }
+  s.resident_block_bytes = impl_->ds.cache().resident_bytes();
   return s;
 }
 

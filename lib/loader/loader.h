@@ -52,7 +52,8 @@ class Loader {
   // What to save to resume after the last batch next() returned.
   LoaderState state() const;
   // Continues from `state`; its seed replaces options().seed. With the same global batch
-  // (batch_size * world_size) the stream is identical to the uninterrupted one.
+  // (batch_size * world_size) the stream is identical to the uninterrupted one. Throws
+  // Error(kInvalidArgument) naming samples_consumed when it is past the epoch's end.
   void restore(const LoaderState& state);
 
   // The records of batch `batch` (counted like batches()) without reading any data.

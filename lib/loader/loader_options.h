@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/block_source.h"
 #include "core/dataset_info.h"
 #include "loader/batch.h"
 
@@ -40,8 +41,11 @@ struct LoaderOptions {
   uint64_t batch_size = 32;
   bool shuffle = true;
   uint64_t seed = 0;
-  uint32_t rank = 0;
-  uint32_t world_size = 1;
+  // This process's share. Left at kFromEnvironment, they come from RANK and WORLD_SIZE (as
+  // torchrun sets them), else 0 and 1.
+  static constexpr uint32_t kFromEnvironment = UINT32_MAX;
+  uint32_t rank = kFromEnvironment;
+  uint32_t world_size = kFromEnvironment;
   bool drop_last = false;
   // Blocks mixed together by the shuffle; 0 derives it from memory_budget (see README). [order]
   uint64_t window_blocks = 0;
@@ -51,6 +55,9 @@ struct LoaderOptions {
   size_t memory_budget = 512u << 20;     // decoded blocks + batches in flight, in bytes
   size_t prefetch_batches = 0;           // batches built ahead; 0: 2 per thread, within the budget
   std::chrono::milliseconds timeout{0};  // next() waits at most this long; 0: forever
+  // How shard bytes are read: pread (default) or mmap for local files; remote_concurrency,
+  // cache_dir and cache_limit for http(s):// and s3:// datasets.
+  SourceOptions source;
 
   // Batch layout.
   std::vector<std::string> fields;  // stored fields to return; empty: all

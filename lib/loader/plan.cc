@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "loader/distributed_env.h"
+
 namespace shardkit::loader {
 
 uint64_t window_blocks_for(const Geometry& geometry, size_t record_size,
@@ -17,8 +19,9 @@ EpochPlan::EpochPlan(const Geometry& geometry, size_t record_size, const LoaderO
       seed_(options.seed),
       order_(geometry, OrderParams{options.shuffle, options.seed, epoch,
                                    window_blocks_for(geometry, record_size, options)}),
-      schedule_(ScheduleParams{geometry.records(), start, options.batch_size, options.rank,
-                               options.world_size, options.drop_last}) {}
+      schedule_(ScheduleParams{geometry.records(), start, options.batch_size,
+                               effective_rank(options), effective_world_size(options),
+                               options.drop_last}) {}
 
 std::vector<uint64_t> EpochPlan::records(uint64_t batch) const {
   const uint64_t n = schedule_.batch_size(batch);

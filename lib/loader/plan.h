@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/geometry.h"
 #include "core/manifest.h"
 #include "loader/epoch_order.h"
-#include "loader/geometry.h"
 #include "loader/loader_options.h"
 #include "loader/rank_schedule.h"
 

@@ -34,10 +34,12 @@ def _to_tensor(array):
 
 
 class Dataset:
-    """A shardkit dataset directory: schema, record count, metadata and records by index."""
+    """A shardkit dataset (a directory, or an http(s):// or s3:// URL): schema, record count,
+    metadata and records by index. Options: read_mode, remote_concurrency, cache_dir,
+    cache_limit, remote_retries, remote_timeout_ms (as for Loader)."""
 
-    def __init__(self, path):
-        self._ds = _shardkit.Dataset(str(path))
+    def __init__(self, path, **options):
+        self._ds = _shardkit.Dataset(str(path), **options)
         self.path = str(path)
 
     def __len__(self):
@@ -78,12 +80,20 @@ class Dataset:
 class Loader:
     """Batches of a dataset as dicts of torch.Tensor.
 
-    Options (all keyword): batch_size=32, shuffle=True, seed=0, epoch=0, rank=0, world_size=1,
+    ``path`` is a dataset directory or a URL: ``http(s)://host/path`` or ``s3://bucket/prefix``
+    (credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN or
+    ~/.aws/credentials, endpoint from AWS_ENDPOINT_URL).
+
+    Options (all keyword): batch_size=32, shuffle=True, seed=0, epoch=0, rank and world_size
+    (default: RANK and WORLD_SIZE from the environment, as torchrun sets them, else 0 and 1),
     drop_last=False, window_blocks=0 (derived from memory_budget), threads=0 (all cores),
     memory_budget=512 MiB, prefetch_batches=0 (auto), timeout_ms=0 (wait forever), fields=None
     (all), int32=False (int64 like HF), dynamic_padding=True, pad_to_multiple_of=1,
     attention_mask=True, mlm_probability=None (turns on MLM masking; labels become -100 where not
-    masked; mask_token_id, vocab_size and special_ids default to the dataset's tokenizer).
+    masked; mask_token_id, vocab_size and special_ids default to the dataset's tokenizer); how
+    bytes are read: read_mode="pread" ("mmap" maps local files), remote_concurrency=8,
+    cache_dir=None (an on-disk cache shared by processes), cache_limit=4 GiB, remote_retries=5,
+    remote_timeout_ms=30000.
     """
 
     def __init__(self, path, epoch=0, **options):
@@ -132,7 +142,9 @@ class Loader:
         return {"seed": seed, "epoch": epoch, "samples_consumed": consumed}
 
     def load_state_dict(self, state):
-        self._loader.restore(int(state["seed"]), int(state["epoch"]), int(state["samples_consumed"]))
+        # Values are checked in C++: a negative or out-of-range one raises ShardkitError naming
+        # the field and its valid range.
+        self._loader.restore(state["seed"], state["epoch"], state["samples_consumed"])
 
     def planned_records(self, batch):
         return list(self._loader.planned_records(batch))

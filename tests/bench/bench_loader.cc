@@ -1,13 +1,16 @@
 // Loader benchmark: one run prints every figure and ratio of BENCHMARKS.md's loader section.
 //
 //   bench_loader [--work DIR] [--samples N] [--python /usr/bin/python3] [--no-python]
+//                [--io-only]
 //
 // 1. samples/s, shuffled, batch 256 x 512 tokens (int64 out), against torch DataLoader over the
 //    same tokens held three ways (tests/bench/loader_baselines.py), each at its best num_workers;
 // 2. the same bytes through plain zstd-decompress + memcpy (the physical limit);
 // 3. shuffle quality on a label-sorted dataset, beside a true uniform permutation, and block
 //    decode amplification, for several window sizes;
-// 4. time to first batch on a dataset of 10,000 small shards.
+// 4. time to first batch on a dataset of 10,000 small shards, local and over nginx;
+// 6. I/O rows (loader_io_rows.h): pread vs mmap cold/hot with peak RSS, and remote epochs over
+//    nginx and s3rver against local disk. --io-only runs these (and the 10,000-shard rows) alone.
 #include <zstd.h>
 
 #include <algorithm>
@@ -28,6 +31,7 @@
 #include "core/dataset_writer.h"
 #include "core/shard_file.h"
 #include "loader/loader.h"
+#include "loader_io_rows.h"
 
 namespace fs = std::filesystem;
 using namespace shardkit;
@@ -197,6 +201,7 @@ int main(int argc, char** argv) {
   uint64_t samples = 32768;
   std::string python = "/usr/bin/python3";
   bool use_python = true;
+  bool io_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--work" && i + 1 < argc)
@@ -207,6 +212,8 @@ int main(int argc, char** argv) {
       python = argv[++i];
     else if (a == "--no-python")
       use_python = false;
+    else if (a == "--io-only")
+      io_only = true;
   }
   fs::create_directories(work);
   const fs::path source = fs::path(__FILE__).parent_path();
@@ -243,86 +250,93 @@ int main(int argc, char** argv) {
         static_cast<unsigned long long>(ds.block_count()), ds.records_per_block(),
         ds.manifest().bytes_on_disk() / 1e6, ids.size() * 2 / 1e6);
   }
-  std::map<std::string, double> loader_sps;
-  for (unsigned threads : {1u, 2u}) {
-    for (IntOutput out : {IntOutput::kInt64, IntOutput::kKeep}) {
-      const Throughput t = loader_throughput(ds_dir, threads, out, 3);
-      const std::string name = std::string(out == IntOutput::kInt64 ? "int64" : "uint16") + "/" +
-                               std::to_string(threads) + "t";
-      loader_sps[name] = t.samples_per_s;
-      std::printf(
-          "loader %-10s %10.0f samples/s  (%.2f GB/s of tokens out, decode amplification %.3f)\n",
-          name.c_str(), t.samples_per_s,
-          t.samples_per_s * kSeq * (out == IntOutput::kInt64 ? 8 : 2) / 1e9, t.amplification);
-    }
-  }
-  // 2. Physical limit.
-  std::map<unsigned, double> limit;
-  for (unsigned threads : {1u, 2u}) {
-    limit[threads] = physical_limit(ds_dir, threads, 3);
-    std::printf("zstd-decompress + memcpy, %u thread(s): %10.0f samples/s\n", threads,
-                limit[threads]);
-  }
-  std::printf(
-      "RATIO loader uint16 / physical limit: %.2f (1 thread), %.2f (2 threads)   [goal >= 0.50]\n",
-      loader_sps["uint16/1t"] / limit[1], loader_sps["uint16/2t"] / limit[2]);
-  std::printf("RATIO loader int64 / physical limit:  %.2f (1 thread), %.2f (2 threads)\n",
-              loader_sps["int64/1t"] / limit[1], loader_sps["int64/2t"] / limit[2]);
-
-  // 3. torch DataLoader baselines.
-  if (use_python) {
-    const std::string out = run_capture(python + " " + script.string() + " measure --dir " +
-                                        base.string() + " --vocab " + vocab.string());
-    std::printf("%s", out.c_str());
-    std::map<std::string, double> best;
-    const std::regex line(R"re("method": "(\w+)", "workers": (\d), "samples_per_s": ([0-9.]+))re");
-    for (auto it = std::sregex_iterator(out.begin(), out.end(), line); it != std::sregex_iterator();
-         ++it)
-      best[(*it)[1]] = std::max(best[(*it)[1]], std::stod((*it)[3]));
-    double overall = 0;
-    for (const auto& [method, sps] : best) {
-      std::printf("torch DataLoader best, %-9s %10.0f samples/s; loader int64/2t is %.1fx\n",
-                  method.c_str(), sps, loader_sps["int64/2t"] / sps);
-      overall = std::max(overall, sps);
-    }
-    if (overall > 0)
-      std::printf("RATIO loader int64/2t / best torch DataLoader: %.1fx   [goal >= 20x]\n",
-                  loader_sps["int64/2t"] / overall);
-  }
-
-  // 4. Shuffle quality on a label-sorted dataset: record i has label (i < n/2).
-  {
-    const fs::path qdir = work / "sorted_ds";
-    const uint64_t n = 1 << 20, positives = n / 2;
-    fs::remove_all(qdir);
-    WriterOptions wo;
-    wo.block_bytes = 4096;
-    wo.threads = 2;
-    Schema schema({{"labels", DType::kI64, {}}, {"pad", DType::kU16, {8}}});
-    {
-      DatasetWriter w(qdir, schema, wo);
-      std::vector<unsigned char> rec(schema.record_size(), 0);
-      for (uint64_t i = 0; i < n; ++i) {
-        const int64_t label = i < positives;
-        std::memcpy(rec.data(), &label, 8);
-        w.append(rec.data());
+  if (io_only) use_python = false;
+  bench_io::run(work, ds_dir, 1);
+  if (!io_only) {
+    std::map<std::string, double> loader_sps;
+    for (unsigned threads : {1u, 2u}) {
+      for (IntOutput out : {IntOutput::kInt64, IntOutput::kKeep}) {
+        const Throughput t = loader_throughput(ds_dir, threads, out, 3);
+        const std::string name = std::string(out == IntOutput::kInt64 ? "int64" : "uint16") + "/" +
+                                 std::to_string(threads) + "t";
+        loader_sps[name] = t.samples_per_s;
+        std::printf(
+            "loader %-10s %10.0f samples/s  (%.2f GB/s of tokens out, decode amplification %.3f)\n",
+            name.c_str(), t.samples_per_s,
+            t.samples_per_s * kSeq * (out == IntOutput::kInt64 ? 8 : 2) / 1e9, t.amplification);
       }
-      w.finish();
     }
-    const Dataset qds = Dataset::open(qdir);
+    // 2. Physical limit.
+    std::map<unsigned, double> limit;
+    for (unsigned threads : {1u, 2u}) {
+      limit[threads] = physical_limit(ds_dir, threads, 3);
+      std::printf("zstd-decompress + memcpy, %u thread(s): %10.0f samples/s\n", threads,
+                  limit[threads]);
+    }
     std::printf(
-        "shuffle quality: %llu records sorted by label (p = 0.5), %llu blocks of %u, batch %llu\n",
-        static_cast<unsigned long long>(n), static_cast<unsigned long long>(qds.block_count()),
-        qds.records_per_block(), static_cast<unsigned long long>(kBatch));
-    std::printf(
-        "  window blocks | loader dev | uniform dev | ratio | theory sqrt(1+B/k) | decode "
-        "amplification\n");
-    for (uint64_t k : {64, 128, 256, 512, 1024, 2048}) {
-      const Quality q = shuffle_quality(qdir, k, n, positives);
-      std::printf("  %13llu | %10.5f | %11.5f | %5.2f | %18.2f | %.3f\n",
-                  static_cast<unsigned long long>(k), q.loader_dev, q.uniform_dev,
-                  q.loader_dev / q.uniform_dev, std::sqrt(1.0 + double(kBatch) / double(k)),
-                  q.amplification);
+        "RATIO loader uint16 / physical limit: %.2f (1 thread), %.2f (2 threads)   [goal >= "
+        "0.50]\n",
+        loader_sps["uint16/1t"] / limit[1], loader_sps["uint16/2t"] / limit[2]);
+    std::printf("RATIO loader int64 / physical limit:  %.2f (1 thread), %.2f (2 threads)\n",
+                loader_sps["int64/1t"] / limit[1], loader_sps["int64/2t"] / limit[2]);
+
+    // 3. torch DataLoader baselines.
+    if (use_python) {
+      const std::string out = run_capture(python + " " + script.string() + " measure --dir " +
+                                          base.string() + " --vocab " + vocab.string());
+      std::printf("%s", out.c_str());
+      std::map<std::string, double> best;
+      const std::regex line(
+          R"re("method": "(\w+)", "workers": (\d), "samples_per_s": ([0-9.]+))re");
+      for (auto it = std::sregex_iterator(out.begin(), out.end(), line);
+           it != std::sregex_iterator(); ++it)
+        best[(*it)[1]] = std::max(best[(*it)[1]], std::stod((*it)[3]));
+      double overall = 0;
+      for (const auto& [method, sps] : best) {
+        std::printf("torch DataLoader best, %-9s %10.0f samples/s; loader int64/2t is %.1fx\n",
+                    method.c_str(), sps, loader_sps["int64/2t"] / sps);
+        overall = std::max(overall, sps);
+      }
+      if (overall > 0)
+        std::printf("RATIO loader int64/2t / best torch DataLoader: %.1fx   [goal >= 20x]\n",
+                    loader_sps["int64/2t"] / overall);
+    }
+
+    // 4. Shuffle quality on a label-sorted dataset: record i has label (i < n/2).
+    {
+      const fs::path qdir = work / "sorted_ds";
+      const uint64_t n = 1 << 20, positives = n / 2;
+      fs::remove_all(qdir);
+      WriterOptions wo;
+      wo.block_bytes = 4096;
+      wo.threads = 2;
+      Schema schema({{"labels", DType::kI64, {}}, {"pad", DType::kU16, {8}}});
+      {
+        DatasetWriter w(qdir, schema, wo);
+        std::vector<unsigned char> rec(schema.record_size(), 0);
+        for (uint64_t i = 0; i < n; ++i) {
+          const int64_t label = i < positives;
+          std::memcpy(rec.data(), &label, 8);
+          w.append(rec.data());
+        }
+        w.finish();
+      }
+      const Dataset qds = Dataset::open(qdir);
+      std::printf(
+          "shuffle quality: %llu records sorted by label (p = 0.5), %llu blocks of %u, batch "
+          "%llu\n",
+          static_cast<unsigned long long>(n), static_cast<unsigned long long>(qds.block_count()),
+          qds.records_per_block(), static_cast<unsigned long long>(kBatch));
+      std::printf(
+          "  window blocks | loader dev | uniform dev | ratio | theory sqrt(1+B/k) | decode "
+          "amplification\n");
+      for (uint64_t k : {64, 128, 256, 512, 1024, 2048}) {
+        const Quality q = shuffle_quality(qdir, k, n, positives);
+        std::printf("  %13llu | %10.5f | %11.5f | %5.2f | %18.2f | %.3f\n",
+                    static_cast<unsigned long long>(k), q.loader_dev, q.uniform_dev,
+                    q.loader_dev / q.uniform_dev, std::sqrt(1.0 + double(kBatch) / double(k)),
+                    q.amplification);
+      }
     }
   }
 
@@ -364,6 +378,7 @@ int main(int argc, char** argv) {
         "%.3f s   [goal <= 1 s]  (writing them took %.1f s)\n",
         static_cast<unsigned long long>(kBatch), shards, times[times.size() / 2], times.back(),
         write_s);
+    bench_io::many_shards_ttfb(work, sdir, kBatch);
   }
   return 0;
 }

@@ -410,3 +410,50 @@ TEST_CASE("loaders for world sizes 1, 2, 3, 8: disjoint shares covering the epoc
     }
   }
 }
+
+TEST_CASE("restore refuses samples_consumed past the epoch's end, naming the field and range") {
+  TempDir tmp("ld");
+  t::write_fixture(tmp / "ds", {.records = 300, .block_bytes = 3000});
+  Loader loader(tmp / "ds", LoaderOptions{});
+  CHECK_NOTHROW(loader.restore({0, 1, 300}));  // the end itself: an exhausted epoch
+  CHECK(loader.next() == nullptr);
+  try {
+    loader.restore({0, 1, 301});
+    FAIL("restore accepted a position past the epoch's end");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::kInvalidArgument);
+    CHECK(std::string(e.what()).find("samples_consumed 301") != std::string::npos);
+    CHECK(std::string(e.what()).find("0..300") != std::string::npos);
+  }
+}
+
+TEST_CASE("rank and world size left unset come from RANK and WORLD_SIZE") {
+  TempDir tmp("ld");
+  t::write_fixture(tmp / "ds", {.records = 500, .block_bytes = 3000});
+  LoaderOptions given;
+  given.batch_size = 8;
+  given.rank = 2;
+  given.world_size = 3;
+  Loader explicit_loader(tmp / "ds", given);
+  const auto expected = drain(explicit_loader);
+  ::setenv("RANK", "2", 1);
+  ::setenv("WORLD_SIZE", "3", 1);
+  LoaderOptions unset;
+  unset.batch_size = 8;
+  Loader from_env(tmp / "ds", unset);
+  CHECK(from_env.options().rank == 2);
+  CHECK(from_env.options().world_size == 3);
+  CHECK(drain(from_env) == expected);
+  LoaderOptions single = unset;
+  single.rank = 0;
+  single.world_size = 1;  // given: the environment does not override it
+  Loader one(tmp / "ds", single);
+  CHECK(one.batches() == (500 + 7) / 8);
+  ::setenv("RANK", "two", 1);
+  CHECK_THROWS_WITH_AS(Loader(tmp / "ds", unset), doctest::Contains("RANK='two'"), Error);
+  ::unsetenv("RANK");
+  ::unsetenv("WORLD_SIZE");
+  Loader alone(tmp / "ds", unset);
+  CHECK(alone.options().rank == 0);
+  CHECK(alone.options().world_size == 1);
+}

@@ -12,6 +12,7 @@
 #include "loader/rank_schedule.h"
 
 using namespace shardkit::loader;
+using shardkit::Geometry;
 
 TEST_CASE("keyed permutation is a bijection with a matching inverse") {
   std::mt19937_64 rng(7);

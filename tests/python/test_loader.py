@@ -104,10 +104,91 @@ def test_corruption_is_an_exception(path):
         raise AssertionError("a corrupt block must raise")
 
 
+def test_load_state_dict_checks_its_values(path):
+    loader = shardkit.Loader(path, batch_size=16, seed=3)
+    n = len(shardkit.Dataset(path))
+    loader.load_state_dict({"seed": 3, "epoch": 0, "samples_consumed": n})  # the end: valid
+    for field, value in [("samples_consumed", n + 1), ("samples_consumed", -1), ("epoch", -2),
+                         ("seed", "x")]:
+        state = {"seed": 3, "epoch": 0, "samples_consumed": 0, field: value}
+        try:
+            loader.load_state_dict(state)
+        except shardkit.ShardkitError as e:
+            assert field in str(e), str(e)
+            assert "valid range is 0.." in str(e), str(e)
+            if field == "samples_consumed":
+                assert f"0..{n}" in str(e), str(e)
+        else:
+            raise AssertionError(f"load_state_dict accepted {field}={value!r}")
+
+
+def test_rank_and_world_size_from_the_environment(path):
+    explicit = [r for _, rs in epoch_batches(path, batch_size=8, seed=4, rank=1, world_size=3) for r in rs]
+    os.environ.update(RANK="1", WORLD_SIZE="3")
+    try:
+        from_env = [r for _, rs in epoch_batches(path, batch_size=8, seed=4) for r in rs]
+        given = [r for _, rs in epoch_batches(path, batch_size=8, seed=4, rank=0, world_size=1) for r in rs]
+    finally:
+        del os.environ["RANK"], os.environ["WORLD_SIZE"]
+    assert from_env == explicit
+    assert len(given) == len(shardkit.Dataset(path)), "explicit options win over the environment"
+
+
+def test_remote_dataset_over_nginx(path):
+    """The same batches from an http:// URL served by a real nginx as from the directory."""
+    import shutil
+    import socket
+    import tempfile
+    work = tempfile.mkdtemp(prefix="shardkit-py-nginx-")
+    try:
+        os.makedirs(os.path.join(work, "www"))
+        shutil.copytree(path, os.path.join(work, "www", "ds"))
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        conf = os.path.join(work, "nginx.conf")
+        temp = "".join(f"  {k}_temp_path {work}/{k};\n" for k in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+        open(conf, "w").write(
+            f"worker_processes 1;\nuser root;\npid {work}/nginx.pid;\nerror_log {work}/error.log;\n"
+            f"events {{ worker_connections 64; }}\nhttp {{\n  access_log off;\n{temp}"
+            f"  server {{ listen 127.0.0.1:{port}; root {work}/www; }}\n}}\n")
+        server = subprocess.Popen(["/usr/sbin/nginx", "-c", conf, "-e", f"{work}/error.log", "-g", "daemon off;"])
+        try:
+            for _ in range(200):
+                with socket.socket() as s:
+                    if s.connect_ex(("127.0.0.1", port)) == 0:
+                        break
+                import time
+                time.sleep(0.025)
+            url = f"http://127.0.0.1:{port}/ds"
+            assert len(shardkit.Dataset(url)) == len(shardkit.Dataset(path))
+            assert torch.equal(shardkit.Dataset(url)[7]["input_ids"], shardkit.Dataset(path)[7]["input_ids"])
+            remote = epoch_batches(url, batch_size=32, seed=6, cache_dir=os.path.join(work, "cache"))
+            local = epoch_batches(path, batch_size=32, seed=6)
+            assert [r for _, r in remote] == [r for _, r in local]
+            for (a, _), (b, _) in zip(remote, local):
+                for k in a:
+                    assert torch.equal(a[k], b[k]), k
+            try:
+                shardkit.Dataset(f"http://127.0.0.1:{port}/missing")
+            except shardkit.ShardkitError as e:
+                assert f"http://127.0.0.1:{port}/missing/manifest.json" in str(e) and "404" in str(e), str(e)
+            else:
+                raise AssertionError("a missing remote dataset must raise")
+        finally:
+            server.terminate()
+            server.wait()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
     path, labels = pyutil.dataset(1000)
     tests = [lambda: test_dataset_matches_dump(path, labels), lambda: test_loader_epoch(path, labels),
              lambda: test_resume(path), lambda: test_iterable_dataset(path),
+             lambda: test_load_state_dict_checks_its_values(path),
+             lambda: test_rank_and_world_size_from_the_environment(path),
+             lambda: test_remote_dataset_over_nginx(path),
              lambda: test_corruption_is_an_exception(path)]
     for t in tests:
         t()

@@ -26,7 +26,7 @@ std::string shape_text(const shardkit::Field& f) {
 }
 
 void run_info(const InfoArgs& args) {
-  const shardkit::Manifest m = shardkit::Manifest::load(args.dir);
+  const shardkit::Manifest m = shardkit::open_store(args.dir)->load_manifest();
   const uint64_t records = m.record_count();
   const uint64_t raw = records * m.schema.record_size();
   const uint64_t disk = m.bytes_on_disk();
@@ -121,7 +121,8 @@ void run_info(const InfoArgs& args) {
 const shard_inspect::RegisterCommand kInfo([](CLI::App& app) {
   auto args = std::make_shared<InfoArgs>();
   CLI::App* cmd = app.add_subcommand("info", "Schema, counts, sizes, compression ratio, metadata");
-  cmd->add_option("dir", args->dir, "Dataset directory")->required();
+  cmd->add_option("dir", args->dir, "Dataset directory or URL (http://, https://, s3://)")
+      ->required();
   cmd->add_flag("--json", args->json, "Print one JSON object");
   cmd->callback([args] { run_info(*args); });
 });

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/dataset_store.h"
 #include "core/manifest.h"
 #include "loader/plan.h"
 #include "shard_inspect/commands.h"
@@ -21,10 +22,10 @@ struct OrderArgs {
 };
 
 void run_order(const OrderArgs& args) {
-  const shardkit::Manifest m = shardkit::Manifest::load(args.dir);
+  const shardkit::Manifest m = shardkit::open_store(args.dir)->load_manifest();
   shardkit::loader::LoaderOptions options = args.options;
   options.shuffle = !args.no_shuffle;
-  const auto geometry = shardkit::loader::Geometry::of(m);
+  const auto geometry = shardkit::Geometry::of(m);
   const shardkit::loader::EpochPlan plan(geometry, m.schema.record_size(), options, args.epoch, 0);
   // Every batch but the last is full, so the batch holding row `start` is found by division.
   const uint64_t full = options.batch_size;
@@ -50,7 +51,8 @@ const shard_inspect::RegisterCommand kOrder([](CLI::App& app) {
   auto args = std::make_shared<OrderArgs>();
   CLI::App* cmd = app.add_subcommand(
       "order", "Print the global record indices a loader with these options yields, one per line");
-  cmd->add_option("dir", args->dir, "Dataset directory")->required();
+  cmd->add_option("dir", args->dir, "Dataset directory or URL (http://, https://, s3://)")
+      ->required();
   cmd->add_option("--seed", args->options.seed, "Shuffle seed")->default_val(0);
   cmd->add_option("--epoch", args->epoch, "Epoch")->default_val(0);
   cmd->add_option("--rank", args->options.rank, "This process's rank")->default_val(0);

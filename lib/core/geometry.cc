@@ -1,10 +1,10 @@
-#include "loader/geometry.h"
+#include "core/geometry.h"
 
 #include <algorithm>
 
 #include "core/error.h"
 
-namespace shardkit::loader {
+namespace shardkit {
 
 Geometry::Geometry(uint32_t records_per_block, const std::vector<uint64_t>& shard_records)
     : rpb_(records_per_block) {
@@ -32,9 +32,15 @@ Geometry Geometry::of(const Manifest& manifest) {
   return Geometry(manifest.records_per_block, counts);
 }
 
+// upper_bound skips empty shards, whose start equals the next one's.
 uint32_t Geometry::shard_of_block(uint64_t block) const {
   auto it = std::upper_bound(block_start_.begin(), block_start_.end(), block);
   return static_cast<uint32_t>(it - block_start_.begin() - 1);
+}
+
+uint32_t Geometry::shard_of_record(uint64_t record) const {
+  auto it = std::upper_bound(record_start_.begin(), record_start_.end(), record);
+  return static_cast<uint32_t>(it - record_start_.begin() - 1);
 }
 
 uint64_t Geometry::block_first_record(uint64_t block) const {
@@ -49,9 +55,28 @@ uint32_t Geometry::block_records(uint64_t block) const {
 }
 
 uint64_t Geometry::block_of_record(uint64_t record) const {
-  auto it = std::upper_bound(record_start_.begin(), record_start_.end(), record);
-  const size_t s = static_cast<size_t>(it - record_start_.begin() - 1);
+  const uint32_t s = shard_of_record(record);
   return block_start_[s] + (record - record_start_[s]) / rpb_;
 }
 
-}  // namespace shardkit::loader
+RecordLocation Geometry::locate(uint64_t record) const {
+  RecordLocation loc;
+  loc.shard = shard_of_record(record);
+  const uint64_t local = record - record_start_[loc.shard];
+  loc.block_in_shard = local / rpb_;
+  loc.slot = static_cast<uint32_t>(local % rpb_);
+  loc.global_block = block_start_[loc.shard] + loc.block_in_shard;
+  return loc;
+}
+
+BlockRef Geometry::block_ref(uint64_t block) const {
+  BlockRef ref;
+  ref.shard = shard_of_block(block);
+  ref.block_in_shard = block - block_start_[ref.shard];
+  ref.first_record = record_start_[ref.shard] + ref.block_in_shard * rpb_;
+  ref.records = static_cast<uint32_t>(
+      std::min<uint64_t>(rpb_, record_start_[ref.shard + 1] - ref.first_record));
+  return ref;
+}
+
+}  // namespace shardkit

@@ -1,0 +1,40 @@
+#include "core/dataset_store.h"
+
+#include "core/error.h"
+#include "core/remote/remote_store.h"
+
+namespace shardkit {
+namespace {
+
+class LocalStore : public DatasetStore {
+ public:
+  LocalStore(std::string dir, ReadMode mode) : dir_(std::move(dir)), mode_(mode) {}
+  const std::string& location() const override { return dir_; }
+  Manifest load_manifest() const override { return Manifest::load(dir_); }
+  std::unique_ptr<BlockSource> open_shard(const ShardEntry& shard) const override {
+    return open_file_source(std::filesystem::path(dir_) / shard.name, mode_);
+  }
+
+ private:
+  std::string dir_;
+  ReadMode mode_;
+};
+
+}  // namespace
+
+bool is_remote_location(const std::string& location) {
+  return location.rfind("http://", 0) == 0 || location.rfind("https://", 0) == 0 ||
+         location.rfind("s3://", 0) == 0;
+}
+
+std::shared_ptr<DatasetStore> open_store(const std::string& location,
+                                         const SourceOptions& options) {
+  if (is_remote_location(location)) return remote::open_remote_store(location, options);
+  const auto scheme = location.find("://");
+  if (scheme != std::string::npos && location.find('/') > scheme)
+    throw Error(ErrorCode::kUnsupported, location,
+                "unknown URL scheme: datasets are read from a directory, http(s):// or s3://");
+  return std::make_shared<LocalStore>(location, options.read_mode);
+}
+
+}  // namespace shardkit

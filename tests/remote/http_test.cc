@@ -1,0 +1,279 @@
+// Datasets read over HTTP from a real nginx on 127.0.0.1 (issue 17): the same batches as the
+// local copy, only the blocks' bytes fetched, clear errors for 403/404, a server restarted
+// mid-epoch, a proxy that drops, delays and corrupts, and the shared on-disk cache.
+#include <doctest/doctest.h>
+#include <sys/mount.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "core/dataset.h"
+#include "core/error.h"
+#include "core/verify.h"
+#include "fault_proxy.h"
+#include "remote_test_util.h"
+#include "servers.h"
+#include "test_util.h"
+
+using namespace shardkit;
+using namespace shardkit::loader;
+using shardkit::testing::TempDir;
+namespace fs = std::filesystem;
+namespace t = shardkit::testing;
+
+namespace {
+
+struct Served {
+  TempDir tmp{"http"};
+  fs::path root = tmp / "www";
+  std::unique_ptr<t::Nginx> nginx;
+  Served() {
+    fs::create_directories(root);
+    t::write_remote_fixture(root / "ds");
+    nginx = std::make_unique<t::Nginx>(root, tmp / "nginx");
+  }
+  fs::path local() const { return root / "ds"; }
+  std::string url() const { return nginx->url("ds"); }
+};
+
+uint64_t dir_bytes(const fs::path& dir) {
+  uint64_t total = 0;
+  for (const auto& e : fs::directory_iterator(dir)) total += e.file_size();
+  return total;
+}
+
+}  // namespace
+
+TEST_CASE("a dataset over HTTP yields the local copy's batches, fetching only its blocks") {
+  Served s;
+  const LoaderOptions o = t::remote_options();
+  Loader local(s.local(), o);
+  Loader remote(s.url(), o);
+  for (uint64_t epoch : {0u, 1u}) {
+    local.set_epoch(epoch);
+    remote.set_epoch(epoch);
+    const auto expected = t::all_batches(local);
+    const IoStats before = remote.dataset().io_stats();
+    const auto got = t::all_batches(remote);
+    REQUIRE(expected.size() > 10);
+    CHECK(got == expected);
+    const IoStats after = remote.dataset().io_stats();
+    const double dataset = double(remote.dataset().manifest().bytes_on_disk());
+    const double fetched = double(after.bytes_fetched - before.bytes_fetched);
+    MESSAGE("epoch " << epoch << ": fetched " << fetched / dataset << "x the dataset in "
+                     << after.requests - before.requests << " requests");
+    // Epoch 0 also reads the manifest and every shard's header and index once.
+    CHECK(fetched <= 1.05 * dataset);
+    CHECK(fetched >= 0.9 * dataset);
+  }
+  // Random access and verification through the same URL.
+  const Dataset ds = Dataset::open(s.url());
+  const Dataset copy = Dataset::open(s.local());
+  std::vector<unsigned char> a(ds.schema().record_size()), b(a.size());
+  for (uint64_t i : {0ull, 777ull, 19999ull}) {
+    ds.read(i, a.data());
+    copy.read(i, b.data());
+    CHECK(a == b);
+  }
+  const VerifyReport report = verify_dataset(s.url(), SourceOptions{});
+  CHECK(report.ok());
+  CHECK(report.records_checked == 20000);
+}
+
+TEST_CASE("403 and 404 are errors naming the URL") {
+  Served s;
+  fs::copy(s.local(), s.root / "denied");
+  fs::create_directories(s.root / "partly-denied");
+  fs::copy(s.local(), s.root / "partly-denied" / "ds");
+  const std::string missing = s.nginx->url("nope");
+  CHECK_THROWS_WITH_AS(Dataset::open(missing),
+                       doctest::Contains((missing + "/manifest.json: HTTP 404").c_str()), Error);
+  const std::string denied = s.nginx->url("denied");
+  CHECK_THROWS_WITH_AS(Dataset::open(denied),
+                       doctest::Contains((denied + "/manifest.json: HTTP 403").c_str()), Error);
+  // A shard refused while the manifest is readable: the loader names the shard's URL.
+  LoaderOptions o = t::remote_options();
+  o.source.remote_retries = 1;
+  Loader loader(s.nginx->url("partly-denied/ds"), o);
+  try {
+    loader.next();
+    FAIL("a refused shard went unnoticed");
+  } catch (const Error& e) {
+    CHECK(e.file().rfind(s.nginx->url("partly-denied/ds/shard-"), 0) == 0);
+    CHECK(std::string(e.what()).find("HTTP 403") != std::string::npos);
+  }
+}
+
+TEST_CASE("nginx stopped mid-epoch and restarted: the loader resumes with the same batches") {
+  Served s;
+  LoaderOptions o = t::remote_options(3);
+  o.memory_budget = 1 << 20;
+  Loader local(s.local(), o);
+  const auto expected = t::all_batches(local);
+  Loader remote(s.url(), o);
+  std::vector<std::vector<std::string>> got;
+  while (got.size() < expected.size() / 3) got.push_back(t::flatten(*remote.next()));
+  s.nginx->stop();
+  std::thread restart([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    s.nginx->start();
+  });
+  while (auto b = remote.next()) got.push_back(t::flatten(*b));
+  restart.join();
+  CHECK(got == expected);
+  MESSAGE("retries during the outage: " << remote.dataset().io_stats().retries);
+  CHECK(remote.dataset().io_stats().retries > 0);
+}
+
+TEST_CASE(
+    "a proxy that drops, delays and flips bytes: retries happen, corruption is never "
+    "delivered") {
+  Served s;
+  t::FaultProxy proxy(s.nginx->port(),
+                      {.drop = 0.02, .delay = 0.05, .flip = 0.03, .delay_ms = 20, .seed = 11});
+  const std::string url = "http://127.0.0.1:" + std::to_string(proxy.port()) + "/ds";
+  LoaderOptions o = t::remote_options(5);
+  Loader local(s.local(), o);
+  const auto expected = t::all_batches(local);
+  uint64_t delivered = 0, errors = 0;
+  IoStats io;
+  for (int run = 0; run < 3 && delivered < expected.size(); ++run) {
+    // A manifest or shard index damaged twice in a row is an error too: open again.
+    try {
+      Loader remote(url, o);
+      uint64_t next = 0;
+      for (int attempts = 0; attempts < 200;) {
+        std::shared_ptr<Batch> b;
+        try {
+          b = remote.next();
+        } catch (const Error& e) {
+          ++errors, ++attempts;
+          CHECK(e.file().rfind(url, 0) == 0);  // names the URL
+          const LoaderState st = remote.state();
+          next = st.samples_consumed / o.batch_size;
+          remote.restore(st);
+          continue;
+        }
+        if (!b) break;
+        REQUIRE(next < expected.size());
+        REQUIRE(t::flatten(*b) == expected[next]);
+        ++next, ++delivered;
+      }
+      io = remote.dataset().io_stats();
+    } catch (const Error& e) {
+      ++errors;
+      CHECK(e.file().rfind(url, 0) == 0);
+    }
+  }
+  MESSAGE("proxy: " << proxy.connections.load() << " connections, " << proxy.drops.load()
+                    << " drops, " << proxy.delays.load() << " delays, " << proxy.flips.load()
+                    << " flips; reader: " << io.retries << " retries, " << errors << " errors, "
+                    << delivered << " batches delivered, all equal to the local copy's");
+  CHECK(delivered >= expected.size());
+  CHECK(proxy.flips > 0);
+  CHECK(proxy.drops > 0);
+  CHECK(io.retries > 0);
+}
+
+TEST_CASE("the on-disk cache: shared by two loaders, bounded, and never a torn block") {
+  Served s;
+  const fs::path cache = s.tmp / "cache";
+  LoaderOptions o = t::remote_options(9);
+  o.source.cache_dir = cache.string();
+  Loader local(s.local(), o);
+  const auto expected = t::all_batches(local);
+
+  // Two loaders (as two torchrun ranks would) fill and share one cache directory.
+  std::vector<std::vector<std::string>> got[2];
+  std::thread other([&] {
+    Loader l(s.url(), o);
+    got[1] = t::all_batches(l);
+  });
+  {
+    Loader l(s.url(), o);
+    got[0] = t::all_batches(l);
+  }
+  other.join();
+  CHECK(got[0] == expected);
+  CHECK(got[1] == expected);
+  {
+    Loader l(s.url(), o);  // a third reader: every block from the cache
+    CHECK(t::all_batches(l) == expected);
+    const IoStats io = l.dataset().io_stats();
+    MESSAGE("third reader: " << io.cache_hits << " cache hits, " << io.bytes_fetched
+                             << " bytes fetched");
+    CHECK(io.bytes_fetched < 64 * 1024);  // manifest and shard headers only
+  }
+
+  // Damaged cache files (torn, truncated, flipped): detected by checksum and refetched.
+  int damaged = 0;
+  for (const auto& e : fs::directory_iterator(cache)) {
+    if (damaged++ % 3 == 0) {
+      std::string bytes = t::read_file(e.path());
+      if (!bytes.empty()) bytes[bytes.size() / 2] ^= 1;
+      t::write_file(e.path(), bytes);
+    } else if (damaged % 3 == 1) {
+      fs::resize_file(e.path(), e.file_size() / 2);
+    }
+  }
+  {
+    Loader l(s.url(), o);
+    CHECK(t::all_batches(l) == expected);
+  }
+
+  // A limit below the dataset's size: files are evicted, batches unchanged.
+  const fs::path small = s.tmp / "small-cache";
+  LoaderOptions limited = o;
+  limited.source.cache_dir = small.string();
+  limited.source.cache_limit = 256 << 10;
+  {
+    Loader l(s.url(), limited);
+    CHECK(t::all_batches(l) == expected);
+    CHECK(l.dataset().io_stats().cache_evictions > 0);
+  }
+  CHECK(dir_bytes(small) <= (256 << 10) + (64 << 10));
+
+  // A cache on a full file system: writes fail, the loader evicts and goes on with the bytes
+  // it fetched; no error, no torn block.
+  const fs::path full = s.tmp / "full-cache";
+  fs::create_directories(full);
+  if (::mount("tmpfs", full.c_str(), "tmpfs", 0, "size=96k") != 0) {
+    MESSAGE("SKIPPED the full-disk part: mounting a small tmpfs needs root (" << strerror(errno)
+                                                                              << ")");
+    return;
+  }
+  LoaderOptions on_full = o;
+  on_full.source.cache_dir = full.string();
+  {
+    Loader l(s.url(), on_full);
+    CHECK(t::all_batches(l) == expected);
+    const IoStats io = l.dataset().io_stats();
+    MESSAGE("full cache: " << io.cache_write_failures << " failed writes, " << io.cache_evictions
+                           << " evictions");
+    CHECK(io.cache_write_failures > 0);
+    CHECK(io.cache_evictions > 0);
+  }
+  ::umount(full.c_str());
+}
+
+TEST_CASE("shard-inspect info, verify, dump, order and stats read a URL like the directory") {
+  Served s;
+  const std::string tool = t::tool_path("shard-inspect");
+  for (const std::string& args :
+       {std::string("verify"), std::string("dump --from 100 --count 3 --json"),
+        std::string("order --seed 4 --rank 1 --world-size 2 --count 50"), std::string("stats"),
+        std::string("info --json")}) {
+    const std::string cmd = args.substr(0, args.find(' '));
+    const std::string rest = args.find(' ') == std::string::npos ? "" : args.substr(args.find(' '));
+    std::string local, remote;
+    REQUIRE(t::run_command(tool + " " + cmd + " " + s.local().string() + rest, &local) == 0);
+    REQUIRE(t::run_command(tool + " " + cmd + " " + s.url() + rest, &remote) == 0);
+    // The same report, but for the path each names.
+    for (std::string* text : {&local, &remote}) {
+      const std::string& from = text == &local ? s.local().string() : s.url();
+      for (auto at = text->find(from); at != std::string::npos; at = text->find(from))
+        text->replace(at, from.size(), "DATASET");
+    }
+    CHECK_MESSAGE(local == remote, args);
+  }
+}
