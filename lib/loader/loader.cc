@@ -62,7 +62,9 @@ struct Loader::Impl {
 
   Impl(const std::filesystem::path& dir, LoaderOptions o)
       : Impl(Dataset::open(dir, DatasetOptions{0, o.source}), std::move(o)) {}
-  Impl(Dataset dataset, LoaderOptions o)
+  // `o` by reference: the dataset argument reads o.source, and a by-value parameter could be
+  // moved into before that argument is evaluated.
+  Impl(Dataset dataset, LoaderOptions&& o)
       : opt(with_dataset_defaults(std::move(o), dataset.info())),
         ds(std::move(dataset)),
         geo(Geometry::of(ds.manifest())),
