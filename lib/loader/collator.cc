@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <string_view>
 #include <type_traits>
 
 #include "core/error.h"
@@ -11,6 +13,15 @@ namespace shardkit::loader {
 namespace {
 
 bool is_integer(DType d) { return d != DType::kF32; }
+
+// QA windows carry the question's ordinal and the input file's index (shardify --task qa).
+constexpr std::string_view kIndexFields[] = {"example_index", "source_index"};
+
+bool is_metadata(const LoaderOptions& options, std::string_view name) {
+  return name == options.length_field || name == options.first_length_field ||
+         std::find(std::begin(kIndexFields), std::end(kIndexFields), name) !=
+             std::end(kIndexFields);
+}
 
 // Fields sit at any byte offset inside a record, so sources are read with memcpy (an unaligned
 // load once compiled); destinations are column buffers, aligned to their element size.
@@ -85,7 +96,8 @@ Collator::Collator(const Schema& schema, const LoaderOptions& options) {
 
   std::vector<const Field*> selected;
   if (options.fields.empty()) {
-    for (const Field& f : schema.fields()) selected.push_back(&f);
+    for (const Field& f : schema.fields())
+      if (options.include_metadata || !is_metadata(options, f.name)) selected.push_back(&f);
   } else {
     for (const std::string& name : options.fields) {
       const Field* f = schema.find(name);

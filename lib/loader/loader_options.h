@@ -51,7 +51,15 @@ struct LoaderOptions {
   std::chrono::milliseconds timeout{0};  // next() waits at most this long; 0: forever
 
   // Batch layout.
-  std::vector<std::string> fields;  // stored fields to return; empty: all
+  // Stored fields to return; empty: every stored field that a model takes, under HF names, so
+  // that model(**batch) works: input_ids, token_type_ids, position_ids, labels,
+  // start_positions, end_positions (plus the derived attention_mask).
+  std::vector<std::string> fields;
+  // Also return the stored bookkeeping that no model's forward() accepts: the lengths that
+  // masks are derived from (length_field, first_length_field) and QA's example_index and
+  // source_index (which map a window back to its question). Fields named in `fields` are
+  // returned either way.
+  bool include_metadata = false;
   IntOutput int_output = IntOutput::kInt64;
   bool dynamic_padding = true;               // trim sequence fields to the longest row of the batch
   uint32_t pad_to_multiple_of = 1;           // e.g. 8 for tensor cores

@@ -121,8 +121,7 @@ std::string source_json(const ConvertOptions& o, InputFormat fmt,
   if ((fmt == InputFormat::kTsv || fmt == InputFormat::kCsv) && !o.quoting)
     j += ",\"quoting\":false";
   if (fmt == InputFormat::kText)
-    j += std::string(",\"doc_sep\":\"") +
-         (o.doc_separator == DocSeparator::kLine ? "line" : "blank") + "\"";
+    j += std::string(",\"doc_sep\":\"") + doc_separator_name(o.doc_separator) + "\"";
   j += ",\"files\":[";
   for (size_t i = 0; i < files.size(); ++i)
     j += (i ? "," : "") + std::string("{\"path\":") + json_quote(files[i].path) +

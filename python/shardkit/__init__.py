@@ -75,7 +75,9 @@ class Loader:
     Options (all keyword): batch_size=32, shuffle=True, seed=0, epoch=0, rank=0, world_size=1,
     drop_last=False, window_blocks=0 (derived from memory_budget), threads=0 (all cores),
     memory_budget=512 MiB, prefetch_batches=0 (auto), timeout_ms=0 (wait forever), fields=None
-    (all), int32=False (int64 like HF), dynamic_padding=True, pad_to_multiple_of=1,
+    (every model input and target: model(**batch) works), include_metadata=False (True adds
+    length, length_a, and for QA example_index and source_index), int32=False (int64 like HF),
+    dynamic_padding=True, pad_to_multiple_of=1,
     attention_mask=True, mlm_probability=None (set with mask_token_id, vocab_size, special_ids to
     turn on MLM masking; labels become -100 where not masked).
     """

@@ -87,6 +87,8 @@ struct Corpus {
                                   in.string(),
                                   "--task",
                                   "lm",
+                                  "--doc-sep",
+                                  "line",
                                   "--max-len",
                                   "64",
                                   "--tokenizer",
