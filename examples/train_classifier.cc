@@ -149,29 +149,45 @@ int run(const examples::Args& args) {
               before.accuracy, static_cast<long long>(before.examples));
   double first_loss = -1, last_loss = 0;
   Eval after;
-  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t log_every = args.num("log-every", 50);
+  using Clock = std::chrono::steady_clock;
+  auto seconds_since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
   for (int epoch = 0; epoch < epochs; ++epoch) {
+    const auto epoch_start = Clock::now();
     train.set_epoch(static_cast<uint64_t>(epoch));
-    double sum = 0;
+    double sum = 0, window_sum = 0;
     int64_t steps = 0;
+    const auto total = static_cast<long long>(train.batches());
     for (auto& batch : train) {
       opt.zero_grad();
       const torch::Tensor loss =
           torch::nn::functional::cross_entropy(model->forward(batch), batch["labels"]);
       loss.backward();
       opt.step();
-      sum += loss.item<double>();
+      const double value = loss.item<double>();
+      sum += value;
+      window_sum += value;
       ++steps;
       if (first_loss < 0 && steps == 10) first_loss = sum / 10;
+      if (log_every > 0 && steps % log_every == 0) {
+        // Plain lines, no carriage returns: readable in a log file as on a terminal.
+        std::printf("  epoch %d step %lld/%lld loss %.4f (%.1f s)\n", epoch + 1,
+                    static_cast<long long>(steps), total, window_sum / double(log_every),
+                    seconds_since(epoch_start));
+        std::fflush(stdout);
+        window_sum = 0;
+      }
     }
     last_loss = steps ? sum / static_cast<double>(steps) : 0;
+    const double train_secs = seconds_since(epoch_start);
     after = evaluate(model, valid_dir, o);
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf(
-        "epoch %d/%d steps %lld train_loss %.4f valid_loss %.4f valid_accuracy %.4f (%.1f s)\n",
+        "epoch %d/%d steps %lld train_loss %.4f valid_loss %.4f valid_accuracy %.4f "
+        "(%.1f s: train %.1f s, eval %.1f s)\n",
         epoch + 1, epochs, static_cast<long long>(steps), last_loss, after.loss, after.accuracy,
-        secs);
+        seconds_since(epoch_start), train_secs, seconds_since(epoch_start) - train_secs);
     std::fflush(stdout);
   }
   std::printf(

@@ -5,7 +5,7 @@
 #include "shard_inspect/commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"shard-inspect: show, verify and dump shardkit datasets"};
+  CLI::App app{"shard-inspect: show, verify and dump shardkit datasets", "shard-inspect"};
   app.require_subcommand(1);
   for (const auto& setup : shard_inspect::command_registry()) setup(app);
   // Usage errors exit 2, as getopt tools do (CLI11's own codes start at 100).

@@ -5,7 +5,8 @@
 #include "shardify/commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"shardify: tokenize corpora into compressed, checksummed shard datasets"};
+  CLI::App app{"shardify: tokenize corpora into compressed, checksummed shard datasets",
+               "shardify"};
   for (const auto& setup : shardify_cli::command_registry()) setup(app);
   // Usage errors exit 2, as getopt tools do (CLI11's own codes start at 100).
   if (argc < 2) {
