@@ -15,6 +15,7 @@
 
 #include "example_args.h"
 #include "loader/loader.h"
+#include "malloc_tuning.h"
 #include "torch_adapter/torch_loader.h"
 
 namespace {
@@ -140,10 +141,10 @@ int run(const examples::Args& args) {
   Classifier model(vocab, dim, labels);
   torch::optim::Adam opt(model->parameters(), torch::optim::AdamOptions(args.real("lr", 3e-3)));
   TorchLoader train(train_dir, o);
-  std::printf("loader: %u threads, window %llu blocks, %llu batches per epoch\n",
+  std::printf("loader: %u threads, window %llu blocks, %llu batches per epoch; torch: %d threads\n",
               train.loader().threads(),
               static_cast<unsigned long long>(train.loader().window_blocks()),
-              static_cast<unsigned long long>(train.batches()));
+              static_cast<unsigned long long>(train.batches()), torch::get_num_threads());
   const Eval before = evaluate(model, valid_dir, o);
   std::printf("before training: valid_loss %.4f valid_accuracy %.4f (%lld examples)\n", before.loss,
               before.accuracy, static_cast<long long>(before.examples));
@@ -200,6 +201,7 @@ int run(const examples::Args& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  examples::keep_freed_tensor_memory();
   try {
     return run(examples::Args(argc, argv));
   } catch (const std::exception& e) {
