@@ -28,13 +28,13 @@ cpp=$(snippet fenced cpp TorchLoader)
 namespace {
 // What the README leaves to the reader: the model and its training step. This one counts.
 struct Model {
-  long long batches = 0, rows = 0, label_sum = 0, mask_sum = 0;
+  int64_t batches = 0, rows = 0, label_sum = 0, mask_sum = 0;
 };
 void step(Model& m, const torch::Tensor& ids, const torch::Tensor& mask, const torch::Tensor& labels) {
   m.batches += 1;
   m.rows += ids.size(0);
-  m.label_sum += labels.sum().item<long long>();
-  m.mask_sum += mask.sum().item<long long>();
+  m.label_sum += labels.sum().item<int64_t>();
+  m.mask_sum += mask.sum().item<int64_t>();
 }
 }  // namespace
 int main() {
@@ -43,8 +43,9 @@ int main() {
 HARNESS
   grep -v '^#include' <<<"$cpp"
   cat <<'HARNESS'
-  std::printf("batches %lld rows %lld label_sum %lld mask_sum %lld epoch %llu\n", model.batches,
-              model.rows, model.label_sum, model.mask_sum,
+  std::printf("batches %lld rows %lld label_sum %lld mask_sum %lld epoch %llu\n",
+              static_cast<long long>(model.batches), static_cast<long long>(model.rows),
+              static_cast<long long>(model.label_sum), static_cast<long long>(model.mask_sum),
               static_cast<unsigned long long>(state.epoch));
   return 0;
 }
