@@ -10,6 +10,9 @@ foreach(component ${_shardkit_components})
   set(target shardkit_${component})
   if(TARGET ${target})
     set_target_properties(${target} PROPERTIES EXPORT_NAME ${component})
+    # The public headers are C++20 (e.g. defaulted operator==): consumers must compile as such
+    # whatever their own default standard is.
+    target_compile_features(${target} PUBLIC cxx_std_20)
     if(NOT TARGET shardkit::${component})
       add_library(shardkit::${component} ALIAS ${target})
     endif()

@@ -15,6 +15,7 @@
 
 #include "example_args.h"
 #include "loader/loader.h"
+#include "malloc_tuning.h"
 #include "torch_adapter/torch_loader.h"
 
 namespace {
@@ -140,38 +141,54 @@ int run(const examples::Args& args) {
   Classifier model(vocab, dim, labels);
   torch::optim::Adam opt(model->parameters(), torch::optim::AdamOptions(args.real("lr", 3e-3)));
   TorchLoader train(train_dir, o);
-  std::printf("loader: %u threads, window %llu blocks, %llu batches per epoch\n",
+  std::printf("loader: %u threads, window %llu blocks, %llu batches per epoch; torch: %d threads\n",
               train.loader().threads(),
               static_cast<unsigned long long>(train.loader().window_blocks()),
-              static_cast<unsigned long long>(train.batches()));
+              static_cast<unsigned long long>(train.batches()), torch::get_num_threads());
   const Eval before = evaluate(model, valid_dir, o);
   std::printf("before training: valid_loss %.4f valid_accuracy %.4f (%lld examples)\n", before.loss,
               before.accuracy, static_cast<long long>(before.examples));
   double first_loss = -1, last_loss = 0;
   Eval after;
-  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t log_every = args.num("log-every", 50);
+  using Clock = std::chrono::steady_clock;
+  auto seconds_since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
   for (int epoch = 0; epoch < epochs; ++epoch) {
+    const auto epoch_start = Clock::now();
     train.set_epoch(static_cast<uint64_t>(epoch));
-    double sum = 0;
+    double sum = 0, window_sum = 0;
     int64_t steps = 0;
+    const auto total = static_cast<long long>(train.batches());
     for (auto& batch : train) {
       opt.zero_grad();
       const torch::Tensor loss =
           torch::nn::functional::cross_entropy(model->forward(batch), batch["labels"]);
       loss.backward();
       opt.step();
-      sum += loss.item<double>();
+      const double value = loss.item<double>();
+      sum += value;
+      window_sum += value;
       ++steps;
       if (first_loss < 0 && steps == 10) first_loss = sum / 10;
+      if (log_every > 0 && steps % log_every == 0) {
+        // Plain lines, no carriage returns: readable in a log file as on a terminal.
+        std::printf("  epoch %d step %lld/%lld loss %.4f (%.1f s)\n", epoch + 1,
+                    static_cast<long long>(steps), total, window_sum / double(log_every),
+                    seconds_since(epoch_start));
+        std::fflush(stdout);
+        window_sum = 0;
+      }
     }
     last_loss = steps ? sum / static_cast<double>(steps) : 0;
+    const double train_secs = seconds_since(epoch_start);
     after = evaluate(model, valid_dir, o);
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf(
-        "epoch %d/%d steps %lld train_loss %.4f valid_loss %.4f valid_accuracy %.4f (%.1f s)\n",
+        "epoch %d/%d steps %lld train_loss %.4f valid_loss %.4f valid_accuracy %.4f "
+        "(%.1f s: train %.1f s, eval %.1f s)\n",
         epoch + 1, epochs, static_cast<long long>(steps), last_loss, after.loss, after.accuracy,
-        secs);
+        seconds_since(epoch_start), train_secs, seconds_since(epoch_start) - train_secs);
     std::fflush(stdout);
   }
   std::printf(
@@ -184,6 +201,7 @@ int run(const examples::Args& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  examples::keep_freed_tensor_memory();
   try {
     return run(examples::Args(argc, argv));
   } catch (const std::exception& e) {

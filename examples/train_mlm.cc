@@ -15,6 +15,7 @@
 
 #include "example_args.h"
 #include "loader/loader.h"
+#include "malloc_tuning.h"
 #include "torch_adapter/torch_loader.h"
 
 namespace {
@@ -153,6 +154,7 @@ int run(const examples::Args& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  examples::keep_freed_tensor_memory();
   try {
     return run(examples::Args(argc, argv));
   } catch (const std::exception& e) {

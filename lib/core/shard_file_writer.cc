@@ -66,15 +66,17 @@ ShardSummary ShardFileWriter::finish() {
   for (size_t i = 0; i < index_.size(); ++i)
     index_[i].encode(index.data() + i * format::kIndexEntrySize);
 
-  std::vector<unsigned char> header(format::kHeaderSize + schema_text_.size());
   format::ShardHeader h;
   h.schema_size = static_cast<uint32_t>(schema_text_.size());
   h.record_size = record_size_;
   h.records_per_block = records_per_block_;
   h.record_count = records_;
   h.filter = filter_;
+  // Sized apart from the schema so that the compiler sees kHeaderSize bytes (GCC 12 otherwise
+  // assumes the sum may wrap and warns -Warray-bounds on the encode's memset).
+  std::vector<unsigned char> header(format::kHeaderSize);
   h.encode_without_checksum(header.data());
-  std::memcpy(header.data() + format::kHeaderSize, schema_text_.data(), schema_text_.size());
+  header.insert(header.end(), schema_text_.begin(), schema_text_.end());
   // The header checksum covers bytes 0..39 and the schema text, skipping its own 8 bytes.
   std::vector<unsigned char> covered(header.begin(), header.begin() + 40);
   covered.insert(covered.end(), schema_text_.begin(), schema_text_.end());

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 
@@ -53,6 +54,26 @@ void check_replaceable(const fs::path& target) {
                 "replaces datasets (remove it yourself or choose another output)");
 }
 
+void fsync_parent(const fs::path& p) {
+  fsync_directory(p.parent_path().empty() ? fs::path(".") : p.parent_path());
+}
+
+// Like `mkdir -p`: the dataset's own directory still appears by one rename in publish(); the
+// parents made here are fsynced into their own parents so that a published dataset's path
+// survives a crash.
+void create_parents(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) return;
+  std::vector<fs::path> missing;
+  for (fs::path p = dir; !p.empty() && !fs::exists(fs::symlink_status(p, ec)); p = p.parent_path())
+    missing.push_back(p);
+  if (!fs::create_directories(dir, ec) && !fs::is_directory(dir, ec))
+    throw Error(ErrorCode::kIo, dir.string(),
+                "cannot create the output's parent directory: " +
+                    (ec ? ec.message() : std::string("not a directory")));
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) fsync_parent(*it);
+}
+
 }  // namespace
 
 void fsync_directory(const fs::path& dir) {
@@ -73,8 +94,7 @@ StagedDirectory::StagedDirectory(fs::path final_path, bool overwrite)
                 "already exists; refusing to overwrite it (pass --force to replace it)");
   if (overwrite_) check_replaceable(final_);
   const fs::path parent = final_.parent_path().empty() ? fs::path(".") : final_.parent_path();
-  if (!fs::is_directory(parent, ec))
-    throw Error(ErrorCode::kIo, parent.string(), "output's parent directory does not exist");
+  create_parents(parent);
   remove_stale_staging(final_);
   std::random_device rd;
   staging_ = parent / (staging_prefix(final_) + std::to_string(::getpid()) + "-" +

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <string_view>
 #include <type_traits>
 
 #include "core/error.h"
@@ -86,7 +88,9 @@ Collator::Collator(const Schema& schema, const DatasetInfo& info, const LoaderOp
 
   std::vector<const Field*> selected;
   if (options.fields.empty()) {
-    for (const Field& f : schema.fields()) selected.push_back(&f);
+    for (const Field& f : schema.fields())
+      if (options.include_metadata || is_model_field(info.role_of(f.name).value_or(FieldRole::kOther)))
+        selected.push_back(&f);
   } else {
     for (const std::string& name : options.fields) {
       const Field* f = schema.find(name);

@@ -1,6 +1,7 @@
 // Turns the records of a batch into columns: gathers each selected field into one contiguous
 // buffer (widening integers as asked), trims [L]-shaped fields to the longest row (dynamic
-// padding), and derives attention_mask and token_type_ids from stored lengths.
+// padding), and derives attention_mask and token_type_ids from stored lengths. By default the
+// stored lengths and QA's indices stay out of the batch (LoaderOptions::include_metadata).
 #pragma once
 
 #include <cstddef>

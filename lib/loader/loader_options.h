@@ -60,7 +60,15 @@ struct LoaderOptions {
   SourceOptions source;
 
   // Batch layout.
-  std::vector<std::string> fields;  // stored fields to return; empty: all
+  // Stored fields to return; empty: every stored field that a model takes, under HF names, so
+  // that model(**batch) works: input_ids, token_type_ids, position_ids, labels,
+  // start_positions, end_positions (plus the derived attention_mask).
+  std::vector<std::string> fields;
+  // Also return the stored bookkeeping that no model's forward() accepts: fields whose role
+  // (DatasetInfo) is length or first_segment_length, which masks are derived from, and QA's
+  // example_index and source_index (which map a window back to its question). Fields named in
+  // `fields` are returned either way.
+  bool include_metadata = false;
   IntOutput int_output = IntOutput::kInt64;
   bool dynamic_padding = true;      // trim sequence fields to the longest row of the batch
   uint32_t pad_to_multiple_of = 1;  // e.g. 8 for tensor cores

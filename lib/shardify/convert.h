@@ -29,7 +29,7 @@ struct ConvertOptions {
   std::string context_field = "context";
   std::string question_field = "question";
   std::string answers_field = "answers";
-  DocSeparator doc_separator = DocSeparator::kLine;
+  DocSeparator doc_separator = DocSeparator::kFile;
   bool quoting = true;  // TSV/CSV
   TaskOptions task;
   std::string tokenizer_path;

@@ -32,6 +32,26 @@ const char* input_format_name(InputFormat format) {
   return "?";
 }
 
+DocSeparator parse_doc_separator(const std::string& name) {
+  if (name == "file") return DocSeparator::kFile;
+  if (name == "line") return DocSeparator::kLine;
+  if (name == "blank") return DocSeparator::kBlankLine;
+  throw Error(ErrorCode::kInvalidArgument, "",
+              "unknown document separator '" + name + "' (expected file, line or blank)");
+}
+
+const char* doc_separator_name(DocSeparator separator) {
+  switch (separator) {
+    case DocSeparator::kFile:
+      return "file";
+    case DocSeparator::kLine:
+      return "line";
+    case DocSeparator::kBlankLine:
+      return "blank";
+  }
+  return "?";
+}
+
 std::optional<InputFormat> infer_input_format(const std::filesystem::path& path) {
   std::filesystem::path p = path.filename();
   if (p.extension() == ".gz" || p.extension() == ".zst") p = p.stem();

@@ -19,14 +19,20 @@ const char* input_format_name(InputFormat format);
 // From the file name, ignoring a .gz/.zst suffix: .jsonl/.ndjson, .txt, .tsv, .csv, .json.
 std::optional<InputFormat> infer_input_format(const std::filesystem::path& path);
 
-enum class DocSeparator { kLine, kBlankLine };
+// What one plain-text document is: a whole file (the default: a .txt is usually one text, a
+// book or an article, whose newlines are formatting), a line, or a blank-line separated block.
+enum class DocSeparator { kFile, kLine, kBlankLine };
+
+// "file", "line", "blank"; throws Error(kInvalidArgument) otherwise.
+DocSeparator parse_doc_separator(const std::string& name);
+const char* doc_separator_name(DocSeparator separator);
 
 struct ReaderOptions {
   InputFormat format = InputFormat::kJsonl;
   std::string text_field = "text";  // JSONL: dotted path; TSV/CSV: column name
   std::string pair_field;           // empty: no second text
   std::string label_field;          // empty: no label
-  DocSeparator doc_separator = DocSeparator::kLine;
+  DocSeparator doc_separator = DocSeparator::kFile;
   bool quoting = true;       // TSV/CSV: RFC 4180 quotes; false: quotes are ordinary characters
   bool labels_only = false;  // the label pre-pass: skip texts
   // JSONL for --task qa, one question per line in HF datasets' SQuAD layout: text_field is the

@@ -30,8 +30,8 @@ std::string ConvertResult::to_text() const {
                 "shardify: wrote %s\n"
                 "  files      %llu\n  documents  %llu\n  records    %llu\n  tokens     %llu\n"
                 "  truncated  %llu\n  skipped    %llu\n"
-                "  bytes in   %llu\n  bytes out  %llu (ratio %.2fx, %.3f bytes/token)\n  time      "
-                " %.2f s (%.2f MB/s)\n",
+                "  bytes in   %llu\n  bytes out  %llu (input text / output %.2fx,"
+                " %.3f bytes/token)\n  time       %.2f s (%.2f MB/s)\n",
                 out.c_str(), (unsigned long long)files, (unsigned long long)stats.examples,
                 (unsigned long long)stats.records, (unsigned long long)stats.tokens,
                 (unsigned long long)stats.truncated, (unsigned long long)stats.skipped,

@@ -88,12 +88,13 @@ class Loader:
     (default: RANK and WORLD_SIZE from the environment, as torchrun sets them, else 0 and 1),
     drop_last=False, window_blocks=0 (derived from memory_budget), threads=0 (all cores),
     memory_budget=512 MiB, prefetch_batches=0 (auto), timeout_ms=0 (wait forever), fields=None
-    (all), int32=False (int64 like HF), dynamic_padding=True, pad_to_multiple_of=1,
-    attention_mask=True, mlm_probability=None (turns on MLM masking; labels become -100 where not
-    masked; mask_token_id, vocab_size and special_ids default to the dataset's tokenizer); how
-    bytes are read: read_mode="pread" ("mmap" maps local files), remote_concurrency=8,
-    cache_dir=None (an on-disk cache shared by processes), cache_limit=4 GiB, remote_retries=5,
-    remote_timeout_ms=30000.
+    (every model input and target: model(**batch) works), include_metadata=False (True adds
+    length, length_a, and for QA example_index and source_index), int32=False (int64 like HF),
+    dynamic_padding=True, pad_to_multiple_of=1, attention_mask=True, mlm_probability=None (turns
+    on MLM masking; labels become -100 where not masked; mask_token_id, vocab_size and
+    special_ids default to the dataset's tokenizer); how bytes are read: read_mode="pread"
+    ("mmap" maps local files), remote_concurrency=8, cache_dir=None (an on-disk cache shared by
+    processes), cache_limit=4 GiB, remote_retries=5, remote_timeout_ms=30000.
     """
 
     def __init__(self, path, epoch=0, **options):

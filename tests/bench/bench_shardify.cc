@@ -143,6 +143,7 @@ int main(int argc, char** argv) {
       shardify::ConvertOptions o;
       o.inputs = {text};
       o.format = shardify::InputFormat::kText;
+      o.doc_separator = shardify::DocSeparator::kLine;  // a document per line: many examples
       o.task.task = shardify::Task::kLm;
       o.task.max_len = max_len;
       o.tokenizer_path = tokenizer;
@@ -161,6 +162,7 @@ int main(int argc, char** argv) {
     shardify::ConvertOptions o;
     o.inputs = {text};
     o.format = shardify::InputFormat::kText;
+    o.doc_separator = shardify::DocSeparator::kLine;
     o.task.max_len = max_len;
     o.tokenizer_path = tokenizer;
     o.out = (tmp / "ds").string();

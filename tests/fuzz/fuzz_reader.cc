@@ -66,7 +66,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (data[0] & 1) o.pair_field = "text_pair";
   if (data[0] & 2) o.label_field = "label";
   o.labels_only = (data[0] & 4) != 0;
-  o.doc_separator = (data[0] & 8) ? DocSeparator::kBlankLine : DocSeparator::kLine;
+  o.doc_separator = (data[0] & 8)    ? DocSeparator::kBlankLine
+                    : (data[0] & 16) ? DocSeparator::kFile
+                                     : DocSeparator::kLine;
   try {
     auto reader = ExampleReader::open(path, 0, o);
     Example ex;

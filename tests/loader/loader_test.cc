@@ -70,6 +70,7 @@ TEST_CASE("batches hold the planned records with their stored values, dynamicall
     o.threads = 2;
     o.window_blocks = 3;
     o.pad_to_multiple_of = multiple;
+    o.include_metadata = true;  // check_contents reads the stored length too
     Loader loader(tmp / "ds", o);
     std::vector<char> seen(777, 0);
     uint64_t i = 0;
@@ -338,6 +339,7 @@ TEST_CASE("shardify's pair layout: stored u8 token_type_ids and u16 position_ids
   }
   LoaderOptions o;
   o.batch_size = 9;
+  o.include_metadata = true;
   Loader loader(tmp / "ds", o);
   uint64_t rows = 0;
   while (auto b = loader.next()) {

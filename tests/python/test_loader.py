@@ -41,7 +41,7 @@ def epoch_batches(path, **options):
 
 def test_loader_epoch(path, labels):
     ds = shardkit.Dataset(path)
-    batches = epoch_batches(path, batch_size=32, shuffle=True, seed=5, threads=2)
+    batches = epoch_batches(path, batch_size=32, shuffle=True, seed=5, threads=2, include_metadata=True)
     seen = [r for _, records in batches for r in records]
     assert sorted(seen) == list(range(len(ds))), "an epoch visits every record once"
     assert seen != sorted(seen), "shuffled"
@@ -55,7 +55,7 @@ def test_loader_epoch(path, labels):
             assert batch["attention_mask"][row].tolist() == [1] * n + [0] * (longest - n)
             assert int(batch["labels"][row]) == labels[r]
     # Same seed and epoch, other thread count: the same batches.
-    again = epoch_batches(path, batch_size=32, shuffle=True, seed=5, threads=1)
+    again = epoch_batches(path, batch_size=32, shuffle=True, seed=5, threads=1, include_metadata=True)
     assert [r for _, r in again] == [r for _, r in batches]
     assert [r for _, r in epoch_batches(path, batch_size=32, seed=5, shuffle=False)][0] == list(range(32))
 

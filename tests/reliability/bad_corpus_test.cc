@@ -101,7 +101,7 @@ TEST_CASE("JSONL: BOM, CRLF, escaped and raw NUL, invalid UTF-8, unterminated, d
 }
 
 TEST_CASE("text: BOM, CRLF, invalid UTF-8, NUL, empty lines") {
-  Case c("--task lm --max-len 16");
+  Case c("--task lm --doc-sep line --max-len 16");
   const std::string bad = std::string("\xEF\xBB\xBFhello world\r\n") + "the world\r\n" +
                           "bad \xC3\x28 utf\n" + std::string("nul \0 inside\n", 13) + "\n\n" +
                           "truncated \xE2\x82\n" + "hello";
@@ -204,7 +204,7 @@ TEST_CASE("empty files are no examples, not errors") {
 }
 
 TEST_CASE("a 100 MB single line, generated at test time, under both policies") {
-  Case c("--task lm --max-len 512");
+  Case c("--task lm --doc-sep line --max-len 512");
   const fs::path big = c.tmp / "big.txt";
   const std::string unit = "hello world the ";  // three tokens in 16 bytes
   const uint64_t units = (100u << 20) / unit.size();

@@ -86,10 +86,12 @@ TEST_CASE("every byte flip and block-boundary cut of a shardify dataset is detec
   const fs::path vocab = write_vocab(tmp.path());
   testing::write_file(tmp / "in.txt", corpus_lines(300, 9));
   const fs::path dir = tmp / "ds";
-  REQUIRE(run_shardify("--input " + shell_quote((tmp / "in.txt").string()) +
-                       " --task lm --max-len 32 --block-size 1024 --shard-size 2048 --threads 1"
-                       " --tokenizer " +
-                       shell_quote(vocab.string()) + " --out " + shell_quote(dir.string())) == 0);
+  REQUIRE(
+      run_shardify(
+          "--input " + shell_quote((tmp / "in.txt").string()) +
+          " --task lm --doc-sep line --max-len 32 --block-size 1024 --shard-size 2048 --threads 1"
+          " --tokenizer " +
+          shell_quote(vocab.string()) + " --out " + shell_quote(dir.string())) == 0);
   const Manifest m = Manifest::load(dir);
   REQUIRE(m.shards.size() >= 2);
   const Sweep sweep(dir);

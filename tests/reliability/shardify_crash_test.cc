@@ -82,23 +82,10 @@ struct Corpus {
       testing::write_file(in / ("part" + std::to_string(f) + ".txt"), corpus_lines(6000, f));
   }
   std::vector<std::string> convert(const fs::path& out, const std::string& part = {}) const {
-    std::vector<std::string> a = {shardify_path(),
-                                  "--input",
-                                  in.string(),
-                                  "--task",
-                                  "lm",
-                                  "--max-len",
-                                  "64",
-                                  "--tokenizer",
-                                  vocab.string(),
-                                  "--threads",
-                                  "2",
-                                  "--block-size",
-                                  "8192",
-                                  "--shard-size",
-                                  "32768",
-                                  "--out",
-                                  out.string()};
+    std::vector<std::string> a = {
+        shardify_path(), "--input", in.string(),    "--task",       "lm",        "--doc-sep=line",
+        "--max-len",     "64",      "--tokenizer",  vocab.string(), "--threads", "2",
+        "--block-size",  "8192",    "--shard-size", "32768",        "--out",     out.string()};
     if (!part.empty()) a.insert(a.end(), {"--part", part});
     return a;
   }

@@ -59,8 +59,8 @@ TEST_CASE("output is byte-identical for 1, 2 and 3 threads (lm, cls, qa)") {
   write_file(tmp / "corpus.txt", many_docs(4000, 1));
   const std::string small_blocks = " --block-size 8192 --shard-size 10000";
   for (unsigned t : {1u, 2u, 3u})
-    shardify_ok("--input " + q(tmp / "corpus.txt") + " --task lm --max-len 64" + small_blocks +
-                tok() + " --threads " + std::to_string(t) + " --out " +
+    shardify_ok("--input " + q(tmp / "corpus.txt") + " --task lm --doc-sep line --max-len 64" +
+                small_blocks + tok() + " --threads " + std::to_string(t) + " --out " +
                 q(tmp / ("lm" + std::to_string(t))));
   REQUIRE(dir_files(tmp / "lm1").size() > 3);  // several shards
   require_identical_dirs(tmp / "lm1", tmp / "lm2");
@@ -85,7 +85,8 @@ TEST_CASE("--part i/N then merge equals a single run, records and dataset info")
   fs::create_directories(tmp / "in");
   for (int i = 0; i < 5; ++i)
     write_file(tmp / "in" / ("f" + std::to_string(i) + ".txt"), many_docs(300 + 50 * i, i));
-  const std::string common = " --input " + q(tmp / "in") + " --task lm --block-size 4096" + tok();
+  const std::string common =
+      " --input " + q(tmp / "in") + " --task lm --doc-sep line --block-size 4096" + tok();
   shardify_ok(common + " --max-len 48 --out " + q(tmp / "single"));
   for (int p = 0; p < 3; ++p)
     shardify_ok(common + " --max-len 48 --part " + std::to_string(p) + "/3 --threads 2 --out " +
@@ -147,8 +148,8 @@ TEST_CASE("cls labels are the same in every part: the map comes from all inputs"
 
 TEST_CASE("an existing dataset is not replaced without --force") {
   TempDir tmp("force");
-  const std::string args =
-      "--input " + q(shardify_data("docs.txt")) + tok() + " --out " + q(tmp / "ds");
+  const std::string args = "--input " + q(shardify_data("docs.txt")) + " --doc-sep line" + tok() +
+                           " --out " + q(tmp / "ds");
   shardify_ok(args + " --max-len 16");
   const std::string before = read_file(tmp / "ds" / "manifest.json");
   std::string out;
@@ -201,7 +202,7 @@ TEST_CASE("bad input: fail names file:line and publishes nothing; skip counts an
   TempDir tmp("bad");
   const std::vector<BadInput> cases = {
       {"invalid UTF-8 in text", "t.txt", "fine line\nanother\nbad \xC3\x28 byte\nlast\n",
-       "--task lm", "invalid UTF-8 at byte 4", 3, 3},
+       "--task lm --doc-sep line", "invalid UTF-8 at byte 4", 3, 3},
       {"invalid UTF-8 in JSONL", "u.jsonl", "{\"text\":\"ok\"}\n{\"text\":\"bad \xFF\"}\n",
        "--task lm", "invalid UTF-8", 2, 1},
       {"malformed JSON", "m.jsonl",
@@ -310,8 +311,8 @@ TEST_CASE("a killed conversion leaves no dataset or a complete one, and the next
   // SIGKILL after a moment: no destructor runs, so only the staging design protects the output.
   // --foreground: timeout signals only shardify and reaps it, so its pid is really gone.
   int rc = run_command("timeout --foreground -s KILL 0.3 " + shardify_bin() + " --input " +
-                           q(tmp / "big.txt") + " --max-len 64 --threads 1" + tok() + " --out " +
-                           q(tmp / "ds"),
+                           q(tmp / "big.txt") + " --doc-sep line --max-len 64 --threads 1" + tok() +
+                           " --out " + q(tmp / "ds"),
                        &out);
   if (rc == 0) MESSAGE("the conversion finished before the kill");
   // Killed before the publishing rename: no dataset; after it: a complete one.
@@ -324,8 +325,8 @@ TEST_CASE("a killed conversion leaves no dataset or a complete one, and the next
     CHECK_MESSAGE(!fs::exists(e.path() / "manifest.json"), name);
   }
   const std::string force = fs::exists(tmp / "ds") ? " --force" : "";
-  shardify_ok("--input " + q(tmp / "big.txt") + " --max-len 64" + force + tok() + " --out " +
-              q(tmp / "ds"));
+  shardify_ok("--input " + q(tmp / "big.txt") + " --doc-sep line --max-len 64" + force + tok() +
+              " --out " + q(tmp / "ds"));
   REQUIRE(run_command(inspect_bin() + " verify " + q(tmp / "ds")) == 0);
   // The stale staging directory of the killed run is gone.
   for (const auto& e : fs::directory_iterator(tmp.path()))

@@ -57,8 +57,9 @@ TEST_CASE("lm: text files (plain, .gz, .zst) pack into windows of HF ids joined 
                       q(tmp / "in" / "b.txt.gz")) == 0);
   REQUIRE(run_command("zstd -q -c " + q(shardify_data("docs.txt")) + " > " +
                       q(tmp / "in" / "c.txt.zst")) == 0);
-  shardify_ok("--input " + q(tmp / "in") + " --task lm --max-len 16 --threads 2 --tokenizer " +
-              q(bert_vocab()) + " --out " + q(tmp / "ds"));
+  shardify_ok("--input " + q(tmp / "in") +
+              " --task lm --doc-sep line --max-len 16 --threads 2 --tokenizer " + q(bert_vocab()) +
+              " --out " + q(tmp / "ds"));
 
   const auto docs_a = nonblank_lines(read_file(shardify_data("docs.txt")));
   const auto docs_b =
@@ -149,8 +150,9 @@ TEST_CASE(
 
 TEST_CASE("lm: GPT-2 byte-level BPE joins documents with <|endoftext|> in u16 records") {
   TempDir tmp("gpt2");
-  shardify_ok("--input " + q(shardify_data("docs.txt")) + " --task lm --max-len 32 --tokenizer " +
-              q(gpt2_json()) + " --out " + q(tmp / "ds"));
+  shardify_ok("--input " + q(shardify_data("docs.txt")) +
+              " --task lm --doc-sep line --max-len 32 --tokenizer " + q(gpt2_json()) + " --out " +
+              q(tmp / "ds"));
   auto ids = hf_ids(gpt2_json(), nonblank_lines(read_file(shardify_data("docs.txt"))), "plain");
   std::vector<uint32_t> lengths;
   auto windows = pack({ids}, 50256, 32, &lengths);
@@ -164,8 +166,9 @@ TEST_CASE("lm: GPT-2 byte-level BPE joins documents with <|endoftext|> in u16 re
 TEST_CASE(
     "lm: a vocabulary past 65,536 ids (o200k) stores i32 ids, documents ending in <|endoftext|>") {
   TempDir tmp("o200k");
-  shardify_ok("--input " + q(shardify_data("docs.txt")) + " --task lm --max-len 40 --tokenizer " +
-              q(o200k_json()) + " --out " + q(tmp / "ds"));
+  shardify_ok("--input " + q(shardify_data("docs.txt")) +
+              " --task lm --doc-sep line --max-len 40 --tokenizer " + q(o200k_json()) + " --out " +
+              q(tmp / "ds"));
   HfSpecials sp;
   auto ids =
       hf_ids(o200k_json(), nonblank_lines(read_file(shardify_data("docs.txt"))), "plain", 0, &sp);

@@ -19,6 +19,7 @@ TEST_CASE("tensors carry the fixture's values, int64 by default, zero-copy") {
   loader::LoaderOptions o;
   o.batch_size = 16;
   o.seed = 3;
+  o.include_metadata = true;
   TorchLoader tl(tmp / "ds", o);
   int64_t rows = 0;
   for (auto& batch : tl) {

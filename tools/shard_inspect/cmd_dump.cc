@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/dataset.h"
+#include "core/error.h"
 #include "core/record_json.h"
 #include "shard_inspect/commands.h"
 
@@ -19,6 +20,12 @@ struct DumpArgs {
 void run_dump(const DumpArgs& args) {
   shardkit::Dataset ds = shardkit::Dataset::open(args.dir);
   const auto& schema = ds.schema();
+  if (args.from >= ds.size())
+    throw shardkit::Error(shardkit::ErrorCode::kInvalidArgument, args.dir,
+                          "--from " + std::to_string(args.from) +
+                              " is past the end: the dataset has " + std::to_string(ds.size()) +
+                              " records" +
+                              (ds.size() ? " (0.." + std::to_string(ds.size() - 1) + ")" : ""));
   std::vector<unsigned char> record(schema.record_size());
   const uint64_t end = std::min<uint64_t>(ds.size(), args.from + args.count);
   for (uint64_t i = args.from; i < end; ++i) {
@@ -38,8 +45,9 @@ const shard_inspect::RegisterCommand kDump([](CLI::App& app) {
   auto args = std::make_shared<DumpArgs>();
   CLI::App* cmd = app.add_subcommand("dump", "Print records with every field's values");
   cmd->add_option("dir", args->dir, "Dataset directory or URL (http://, https://, s3://)")->required();
-  cmd->add_option("--from", args->from, "First record index");
-  cmd->add_option("--count", args->count, "Number of records");
+  cmd->add_option("--from", args->from, "First record index")->capture_default_str();
+  cmd->add_option("--count", args->count, "Number of records (fewer when the dataset ends)")
+      ->capture_default_str();
   cmd->add_flag("--json", args->json, "One JSON object per line");
   cmd->callback([args] { run_dump(*args); });
 });

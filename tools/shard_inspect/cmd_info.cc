@@ -72,7 +72,7 @@ void run_info(const InfoArgs& args) {
               m.records_per_block);
   std::printf("on disk        %.2f MB (%llu bytes)\n", disk / 1e6,
               static_cast<unsigned long long>(disk));
-  std::printf("uncompressed   %.2f MB, ratio %.2fx\n", raw / 1e6, ratio);
+  std::printf("uncompressed   %.2f MB (records / on disk %.2fx)\n", raw / 1e6, ratio);
   std::printf("schema\n");
   for (const auto& f : m.schema.fields())
     std::printf("  %-20s %-4s %-10s %s\n", f.name.c_str(),

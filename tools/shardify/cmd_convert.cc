@@ -16,7 +16,7 @@ using namespace shardkit::shardify;
 
 struct ConvertArgs {
   std::vector<std::string> inputs;
-  std::string format, task = "lm", tokenizer, out, labels, doc_sep = "line", on_error = "fail",
+  std::string format, task = "lm", tokenizer, out, labels, doc_sep = "file", on_error = "fail",
                       part;
   std::string text_field = "text", pair_field = "text_pair", label_field = "label", filter = "none";
   std::string context_field = "context", question_field = "question", answers_field = "answers";
@@ -71,7 +71,7 @@ void run_convert(const ConvertArgs& a) {
   o.question_field = a.question_field;
   o.answers_field = a.answers_field;
   o.quoting = !a.no_quoting;
-  o.doc_separator = a.doc_sep == "blank" ? DocSeparator::kBlankLine : DocSeparator::kLine;
+  o.doc_separator = parse_doc_separator(a.doc_sep);
   o.task.task = parse_task(a.task);
   o.task.max_len = a.max_len ? a.max_len : (o.task.task == Task::kQa ? 384 : 512);
   o.task.pack = !a.no_pack;
@@ -147,9 +147,10 @@ const shardify_cli::RegisterCommand kConvert([](CLI::App& app) {
   app.add_option("--max-query-len", a->max_query_len, "qa: question tokens kept")
       ->capture_default_str();
   app.add_option("--doc-sep", a->doc_sep,
-                 "text: 'line' (a document per line) or 'blank' (blank-line separated)")
+                 "text: what one document is: 'file' (a whole file), 'line' (each line) or "
+                 "'blank' (blocks separated by blank lines)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"line", "blank"}));
+      ->check(CLI::IsMember({"file", "line", "blank"}));
   app.add_option("--threads,-j", a->threads, "Tokenizing threads (default: all cores)");
   app.add_option("--on-error", a->on_error,
                  "fail: stop at the first bad example; skip: count and go on")

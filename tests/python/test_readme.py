@@ -1,0 +1,43 @@
+"""The README's Python snippet, run verbatim on a dataset at data/train (as the tour makes it).
+
+Only what the README leaves to the reader is supplied: rank, world_size and a model, here one
+with HF's BertForSequenceClassification.forward signature, which rejects any key it does not
+know, as the real model does.
+"""
+import contextlib
+import io
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+import pyutil  # noqa: E402
+from test_hf_forward import BertForSequenceClassification  # noqa: E402
+
+README = os.path.join(os.environ["SHARDKIT_SOURCE"], "README.md")
+SNIPPET = os.path.join(os.environ["SHARDKIT_SOURCE"], "tests", "integration", "readme_snippet.py")
+
+
+def main():
+    code = subprocess.run([sys.executable, SNIPPET, README, "fenced", "python", "shardkit.Loader"],
+                          check=True, capture_output=True, text=True).stdout
+    work = tempfile.mkdtemp(prefix="shardkit-readme-")
+    labels = pyutil.make_corpus(os.path.join(work, "corpus.jsonl"), 200)
+    pyutil.shardify(os.path.join(work, "corpus.jsonl"), os.path.join(work, "data", "train"))
+    os.chdir(work)
+    model = BertForSequenceClassification(2)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(code, "README.md", "exec"), {"rank": 0, "world_size": 1, "model": model})
+    assert printed.getvalue().startswith(f"{len(labels)} "), printed.getvalue()
+    assert "'names': ['neg', 'pos']" in printed.getvalue(), printed.getvalue()
+    assert sorted(model.seen) == ["labels", "token_type_ids"] and model.seen["labels"] is not None
+    import torch
+    state = torch.load(os.path.join(work, "ckpt.pt"))["loader"]
+    assert state == {"seed": 1, "epoch": 2, "samples_consumed": len(labels)}, state  # epoch 2 done
+    print("1 passed, 0 failed")
+
+
+if __name__ == "__main__":
+    main()
