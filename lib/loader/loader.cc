@@ -198,9 +198,14 @@ struct Loader::Impl {
     std::unordered_set<uint64_t> seen;
     for (uint64_t b = 0; b < std::min<uint64_t>(p.batches(), 64); ++b) {
       if (p.batch_size(b) == 0 || window_of_row(p, b, 0) >= end) break;
-      for (uint64_t rec : p.records(b))
-        if (const uint64_t block = geo.block_of_record(rec); seen.insert(block).second)
+      const std::vector<uint64_t> records = p.records(b);
+      for (uint64_t row = 0; row < records.size(); ++row) {
+        // Rows past the last window asked for are asked for with their own window: asking
+        // twice would fetch a remote block twice when it was read in between.
+        if (window_of_row(p, b, row) >= end) break;
+        if (const uint64_t block = geo.block_of_record(records[row]); seen.insert(block).second)
           blocks.push_back(block);
+      }
     }
     for (uint64_t w = first; w < end; ++w)
       for (uint64_t block : p.order().blocks_of_window(w))
