@@ -61,7 +61,9 @@ struct SourceOptions {
   uint64_t cache_limit = 4ull << 30;   // bytes the cache may hold (evicted oldest first)
   unsigned remote_retries = 5;         // per request, after timeouts, 5xx and short reads
   unsigned remote_timeout_ms = 30000;  // per request
-  size_t prefetch_bytes = 0;           // fetched-ahead bytes held in memory; 0: 256 MiB
+  // Remote bytes fetched ahead and held in memory until read; 0: 256 MiB (a Loader: half its
+  // memory_budget). Past it, blocks are fetched when read.
+  size_t prefetch_bytes = 0;
 };
 
 // Opens a regular local file (symbolic links and non-regular files are refused, a FIFO without

@@ -52,6 +52,9 @@ struct Loader::Impl {
   std::map<uint64_t, Built> ready;
   uint64_t low_window = 0;         // window of the first row of the lowest batch not yet built
   bool readahead_pending = false;  // the plan's first two windows are not asked for yet
+  // The last window asked for ahead: no batch reaching past it is started before it is, so a
+  // remote block is never read before it is asked for (which would fetch it twice).
+  uint64_t readahead_upto = 0;
   uint64_t batches_built = 0;
   std::vector<std::thread> workers;
 
@@ -60,7 +63,16 @@ struct Loader::Impl {
   // the window logic alone decides what stays resident.
   std::atomic<uint64_t> decoded{0};
 
+  // Remote bytes fetched ahead are held in memory until read: half the budget unless set.
+  static LoaderOptions with_source_defaults(LoaderOptions o) {
+    if (o.source.prefetch_bytes == 0)
+      o.source.prefetch_bytes = std::max<size_t>(1, o.memory_budget / 2);
+    return o;
+  }
+
   Impl(const std::filesystem::path& dir, LoaderOptions o)
+      : Impl(with_source_defaults(std::move(o)), dir) {}
+  Impl(LoaderOptions&& o, const std::filesystem::path& dir)
       : Impl(Dataset::open(dir, DatasetOptions{0, o.source}), std::move(o)) {}
   // `o` by reference: the dataset argument reads o.source, and a by-value parameter could be
   // moved into before that argument is evaluated.
@@ -111,19 +123,22 @@ struct Loader::Impl {
       ready.clear();
       low_window = plan->batches() ? window_of_row(*plan, 0, 0) : 0;
       readahead_pending = plan->batches() > 0;
+      readahead_upto = low_window;
     }
     ds.cache().release_below(generation_now(), 0);
     work_cv.notify_all();
   }
 
   bool can_schedule_locked() const {
-    if (!started || next_sched >= plan->batches() || next_sched >= consumer_next + depth)
+    if (!started || readahead_pending || next_sched >= plan->batches() ||
+        next_sched >= consumer_next + depth)
       return false;
     const uint64_t lowest = in_flight.empty() ? next_sched : *in_flight.begin();
     if (next_sched == lowest) return true;
     // Keep at most the window being read and the next one resident.
     const uint64_t last = plan->batch_size(next_sched) - 1;
-    return window_of_row(*plan, next_sched, last) <= low_window + 1;
+    const uint64_t window = window_of_row(*plan, next_sched, last);
+    return window <= low_window + 1 && window <= readahead_upto;
   }
 
   void work() {
@@ -162,12 +177,20 @@ struct Loader::Impl {
       ready_cv.notify_all();
       work_cv.notify_all();
       if (advanced && low_window + 1 < p->order().window_count()) {
-        // The window after next may now be read: ask the kernel to start reading its blocks,
-        // which the shuffled block order would otherwise keep readahead from guessing.
+        // The window after next may now be read: ask for its blocks first (kernel readahead,
+        // which the shuffled block order would otherwise keep from guessing, or remote
+        // fetches), then let batches reach into it.
         const uint64_t upcoming = low_window + 1;
         lock.unlock();
         readahead(p->order().blocks_of_window(upcoming));
         lock.lock();
+        if (gen == generation && upcoming > readahead_upto) {
+          readahead_upto = upcoming;
+          work_cv.notify_all();
+        }
+      } else if (advanced) {
+        readahead_upto = std::max(readahead_upto, low_window + 1);
+        work_cv.notify_all();
       }
     }
   }
@@ -181,9 +204,14 @@ struct Loader::Impl {
     std::unordered_set<uint64_t> seen;
     for (uint64_t b = 0; b < std::min<uint64_t>(p.batches(), 64); ++b) {
       if (p.batch_size(b) == 0 || window_of_row(p, b, 0) >= end) break;
-      for (uint64_t rec : p.records(b))
-        if (const uint64_t block = geo.block_of_record(rec); seen.insert(block).second)
+      const std::vector<uint64_t> records = p.records(b);
+      for (uint64_t row = 0; row < records.size(); ++row) {
+        // Rows past the last window asked for are asked for with their own window: asking
+        // twice would fetch a remote block twice when it was read in between.
+        if (window_of_row(p, b, row) >= end) break;
+        if (const uint64_t block = geo.block_of_record(records[row]); seen.insert(block).second)
           blocks.push_back(block);
+      }
     }
     for (uint64_t w = first; w < end; ++w)
       for (uint64_t block : p.order().blocks_of_window(w))
@@ -266,13 +294,17 @@ struct Loader::Impl {
     }
     if (readahead_pending) {
       // The workers ask for the window after next as they go; the first two are asked for
-      // here, when the epoch is really read (a set_epoch right after construction reads none).
-      readahead_pending = false;
+      // here, when the epoch is really read (a set_epoch right after construction reads none),
+      // and before any worker starts: a block read before it is asked for would be fetched
+      // twice from a remote dataset.
       std::shared_ptr<const EpochPlan> p = plan;
       const uint64_t first = low_window;
       lock.unlock();
       readahead(blocks_in_read_order(*p, first, std::min(first + 2, p->order().window_count())));
       lock.lock();
+      readahead_pending = false;
+      readahead_upto = std::max(readahead_upto, first + 1);
+      work_cv.notify_all();
     }
     if (consumer_next >= plan->batches()) return nullptr;
     auto have = [&] { return ready.count(consumer_next) > 0; };

@@ -19,7 +19,9 @@ namespace fs = std::filesystem;
 
 namespace {
 constexpr const char* kTmpPrefix = ".tmp-";
-}
+// Temporary names are unique per process (pid) and, across the caches of one process, by this.
+std::atomic<uint64_t> tmp_counter{0};
+}  // namespace
 
 DiskCache::DiskCache(std::string dir, uint64_t limit_bytes)
     : dir_(std::move(dir)), limit_(limit_bytes) {
@@ -62,7 +64,7 @@ bool DiskCache::get(const std::string& key, size_t size, unsigned char* out) {
 void DiskCache::put(const std::string& key, const unsigned char* data, size_t size) {
   if (size > limit_) return;
   const std::string tmp = dir_ + "/" + kTmpPrefix + std::to_string(::getpid()) + "-" +
-                          std::to_string(tmp_counter_.fetch_add(1));
+                          std::to_string(tmp_counter.fetch_add(1));
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   bool ok = fd >= 0;
   size_t done = 0;
@@ -98,6 +100,7 @@ void DiskCache::evict(uint64_t target_bytes) {
   };
   std::vector<File> files;
   uint64_t total = 0;
+  const uint64_t counted_before = approx_bytes_.load();
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir_, ec)) {
     const std::string name = e.path().filename().string();
@@ -122,7 +125,8 @@ void DiskCache::evict(uint64_t target_bytes) {
       evicted_.fetch_add(1, std::memory_order_relaxed);
     }
   }
-  approx_bytes_ = total;
+  // What the scan found, plus what this process's other threads wrote meanwhile.
+  approx_bytes_.fetch_add(total - counted_before);
 }
 
 CacheStats DiskCache::stats() const {

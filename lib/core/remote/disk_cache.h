@@ -40,7 +40,7 @@ class DiskCache {
   uint64_t limit_;
   std::mutex evict_mu_;
   std::atomic<uint64_t> approx_bytes_{0};
-  std::atomic<uint64_t> hits_{0}, writes_{0}, write_failures_{0}, evicted_{0}, tmp_counter_{0};
+  std::atomic<uint64_t> hits_{0}, writes_{0}, write_failures_{0}, evicted_{0};
 };
 
 }  // namespace shardkit::remote

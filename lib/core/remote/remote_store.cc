@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "core/error.h"
@@ -23,6 +24,13 @@ namespace {
 // thread is detached, and the queue it still looks at lives on in a shared State.
 class TaskPool {
  public:
+  // Whether the calling thread is a pool thread: work it asks ahead for runs at once, instead
+  // of queueing behind everything else asked for.
+  static bool& on_pool_thread() {
+    thread_local bool mine = false;
+    return mine;
+  }
+
   explicit TaskPool(unsigned threads) : st_(std::make_shared<State>()) {
     for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([st = st_] { run(*st); });
   }
@@ -55,6 +63,7 @@ class TaskPool {
     bool stop = false;
   };
   static void run(State& st) {
+    on_pool_thread() = true;
     std::unique_lock lock(st.mu);
     for (;;) {
       st.cv.wait(lock, [&] { return st.stop || !st.tasks.empty(); });
@@ -141,6 +150,12 @@ class RemoteSource : public BlockSource, public std::enable_shared_from_this<Rem
       std::lock_guard lock(mu_);
       release(*p);
     }
+    {
+      // Marked before the fetch, so that a prefetch arriving meanwhile does not fetch it too.
+      std::lock_guard lock(mu_);
+      if (served_.size() > 65536) served_.clear();  // bounded: a forgotten entry costs lookahead
+      served_.insert(offset);
+    }
     const std::string key = DiskCache::key(url_, version_, offset, size);
     if (shared_->cache && shared_->cache->get(key, size, out)) return;
     shared_->transport.get_range(url_, display_, offset, size, out, block);
@@ -161,6 +176,9 @@ class RemoteSource : public BlockSource, public std::enable_shared_from_this<Rem
     {
       std::lock_guard lock(mu_);
       if (pending_.count(offset)) return;
+      // Read before its prefetch got here (a queued readahead): fetching it again would be
+      // wasted, and if it is read once more (a later epoch), that read fetches it.
+      if (served_.erase(offset)) return;
       // Over the memory bound the block is simply fetched when read.
       if (shared_->held_bytes.fetch_add(size) + size > shared_->held_limit) {
         shared_->held_bytes.fetch_sub(size);
@@ -170,6 +188,10 @@ class RemoteSource : public BlockSource, public std::enable_shared_from_this<Rem
       pending_.emplace(offset, p);
     }
     p->done = p->finished.get_future().share();
+    if (TaskPool::on_pool_thread()) {  // e.g. the loader's readahead of a block: fetch it now
+      run_prefetch(*p, offset, size);
+      return;
+    }
     std::weak_ptr<const RemoteSource> self = shared_from_this();
     shared_->pool.post([self, p, offset, size] {
       auto source = self.lock();
@@ -228,6 +250,7 @@ class RemoteSource : public BlockSource, public std::enable_shared_from_this<Rem
   uint64_t size_, version_;
   mutable std::mutex mu_;
   mutable std::map<uint64_t, std::shared_ptr<Pending>> pending_;
+  mutable std::unordered_set<uint64_t> served_;  // read directly, not yet asked for ahead
 };
 
 // A BlockSource owned by a ShardFile (unique_ptr) that forwards to a shared RemoteSource, which
