@@ -17,6 +17,7 @@ if(NOT CLI11_FOUND AND NOT EXISTS /usr/include/CLI/CLI.hpp)
 endif()
 find_package(Threads REQUIRED)
 find_package(ZLIB REQUIRED)
+include(ShardkitDuckDB)  # SHARDKIT_WITH_PARQUET
 if(SHARDKIT_WITH_TORCH)
   find_package(Torch QUIET)
   if(NOT Torch_FOUND)

@@ -39,6 +39,8 @@ if [ -f tests/oracle/package.json ]; then
     touch tests/oracle/node_modules
   fi
 fi
+# DuckDB's C library and header (Parquet input), pinned npm tarballs into .deps/duckdb.
+scripts/install-duckdb.sh
 if [ -x tests/oracle/prepare.sh ]; then
   tests/oracle/prepare.sh
 fi

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "core/dataset_writer.h"
@@ -42,8 +43,9 @@ InputFormat resolve_format(const ConvertOptions& o, const std::vector<InputFile>
 }
 
 void check_task_and_format(Task task, InputFormat fmt) {
-  if (task == Task::kQa && fmt != InputFormat::kSquad && fmt != InputFormat::kJsonl)
-    throw Error(ErrorCode::kInvalidArgument, "", "--task qa reads SQuAD JSON or JSONL");
+  if (task == Task::kQa && fmt != InputFormat::kSquad && fmt != InputFormat::kJsonl &&
+      fmt != InputFormat::kParquet)
+    throw Error(ErrorCode::kInvalidArgument, "", "--task qa reads SQuAD JSON, JSONL or Parquet");
   if (task != Task::kQa && fmt == InputFormat::kSquad)
     throw Error(ErrorCode::kInvalidArgument, "", "SQuAD JSON input is for --task qa");
   if ((task == Task::kCls || task == Task::kPair) && fmt == InputFormat::kText)
@@ -57,6 +59,9 @@ ReaderOptions reader_options(const ConvertOptions& o, InputFormat fmt) {
   r.text_field = o.text_field;
   r.doc_separator = o.doc_separator;
   r.quoting = o.quoting;
+  if (!o.where.empty() && fmt != InputFormat::kParquet)
+    throw Error(ErrorCode::kInvalidArgument, "", "--where filters Parquet input only");
+  r.where = o.where;
   if (o.task.task == Task::kPair) r.pair_field = o.pair_field;
   if (o.task.task == Task::kCls || o.task.task == Task::kPair) r.label_field = o.label_field;
   if (o.task.task == Task::kQa) {
@@ -108,16 +113,18 @@ std::string task_json(const ConvertOptions& o, const RecordLayout& layout, const
 std::string source_json(const ConvertOptions& o, InputFormat fmt,
                         const std::vector<InputFile>& files) {
   std::string j = "{\"format\":\"" + std::string(input_format_name(fmt)) + "\"";
-  if (fmt == InputFormat::kJsonl && o.task.task == Task::kQa) {
+  const bool fields = fmt == InputFormat::kJsonl || fmt == InputFormat::kParquet;
+  if (fields && o.task.task == Task::kQa) {
     j += ",\"context_field\":" + json_quote(o.context_field) +
          ",\"question_field\":" + json_quote(o.question_field) +
          ",\"answers_field\":" + json_quote(o.answers_field);
-  } else if (fmt == InputFormat::kJsonl || fmt == InputFormat::kTsv || fmt == InputFormat::kCsv) {
+  } else if (fields || fmt == InputFormat::kTsv || fmt == InputFormat::kCsv) {
     j += ",\"text_field\":" + json_quote(o.text_field);
     if (o.task.task == Task::kPair) j += ",\"pair_field\":" + json_quote(o.pair_field);
     if (o.task.task == Task::kCls || o.task.task == Task::kPair)
       j += ",\"label_field\":" + json_quote(o.label_field);
   }
+  if (!o.where.empty()) j += ",\"where\":" + nlohmann::ordered_json(o.where).dump();
   if ((fmt == InputFormat::kTsv || fmt == InputFormat::kCsv) && !o.quoting)
     j += ",\"quoting\":false";
   if (fmt == InputFormat::kText)
