@@ -437,10 +437,9 @@ class ParquetReader : public ExampleReader {
   }
 
   [[noreturn]] void throw_result_error() {
-    const char* reason = duckdb_result_error(&result_);
-    throw Error(ErrorCode::kInput, path_,
-                "after " + std::to_string(rows_read_) +
-                    " rows: " + (reason ? reason : "DuckDB failed to read the file"));
+    throw Error(
+        ErrorCode::kInput, path_,
+        "after " + std::to_string(rows_read_) + " rows: " + message(duckdb_result_error(&result_)));
   }
 
   static void read_string(duckdb_vector v, idx_t r, std::string& out) {
