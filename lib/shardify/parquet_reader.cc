@@ -96,6 +96,25 @@ bool is_integer(duckdb_type t) {
   }
 }
 
+// Owners of DuckDB handles, so that a constructor that throws half-way releases what it opened.
+struct DatabaseHandle {
+  duckdb_database h = nullptr;
+  ~DatabaseHandle() { duckdb_close(&h); }
+};
+struct ConnectionHandle {
+  duckdb_connection h = nullptr;
+  ~ConnectionHandle() { duckdb_disconnect(&h); }
+};
+struct StreamingResult {
+  duckdb_result result{};
+  bool started = false;
+  duckdb_data_chunk chunk = nullptr;
+  ~StreamingResult() {
+    if (chunk) duckdb_destroy_data_chunk(&chunk);
+    if (started) duckdb_destroy_result(&result);
+  }
+};
+
 // One in-memory DuckDB that can read `file` and nothing else, with extensions never fetched.
 class Connection {
  public:
@@ -108,35 +127,26 @@ class Connection {
     // order without sorting.
     duckdb_set_config(config, "threads", "1");
     char* open_error = nullptr;
-    const bool failed = duckdb_open_ext(nullptr, &db_, config, &open_error) == DuckDBError;
+    const bool failed = duckdb_open_ext(nullptr, &db_.h, config, &open_error) == DuckDBError;
     duckdb_destroy_config(&config);
     if (failed) {
       std::string reason = open_error ? open_error : "unknown error";
       duckdb_free(open_error);
       throw Error(ErrorCode::kIo, file, "cannot start DuckDB: " + reason);
     }
-    if (duckdb_connect(db_, &conn_) == DuckDBError) {
-      duckdb_close(&db_);
+    if (duckdb_connect(db_.h, &conn_.h) == DuckDBError)
       throw Error(ErrorCode::kIo, file, "cannot connect to DuckDB");
-    }
     // A --where predicate is DuckDB SQL: it may read this file only, and cannot lift that.
     run("SET allowed_paths = [" + quote_literal(file) + "]");
     run("SET enable_external_access = false");
     run("SET lock_configuration = true");
   }
-  ~Connection() {
-    duckdb_disconnect(&conn_);
-    duckdb_close(&db_);
-  }
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
-
-  duckdb_connection get() const { return conn_; }
+  duckdb_connection get() const { return conn_.h; }
 
   // Runs a small statement and returns its rows as text (metadata queries only).
   std::vector<std::vector<std::string>> run(const std::string& sql) {
     duckdb_result result;
-    if (duckdb_query(conn_, sql.c_str(), &result) == DuckDBError) {
+    if (duckdb_query(conn_.h, sql.c_str(), &result) == DuckDBError) {
       std::string reason = message(duckdb_result_error(&result));
       duckdb_destroy_result(&result);
       throw Error(ErrorCode::kInput, file_, reason);
@@ -154,8 +164,8 @@ class Connection {
 
  private:
   std::string file_;
-  duckdb_database db_ = nullptr;
-  duckdb_connection conn_ = nullptr;
+  DatabaseHandle db_;  // declared first: destroyed after the connection
+  ConnectionHandle conn_;
 };
 
 class Prepared {
@@ -209,10 +219,6 @@ class ParquetReader : public ExampleReader {
     read_row_groups();
     plan_columns();
     start();
-  }
-  ~ParquetReader() override {
-    if (chunk_) duckdb_destroy_data_chunk(&chunk_);
-    if (has_result_) duckdb_destroy_result(&result_);
   }
 
   bool next(Example& ex) override {
@@ -305,13 +311,13 @@ class ParquetReader : public ExampleReader {
 
   // "row N (row group G)", with one allocation: this runs for every row.
   void describe_row(int64_t row, std::string& out) const {
-    char buf[64];
-    char* p = std::copy_n("row ", 4, buf);
-    p = std::to_chars(p, buf + sizeof buf, row).ptr;
-    p = std::copy_n(" (row group ", 12, p);
-    p = std::to_chars(p, buf + sizeof buf, row_group_of(row)).ptr;
-    *p++ = ')';
-    out.assign(buf, p);
+    char num[24];
+    out.reserve(48);
+    out.assign("row ");
+    out.append(num, std::to_chars(num, num + sizeof num, row).ptr);
+    out.append(" (row group ");
+    out.append(num, std::to_chars(num, num + sizeof num, row_group_of(row)).ptr);
+    out.push_back(')');
   }
 
   uint64_t row_group_of(int64_t row) const {
@@ -426,31 +432,31 @@ class ParquetReader : public ExampleReader {
       duckdb_destroy_pending(&pending);
       throw Error(ErrorCode::kInput, path_, "cannot start reading: " + reason);
     }
-    const bool failed = duckdb_execute_pending(pending, &result_) == DuckDBError;
+    const bool failed = duckdb_execute_pending(pending, &stream_.result) == DuckDBError;
     duckdb_destroy_pending(&pending);
-    has_result_ = true;
+    stream_.started = true;
     if (failed) throw_result_error();
   }
 
   bool fetch() {
-    if (chunk_) duckdb_destroy_data_chunk(&chunk_);
-    chunk_ = duckdb_fetch_chunk(result_);
+    if (stream_.chunk) duckdb_destroy_data_chunk(&stream_.chunk);
+    stream_.chunk = duckdb_fetch_chunk(stream_.result);
     row_ = chunk_rows_ = 0;
-    if (!chunk_) {
-      if (duckdb_result_error(&result_)) throw_result_error();
+    if (!stream_.chunk) {
+      if (duckdb_result_error(&stream_.result)) throw_result_error();
       return false;
     }
-    chunk_rows_ = duckdb_data_chunk_get_size(chunk_);
+    chunk_rows_ = duckdb_data_chunk_get_size(stream_.chunk);
     vectors_.clear();
     for (idx_t c = 0; c <= columns_.size(); ++c)
-      vectors_.push_back(duckdb_data_chunk_get_vector(chunk_, c));
+      vectors_.push_back(duckdb_data_chunk_get_vector(stream_.chunk, c));
     return true;
   }
 
   [[noreturn]] void throw_result_error() {
-    throw Error(
-        ErrorCode::kInput, path_,
-        "after " + std::to_string(rows_read_) + " rows: " + message(duckdb_result_error(&result_)));
+    throw Error(ErrorCode::kInput, path_,
+                "after " + std::to_string(rows_read_) +
+                    " rows: " + message(duckdb_result_error(&stream_.result)));
   }
 
   static void read_string(duckdb_vector v, idx_t r, std::string& out) {
@@ -505,9 +511,7 @@ class ParquetReader : public ExampleReader {
   std::vector<uint64_t> row_group_starts_;
   uint64_t total_rows_ = 0;
   std::vector<Column> columns_;
-  duckdb_result result_{};
-  bool has_result_ = false;
-  duckdb_data_chunk chunk_ = nullptr;
+  StreamingResult stream_;
   std::vector<duckdb_vector> vectors_;
   idx_t row_ = 0, chunk_rows_ = 0;
   uint64_t rows_read_ = 0;
