@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "shardify/convert.h"
+#include "shardify/example_reader.h"
 
 #ifdef SHARDKIT_HAVE_PARQUET
 #include <duckdb.h>
@@ -114,6 +115,28 @@ inline void bench_input_formats(const std::string& tokenizer, const std::vector<
     std::printf("%-28s %10s %8.1f%% %9s %8.1f%% %9s %7.1f%%   shards %s\n", "  time vs JSONL", "",
                 100 * best[1] / base[1], "", 100 * best[2] / base[2], "", 100 * cpu_best / base[0],
                 shards == base_shards ? "identical" : "DIFFER");
+  }
+  // The reader alone: the one serial stage of a conversion, so the ceiling of its speed however
+  // many threads tokenize.
+  std::printf("\n%-28s %9s %9s %12s\n", "reader only (serial stage)", "best s", "MB/s", "vs JSONL");
+  double reader_base = 0;
+  for (const Input& in : inputs) {
+    double best = 1e30;
+    for (int r = 0; r < runs; ++r) {
+      shardify::ReaderOptions ro;
+      ro.format = *shardify::infer_input_format(in.path);
+      const auto t0 = std::chrono::steady_clock::now();
+      auto reader = shardify::ExampleReader::open(in.path, 0, ro);
+      shardify::Example ex;
+      size_t n = 0;
+      while (reader->next(ex)) n += ex.text.size();
+      best = std::min(best,
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      if (n == 0) std::printf("(no text read from %s)\n", in.path.c_str());
+    }
+    if (reader_base == 0) reader_base = best;
+    std::printf("%-28s %9.3f %9.1f %11.1f%%\n", in.name.c_str(), best, mb / best,
+                100 * best / reader_base);
   }
 }
 
