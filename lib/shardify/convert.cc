@@ -62,6 +62,7 @@ ReaderOptions reader_options(const ConvertOptions& o, InputFormat fmt) {
   if (!o.where.empty() && fmt != InputFormat::kParquet)
     throw Error(ErrorCode::kInvalidArgument, "", "--where filters Parquet input only");
   r.where = o.where;
+  r.decode_threads = std::max(1u, o.threads / 2);
   if (o.task.task == Task::kPair) r.pair_field = o.pair_field;
   if (o.task.task == Task::kCls || o.task.task == Task::kPair) r.label_field = o.label_field;
   if (o.task.task == Task::kQa) {

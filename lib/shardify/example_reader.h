@@ -39,6 +39,9 @@ struct ReaderOptions {
   std::string question_field = "question";
   std::string answers_field = "answers";
   std::string where;  // Parquet: a DuckDB SQL predicate over the file's columns; empty: all rows
+  // Parquet: DuckDB threads decoding row groups ahead (in order); reading is the one serial
+  // stage of a conversion, so it scales with the tokenizing threads.
+  unsigned decode_threads = 1;
 };
 
 class ExampleReader {

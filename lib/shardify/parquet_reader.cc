@@ -118,14 +118,15 @@ struct StreamingResult {
 // One in-memory DuckDB that can read `file` and nothing else, with extensions never fetched.
 class Connection {
  public:
-  explicit Connection(const std::string& file) : file_(file) {
+  Connection(const std::string& file, unsigned threads) : file_(file) {
     duckdb_config config = nullptr;
     duckdb_create_config(&config);
     duckdb_set_config(config, "autoinstall_known_extensions", "false");
     duckdb_set_config(config, "autoload_known_extensions", "false");
-    // One thread: shardify's own workers keep the cores busy tokenizing, and rows come in file
-    // order without sorting.
-    duckdb_set_config(config, "threads", "1");
+    // Row groups decode in parallel with threads > 1; preserve_insertion_order (the default)
+    // keeps the rows in file order, which determinism needs.
+    duckdb_set_config(config, "threads", std::to_string(std::max(1u, threads)).c_str());
+    duckdb_set_config(config, "preserve_insertion_order", "true");
     char* open_error = nullptr;
     const bool failed = duckdb_open_ext(nullptr, &db_.h, config, &open_error) == DuckDBError;
     duckdb_destroy_config(&config);
@@ -212,7 +213,10 @@ class ParquetReader : public ExampleReader {
  public:
   ParquetReader(const std::filesystem::path& path, uint32_t file_index,
                 const ReaderOptions& options)
-      : path_(path.string()), file_index_(file_index), options_(options), conn_(path_) {
+      : path_(path.string()),
+        file_index_(file_index),
+        options_(options),
+        conn_(path_, options.decode_threads) {
     std::error_code ec;
     file_bytes_ = std::filesystem::file_size(path, ec);
     source_ = "read_parquet(" + quote_literal(path_) + ", file_row_number = true)";

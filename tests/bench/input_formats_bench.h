@@ -120,11 +120,18 @@ inline void bench_input_formats(const std::string& tokenizer, const std::vector<
   // many threads tokenize.
   std::printf("\n%-28s %9s %9s %12s\n", "reader only (serial stage)", "best s", "MB/s", "vs JSONL");
   double reader_base = 0;
-  for (const Input& in : inputs) {
+  std::vector<std::pair<Input, unsigned>> readers;
+  for (const Input& in : inputs) readers.push_back({in, 1});
+  if (inputs.back().path.ends_with(".parquet")) {
+    readers.push_back({{"  ... 2 decoding threads", inputs.back().path}, 2});
+    readers.push_back({{"  ... 4 decoding threads", inputs.back().path}, 4});
+  }
+  for (const auto& [in, threads] : readers) {
     double best = 1e30;
     for (int r = 0; r < runs; ++r) {
       shardify::ReaderOptions ro;
       ro.format = *shardify::infer_input_format(in.path);
+      ro.decode_threads = threads;
       const auto t0 = std::chrono::steady_clock::now();
       auto reader = shardify::ExampleReader::open(in.path, 0, ro);
       shardify::Example ex;

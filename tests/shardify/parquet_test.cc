@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "shardify/example_reader.h"
 #include "shardify/parquet_sql.h"
 #include "shardify_util.h"
 
@@ -160,9 +161,26 @@ TEST_CASE("row groups: boundaries inside a converter batch change nothing") {
   const std::string flags = " --task lm --max-len 128" + tok();
   shardify_ok("--input " + q(tmp / "big.jsonl") + flags + " --threads 2 --out " + q(tmp / "j"));
   shardify_ok("--input " + q(tmp / "big.parquet") + flags + " --threads 1 --out " + q(tmp / "p1"));
-  shardify_ok("--input " + q(tmp / "big.parquet") + flags + " --threads 3 --out " + q(tmp / "p3"));
+  // --threads 6 decodes with 3 DuckDB threads: row groups in parallel, rows still in order.
+  shardify_ok("--input " + q(tmp / "big.parquet") + flags + " --threads 6 --out " + q(tmp / "p6"));
   require_same_shards(tmp / "j", tmp / "p1");
-  require_same_shards(tmp / "p1", tmp / "p3");
+  require_same_shards(tmp / "p1", tmp / "p6");
+  // The reader on its own: the same rows in the same order for 1 and 4 decoding threads.
+  auto read_all = [&](unsigned threads) {
+    shardkit::shardify::ReaderOptions o;
+    o.format = shardkit::shardify::InputFormat::kParquet;
+    o.decode_threads = threads;
+    auto reader = shardkit::shardify::ExampleReader::open(tmp / "big.parquet", 0, o);
+    std::vector<std::pair<std::string, std::string>> rows;
+    shardkit::shardify::Example ex;
+    while (reader->next(ex)) rows.emplace_back(ex.where, ex.text);
+    return rows;
+  };
+  const auto serial = read_all(1), parallel = read_all(4);
+  REQUIRE(serial.size() == 7000);
+  CHECK(serial.front().first == "row 0 (row group 0)");
+  CHECK(serial.back().first == "row 6999 (row group 3)");
+  CHECK(serial == parallel);
 }
 
 TEST_CASE("struct fields, integer and string labels, pairs (cls, pair) equal JSONL") {
