@@ -5,8 +5,8 @@
     shardkit/_native/lib/          libduckdb.so when Parquet input is built in (.deps/duckdb)
 
 Environment: SHARDKIT_CMAKE_ARGS (extra -D flags), SHARDKIT_BUILD_JOBS (default: all cores).
-The CMake build directory is setuptools' build_temp, so a second install rebuilds incrementally;
-ccache is used when installed."""
+The CMake build directory is setuptools' build_temp (under build-pip/), so a second install
+rebuilds incrementally; ccache is used when installed."""
 import glob
 import os
 import shlex
@@ -65,4 +65,9 @@ class CMakeBuild(build_ext):
             shutil.copy2(lib, native / "lib")
 
 
-setup(ext_modules=[Extension("shardkit._shardkit", sources=[])], cmdclass={"build_ext": CMakeBuild})
+setup(
+    ext_modules=[Extension("shardkit._shardkit", sources=[])],
+    cmdclass={"build_ext": CMakeBuild},
+    # Not build/: that is where scripts/test.sh and the README put the CMake build tree.
+    options={"build": {"build_base": "build-pip"}},
+)
