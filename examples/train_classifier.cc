@@ -122,8 +122,8 @@ int run(const examples::Args& args) {
   int64_t vocab = args.num("vocab-size", 0), labels = args.num("num-labels", 0);
   {
     const auto ds = shardkit::Dataset::open(train_dir);
-    if (!vocab) vocab = examples::metadata_number(ds, "vocab_size").value_or(0);
-    if (!labels) labels = examples::metadata_label_count(ds).value_or(0);
+    if (!vocab) vocab = static_cast<int64_t>(ds.info().tokenizer.vocab_size);
+    if (!labels) labels = static_cast<int64_t>(ds.info().labels.names.size());
   }
   if (!vocab || !labels) {
     const auto [v, l] = scan_extent(train_dir);

@@ -5,8 +5,8 @@
 //             [--batch-size 32] [--dim 64] [--layers 2] [--heads 4] [--lr 0.001] [--max-steps N]
 //
 // The dataset needs input_ids (and ideally length; shardify --task lm). The mask id, special
-// ids and vocabulary size come from the flags or from the manifest metadata (shardify records
-// vocab_size, pad_id, separator_id and the tokenizer's special token ids, [MASK] included).
+// ids and vocabulary size come from the flags or else from the dataset's tokenizer, which
+// shardify records with its special ids, [MASK] included (DatasetInfo).
 #include <torch/torch.h>
 
 #include <chrono>
@@ -95,13 +95,12 @@ int run(const examples::Args& args) {
   o.fields = {"input_ids"};
   if (ds.schema().find("length")) o.fields.push_back("length");
   o.mlm.enabled = true;
-  o.mlm.mask_token_id = args.num("mask-id", examples::metadata_number(ds, "mask").value_or(-1));
-  o.mlm.vocab_size = static_cast<uint64_t>(
-      args.num("vocab-size", examples::metadata_number(ds, "vocab_size").value_or(0)));
+  // Unless given, [MASK], the vocabulary size and the special ids come from the dataset's
+  // tokenizer (its DatasetInfo), as the loader would fill them.
+  o.mlm.mask_token_id = args.num("mask-id", -1);
+  o.mlm.vocab_size = static_cast<uint64_t>(args.num("vocab-size", 0));
   o.mlm.special_ids = parse_ids(args.str("special", ""));
-  // shardify records the padding and separator ids of the task; they are never masked.
-  for (const char* key : {"pad_id", "separator_id", "cls", "sep", "bos", "eos"})
-    if (auto id = examples::metadata_number(ds, key)) o.mlm.special_ids.push_back(*id);
+  o = shardkit::loader::with_dataset_defaults(std::move(o), ds.info());
   if (o.mlm.mask_token_id < 0 || o.mlm.vocab_size == 0) {
     std::fprintf(stderr,
                  "train_mlm: give --mask-id and --vocab-size (the manifest does not say)\n");

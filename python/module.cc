@@ -124,6 +124,7 @@ PYBIND11_MODULE(_shardkit, m) {
       .def_property_readonly("blocks", &Dataset::block_count)
       .def_property_readonly("bytes_on_disk",
                              [](const Dataset& d) { return d.manifest().bytes_on_disk(); })
+      .def_property_readonly("info_json", [](const Dataset& d) { return d.info().to_json(); })
       .def_property_readonly("metadata_json",
                              [](const Dataset& d) {
                                py::dict out;

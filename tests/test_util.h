@@ -6,11 +6,18 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace shardkit::testing {
+
+// A JSON string literal for building test inputs.
+inline std::string json_string(std::string_view text) {
+  return nlohmann::json(std::string(text)).dump();
+}
 
 // A fresh directory under the build tree's tmp/, removed when the object goes away.
 class TempDir {

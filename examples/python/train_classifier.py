@@ -67,7 +67,7 @@ def main():
 
     torch.manual_seed(args.seed)
     train = shardkit.Dataset(args.train)
-    meta = train.metadata
+    meta = train.info
     vocab = meta["tokenizer"]["vocab_size"]
     labels = len(meta["labels"]["names"])
     print(f"train: {len(train)} records, {train.shards} shards, vocab {vocab}, labels {meta['labels']['names']}")

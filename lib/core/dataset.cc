@@ -56,6 +56,7 @@ Dataset Dataset::open(const std::filesystem::path& dir, DatasetOptions options) 
 
 const std::filesystem::path& Dataset::path() const { return impl_->dir; }
 const Manifest& Dataset::manifest() const { return impl_->manifest; }
+const DatasetInfo& Dataset::info() const { return impl_->manifest.info; }
 const Schema& Dataset::schema() const { return impl_->manifest.schema; }
 uint64_t Dataset::size() const { return impl_->record_start.back(); }
 uint32_t Dataset::records_per_block() const { return impl_->manifest.records_per_block; }

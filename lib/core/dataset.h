@@ -46,6 +46,8 @@ class Dataset {
   const std::filesystem::path& path() const;
   const Manifest& manifest() const;
   const Schema& schema() const;
+  // What the records mean (field roles, tokenizer and special ids, task, labels).
+  const DatasetInfo& info() const;
   uint64_t size() const;  // records
   uint32_t records_per_block() const;
   uint64_t block_count() const;  // over all shards

@@ -3,11 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <deque>
-#include <fstream>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -18,6 +18,9 @@
 #include "core/shard_file_writer.h"
 #include "core/staged_directory.h"
 #include "core/version.h"
+#include "core/worker_pool.h"
+
+#include <nlohmann/json.hpp>
 
 namespace shardkit {
 namespace fs = std::filesystem;
@@ -26,63 +29,21 @@ std::string default_producer() { return std::string("shardkit ") + kVersion; }
 
 namespace {
 
-// A fixed set of threads, each with its own encoder, taking blocks in FIFO order. Results come
-// back through futures that the writer consumes in submission order, so output order never
-// depends on which thread finished first.
-class EncodePool {
- public:
-  EncodePool(const Schema& schema, format::BlockFilter filter, int level, unsigned threads) {
-    for (unsigned i = 0; i < threads; ++i)
-      workers_.emplace_back([this, &schema, filter, level] {
-        BlockEncoder encoder(schema, filter, level);
-        for (;;) {
-          Job job;
-          {
-            std::unique_lock lock(mu_);
-            cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
-            if (jobs_.empty()) return;
-            job = std::move(jobs_.front());
-            jobs_.pop_front();
-          }
-          try {
-            job.result.set_value(encoder.encode(job.records.data(), job.count));
-          } catch (...) {
-            job.result.set_exception(std::current_exception());
-          }
-        }
-      });
-  }
-  ~EncodePool() {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    for (auto& t : workers_) t.join();
-  }
-  std::future<EncodedBlock> submit(std::vector<unsigned char> records, size_t count) {
-    Job job{std::move(records), count, {}};
-    auto f = job.result.get_future();
-    {
-      std::lock_guard lock(mu_);
-      jobs_.push_back(std::move(job));
-    }
-    cv_.notify_one();
-    return f;
-  }
+std::atomic<uint64_t> next_writer_id{1};
 
- private:
-  struct Job {
-    std::vector<unsigned char> records;
-    size_t count = 0;
-    std::promise<EncodedBlock> result;
-  };
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Job> jobs_;
-  bool stop_ = false;
-  std::vector<std::thread> workers_;
-};
+// Compressing a block with a fresh zstd context costs more than reusing one, so each pool thread
+// keeps the encoder of the writer it last served.
+EncodedBlock encode_on_this_thread(uint64_t writer_id, const Schema& schema,
+                                   const WriterOptions& options, const unsigned char* records,
+                                   size_t count) {
+  thread_local uint64_t owner = 0;
+  thread_local std::unique_ptr<BlockEncoder> encoder;
+  if (owner != writer_id) {
+    encoder = std::make_unique<BlockEncoder>(schema, options.filter, options.zstd_level);
+    owner = writer_id;
+  }
+  return encoder->encode(records, count);
+}
 
 }  // namespace
 
@@ -96,11 +57,12 @@ struct DatasetWriter::Impl {
         static_cast<uint32_t>(std::max<size_t>(1, options.block_bytes / schema.record_size()));
     if (uint64_t{records_per_block} * schema.record_size() > format::kMaxBlockRawSize)
       throw Error(ErrorCode::kInvalidArgument, "", "block size is too large");
-    if (options.threads > 1)
-      pool =
-          std::make_unique<EncodePool>(schema, options.filter, options.zstd_level, options.threads);
-    else
-      encoder = std::make_unique<BlockEncoder>(schema, options.filter, options.zstd_level);
+    pool = options.pool;
+    if (!pool) {
+      own_pool = std::make_unique<WorkerPool>(options.threads > 1 ? options.threads : 0);
+      pool = own_pool.get();
+    }
+    manifest.info = DatasetInfo::infer(schema);
     pending.reserve(size_t{records_per_block} * schema.record_size());
   }
 
@@ -108,15 +70,15 @@ struct DatasetWriter::Impl {
     if (pending_count == 0) return;
     size_t count = pending_count;
     pending_count = 0;
-    if (pool) {
-      in_flight.push_back({pool->submit(std::move(pending), count), static_cast<uint32_t>(count)});
-      pending = {};
-      pending.reserve(size_t{records_per_block} * schema.record_size());
-      while (in_flight.size() > 2 * options.threads) drain_one();
-    } else {
-      store(encoder->encode(pending.data(), count), static_cast<uint32_t>(count));
-      pending.clear();
-    }
+    auto records = std::make_shared<std::vector<unsigned char>>(std::move(pending));
+    in_flight.push_back({pool->submit([this, records, count] {
+                           return encode_on_this_thread(id, schema, options, records->data(),
+                                                        count);
+                         }),
+                         static_cast<uint32_t>(count)});
+    pending = {};
+    pending.reserve(size_t{records_per_block} * schema.record_size());
+    while (in_flight.size() > 2 * std::max(1u, pool->threads())) drain_one();
   }
 
   void drain_one() {
@@ -127,9 +89,7 @@ struct DatasetWriter::Impl {
 
   void store(const EncodedBlock& block, uint32_t count) {
     if (!shard) {
-      char name[32];
-      std::snprintf(name, sizeof name, "shard-%05zu.shard", manifest.shards.size());
-      current_name = name;
+      current_name = shard_file_name(manifest.shards.size());
       shard = std::make_unique<ShardFileWriter>(staged.staging() / current_name, schema,
                                                 records_per_block, options.filter);
     }
@@ -149,8 +109,9 @@ struct DatasetWriter::Impl {
   Schema schema;
   WriterOptions options;
   uint32_t records_per_block = 0;
-  std::unique_ptr<EncodePool> pool;
-  std::unique_ptr<BlockEncoder> encoder;
+  const uint64_t id = next_writer_id++;
+  std::unique_ptr<WorkerPool> own_pool;
+  WorkerPool* pool = nullptr;
   std::deque<std::pair<std::future<EncodedBlock>, uint32_t>> in_flight;
   std::vector<unsigned char> pending;
   size_t pending_count = 0;
@@ -194,8 +155,18 @@ void DatasetWriter::append_many(const void* records, size_t count) {
 }
 
 void DatasetWriter::set_metadata(const std::string& key, const std::string& raw_json) {
+  if (!nlohmann::json::accept(raw_json))
+    throw Error(ErrorCode::kInvalidArgument, "",
+                "metadata '" + key + "' is not one valid JSON value");
   impl_->manifest.metadata[key] = raw_json;
 }
+
+void DatasetWriter::set_info(DatasetInfo info) {
+  info.check_against(impl_->schema, "DatasetWriter::set_info");
+  impl_->manifest.info = std::move(info);
+}
+
+const DatasetInfo& DatasetWriter::info() const { return impl_->manifest.info; }
 
 Manifest DatasetWriter::finish() {
   Impl& w = *impl_;
@@ -207,22 +178,7 @@ Manifest DatasetWriter::finish() {
   w.manifest.producer = w.options.producer;
   w.manifest.schema = w.schema;
   w.manifest.records_per_block = w.records_per_block;
-  const std::string text = w.manifest.serialize();
-  const fs::path path = w.staged.staging() / format::kManifestName;
-  {
-    std::ofstream out(path, std::ios::binary);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.flush();
-    if (!out) throw Error(ErrorCode::kIo, path.string(), "cannot write manifest");
-  }
-  {
-    // Durability of the manifest's bytes before the rename that makes them visible.
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (f) {
-      ::fsync(fileno(f));
-      std::fclose(f);
-    }
-  }
+  w.manifest.write_to(w.staged.staging() / format::kManifestName);
   w.staged.publish();
   return w.manifest;
 }

@@ -14,6 +14,8 @@
 
 namespace shardkit {
 
+class WorkerPool;
+
 struct WriterOptions {
   // Target uncompressed bytes per block; records_per_block = max(1, block_bytes / record_size).
   uint32_t block_bytes = 256 * 1024;
@@ -24,8 +26,9 @@ struct WriterOptions {
   // (BENCHMARKS.md, shardify section), so records are stored as they are by default.
   format::BlockFilter filter = format::BlockFilter::kNone;
   bool overwrite = false;
-  unsigned threads = 1;  // encoding threads
-  std::string producer;  // defaults to "shardkit <version>"
+  unsigned threads = 1;        // encoding threads of the writer's own pool (1: the caller's)
+  WorkerPool* pool = nullptr;  // or blocks are encoded on this pool, shared with the caller
+  std::string producer;        // defaults to "shardkit <version>"
 };
 
 class DatasetWriter {
@@ -42,7 +45,12 @@ class DatasetWriter {
   // `record` points at schema().record_size() bytes in the schema's layout.
   void append(const void* record);
   void append_many(const void* records, size_t count);
-  // A top-level metadata key with a raw JSON value; later calls replace earlier ones.
+  // What the records mean (the manifest's "dataset"); by default inferred from field names.
+  // Throws Error(kInvalidArgument... kCorrupt) unless info.fields matches the schema.
+  void set_info(DatasetInfo info);
+  const DatasetInfo& info() const;
+  // A program's own top-level metadata key with a raw JSON value (validated); later calls
+  // replace earlier ones.
   void set_metadata(const std::string& key, const std::string& raw_json);
   uint64_t records_appended() const;
 

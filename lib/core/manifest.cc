@@ -5,15 +5,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <type_traits>
 
 #include "core/checksum.h"
+#include "core/dataset_info_json.h"
 #include "core/error.h"
-#include "core/json_text.h"
 #include "format/shard_format.h"
 
 namespace shardkit {
@@ -48,41 +48,56 @@ uint64_t Manifest::bytes_on_disk() const {
 }
 
 std::string Manifest::serialize() const {
-  std::ostringstream o;
-  o << "{\n";
-  o << "  \"format\": \"shardkit\",\n";
-  o << "  \"format_version\": " << format_version << ",\n";
-  o << "  \"producer\": " << json_quote(producer) << ",\n";
-  o << "  \"schema\": [";
-  for (size_t i = 0; i < schema.fields().size(); ++i) {
-    const Field& f = schema.fields()[i];
-    o << (i ? ",\n" : "\n") << "    {\"name\": " << json_quote(f.name) << ", \"dtype\": \""
-      << dtype_name(f.dtype) << "\", \"shape\": [";
-    for (size_t j = 0; j < f.shape.size(); ++j) o << (j ? ", " : "") << f.shape[j];
-    o << "]}";
-  }
-  o << "\n  ],\n";
-  o << "  \"record_size\": " << schema.record_size() << ",\n";
-  o << "  \"records_per_block\": " << records_per_block << ",\n";
-  o << "  \"records\": " << record_count() << ",\n";
-  o << "  \"bytes_on_disk\": " << bytes_on_disk() << ",\n";
-  o << "  \"shards\": [";
-  for (size_t i = 0; i < shards.size(); ++i) {
-    const ShardEntry& s = shards[i];
-    o << (i ? ",\n" : "\n") << "    {\"name\": " << json_quote(s.name)
-      << ", \"records\": " << s.records << ", \"bytes\": " << s.bytes << ", \"checksum\": \""
-      << checksum_hex(s.checksum) << "\"}";
-  }
-  o << (shards.empty() ? "],\n" : "\n  ],\n");
-  o << "  \"metadata\": {";
-  size_t k = 0;
-  for (const auto& [key, value] : metadata)
-    o << (k++ ? ",\n" : "\n") << "    " << json_quote(key) << ": " << value;
-  o << (metadata.empty() ? "},\n" : "\n  },\n");
-  std::string body = o.str();
+  using nlohmann::ordered_json;
+  ordered_json j;
+  j["format"] = "shardkit";
+  j["format_version"] = format_version;
+  j["producer"] = producer;
+  ordered_json& fields = j["schema"] = ordered_json::array();
+  for (const Field& f : schema.fields())
+    fields.push_back(
+        ordered_json{{"name", f.name}, {"dtype", dtype_name(f.dtype)}, {"shape", f.shape}});
+  j["record_size"] = schema.record_size();
+  j["records_per_block"] = records_per_block;
+  j["records"] = record_count();
+  j["bytes_on_disk"] = bytes_on_disk();
+  ordered_json& entries = j["shards"] = ordered_json::array();
+  for (const ShardEntry& s : shards)
+    entries.push_back(ordered_json{{"name", s.name},
+                                   {"records", s.records},
+                                   {"bytes", s.bytes},
+                                   {"checksum", checksum_hex(s.checksum)}});
+  if (format_version >= 2) j["dataset"] = to_json_value(info);
+  ordered_json& meta = j["metadata"] = ordered_json::object();
+  for (const auto& [key, value] : metadata) meta[key] = ordered_json::parse(value);
+  // The checksum line closes the object at a fixed distance from the end (SPEC.md).
+  std::string body = j.dump(2);
+  body.resize(body.size() - 2);  // the closing "\n}"
+  body += ",\n";
   return body + format::kManifestChecksumPrefix + checksum_hex(xxh3_64(body.data(), body.size())) +
          format::kManifestChecksumSuffix;
 }
+
+namespace {
+
+// simdjson keeps every member of an object; a repeated key would let two readers disagree on
+// which value counts, so a manifest with one is refused.
+void refuse_duplicate_keys(simdjson::dom::element e, const std::string& path) {
+  if (simdjson::dom::object o; !e.get_object().get(o)) {
+    std::vector<std::string_view> keys;
+    for (auto [key, value] : o) {
+      keys.push_back(key);
+      refuse_duplicate_keys(value, path);
+    }
+    std::sort(keys.begin(), keys.end());
+    if (auto d = std::adjacent_find(keys.begin(), keys.end()); d != keys.end())
+      corrupt(path, "manifest: key \"" + std::string(*d) + "\" appears twice in one object");
+  } else if (simdjson::dom::array a; !e.get_array().get(a)) {
+    for (simdjson::dom::element v : a) refuse_duplicate_keys(v, path);
+  }
+}
+
+}  // namespace
 
 Manifest Manifest::parse(const std::string& text, const std::string& path) {
   // The checksum line first: nothing of a manifest is believed before it verifies.
@@ -116,13 +131,14 @@ Manifest Manifest::parse(const std::string& text, const std::string& path) {
   Manifest m;
   std::string_view format_name = need(root["format"].get_string(), "\"format\"");
   if (format_name != "shardkit") corrupt(path, "manifest: \"format\" is not \"shardkit\"");
+  refuse_duplicate_keys(root, path);
   uint64_t version = need(root["format_version"].get_uint64(), "\"format_version\"");
-  if (version != format::kFormatVersion)
+  if (version < kOldestReadableVersion || version > kVersion)
     throw Error(ErrorCode::kUnsupported, path,
                 "manifest format_version " + std::to_string(version) +
-                    " is not supported (this "
-                    "build reads version " +
-                    std::to_string(format::kFormatVersion) + ")");
+                    " is not supported (this build reads versions " +
+                    std::to_string(kOldestReadableVersion) + " to " + std::to_string(kVersion) +
+                    ")");
   m.format_version = static_cast<uint16_t>(version);
   m.producer = std::string(need(root["producer"].get_string(), "\"producer\""));
 
@@ -183,6 +199,14 @@ Manifest Manifest::parse(const std::string& text, const std::string& path) {
     corrupt(path, "manifest: \"bytes_on_disk\" is not the sum of the shards' bytes");
   for (auto [key, value] : need(root["metadata"].get_object(), "\"metadata\""))
     m.metadata.emplace(std::string(key), simdjson::minify(value));
+  if (m.format_version >= 2) {
+    simdjson::dom::element dataset;
+    if (root["dataset"].get(dataset)) corrupt(path, "manifest: missing \"dataset\"");
+    m.info = dataset_info_from(dataset, path);
+    m.info.check_against(m.schema, path);
+  } else {
+    m.info = DatasetInfo::from_v1_metadata(m.metadata, m.schema, path);
+  }
   return m;
 }
 
@@ -218,6 +242,46 @@ Manifest Manifest::load(const std::filesystem::path& dataset_dir) {
   }
   ::close(fd);
   return parse(text, path.string());
+}
+
+}  // namespace shardkit
+
+namespace shardkit {
+
+std::string shard_file_name(size_t index) {
+  char name[32];
+  std::snprintf(name, sizeof name, "shard-%05zu.shard", index);
+  return name;
+}
+
+void Manifest::write_to(const std::filesystem::path& path) const {
+  const std::string text = serialize();
+  auto fail = [&](const char* what) {
+    const int err = errno;
+    throw Error(ErrorCode::kIo, path.string(),
+                std::string("cannot write manifest: ") + what + ": " + std::strerror(err));
+  };
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail("open");
+  for (size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      errno = err;
+      fail("write");
+    }
+    done += static_cast<size_t>(n);
+  }
+  // The manifest's bytes are durable before the rename that publishes them.
+  if (::fsync(fd) != 0) {
+    const int err = errno;
+    ::close(fd);
+    errno = err;
+    fail("fsync");
+  }
+  if (::close(fd) != 0) fail("close");
 }
 
 }  // namespace shardkit

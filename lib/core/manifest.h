@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/dataset_info.h"
 #include "core/schema.h"
 
 namespace shardkit {
@@ -22,12 +23,19 @@ struct ShardEntry {
 };
 
 struct Manifest {
-  uint16_t format_version = 1;
+  // Version 2 added "dataset" (DatasetInfo); version 1 kept those facts under "metadata".
+  static constexpr uint16_t kVersion = 2;
+  static constexpr uint16_t kOldestReadableVersion = 1;
+
+  uint16_t format_version = kVersion;
   std::string producer;
   Schema schema;
   uint32_t records_per_block = 0;
   std::vector<ShardEntry> shards;
-  // Top-level metadata keys mapped to raw JSON values, e.g. {"tokenizer": "{...}"}.
+  // What the records mean. Read from "dataset" (version 2), else derived from version 1's
+  // metadata keys, else inferred from the schema's field names.
+  DatasetInfo info;
+  // A program's own top-level keys mapped to raw JSON values (version 1: shardify's facts too).
   std::map<std::string, std::string> metadata;
 
   uint64_t record_count() const;
@@ -39,7 +47,12 @@ struct Manifest {
   // schema, shard names (no '/', no '..', no leading '.'), counts that do not overflow.
   static Manifest parse(const std::string& text, const std::string& path);
   static Manifest load(const std::filesystem::path& dataset_dir);
+  // Writes serialize() to `path` and fsyncs it; Error(kIo) carries the OS reason (ENOSPC...).
+  void write_to(const std::filesystem::path& path) const;
 };
+
+// The name of the i-th shard a writer creates: "shard-00000.shard".
+std::string shard_file_name(size_t index);
 
 // Whether `name` may appear as a shard name: a plain, visible file name.
 bool is_plain_shard_name(const std::string& name);

@@ -1,87 +1,66 @@
 #include "core/record_json.h"
 
-#include <charconv>
+#include <cmath>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 namespace shardkit {
 namespace {
 
-void append_value(std::string& out, DType dtype, const unsigned char* p) {
-  char buf[32];
-  char* end = buf;
+using nlohmann::ordered_json;
+
+template <class T>
+T load(const unsigned char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+ordered_json value(DType dtype, const unsigned char* p) {
   switch (dtype) {
     case DType::kU8:
-      end = std::to_chars(buf, buf + 32, *p).ptr;
-      break;
-    case DType::kU16: {
-      uint16_t v;
-      std::memcpy(&v, p, 2);
-      end = std::to_chars(buf, buf + 32, v).ptr;
-      break;
-    }
-    case DType::kU32: {
-      uint32_t v;
-      std::memcpy(&v, p, 4);
-      end = std::to_chars(buf, buf + 32, v).ptr;
-      break;
-    }
-    case DType::kI32: {
-      int32_t v;
-      std::memcpy(&v, p, 4);
-      end = std::to_chars(buf, buf + 32, v).ptr;
-      break;
-    }
-    case DType::kI64: {
-      int64_t v;
-      std::memcpy(&v, p, 8);
-      end = std::to_chars(buf, buf + 32, v).ptr;
-      break;
-    }
+      return *p;
+    case DType::kU16:
+      return load<uint16_t>(p);
+    case DType::kU32:
+      return load<uint32_t>(p);
+    case DType::kI32:
+      return load<int32_t>(p);
+    case DType::kI64:
+      return load<int64_t>(p);
     case DType::kF32: {
-      float v;
-      std::memcpy(&v, p, 4);
-      if (v != v || v - v != 0) {
-        out += "null";
-        return;
-      }  // JSON has no NaN or infinity
-      end = std::to_chars(buf, buf + 32, v).ptr;
-      break;
+      const float v = load<float>(p);
+      if (!std::isfinite(v)) return nullptr;  // JSON has no NaN or infinity
+      return v;
     }
   }
-  out.append(buf, end);
+  return nullptr;
 }
 
 // Nested lists following the shape, innermost dimension last.
-void append_dims(std::string& out, const Field& f, size_t dim, const unsigned char*& p) {
+ordered_json dims(const Field& f, size_t dim, const unsigned char*& p) {
   if (dim == f.shape.size()) {
-    append_value(out, f.dtype, p);
+    ordered_json v = value(f.dtype, p);
     p += dtype_size(f.dtype);
-    return;
+    return v;
   }
-  out += '[';
-  for (uint32_t i = 0; i < f.shape[dim]; ++i) {
-    if (i) out += ',';
-    append_dims(out, f, dim + 1, p);
-  }
-  out += ']';
+  ordered_json list = ordered_json::array();
+  for (uint32_t i = 0; i < f.shape[dim]; ++i) list.push_back(dims(f, dim + 1, p));
+  return list;
 }
 
 }  // namespace
 
-std::string field_to_json(const Field& field, const unsigned char* record) {
-  std::string out;
+nlohmann::ordered_json field_json(const Field& field, const unsigned char* record) {
   const unsigned char* p = record + field.offset;
-  append_dims(out, field, 0, p);
-  return out;
+  return dims(field, 0, p);
 }
 
-std::string record_to_json(const Schema& schema, const unsigned char* record, uint64_t index) {
-  std::string out = "{\"index\":" + std::to_string(index);
-  for (const Field& f : schema.fields()) {
-    out += ",\"" + f.name + "\":";
-    out += field_to_json(f, record);
-  }
-  out += '}';
+nlohmann::ordered_json record_json(const Schema& schema, const unsigned char* record,
+                                   uint64_t index) {
+  ordered_json out;
+  out["index"] = index;
+  for (const Field& f : schema.fields()) out[f.name] = field_json(f, record);
   return out;
 }
 

@@ -2,13 +2,14 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
+#include <nlohmann/json.hpp>
 
 #include "core/schema.h"
 
 namespace shardkit {
 
-std::string field_to_json(const Field& field, const unsigned char* record);
-std::string record_to_json(const Schema& schema, const unsigned char* record, uint64_t index);
+nlohmann::ordered_json field_json(const Field& field, const unsigned char* record);
+nlohmann::ordered_json record_json(const Schema& schema, const unsigned char* record,
+                                   uint64_t index);
 
 }  // namespace shardkit

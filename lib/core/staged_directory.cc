@@ -37,6 +37,22 @@ void remove_stale_staging(const fs::path& final_path) {
   }
 }
 
+// --force replaces datasets, nothing else: an existing target must be an empty directory or one
+// with a manifest.json, so that a mistyped --out never deletes a user's folder or file.
+void check_replaceable(const fs::path& target) {
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(target, ec);
+  if (!fs::exists(st)) return;
+  if (!fs::is_directory(st))
+    throw Error(ErrorCode::kExists, target.string(),
+                "exists and is not a directory; --force only replaces shardkit datasets");
+  if (fs::is_empty(target, ec)) return;
+  if (!fs::is_regular_file(fs::symlink_status(target / "manifest.json", ec)))
+    throw Error(ErrorCode::kExists, target.string(),
+                "is a directory without a manifest.json, not a shardkit dataset; --force only "
+                "replaces datasets (remove it yourself or choose another output)");
+}
+
 }  // namespace
 
 void fsync_directory(const fs::path& dir) {
@@ -55,6 +71,7 @@ StagedDirectory::StagedDirectory(fs::path final_path, bool overwrite)
   if (fs::exists(fs::symlink_status(final_, ec)) && !overwrite_)
     throw Error(ErrorCode::kExists, final_.string(),
                 "already exists; refusing to overwrite it (pass --force to replace it)");
+  if (overwrite_) check_replaceable(final_);
   const fs::path parent = final_.parent_path().empty() ? fs::path(".") : final_.parent_path();
   if (!fs::is_directory(parent, ec))
     throw Error(ErrorCode::kIo, parent.string(), "output's parent directory does not exist");
@@ -81,6 +98,7 @@ void StagedDirectory::publish() {
   if (exists && !overwrite_)
     throw Error(ErrorCode::kExists, final_.string(), "appeared while writing; not replaced");
   if (exists) {
+    check_replaceable(final_);
     // Swap in one step, so readers see the old dataset or the new one, never neither.
     if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, final_.c_str(), RENAME_EXCHANGE) != 0)
       throw Error(ErrorCode::kIo, final_.string(), std::string("rename: ") + std::strerror(errno));

@@ -8,8 +8,9 @@ namespace shardkit {
 
 class StagedDirectory {
  public:
-  // Refuses (Error kExists) when final_path exists and overwrite is false. Removes staging
-  // directories of earlier runs of the same target whose process is gone.
+  // Refuses (Error kExists) when final_path exists and overwrite is false, or when it exists and
+  // is neither an empty directory nor a dataset (a directory with a manifest.json). Removes
+  // staging directories of earlier runs of the same target whose process is gone.
   StagedDirectory(std::filesystem::path final_path, bool overwrite);
   // Removes the staging directory unless publish() succeeded.
   ~StagedDirectory();

@@ -1,5 +1,5 @@
 #pragma once
 
 namespace shardkit {
-inline constexpr const char kVersion[] = "0.1.0";
+inline constexpr const char kVersion[] = "0.2.0";
 }  // namespace shardkit

@@ -50,7 +50,7 @@ DType output_dtype(DType stored, IntOutput mode) {
   return mode == IntOutput::kInt64 ? DType::kI64 : DType::kI32;
 }
 
-void convert(DType from, const void* src, DType to, void* dst, size_t n) {
+void cast_elements(DType from, const void* src, DType to, void* dst, size_t n) {
   if (from == to) {
     std::memcpy(dst, src, n * dtype_size(from));
     return;
@@ -71,7 +71,7 @@ void convert(DType from, const void* src, DType to, void* dst, size_t n) {
   }
 }
 
-Collator::Collator(const Schema& schema, const LoaderOptions& options) {
+Collator::Collator(const Schema& schema, const DatasetInfo& info, const LoaderOptions& options) {
   if (const Field* seq = schema.find(options.sequence_field); seq && seq->shape.size() == 1)
     seq_len_ = seq->shape[0];
   auto scalar_int = [&](const std::string& name) -> const Field* {
@@ -79,7 +79,8 @@ Collator::Collator(const Schema& schema, const LoaderOptions& options) {
     return f && f->shape.empty() && is_integer(f->dtype) ? f : nullptr;
   };
   length_ = scalar_int(options.length_field);
-  first_length_ = scalar_int(options.first_length_field);
+  if (const std::string* first = info.field(FieldRole::kFirstSegmentLength))
+    first_length_ = scalar_int(*first);
   dynamic_ = options.dynamic_padding && seq_len_ > 0 && length_ != nullptr;
   multiple_ = std::max<uint32_t>(1, options.pad_to_multiple_of);
 
@@ -119,7 +120,7 @@ Collator::Collator(const Schema& schema, const LoaderOptions& options) {
 
 int64_t Collator::scalar(const unsigned char* row, const Field* f) const {
   int64_t v = 0;
-  convert(f->dtype, row + f->offset, DType::kI64, &v, 1);
+  cast_elements(f->dtype, row + f->offset, DType::kI64, &v, 1);
   return v;
 }
 
@@ -148,7 +149,7 @@ void Collator::collate(const std::vector<const unsigned char*>& rows, Batch& out
     unsigned char* dst = static_cast<unsigned char*>(col.data());
     const size_t dst_row = per_row * dtype_size(o.dtype);
     for (size_t i = 0; i < n; ++i)
-      convert(o.field->dtype, rows[i] + o.field->offset, o.dtype, dst + i * dst_row, per_row);
+      cast_elements(o.field->dtype, rows[i] + o.field->offset, o.dtype, dst + i * dst_row, per_row);
     out.columns.push_back(std::move(col));
   }
   if (derive_mask_ || derive_types_) {

@@ -15,7 +15,8 @@ namespace shardkit::loader {
 class Collator {
  public:
   // Throws Error(kInvalidArgument) for a field that the schema lacks or an impossible option.
-  Collator(const Schema& schema, const LoaderOptions& options);
+  // `options` as with_dataset_defaults() resolved them.
+  Collator(const Schema& schema, const DatasetInfo& info, const LoaderOptions& options);
 
   // rows[i] points at the record of batch row i. Appends columns to `out`.
   void collate(const std::vector<const unsigned char*>& rows, Batch& out) const;
@@ -45,6 +46,6 @@ class Collator {
 
 DType output_dtype(DType stored, IntOutput mode);
 // Copies n elements, converting between dtypes.
-void convert(DType from, const void* src, DType to, void* dst, size_t n);
+void cast_elements(DType from, const void* src, DType to, void* dst, size_t n);
 
 }  // namespace shardkit::loader

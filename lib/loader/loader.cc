@@ -64,14 +64,16 @@ struct Loader::Impl {
   std::atomic<uint64_t> decoded{0};
 
   Impl(const std::filesystem::path& dir, LoaderOptions o)
-      : opt(std::move(o)),
-        ds(Dataset::open(dir, DatasetOptions{0})),
+      : Impl(Dataset::open(dir, DatasetOptions{0}), std::move(o)) {}
+  Impl(Dataset dataset, LoaderOptions o)
+      : opt(with_dataset_defaults(std::move(o), dataset.info())),
+        ds(std::move(dataset)),
         geo(Geometry::of(ds.manifest())),
         record_size(ds.schema().record_size()),
-        collator(ds.schema(), opt) {
+        collator(ds.schema(), ds.info(), opt) {
     validate_mlm(opt.mlm);
     if (opt.mlm.enabled && !ds.schema().find(opt.mlm.input_field))
-      throw Error(ErrorCode::kInvalidArgument, dir.string(),
+      throw Error(ErrorCode::kInvalidArgument, ds.path().string(),
                   "MLM input field '" + opt.mlm.input_field + "' is not in the dataset");
     labels_dtype = opt.int_output == IntOutput::kInt32 ? DType::kI32 : DType::kI64;
     thread_count = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());

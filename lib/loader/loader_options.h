@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/dataset_info.h"
 #include "loader/batch.h"
 
 namespace shardkit::loader {
@@ -18,13 +19,14 @@ enum class IntOutput { kInt64, kInt32, kKeep };
 
 struct MlmOptions {
   bool enabled = false;
-  double probability = 0.15;         // share of real (non-special, non-padding) tokens selected
-  double mask_fraction = 0.8;        // of selected: replaced by mask_token_id
-  double random_fraction = 0.1;      // of selected: replaced by a uniform id in [0, vocab_size)
-  int64_t mask_token_id = -1;        // required when enabled
-  uint64_t vocab_size = 0;           // required when enabled
-  std::vector<int64_t> special_ids;  // never selected ([CLS], [SEP], [PAD], ...)
-  std::string input_field = "input_ids";
+  double probability = 0.15;     // share of real (non-special, non-padding) tokens selected
+  double mask_fraction = 0.8;    // of selected: replaced by mask_token_id
+  double random_fraction = 0.1;  // of selected: replaced by a uniform id in [0, vocab_size)
+  // Left at these defaults, the next four come from the dataset's tokenizer (DatasetInfo).
+  int64_t mask_token_id = -1;           // [MASK]
+  uint64_t vocab_size = 0;              // random replacements are drawn from [0, vocab_size)
+  std::vector<int64_t> special_ids;     // never selected ([CLS], [SEP], [PAD], ...)
+  std::string input_field;              // the token ids field
   std::string labels_field = "labels";  // written: the original id where selected, else -100
   int64_t ignore_index = -100;
 };
@@ -53,17 +55,21 @@ struct LoaderOptions {
   // Batch layout.
   std::vector<std::string> fields;  // stored fields to return; empty: all
   IntOutput int_output = IntOutput::kInt64;
-  bool dynamic_padding = true;               // trim sequence fields to the longest row of the batch
-  uint32_t pad_to_multiple_of = 1;           // e.g. 8 for tensor cores
-  std::string sequence_field = "input_ids";  // its length L marks the [L]-shaped fields
-  std::string length_field = "length";       // real tokens per row
-  // When stored, the length of the first segment ([CLS] a [SEP]); token_type_ids are derived
-  // from it unless token_type_ids is stored.
-  std::string first_length_field = "length_a";
-  bool attention_mask = true;  // derived from length_field unless stored
+  bool dynamic_padding = true;      // trim sequence fields to the longest row of the batch
+  uint32_t pad_to_multiple_of = 1;  // e.g. 8 for tensor cores
+  // Empty: the fields with the token_ids and length roles (DatasetInfo).
+  std::string sequence_field;  // its length L marks the [L]-shaped fields
+  std::string length_field;    // real tokens per row
+  // attention_mask is derived from length_field unless stored; token_type_ids from a field with
+  // the first_segment_length role unless stored.
+  bool attention_mask = true;
   MlmOptions mlm;
   std::vector<BatchTransform> transforms;
 };
+
+// The options with what they leave open filled from the dataset's contract: sequence and
+// length fields by role; for MLM the input field, [MASK] id, vocabulary size and special ids.
+LoaderOptions with_dataset_defaults(LoaderOptions options, const DatasetInfo& info);
 
 // The state that restores a stream exactly: seed, epoch and global samples consumed.
 struct LoaderState {

@@ -14,8 +14,12 @@ double unit(uint64_t h) { return static_cast<double>(h >> 11) * 0x1.0p-53; }
 
 void validate_mlm(const MlmOptions& o) {
   if (!o.enabled) return;
-  if (o.mask_token_id < 0) throw Error(ErrorCode::kInvalidArgument, "", "MLM needs mask_token_id");
-  if (o.vocab_size == 0) throw Error(ErrorCode::kInvalidArgument, "", "MLM needs vocab_size");
+  if (o.mask_token_id < 0)
+    throw Error(ErrorCode::kInvalidArgument, "",
+                "MLM needs mask_token_id (the dataset's tokenizer has no [MASK] token)");
+  if (o.vocab_size == 0)
+    throw Error(ErrorCode::kInvalidArgument, "",
+                "MLM needs vocab_size (the dataset records no tokenizer)");
   if (o.probability < 0 || o.probability > 1 || o.mask_fraction < 0 || o.random_fraction < 0 ||
       o.mask_fraction + o.random_fraction > 1)
     throw Error(ErrorCode::kInvalidArgument, "",

@@ -3,24 +3,26 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <set>
+#include <span>
+
+#include <simdjson.h>
+
+#include <deque>
+#include <future>
+#include <memory>
 
 #include "core/dataset_writer.h"
 #include "core/error.h"
-#include "core/json_text.h"
-#include "shardify/ordered_pool.h"
+#include "core/worker_pool.h"
+#include "shardify/packer.h"
+#include "shardify/record_layout.h"
+#include "shardify/task_encoder.h"
 
 namespace shardkit::shardify {
 namespace fs = std::filesystem;
 
 namespace {
-
-struct Job {
-  uint32_t file_index = 0;
-  bool last_of_file = false;
-  std::vector<Example> examples;
-};
 
 // Batches are sized so that a worker has a few milliseconds of tokenization per job.
 constexpr size_t kBatchExamples = 512;
@@ -88,55 +90,104 @@ LabelMap observe_labels(const std::vector<InputFile>& files, ReaderOptions r) {
   return LabelMap::from_observed(seen);
 }
 
-std::string task_json(const ConvertOptions& o, const RecordLayout& layout, const TaskEncoder& enc) {
-  const TaskOptions& t = o.task;
-  std::string j = "{\"name\":\"" + std::string(task_name(t.task)) +
-                  "\",\"max_len\":" + std::to_string(t.max_len) + ",\"token_dtype\":\"" +
-                  std::string(dtype_name(layout.token_dtype())) + "\"" +
-                  ",\"pad_id\":" + std::to_string(enc.pad_id());
-  if (t.task == Task::kLm) {
-    j += ",\"pack\":" + std::string(t.pack ? "true" : "false");
-    if (t.pack) {
-      j += ",\"separator_id\":" + std::to_string(*enc.separator_id()) +
-           ",\"position_ids\":" + std::string(t.position_ids ? "true" : "false") +
-           ",\"packing\":\"each document is followed by separator_id; windows continue documents "
-           "across "
-           "records and restart at each input file\"";
-    }
-  }
-  if (t.task == Task::kPair) j += ",\"truncation\":\"longest_first\"";
-  if (t.task == Task::kQa)
-    j += ",\"doc_stride\":" + std::to_string(t.doc_stride) +
-         ",\"max_query_len\":" + std::to_string(t.max_query_len);
-  return j + "}";
+TokenizerInfo describe_tokenizer(const tok::Tokenizer& tokenizer) {
+  TokenizerInfo t;
+  simdjson::dom::parser parser;
+  simdjson::dom::element e;
+  std::string_view type, fingerprint;
+  if (parser.parse(tokenizer.describe_json()).get(e) || e["type"].get_string().get(type) ||
+      e["fingerprint"].get_string().get(fingerprint))
+    throw Error(ErrorCode::kInvalidArgument, "", "the tokenizer does not describe itself");
+  t.type = type;
+  t.fingerprint = fingerprint;
+  t.vocab_size = tokenizer.vocab_size();
+  const tok::SpecialTokens& sp = tokenizer.special_tokens();
+  t.special = {sp.pad, sp.unk, sp.cls, sp.sep, sp.mask, sp.bos, sp.eos};
+  return t;
 }
 
-std::string source_json(const ConvertOptions& o, InputFormat fmt,
-                        const std::vector<InputFile>& files) {
-  std::string j = "{\"format\":\"" + std::string(input_format_name(fmt)) + "\"";
-  const bool fields = fmt == InputFormat::kJsonl || fmt == InputFormat::kParquet;
-  if (fields && o.task.task == Task::kQa) {
-    j += ",\"context_field\":" + json_quote(o.context_field) +
-         ",\"question_field\":" + json_quote(o.question_field) +
-         ",\"answers_field\":" + json_quote(o.answers_field);
-  } else if (fields || fmt == InputFormat::kTsv || fmt == InputFormat::kCsv) {
-    j += ",\"text_field\":" + json_quote(o.text_field);
-    if (o.task.task == Task::kPair) j += ",\"pair_field\":" + json_quote(o.pair_field);
-    if (o.task.task == Task::kCls || o.task.task == Task::kPair)
-      j += ",\"label_field\":" + json_quote(o.label_field);
+DatasetInfo describe_conversion(const ConvertOptions& o, InputFormat fmt,
+                                const std::vector<InputFile>& files,
+                                const tok::Tokenizer& tokenizer, const TaskEncoder& encoder,
+                                const RecordLayout& layout, const LabelMap* labels) {
+  DatasetInfo info;
+  const TaskOptions& t = o.task;
+  info.task.name = task_name(t.task);
+  info.task.max_len = t.max_len;
+  info.task.padding_id = encoder.padding_id();
+  if (t.packing()) {
+    info.task.packed = true;
+    info.task.separator_id = encoder.separator_id();
   }
-  if (!o.where.empty()) j += ",\"where\":" + nlohmann::ordered_json(o.where).dump();
-  if ((fmt == InputFormat::kTsv || fmt == InputFormat::kCsv) && !o.quoting)
-    j += ",\"quoting\":false";
+  if (t.task == Task::kPair) info.task.truncation = "longest_first";
+  if (t.task == Task::kQa) {
+    info.task.doc_stride = t.doc_stride;
+    info.task.max_query_len = t.max_query_len;
+  }
+  info.fields = layout.fields();
+  info.tokenizer = describe_tokenizer(tokenizer);
+  if (labels) info.labels = {labels->names(), labels->order()};
+  info.source.format = input_format_name(fmt);
+  if (t.task == Task::kQa && (fmt == InputFormat::kJsonl || fmt == InputFormat::kParquet)) {
+    info.source.columns = {
+        {"context", o.context_field}, {"question", o.question_field}, {"answers", o.answers_field}};
+  } else if (fmt != InputFormat::kText && fmt != InputFormat::kSquad) {
+    info.source.columns["text"] = o.text_field;
+    if (t.task == Task::kPair) info.source.columns["pair"] = o.pair_field;
+    if (task_has_labels(t.task)) info.source.columns["label"] = o.label_field;
+  }
   if (fmt == InputFormat::kText)
-    j += std::string(",\"doc_sep\":\"") +
-         (o.doc_separator == DocSeparator::kLine ? "line" : "blank") + "\"";
-  j += ",\"files\":[";
-  for (size_t i = 0; i < files.size(); ++i)
-    j += (i ? "," : "") + std::string("{\"path\":") + json_quote(files[i].path) +
-         ",\"bytes\":" + std::to_string(files[i].bytes) + "}";
-  return j + "]}";
+    info.source.doc_sep = o.doc_separator == DocSeparator::kLine ? "line" : "blank";
+  if (fmt == InputFormat::kTsv || fmt == InputFormat::kCsv) info.source.quoting = o.quoting;
+  for (const InputFile& f : files) info.source.files.push_back({f.path, f.bytes});
+  return info;
 }
+
+// Reads examples in input order and cuts them into batches for the workers.
+class ExampleBatcher {
+ public:
+  ExampleBatcher(const std::vector<InputFile>& files, size_t first, size_t end,
+                 const ReaderOptions& options)
+      : files_(files), file_(first), end_(end), options_(options) {}
+
+  // The next batch (possibly empty when it only ends a file); false after the last file.
+  bool next(std::vector<Example>& examples, EncodedBatch& batch) {
+    examples.clear();
+    for (;;) {
+      if (!reader_) {
+        if (file_ >= end_) return false;
+        reader_ = ExampleReader::open(files_[file_].path, static_cast<uint32_t>(file_), options_);
+      }
+      batch.file_index = static_cast<uint32_t>(file_);
+      size_t text_bytes = 0;
+      Example ex;
+      while (examples.size() < kBatchExamples && text_bytes < kBatchTextBytes) {
+        if (!reader_->next(ex)) {
+          batch.ends_file = true;
+          break;
+        }
+        text_bytes += ex.text.size() + ex.text_pair.size() + 64 * ex.questions.size();
+        examples.push_back(std::move(ex));
+      }
+      if (batch.ends_file) {
+        bytes_before_file_ += files_[file_].bytes;
+        reader_.reset();
+        ++file_;
+      }
+      if (!examples.empty() || batch.ends_file) return true;
+    }
+  }
+  uint64_t bytes_done() const {
+    return bytes_before_file_ + (reader_ ? reader_->file_bytes_consumed() : 0);
+  }
+
+ private:
+  const std::vector<InputFile>& files_;
+  size_t file_, end_;
+  const ReaderOptions& options_;
+  std::unique_ptr<ExampleReader> reader_;
+  uint64_t bytes_before_file_ = 0;
+};
 
 }  // namespace
 
@@ -167,110 +218,109 @@ ConvertResult convert(const ConvertOptions& o,
 
   auto tokenizer = tok::Tokenizer::from_file(o.tokenizer_path);
   LabelMap labels;
-  const bool labelled = o.task.task == Task::kCls || o.task.task == Task::kPair;
+  const bool labelled = task_has_labels(o.task.task);
   if (labelled) labels = o.labels ? LabelMap::from_list(*o.labels) : observe_labels(files, ropt);
-
-  RecordLayout layout(o.task, tokenizer->vocab_size());
-  TaskEncoder encoder(*tokenizer, layout, o.task, labelled ? &labels : nullptr);
+  const TaskEncoder encoder(*tokenizer, o.task, labelled ? &labels : nullptr);
+  const RecordLayout layout(o.task, tokenizer->vocab_size(), encoder.padding_id());
+  Packer packer(layout, o.task.position_ids);
 
   const PartSpec part = o.part.value_or(PartSpec{});
   const auto [first_file, end_file] = part_file_range(files.size(), part);
+  ConvertResult result;
+  result.out = o.out;
+  result.files = end_file - first_file;
+  for (size_t i = first_file; i < end_file; ++i) result.bytes_in += files[i].bytes;
 
+  // Workers tokenize batches and compress blocks on the same threads; this thread reads the
+  // input, turns rows into records in input order and writes them. Declared after everything
+  // the tasks use and before the writer, whose pending blocks it still has to compress.
+  WorkerPool pool(o.threads > 1 ? o.threads : 0);
   WriterOptions wopt;
   wopt.block_bytes = o.block_bytes;
   wopt.shard_bytes = o.shard_bytes;
   wopt.zstd_level = o.zstd_level;
   wopt.filter = o.filter;
   wopt.overwrite = o.force;
-  // zstd costs about a sixth of tokenizing (BENCHMARKS.md): one encoder per four workers.
-  wopt.threads = std::max(1u, o.threads / 4);
+  wopt.pool = &pool;
   DatasetWriter writer(o.out, layout.schema(), wopt);
 
-  ConvertResult result;
-  result.out = o.out;
-  result.files = end_file - first_file;
-  for (size_t i = first_file; i < end_file; ++i) result.bytes_in += files[i].bytes;
-
-  Packer packer(layout, o.task, encoder.pad_id());
-  const bool packing = o.task.task == Task::kLm && o.task.pack;
-
-  size_t file = first_file;
-  std::unique_ptr<ExampleReader> reader;
-  uint64_t bytes_before_file = 0;
+  std::vector<unsigned char> records;
   ConvertProgress prog;
   prog.input_bytes_total = result.bytes_in;
+  ExampleBatcher batcher(files, first_file, end_file, ropt);
 
-  auto produce = [&](Job& job) -> bool {
-    for (;;) {
-      if (!reader) {
-        if (file >= end_file) return false;
-        reader = ExampleReader::open(files[file].path, static_cast<uint32_t>(file), ropt);
-      }
-      job.file_index = static_cast<uint32_t>(file);
-      size_t text_bytes = 0;
-      Example ex;
-      while (job.examples.size() < kBatchExamples && text_bytes < kBatchTextBytes) {
-        if (!reader->next(ex)) {
-          job.last_of_file = true;
-          break;
-        }
-        text_bytes += ex.text.size() + ex.text_pair.size() + 64 * ex.questions.size();
-        job.examples.push_back(std::move(ex));
-      }
-      if (job.last_of_file) {
-        bytes_before_file += files[file].bytes;
-        reader.reset();
-        ++file;
-      }
-      if (!job.examples.empty() || job.last_of_file) return true;
-    }
-  };
-  auto work = [&](Job& job) -> BatchOutput {
-    BatchOutput out;
-    out.file_index = job.file_index;
-    for (const Example& ex : job.examples) encoder.encode(ex, out);
-    if (job.last_of_file) out.lm_doc_ends.push_back(UINT32_MAX);  // marks the end of the file
-    return out;
-  };
-  auto consume = [&](BatchOutput& out) {
-    for (const ExampleError& e : out.errors) {
+  auto write = [&](const EncodedBatch& batch) {
+    for (const ExampleError& e : batch.errors) {
       if (o.on_error == OnError::kFail) {
         std::string where = files[e.file_index].path;
         if (e.line) where += ":" + std::to_string(e.line);
         throw Error(ErrorCode::kInput, where, (e.where.empty() ? "" : e.where + ": ") + e.reason);
       }
-      ++out.stats.skipped;
+      ++result.stats.skipped;
       if (result.first_errors.size() < o.errors_reported)
         result.first_errors.push_back(format_error(files, e));
     }
-    const bool file_ends = !out.lm_doc_ends.empty() && out.lm_doc_ends.back() == UINT32_MAX;
-    if (file_ends) out.lm_doc_ends.pop_back();
-    if (packing) {
-      packer.add(out.lm_ids, out.lm_doc_ends, out.records, out.record_count, out.stats);
-      if (file_ends) packer.flush(out.records, out.record_count, out.stats);
+    result.stats.add(batch.stats);
+    records.clear();
+    if (o.task.packing()) {
+      packer.add(batch, records, result.stats);
+      if (batch.ends_file) packer.end_file(records, result.stats);
+    } else {
+      const size_t rs = layout.record_size();
+      records.resize(batch.rows.size() * rs);
+      const bool segments = !batch.type_ids.empty();
+      for (size_t i = 0; i < batch.rows.size(); ++i) {
+        const EncodedRow& row = batch.rows[i];
+        std::span<const uint8_t> types;
+        if (segments) types = {batch.type_ids.data() + row.first, row.count};
+        layout.write(records.data() + i * rs, {batch.ids.data() + row.first, row.count}, types,
+                     row);
+        result.stats.tokens += std::min(row.count, layout.max_len());
+      }
+      result.stats.records += batch.rows.size();
     }
-    if (out.record_count) writer.append_many(out.records.data(), out.record_count);
-    result.stats.add(out.stats);
+    if (!records.empty()) writer.append_many(records.data(), records.size() / layout.record_size());
     if (progress) {
       prog.records = result.stats.records;
-      prog.input_bytes_done = bytes_before_file + (reader ? reader->file_bytes_consumed() : 0);
+      prog.input_bytes_done = batcher.bytes_done();
       prog.seconds = elapsed();
       progress(prog);
     }
   };
-  run_ordered<Job, BatchOutput>(std::max(1u, o.threads), 2 * std::max(1u, o.threads) + 2, produce,
-                                work, consume);
 
-  writer.set_metadata("tokenizer", tokenizer->describe_json());
-  writer.set_metadata("task", task_json(o, layout, encoder));
-  if (labelled) writer.set_metadata("labels", labels.to_json());
-  writer.set_metadata("source", source_json(o, fmt, files));
-  writer.set_metadata("stats", result.stats.to_json());
-  if (o.part)
-    writer.set_metadata("part", "{\"index\":" + std::to_string(part.index) +
-                                    ",\"count\":" + std::to_string(part.count) +
-                                    ",\"first_file\":" + std::to_string(first_file) +
-                                    ",\"end_file\":" + std::to_string(end_file) + "}");
+  const size_t max_in_flight = 2 * size_t{pool.threads()} + 2;
+  std::deque<std::future<EncodedBatch>> in_flight;
+  for (;;) {
+    auto examples = std::make_shared<std::vector<Example>>();
+    EncodedBatch batch;
+    if (!batcher.next(*examples, batch)) break;
+    in_flight.push_back(pool.submit([&encoder, examples, batch = std::move(batch)]() mutable {
+      for (const Example& ex : *examples) encoder.encode(ex, batch);
+      return std::move(batch);
+    }));
+    while (in_flight.size() > max_in_flight || (pool.threads() == 0 && !in_flight.empty())) {
+      write(in_flight.front().get());
+      in_flight.pop_front();
+    }
+  }
+  for (; !in_flight.empty(); in_flight.pop_front()) write(in_flight.front().get());
+
+  if (result.stats.records == 0 && !o.allow_empty) {
+    const std::string inputs =
+        result.files == 1 ? files[first_file].path : std::to_string(result.files) + " input files";
+    std::string why = std::to_string(result.stats.examples) + " examples, " +
+                      std::to_string(result.stats.skipped) + " skipped";
+    if (!result.first_errors.empty()) why += ", first: " + result.first_errors[0];
+    throw Error(ErrorCode::kInput, inputs,
+                "no records to write (" + why +
+                    "); check the input and --text-field, or pass --allow-empty");
+  }
+
+  DatasetInfo info =
+      describe_conversion(o, fmt, files, *tokenizer, encoder, layout, labelled ? &labels : nullptr);
+  info.stats = result.stats;
+  if (o.part) info.part = PartInfo{part.index, part.count, first_file, end_file};
+  writer.set_info(std::move(info));
   Manifest m = writer.finish();
   result.bytes_out = m.bytes_on_disk();
   result.seconds = elapsed();

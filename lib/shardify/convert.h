@@ -8,10 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "core/convert_stats.h"
 #include "format/shard_format.h"
+#include "shardify/encoded_batch.h"
 #include "shardify/example_reader.h"
 #include "shardify/input_files.h"
-#include "shardify/record_builder.h"
+#include "shardify/task.h"
 
 namespace shardkit::shardify {
 
@@ -36,6 +38,8 @@ struct ConvertOptions {
   std::optional<std::string> labels;  // --labels a,b,c
   unsigned threads = 1;
   OnError on_error = OnError::kFail;
+  // A conversion that writes no record fails (a wrong --text-field, an empty file) unless this.
+  bool allow_empty = false;
   std::optional<PartSpec> part;
   bool force = false;
   int zstd_level = 3;

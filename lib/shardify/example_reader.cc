@@ -2,7 +2,7 @@
 
 #include "core/error.h"
 #include "shardify/readers_internal.h"
-#include "shardify/utf8.h"
+#include "core/utf8.h"
 
 namespace shardkit::shardify {
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "core/json_text.h"
 
 namespace shardkit::shardify {
 namespace {
@@ -61,12 +60,6 @@ std::optional<int32_t> LabelMap::index(const std::string& label) const {
   auto it = index_.find(label);
   if (it == index_.end()) return std::nullopt;
   return it->second;
-}
-
-std::string LabelMap::to_json() const {
-  std::string o = "{\"names\":[";
-  for (size_t i = 0; i < names_.size(); ++i) o += (i ? "," : "") + json_quote(names_[i]);
-  return o + "],\"order\":" + json_quote(order_) + "}";
 }
 
 }  // namespace shardkit::shardify

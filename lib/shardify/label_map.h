@@ -23,8 +23,6 @@ class LabelMap {
   std::optional<int32_t> index(const std::string& label) const;
   const std::vector<std::string>& names() const { return names_; }
   const std::string& order() const { return order_; }  // "given", "numeric", "lexicographic"
-  // {"names": [...], "order": "..."}
-  std::string to_json() const;
 
  private:
   void build_index();

@@ -1,19 +1,14 @@
 #include "shardify/merge.h"
 
-#include <simdjson.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "core/dataset_writer.h"
 #include "core/error.h"
 #include "core/manifest.h"
 #include "core/staged_directory.h"
 #include "format/shard_format.h"
-#include "shardify/record_builder.h"
 
 namespace shardkit::shardify {
 namespace fs = std::filesystem;
@@ -23,66 +18,68 @@ namespace {
 struct Part {
   std::string dir;
   Manifest manifest;
-  uint64_t index = 0;
-  uint64_t count = 0;
 };
 
 Part load_part(const std::string& dir) {
   Part p;
   p.dir = dir;
   p.manifest = Manifest::load(dir);
-  auto it = p.manifest.metadata.find("part");
-  if (it == p.manifest.metadata.end())
-    throw Error(ErrorCode::kInvalidArgument, dir, "not a --part dataset (no 'part' metadata)");
-  simdjson::dom::parser parser;
-  simdjson::dom::element e;
-  if (parser.parse(it->second).get(e) || e["index"].get_uint64().get(p.index) ||
-      e["count"].get_uint64().get(p.count))
-    throw Error(ErrorCode::kCorrupt, dir, "metadata 'part' is malformed");
+  if (!p.manifest.info.part)
+    throw Error(ErrorCode::kInvalidArgument, dir, "not a --part dataset (no part in its info)");
   return p;
+}
+
+// What must agree between parts: everything but the part itself and its counts.
+DatasetInfo shared_facts(DatasetInfo info) {
+  info.part.reset();
+  info.stats.reset();
+  return info;
 }
 
 }  // namespace
 
 std::string MergeResult::to_json() const {
-  return "{\"parts\":" + std::to_string(parts) + ",\"shards\":" + std::to_string(shards) +
-         ",\"records\":" + std::to_string(records) + ",\"bytes\":" + std::to_string(bytes) +
-         ",\"shards_copied\":" + std::to_string(shards_copied) + "}";
+  return nlohmann::ordered_json{{"parts", parts},
+                                {"shards", shards},
+                                {"records", records},
+                                {"bytes", bytes},
+                                {"shards_copied", shards_copied}}
+      .dump();
 }
 
 MergeResult merge_parts(const std::string& out, const std::vector<std::string>& dirs, bool force) {
   if (dirs.empty()) throw Error(ErrorCode::kInvalidArgument, "", "merge needs at least one part");
   std::vector<Part> parts;
   for (const auto& d : dirs) parts.push_back(load_part(d));
-  std::sort(parts.begin(), parts.end(),
-            [](const Part& a, const Part& b) { return a.index < b.index; });
+  std::sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) {
+    return a.manifest.info.part->index < b.manifest.info.part->index;
+  });
   const Part& base = parts.front();
-  if (parts.size() != base.count)
+  const uint32_t count = base.manifest.info.part->count;
+  if (parts.size() != count)
     throw Error(ErrorCode::kInvalidArgument, "",
-                "got " + std::to_string(parts.size()) + " parts of a " +
-                    std::to_string(base.count) + "-part conversion");
+                "got " + std::to_string(parts.size()) + " parts of a " + std::to_string(count) +
+                    "-part conversion");
   ConvertStats stats;
+  const DatasetInfo shared = shared_facts(base.manifest.info);
   for (size_t i = 0; i < parts.size(); ++i) {
     const Part& p = parts[i];
-    if (p.count != base.count || p.index != i)
+    const PartInfo& pi = *p.manifest.info.part;
+    if (pi.count != count || pi.index != i)
       throw Error(ErrorCode::kInvalidArgument, p.dir,
-                  "part " + std::to_string(p.index) + "/" + std::to_string(p.count) +
+                  "part " + std::to_string(pi.index) + "/" + std::to_string(pi.count) +
                       " does not fit: expected part " + std::to_string(i) + "/" +
-                      std::to_string(base.count) + " (each part exactly once)");
+                      std::to_string(count) + " (each part exactly once)");
     if (!(p.manifest.schema == base.manifest.schema) ||
         p.manifest.records_per_block != base.manifest.records_per_block)
       throw Error(ErrorCode::kInvalidArgument, p.dir, "schema or block size differs from part 0");
-    for (const auto& [key, value] : base.manifest.metadata) {
-      if (key == "part" || key == "stats") continue;
-      auto it = p.manifest.metadata.find(key);
-      if (it == p.manifest.metadata.end() || it->second != value)
-        throw Error(ErrorCode::kInvalidArgument, p.dir,
-                    "metadata '" + key + "' differs from part 0 (" + base.dir + ")");
-    }
-    if (p.manifest.metadata.size() != base.manifest.metadata.size())
-      throw Error(ErrorCode::kInvalidArgument, p.dir, "metadata keys differ from part 0");
-    auto st = p.manifest.metadata.find("stats");
-    if (st != p.manifest.metadata.end()) stats.add(ConvertStats::from_json(st->second, p.dir));
+    if (!(shared_facts(p.manifest.info) == shared))
+      throw Error(ErrorCode::kInvalidArgument, p.dir,
+                  "dataset info (task, tokenizer, labels or source) differs from part 0 (" +
+                      base.dir + ")");
+    if (p.manifest.metadata != base.manifest.metadata)
+      throw Error(ErrorCode::kInvalidArgument, p.dir, "metadata differs from part 0");
+    if (p.manifest.info.stats) stats.add(*p.manifest.info.stats);
   }
 
   StagedDirectory staged(out, force);
@@ -91,8 +88,8 @@ MergeResult merge_parts(const std::string& out, const std::vector<std::string>& 
   merged.schema = base.manifest.schema;
   merged.records_per_block = base.manifest.records_per_block;
   merged.metadata = base.manifest.metadata;
-  merged.metadata.erase("part");
-  if (merged.metadata.count("stats")) merged.metadata["stats"] = stats.to_json();
+  merged.info = shared;
+  if (base.manifest.info.stats) merged.info.stats = stats;
   MergeResult result;
   result.parts = parts.size();
   for (const Part& p : parts) {
@@ -103,8 +100,7 @@ MergeResult merge_parts(const std::string& out, const std::vector<std::string>& 
       if (ec || size != s.bytes)
         throw Error(ErrorCode::kCorrupt, from.string(),
                     "shard size differs from the part's manifest");
-      char name[32];
-      std::snprintf(name, sizeof name, "shard-%05zu.shard", merged.shards.size());
+      const std::string name = shard_file_name(merged.shards.size());
       const fs::path to = staged.staging() / name;
       fs::create_hard_link(from, to, ec);
       if (ec) {
@@ -120,18 +116,7 @@ MergeResult merge_parts(const std::string& out, const std::vector<std::string>& 
     }
   }
   result.shards = merged.shards.size();
-  const std::string text = merged.serialize();
-  const fs::path path = staged.staging() / format::kManifestName;
-  {
-    std::ofstream f(path, std::ios::binary);
-    f.write(text.data(), static_cast<std::streamsize>(text.size()));
-    f.flush();
-    if (!f) throw Error(ErrorCode::kIo, path.string(), "cannot write manifest");
-  }
-  if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
-    ::fsync(fileno(f));  // the manifest's bytes are durable before the rename publishes them
-    std::fclose(f);
-  }
+  merged.write_to(staged.staging() / format::kManifestName);
   staged.publish();
   return result;
 }

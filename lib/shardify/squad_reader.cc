@@ -9,7 +9,7 @@
 
 #include "shardify/byte_source.h"
 #include "shardify/readers_internal.h"
-#include "shardify/utf8.h"
+#include "core/utf8.h"
 
 namespace shardkit::shardify {
 namespace {

@@ -1,31 +1,27 @@
 #include <cstdio>
 
-#include "core/json_text.h"
+#include <nlohmann/json.hpp>
+
 #include "shardify/convert.h"
 
 namespace shardkit::shardify {
 
 std::string ConvertResult::to_json() const {
-  char ratio[32], secs[32];
-  std::snprintf(ratio, sizeof ratio, "%.4f",
-                bytes_out ? double(bytes_in) / double(bytes_out) : 0.0);
-  std::snprintf(secs, sizeof secs, "%.3f", seconds);
-  std::string o = "{\"out\":" + json_quote(out) + ",\"files\":" + std::to_string(files) +
-                  ",\"documents\":" + std::to_string(stats.examples) +
-                  ",\"records\":" + std::to_string(stats.records) +
-                  ",\"tokens\":" + std::to_string(stats.tokens) +
-                  ",\"truncated\":" + std::to_string(stats.truncated) +
-                  ",\"skipped\":" + std::to_string(stats.skipped) +
-                  ",\"bytes_in\":" + std::to_string(bytes_in) +
-                  ",\"bytes_out\":" + std::to_string(bytes_out) + ",\"ratio\":" + ratio +
-                  ",\"bytes_per_token\":";
-  char bpt[32];
-  std::snprintf(bpt, sizeof bpt, "%.4f",
-                stats.tokens ? double(bytes_out) / double(stats.tokens) : 0.0);
-  o += std::string(bpt) + ",\"seconds\":" + secs + ",\"errors\":[";
-  for (size_t i = 0; i < first_errors.size(); ++i)
-    o += (i ? "," : "") + json_quote(first_errors[i]);
-  return o + "]}";
+  nlohmann::ordered_json j;
+  j["out"] = out;
+  j["files"] = files;
+  j["documents"] = stats.examples;
+  j["records"] = stats.records;
+  j["tokens"] = stats.tokens;
+  j["truncated"] = stats.truncated;
+  j["skipped"] = stats.skipped;
+  j["bytes_in"] = bytes_in;
+  j["bytes_out"] = bytes_out;
+  j["ratio"] = bytes_out ? double(bytes_in) / double(bytes_out) : 0.0;
+  j["bytes_per_token"] = stats.tokens ? double(bytes_out) / double(stats.tokens) : 0.0;
+  j["seconds"] = seconds;
+  j["errors"] = first_errors;
+  return j.dump();
 }
 
 std::string ConvertResult::to_text() const {

@@ -1,10 +1,11 @@
 #include "tokenizer/tokenizer_base.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 
 #include "core/checksum.h"
 #include "core/error.h"
-#include "core/json_text.h"
 #include "tokenizer/unicode.h"
 
 namespace shardkit::tok {
@@ -228,17 +229,17 @@ std::string TokenizerBase::describe_json() const {
   // The special token ids go along so that a trainer can mask ([MASK]) and skip specials
   // without loading the tokenizer.
   const SpecialTokens& sp = special_tokens();
-  std::string specials;
+  nlohmann::ordered_json specials = nlohmann::ordered_json::object();
   for (const auto& [name, id] :
        {std::pair{"cls", sp.cls}, std::pair{"sep", sp.sep}, std::pair{"pad", sp.pad},
         std::pair{"mask", sp.mask}, std::pair{"unk", sp.unk}, std::pair{"bos", sp.bos},
         std::pair{"eos", sp.eos}})
-    if (id)
-      specials +=
-          std::string(specials.empty() ? "" : ", ") + "\"" + name + "\": " + std::to_string(*id);
-  return "{\"type\": " + json_quote(type_) + ", \"vocab_size\": " + std::to_string(vocab_size()) +
-         ", \"fingerprint\": \"" + checksum_hex(fingerprint_) + "\", \"special_tokens\": {" +
-         specials + "}}";
+    if (id) specials[name] = *id;
+  return nlohmann::ordered_json{{"type", type_},
+                                {"vocab_size", vocab_size()},
+                                {"fingerprint", checksum_hex(fingerprint_)},
+                                {"special_tokens", specials}}
+      .dump();
 }
 
 void truncate(Encoding& e, size_t max_tokens) {

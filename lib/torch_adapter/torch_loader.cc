@@ -37,9 +37,9 @@ at::Tensor column_tensor(const std::shared_ptr<loader::Batch>& batch, loader::Co
         col.data(), shape, [keep = batch](void*) {}, torch::dtype(want));
   } else {
     t = torch::empty(shape, torch::dtype(want));
-    loader::convert(col.dtype(), col.data(),
-                    want == c10::ScalarType::Int ? DType::kI32 : DType::kI64, t.data_ptr(),
-                    col.elements());
+    loader::cast_elements(col.dtype(), col.data(),
+                          want == c10::ScalarType::Int ? DType::kI32 : DType::kI64, t.data_ptr(),
+                          col.elements());
   }
   if (options.device.is_cuda()) {
     if (options.pin_memory) t = t.pin_memory();

@@ -57,8 +57,14 @@ class Dataset:
         return self._ds.bytes_on_disk
 
     @property
+    def info(self):
+        """What the records mean (format/SPEC.md, "Dataset info"): task, field roles, tokenizer
+        with its special ids, label names, source and conversion statistics."""
+        return _json.loads(self._ds.info_json)
+
+    @property
     def metadata(self):
-        """The manifest's metadata, parsed from JSON."""
+        """The writing program's own metadata keys, parsed from JSON."""
         return {k: _json.loads(v) for k, v in self._ds.metadata_json.items()}
 
     def __getitem__(self, index):
@@ -76,8 +82,8 @@ class Loader:
     drop_last=False, window_blocks=0 (derived from memory_budget), threads=0 (all cores),
     memory_budget=512 MiB, prefetch_batches=0 (auto), timeout_ms=0 (wait forever), fields=None
     (all), int32=False (int64 like HF), dynamic_padding=True, pad_to_multiple_of=1,
-    attention_mask=True, mlm_probability=None (set with mask_token_id, vocab_size, special_ids to
-    turn on MLM masking; labels become -100 where not masked).
+    attention_mask=True, mlm_probability=None (turns on MLM masking; labels become -100 where not
+    masked; mask_token_id, vocab_size and special_ids default to the dataset's tokenizer).
     """
 
     def __init__(self, path, epoch=0, **options):

@@ -187,3 +187,20 @@ TEST_CASE("metadata, empty datasets and publication rules") {
   for (auto& e : std::filesystem::directory_iterator(tmp.path()))
     CHECK(e.path().filename().string().find("partial") == std::string::npos);
 }
+
+TEST_CASE("a manifest that cannot be written says why (disk full)") {
+  Manifest m;
+  m.producer = "test";
+  m.schema = Schema({{"a", DType::kU8, {}}});
+  m.info = DatasetInfo::infer(m.schema);
+  m.records_per_block = 1;
+  // /dev/full accepts the open and fails every write with ENOSPC, as a full disk does.
+  try {
+    m.write_to("/dev/full");
+    FAIL("wrote to /dev/full");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::kIo);
+    CHECK_MESSAGE(std::string(e.what()).find("No space left on device") != std::string::npos,
+                  e.what());
+  }
+}

@@ -47,6 +47,11 @@ inline void write_fixture(const std::filesystem::path& dir, const FixtureOptions
   wo.shard_bytes = o.shard_bytes;
   wo.zstd_level = 1;
   DatasetWriter w(dir, schema, wo);
+  if (o.with_length_a) {
+    DatasetInfo info = DatasetInfo::infer(schema);
+    info.fields[2].role = FieldRole::kFirstSegmentLength;
+    w.set_info(info);
+  }
   std::vector<unsigned char> rec(schema.record_size());
   for (uint64_t i = 0; i < o.records; ++i) {
     uint16_t ids[kSeqLen];

@@ -16,7 +16,8 @@ def test_dataset_matches_dump(path, labels):
     assert len(ds) == len(labels)
     assert [f["name"] for f in ds.schema] == ["input_ids", "length", "labels"]
     assert ds.shards > 1
-    assert ds.metadata["labels"]["names"] == ["neg", "pos"]
+    assert ds.info["labels"]["names"] == ["neg", "pos"]
+    assert ds.info["fields"]["input_ids"] == "token_ids"
     dump = subprocess.run([pyutil.INSPECT, "dump", path, "--json", "--from", "0", "--count", str(len(ds))],
                           check=True, capture_output=True, text=True).stdout.splitlines()
     for line in dump:

@@ -190,16 +190,16 @@ TEST_CASE("empty files are no examples, not errors") {
     CHECK(summary_number(out, "skipped") == 0);
     REQUIRE(run_shardify(c.command({good}, ref, policy)) == 0);
     CHECK(compare_datasets(mixed, ref).empty());
-    // Only empty input: an empty dataset that verifies, or a clear error naming the input.
+    // Only empty input: a clear error naming the input and publishing nothing, or with
+    // --allow-empty an empty dataset that verifies.
     const fs::path only = c.tmp / ("only-" + policy);
-    const int rc = run_shardify(c.command({empty}, only, policy), &out);
-    INFO(out);
-    if (rc == 0) {
-      CHECK(verify_dataset(only).ok());
-      CHECK(Dataset::open(only).size() == 0);
-    } else {
-      CHECK(out.find("empty.jsonl") != std::string::npos);
-    }
+    CHECK(run_shardify(c.command({empty}, only, policy), &out) != 0);
+    CHECK_MESSAGE(out.find("empty.jsonl") != std::string::npos, out);
+    CHECK_MESSAGE(out.find("--allow-empty") != std::string::npos, out);
+    CHECK(!fs::exists(only));
+    REQUIRE(run_shardify(c.command({empty}, only, policy) + " --allow-empty", &out) == 0);
+    CHECK(verify_dataset(only).ok());
+    CHECK(Dataset::open(only).size() == 0);
   }
 }
 

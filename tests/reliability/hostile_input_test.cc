@@ -4,9 +4,11 @@
 // followed: where a path leads to a valid copy of the data, following it would succeed, so a
 // passing test shows the path was not followed.
 #include <doctest/doctest.h>
+
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <climits>
 #include <cstdio>
@@ -35,9 +37,14 @@ struct Fixture {
   }
   fs::path shard0() const { return dir / manifest.shards[0].name; }
   void put_manifest(const Manifest& m) const { write_manifest(dir, m); }
-  // Replaces text in the manifest body and writes it back with a matching checksum line.
+  // Replaces text in the manifest body, written compactly ({"key":value,...}, so that edits
+  // need not follow the writer's line breaks), and writes it back with a matching checksum line.
   void edit_manifest(const std::string& from, const std::string& to) const {
     std::string body = manifest_text.substr(0, manifest_text.size() - format::kManifestTailSize);
+    body.resize(body.size() - 2);  // the ",\n" before the checksum line
+    body = nlohmann::ordered_json::parse(body + "}").dump();
+    body.back() = ',';
+    body += '\n';
     const size_t at = body.find(from);
     REQUIRE_MESSAGE(at != std::string::npos, "manifest has no '" << from << "'");
     body.replace(at, from.size(), to);
@@ -186,16 +193,24 @@ TEST_CASE("manifest counts that overflow or disagree with the shards are refused
     expect_refused(fx.dir, mpath, "out of range");
   }
   SUBCASE("a total that is not the sum") {
-    fx.edit_manifest("\"records\": 100,", "\"records\": 99,");
+    fx.edit_manifest("\"records\":100,", "\"records\":99,");
     expect_refused(fx.dir, mpath, "not the sum");
   }
   SUBCASE("a number too large for 64 bits") {
-    fx.edit_manifest("\"records\": 100,", "\"records\": 100000000000000000000000,");
+    fx.edit_manifest("\"records\":100,", "\"records\":100000000000000000000000,");
     expect_refused(fx.dir, mpath, "not valid JSON");
   }
   SUBCASE("a negative count") {
-    fx.edit_manifest("\"records\": 100,", "\"records\": -100,");
+    fx.edit_manifest("\"records\":100,", "\"records\":-100,");
     expect_refused(fx.dir, mpath, "mistyped");
+  }
+  SUBCASE("a key given twice (the first value would win silently)") {
+    fx.edit_manifest("\"records\":100,", "\"records\":100,\"records\":100,");
+    expect_refused(fx.dir, mpath, "\"records\" appears twice");
+  }
+  SUBCASE("a key given twice inside a schema entry") {
+    fx.edit_manifest("{\"name\":\"input_ids\",", "{\"name\":\"input_ids\",\"name\":\"x\",");
+    expect_refused(fx.dir, mpath, "appears twice");
   }
   SUBCASE("a shard listed twice") {
     Manifest m = fx.manifest;
@@ -216,17 +231,17 @@ TEST_CASE("manifest counts that overflow or disagree with the shards are refused
     expect_refused(fx.dir, fx.shard0(), "manifest says");
   }
   SUBCASE("records_per_block zero") {
-    fx.edit_manifest("\"records_per_block\": 8,", "\"records_per_block\": 0,");
+    fx.edit_manifest("\"records_per_block\":8,", "\"records_per_block\":0,");
     expect_refused(fx.dir, mpath, "records_per_block");
   }
   SUBCASE("records_per_block times record size beyond 1 GiB") {
-    fx.edit_manifest("\"records_per_block\": 8,", "\"records_per_block\": 4294967295,");
+    fx.edit_manifest("\"records_per_block\":8,", "\"records_per_block\":4294967295,");
     expect_refused(fx.dir, mpath, "records_per_block");
   }
   SUBCASE("records_per_block whose product with the record size wraps to a small number") {
     // (2^62 + 8) * 36 = 9 * 2^64 + 288, i.e. 288 modulo 2^64; as uint32 the value reads 8.
-    fx.edit_manifest("\"records_per_block\": 8,",
-                     "\"records_per_block\": " + std::to_string((uint64_t{1} << 62) + 8) + ",");
+    fx.edit_manifest("\"records_per_block\":8,",
+                     "\"records_per_block\":" + std::to_string((uint64_t{1} << 62) + 8) + ",");
     expect_refused(fx.dir, mpath, "records_per_block");
   }
 }
@@ -234,20 +249,20 @@ TEST_CASE("manifest counts that overflow or disagree with the shards are refused
 TEST_CASE("schemas whose record size overflows are refused") {
   Fixture fx;
   const fs::path mpath = fx.dir / "manifest.json";
-  const std::string field = "{\"name\": \"input_ids\", \"dtype\": \"u16\", \"shape\": [12]}";
+  const std::string field = "{\"name\":\"input_ids\",\"dtype\":\"u16\",\"shape\":[12]}";
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"{\"name\": \"input_ids\", \"dtype\": \"u16\", \"shape\": [4294967297]}", "shape dimension"},
-      {"{\"name\": \"input_ids\", \"dtype\": \"u16\", \"shape\": [18446744073709551615]}",
+      {"{\"name\":\"input_ids\",\"dtype\":\"u16\",\"shape\":[4294967297]}", "shape dimension"},
+      {"{\"name\":\"input_ids\",\"dtype\":\"u16\",\"shape\":[18446744073709551615]}",
        "shape dimension"},
-      {"{\"name\": \"input_ids\", \"dtype\": \"i64\", \"shape\": [65536, 65536, 65536, 65536]}",
+      {"{\"name\":\"input_ids\",\"dtype\":\"i64\",\"shape\":[65536,65536,65536,65536]}",
        "too large"},
-      {"{\"name\": \"input_ids\", \"dtype\": \"i64\", \"shape\": [8388608]}, "
-       "{\"name\": \"b\", \"dtype\": \"i64\", \"shape\": [8388608]}",
+      {"{\"name\":\"input_ids\",\"dtype\":\"i64\",\"shape\":[8388608]}, "
+       "{\"name\":\"b\",\"dtype\":\"i64\",\"shape\":[8388608]}",
        "record size exceeds"},
-      {"{\"name\": \"input_ids\", \"dtype\": \"u16\", \"shape\": [0]}", "shape dimension"},
-      {"{\"name\": \"input_ids\", \"dtype\": \"u128\", \"shape\": [12]}", "unknown dtype"},
-      {"{\"name\": \"input_ids\", \"dtype\": \"u16\", \"shape\": [-12]}", "mistyped"},
-      {"{\"name\": \"../x\", \"dtype\": \"u16\", \"shape\": [12]}", "invalid field name"},
+      {"{\"name\":\"input_ids\",\"dtype\":\"u16\",\"shape\":[0]}", "shape dimension"},
+      {"{\"name\":\"input_ids\",\"dtype\":\"u128\",\"shape\":[12]}", "unknown dtype"},
+      {"{\"name\":\"input_ids\",\"dtype\":\"u16\",\"shape\":[-12]}", "mistyped"},
+      {"{\"name\":\"../x\",\"dtype\":\"u16\",\"shape\":[12]}", "invalid field name"},
   };
   for (const auto& c : cases) {
     INFO("schema field: ", c.first);
@@ -338,9 +353,9 @@ TEST_CASE("shard headers, indexes and footers with hostile fields are refused") 
 TEST_CASE("mismatched manifest versions and formats are refused") {
   Fixture fx;
   const fs::path mpath = fx.dir / "manifest.json";
-  SUBCASE("version 2") {
-    fx.edit_manifest("\"format_version\": 1,", "\"format_version\": 2,");
-    expect_refused(fx.dir, mpath, "format_version 2 is not supported");
+  SUBCASE("version 3") {
+    fx.edit_manifest("\"format_version\":2,", "\"format_version\":3,");
+    expect_refused(fx.dir, mpath, "format_version 3 is not supported");
     try {
       Manifest::load(fx.dir);
       FAIL("accepted");
@@ -349,15 +364,15 @@ TEST_CASE("mismatched manifest versions and formats are refused") {
     }
   }
   SUBCASE("version 0") {
-    fx.edit_manifest("\"format_version\": 1,", "\"format_version\": 0,");
+    fx.edit_manifest("\"format_version\":2,", "\"format_version\":0,");
     expect_refused(fx.dir, mpath, "format_version 0 is not supported");
   }
   SUBCASE("version as a string") {
-    fx.edit_manifest("\"format_version\": 1,", "\"format_version\": \"1\",");
+    fx.edit_manifest("\"format_version\":2,", "\"format_version\":\"2\",");
     expect_refused(fx.dir, mpath, "format_version");
   }
   SUBCASE("another format") {
-    fx.edit_manifest("\"format\": \"shardkit\",", "\"format\": \"tfrecord\",");
+    fx.edit_manifest("\"format\":\"shardkit\",", "\"format\":\"tfrecord\",");
     expect_refused(fx.dir, mpath, "\"format\"");
   }
 }

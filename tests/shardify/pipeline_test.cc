@@ -80,7 +80,7 @@ TEST_CASE("output is byte-identical for 1, 2 and 3 threads (lm, cls, qa)") {
   require_identical_dirs(tmp / "qa1", tmp / "qa3");
 }
 
-TEST_CASE("--part i/N then merge equals a single run, records and metadata") {
+TEST_CASE("--part i/N then merge equals a single run, records and dataset info") {
   TempDir tmp("part");
   fs::create_directories(tmp / "in");
   for (int i = 0; i < 5; ++i)
@@ -99,6 +99,9 @@ TEST_CASE("--part i/N then merge equals a single run, records and metadata") {
   auto single = shardkit::Manifest::load(tmp / "single");
   auto merged = shardkit::Manifest::load(tmp / "merged");
   CHECK(single.metadata == merged.metadata);
+  CHECK(single.info == merged.info);
+  REQUIRE(single.info.stats);
+  CHECK(single.info.stats->records == single.record_count());
   REQUIRE(run_command(inspect_bin() + " verify " + q(tmp / "merged"), &out) == 0);
 
   SUBCASE("an incomplete set of parts is refused") {
@@ -154,6 +157,30 @@ TEST_CASE("an existing dataset is not replaced without --force") {
   CHECK(read_file(tmp / "ds" / "manifest.json") == before);
   shardify_ok(args + " --max-len 32 --force");
   CHECK(read_file(tmp / "ds" / "manifest.json") != before);
+}
+
+TEST_CASE("--force replaces datasets and empty directories, never anything else") {
+  TempDir tmp("force2");
+  const std::string in = "--input " + q(shardify_data("docs.txt")) + tok() + " --max-len 16";
+  // A folder of the user's files, and a regular file: refused, and left exactly as they were.
+  fs::create_directories(tmp / "photos");
+  write_file(tmp / "photos" / "a.jpg", "not a dataset");
+  write_file(tmp / "notes.txt", "keep me");
+  std::string out;
+  CHECK(shardify(in + " --force --out " + q(tmp / "photos"), &out) != 0);
+  CHECK_MESSAGE(out.find("not a shardkit dataset") != std::string::npos, out);
+  CHECK(read_file(tmp / "photos" / "a.jpg") == "not a dataset");
+  CHECK(shardify(in + " --force --out " + q(tmp / "notes.txt"), &out) != 0);
+  CHECK_MESSAGE(out.find("not a directory") != std::string::npos, out);
+  CHECK(read_file(tmp / "notes.txt") == "keep me");
+  // merge checks the same before it links anything.
+  shardify_ok(in + " --part 0/1 --out " + q(tmp / "p0"));
+  CHECK(shardify("merge --force " + q(tmp / "photos") + " " + q(tmp / "p0"), &out) != 0);
+  CHECK(read_file(tmp / "photos" / "a.jpg") == "not a dataset");
+  // An empty directory is fine.
+  fs::create_directories(tmp / "empty");
+  shardify_ok(in + " --force --out " + q(tmp / "empty"));
+  CHECK(fs::exists(tmp / "empty" / "manifest.json"));
 }
 
 namespace {
@@ -224,7 +251,14 @@ TEST_CASE("bad input: fail names file:line and publishes nothing; skip counts an
       CHECK_MESSAGE(out.find(c.expect) != std::string::npos, out);
       CHECK(!fs::exists(tmp / "fail"));
 
-      shardify_ok(base + " --on-error skip --json --out " + q(tmp / "skip"), &out);
+      if (c.good == 0) {
+        // Nothing left to write is an error naming the input, unless asked for.
+        CHECK(shardify(base + " --on-error skip --out " + q(tmp / "skip"), &out) != 0);
+        CHECK_MESSAGE(out.find("no records to write") != std::string::npos, out);
+        CHECK_MESSAGE(out.find(c.expect) != std::string::npos, out);
+        CHECK(!fs::exists(tmp / "skip"));
+      }
+      shardify_ok(base + " --on-error skip --allow-empty --json --out " + q(tmp / "skip"), &out);
       simdjson::dom::parser p;
       auto root = p.parse(out).value();
       CHECK(root["documents"].get_uint64().value() == c.good);

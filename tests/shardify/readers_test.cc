@@ -7,7 +7,7 @@
 #include "shardify/input_files.h"
 #include "shardify/label_map.h"
 #include "shardify/line_reader.h"
-#include "shardify/utf8.h"
+#include "core/utf8.h"
 #include "test_util.h"
 
 using namespace shardkit;

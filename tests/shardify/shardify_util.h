@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "core/dataset.h"
-#include "core/json_text.h"
 #include "format/shard_format.h"
 #include "test_util.h"
 #include "tokenizer/oracle_util.h"
@@ -120,7 +119,7 @@ inline std::string hf_expect(const std::filesystem::path& tokenizer,
                     std::to_string(counter++) + ".json");
   auto out = req;
   out.replace_extension(".out.json");
-  write_file(req, "{\"tokenizer\":" + json_quote(tokenizer.string()) + "," + request_body + "}");
+  write_file(req, "{\"tokenizer\":" + json_string(tokenizer.string()) + "," + request_body + "}");
   std::string log;
   int rc = run_command(
       "node " +
@@ -137,7 +136,7 @@ inline std::string hf_expect(const std::filesystem::path& tokenizer,
 inline std::string texts_json(const std::vector<std::string>& texts) {
   std::string s = "[";
   for (size_t i = 0; i < texts.size(); ++i)
-    s += (i ? "," : "") + std::string("{\"text\":") + json_quote(texts[i]) + "}";
+    s += (i ? "," : "") + std::string("{\"text\":") + json_string(texts[i]) + "}";
   return s + "]";
 }
 

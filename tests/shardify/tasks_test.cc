@@ -212,10 +212,11 @@ TEST_CASE("cls: CSV with RFC 4180 quoting; labels in lexicographic order or as -
       CHECK(recs[i].labels == order->at(labels[i]));
     }
   }
-  auto ds = shardkit::Dataset::open(tmp / "lex");
-  CHECK(*ds.metadata("labels") == R"({"names":["neg","neutral","pos"],"order":"lexicographic"})");
-  CHECK(*shardkit::Dataset::open(tmp / "given").metadata("labels") ==
-        R"({"names":["pos","neg","neutral"],"order":"given"})");
+  using Labels = shardkit::LabelInfo;
+  CHECK(shardkit::Dataset::open(tmp / "lex").info().labels ==
+        Labels{{"neg", "neutral", "pos"}, "lexicographic"});
+  CHECK(shardkit::Dataset::open(tmp / "given").info().labels ==
+        Labels{{"pos", "neg", "neutral"}, "given"});
 }
 
 TEST_CASE("cls: TSV with integer labels orders them numerically") {
@@ -232,8 +233,8 @@ TEST_CASE("cls: TSV with integer labels orders them numerically") {
     CHECK(real_ids(recs[i]) == expected[i]);
     CHECK(recs[i].labels == labels[i]);
   }
-  CHECK(*shardkit::Dataset::open(tmp / "ds").metadata("labels") ==
-        R"({"names":["0","2","10"],"order":"numeric"})");
+  CHECK(shardkit::Dataset::open(tmp / "ds").info().labels ==
+        shardkit::LabelInfo{{"0", "2", "10"}, "numeric"});
 }
 
 TEST_CASE("pair: premise/hypothesis with HF longest_first truncation and type ids") {
@@ -252,8 +253,8 @@ TEST_CASE("pair: premise/hypothesis with HF longest_first truncation and type id
     auto lab = jsonl_field(shardify_data("nli.jsonl"), "label");
     std::string items = "[";
     for (size_t i = 0; i < prem.size(); ++i)
-      items += (i ? "," : "") + std::string("{\"text\":") + shardkit::json_quote(prem[i]) +
-               ",\"pair\":" + shardkit::json_quote(hyp[i]) + "}";
+      items += (i ? "," : "") + std::string("{\"text\":") + json_string(prem[i]) +
+               ",\"pair\":" + json_string(hyp[i]) + "}";
     std::string text = hf_expect(
         bert_json(),
         "\"mode\":\"pair\",\"max_len\":" + std::to_string(max_len) + ",\"items\":" + items + "]",
@@ -330,9 +331,8 @@ void check_squad(const std::string& fixture, const fs::path& tokenizer, uint32_t
           x.answer = std::string(a["text"].get_string().value());
           x.answer_start = a["answer_start"].get_int64().value();
         }
-        items += (qs.empty() ? "" : ",") + std::string("{\"question\":") +
-                 shardkit::json_quote(x.question) +
-                 ",\"context\":" + shardkit::json_quote(x.context) + "}";
+        items += (qs.empty() ? "" : ",") + std::string("{\"question\":") + json_string(x.question) +
+                 ",\"context\":" + json_string(x.context) + "}";
         qs.push_back(x);
       }
   std::string text = hf_expect(tokenizer, "\"mode\":\"qa\",\"items\":" + items + "]", "qa");
@@ -429,16 +429,14 @@ TEST_CASE("qa: JSONL in HF datasets' SQuAD layout gives the records of the SQuAD
       for (auto qa : as_array(para["qas"])) {
         std::string texts, starts;
         for (auto a : as_array(qa["answers"])) {
-          texts += (texts.empty() ? "" : ",") +
-                   shardkit::json_quote(std::string(a["text"].get_string().value()));
+          texts +=
+              (texts.empty() ? "" : ",") + json_string(std::string(a["text"].get_string().value()));
           starts +=
               (starts.empty() ? "" : ",") + std::to_string(a["answer_start"].get_int64().value());
         }
-        lines += "{\"id\":" + shardkit::json_quote(std::string(qa["id"].get_string().value())) +
-                 ",\"context\":" +
-                 shardkit::json_quote(std::string(para["context"].get_string().value())) +
-                 ",\"question\":" +
-                 shardkit::json_quote(std::string(qa["question"].get_string().value())) +
+        lines += "{\"id\":" + json_string(std::string(qa["id"].get_string().value())) +
+                 ",\"context\":" + json_string(std::string(para["context"].get_string().value())) +
+                 ",\"question\":" + json_string(std::string(qa["question"].get_string().value())) +
                  ",\"answers\":{\"text\":[" + texts + "],\"answer_start\":[" + starts + "]}}\n";
       }
   write_file(tmp / "v2.jsonl", lines);

@@ -98,9 +98,9 @@ TEST_CASE("tokenizer.json and vocab.txt give the same ids") {
     CHECK(x == y);
   }
   CHECK(a->vocab_size() == 16);
-  CHECK(b->describe_json().find("\"type\": \"wordpiece\"") != std::string::npos);
-  CHECK(b->describe_json().find("\"vocab_size\": 16") != std::string::npos);
-  CHECK(a->describe_json().find("\"fingerprint\": \"") != std::string::npos);
+  CHECK(b->describe_json().find("\"type\":\"wordpiece\"") != std::string::npos);
+  CHECK(b->describe_json().find("\"vocab_size\":16") != std::string::npos);
+  CHECK(a->describe_json().find("\"fingerprint\":\"") != std::string::npos);
 }
 
 TEST_CASE("invalid UTF-8 is an input error naming the byte offset") {

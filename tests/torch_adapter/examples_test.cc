@@ -59,7 +59,10 @@ void write_classification(const std::filesystem::path& dir, uint64_t records, ui
     std::memcpy(rec.data() + schema.at("labels").offset, &label, 8);
     w.append(rec.data());
   }
-  w.set_metadata("labels", "{\"names\":[\"a\",\"b\",\"c\"],\"order\":\"given\"}");
+  DatasetInfo info = DatasetInfo::infer(schema);
+  info.fields[2].role = FieldRole::kFirstSegmentLength;
+  info.labels = {{"a", "b", "c"}, "given"};
+  w.set_info(info);
   w.finish();
 }
 

@@ -24,12 +24,12 @@ void run_dump(const DumpArgs& args) {
   for (uint64_t i = args.from; i < end; ++i) {
     ds.read(i, record.data());
     if (args.json) {
-      std::printf("%s\n", shardkit::record_to_json(schema, record.data(), i).c_str());
+      std::printf("%s\n", shardkit::record_json(schema, record.data(), i).dump().c_str());
     } else {
       std::printf("record %llu\n", static_cast<unsigned long long>(i));
       for (const auto& f : schema.fields())
         std::printf("  %-18s %s\n", f.name.c_str(),
-                    shardkit::field_to_json(f, record.data()).c_str());
+                    shardkit::field_json(f, record.data()).dump().c_str());
     }
   }
 }

@@ -2,8 +2,9 @@
 #include <cstdio>
 #include <string>
 
+#include <nlohmann/json.hpp>
 #include "core/dataset.h"
-#include "core/json_text.h"
+
 #include "shard_inspect/commands.h"
 
 namespace {
@@ -12,6 +13,11 @@ struct InfoArgs {
   std::string dir;
   bool json = false;
 };
+
+std::string_view role_name(const shardkit::Manifest& m, const std::string& field) {
+  auto role = m.info.role_of(field);
+  return role ? shardkit::field_role_name(*role) : "";
+}
 
 std::string shape_text(const shardkit::Field& f) {
   std::string s = "[";
@@ -26,42 +32,35 @@ void run_info(const InfoArgs& args) {
   const uint64_t disk = m.bytes_on_disk();
   const double ratio = disk ? static_cast<double>(raw) / static_cast<double>(disk) : 0.0;
   if (args.json) {
-    std::string o = "{\"path\":" + shardkit::json_quote(args.dir);
-    o += ",\"format_version\":" + std::to_string(m.format_version);
-    o += ",\"producer\":" + shardkit::json_quote(m.producer);
-    o += ",\"records\":" + std::to_string(records);
-    o += ",\"shards\":" + std::to_string(m.shards.size());
-    o += ",\"blocks\":" + std::to_string([&] {
-           uint64_t b = 0;
-           for (auto& s : m.shards)
-             b += (s.records + m.records_per_block - 1) / m.records_per_block;
-           return b;
-         }());
-    o += ",\"records_per_block\":" + std::to_string(m.records_per_block);
-    o += ",\"record_size\":" + std::to_string(m.schema.record_size());
-    o += ",\"bytes_on_disk\":" + std::to_string(disk);
-    o += ",\"uncompressed_bytes\":" + std::to_string(raw);
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.4f", ratio);
-    o += ",\"compression_ratio\":" + std::string(buf);
-    o += ",\"schema\":[";
-    for (size_t i = 0; i < m.schema.fields().size(); ++i) {
-      const auto& f = m.schema.fields()[i];
-      o += (i ? "," : "") + std::string("{\"name\":") + shardkit::json_quote(f.name) +
-           ",\"dtype\":\"" + std::string(shardkit::dtype_name(f.dtype)) +
-           "\",\"shape\":" + shape_text(f) + "}";
-    }
-    o += "],\"shard_files\":[";
-    for (size_t i = 0; i < m.shards.size(); ++i)
-      o += (i ? "," : "") + std::string("{\"name\":") + shardkit::json_quote(m.shards[i].name) +
-           ",\"records\":" + std::to_string(m.shards[i].records) +
-           ",\"bytes\":" + std::to_string(m.shards[i].bytes) + "}";
-    o += "],\"metadata\":{";
-    size_t k = 0;
-    for (const auto& [key, value] : m.metadata)
-      o += (k++ ? "," : "") + shardkit::json_quote(key) + ":" + value;
-    o += "}}";
-    std::printf("%s\n", o.c_str());
+    using nlohmann::ordered_json;
+    ordered_json o;
+    o["path"] = args.dir;
+    o["format_version"] = m.format_version;
+    o["producer"] = m.producer;
+    o["records"] = records;
+    o["shards"] = m.shards.size();
+    uint64_t blocks = 0;
+    for (const auto& s : m.shards)
+      blocks += (s.records + m.records_per_block - 1) / m.records_per_block;
+    o["blocks"] = blocks;
+    o["records_per_block"] = m.records_per_block;
+    o["record_size"] = m.schema.record_size();
+    o["bytes_on_disk"] = disk;
+    o["uncompressed_bytes"] = raw;
+    o["compression_ratio"] = ratio;
+    ordered_json& schema = o["schema"] = ordered_json::array();
+    for (const auto& f : m.schema.fields())
+      schema.push_back(ordered_json{{"name", f.name},
+                                    {"dtype", shardkit::dtype_name(f.dtype)},
+                                    {"shape", f.shape},
+                                    {"role", role_name(m, f.name)}});
+    ordered_json& files = o["shard_files"] = ordered_json::array();
+    for (const auto& s : m.shards)
+      files.push_back(ordered_json{{"name", s.name}, {"records", s.records}, {"bytes", s.bytes}});
+    o["dataset"] = ordered_json::parse(m.info.to_json());
+    ordered_json& meta = o["metadata"] = ordered_json::object();
+    for (const auto& [key, value] : m.metadata) meta[key] = ordered_json::parse(value);
+    std::printf("%s\n", o.dump().c_str());
     return;
   }
   std::printf("dataset        %s\n", args.dir.c_str());
@@ -76,8 +75,38 @@ void run_info(const InfoArgs& args) {
   std::printf("uncompressed   %.2f MB, ratio %.2fx\n", raw / 1e6, ratio);
   std::printf("schema\n");
   for (const auto& f : m.schema.fields())
-    std::printf("  %-20s %-4s %s\n", f.name.c_str(),
-                std::string(shardkit::dtype_name(f.dtype)).c_str(), shape_text(f).c_str());
+    std::printf("  %-20s %-4s %-10s %s\n", f.name.c_str(),
+                std::string(shardkit::dtype_name(f.dtype)).c_str(), shape_text(f).c_str(),
+                std::string(role_name(m, f.name)).c_str());
+  const shardkit::DatasetInfo& info = m.info;
+  if (!info.task.name.empty()) {
+    std::printf("task           %s, max_len %u%s\n", info.task.name.c_str(), info.task.max_len,
+                info.task.packed ? ", packed" : "");
+  }
+  if (!info.tokenizer.type.empty()) {
+    std::printf("tokenizer      %s, vocab %llu, fingerprint %s, special ids",
+                info.tokenizer.type.c_str(),
+                static_cast<unsigned long long>(info.tokenizer.vocab_size),
+                info.tokenizer.fingerprint.c_str());
+    const auto& sp = info.tokenizer.special;
+    for (const auto& [name, id] :
+         {std::pair{"pad", sp.pad}, std::pair{"unk", sp.unk}, std::pair{"cls", sp.cls},
+          std::pair{"sep", sp.sep}, std::pair{"mask", sp.mask}, std::pair{"bos", sp.bos},
+          std::pair{"eos", sp.eos}})
+      if (id) std::printf(" %s=%u", name, *id);
+    std::printf("\n");
+  }
+  if (!info.labels.names.empty()) {
+    std::printf("labels        ");
+    for (size_t i = 0; i < info.labels.names.size(); ++i)
+      std::printf(" %zu=%s", i, info.labels.names[i].c_str());
+    std::printf(" (%s order)\n", info.labels.order.c_str());
+  }
+  if (!info.source.format.empty())
+    std::printf("source         %zu %s file(s)\n", info.source.files.size(),
+                info.source.format.c_str());
+  if (info.part)
+    std::printf("part           %u of %u (unmerged)\n", info.part->index, info.part->count);
   if (!m.metadata.empty()) {
     std::printf("metadata\n");
     for (const auto& [key, value] : m.metadata) {

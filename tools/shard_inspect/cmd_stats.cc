@@ -1,21 +1,15 @@
 // shard-inspect stats DIR [--json] [--bins N]: what a user needs to pick --max-len: the stored
 // token-length histogram, how many examples were truncated, label distribution, token counts.
-// shard-inspect does not link simdjson::simdjson itself; its parser layout depends on this
-// definition, which the core library (and so the parser code linked in) is built with.
-#ifndef SIMDJSON_THREADS_ENABLED
-#define SIMDJSON_THREADS_ENABLED 1
-#endif
-#include <simdjson.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include "core/dataset.h"
 #include "core/error.h"
-#include "core/json_text.h"
+
 #include "format/shard_format.h"
 #include "shard_inspect/commands.h"
 
@@ -41,13 +35,19 @@ std::string bar(uint64_t n, uint64_t max, int width) {
 void run_stats(const StatsArgs& args) {
   shardkit::Dataset ds = shardkit::Dataset::open(args.dir);
   const auto& schema = ds.schema();
-  const shardkit::Field* ids = schema.find("input_ids");
-  const shardkit::Field* length = schema.find("length");
-  const shardkit::Field* labels = schema.find("labels");
-  const shardkit::Field* start = schema.find("start_positions");
+  const shardkit::DatasetInfo& info = ds.manifest().info;
+  auto field = [&](shardkit::FieldRole role) -> const shardkit::Field* {
+    const std::string* name = info.field(role);
+    return name ? schema.find(*name) : nullptr;
+  };
+  const shardkit::Field* ids = field(shardkit::FieldRole::kTokenIds);
+  const shardkit::Field* length = field(shardkit::FieldRole::kLength);
+  const shardkit::Field* labels = field(shardkit::FieldRole::kLabel);
+  const shardkit::Field* start = field(shardkit::FieldRole::kStartPosition);
   if (!ids || !length)
-    throw shardkit::Error(shardkit::ErrorCode::kUnsupported, args.dir,
-                          "stats needs the input_ids and length fields that shardify writes");
+    throw shardkit::Error(
+        shardkit::ErrorCode::kUnsupported, args.dir,
+        "stats needs fields with the token_ids and length roles, as shardify writes");
   const uint32_t max_len = ids->shape.empty() ? 1 : ids->shape[0];
   const unsigned bins = std::max(1u, std::min(args.bins, max_len));
 
@@ -73,28 +73,13 @@ void run_stats(const StatsArgs& args) {
   if (records == 0) min_len = 0;
 
   // Names of labels and the converter's own counts, when shardify wrote the dataset.
-  simdjson::dom::parser parser;
-  std::vector<std::string> label_names;
-  if (auto m = ds.metadata("labels")) {
-    simdjson::dom::element e;
-    simdjson::dom::array names;
-    if (!parser.parse(*m).get(e) && !e["names"].get_array().get(names))
-      for (auto n : names)
-        label_names.emplace_back(std::string_view(n.get_string().value_unsafe()));
-  }
-  uint64_t examples = 0, truncated = 0;
+  // Names of labels and the converter's own counts, when shardify wrote the dataset.
+  const std::vector<std::string>& label_names = info.labels.names;
+  const uint64_t examples = info.stats ? info.stats->examples : 0;
+  const uint64_t truncated = info.stats ? info.stats->truncated : 0;
   std::vector<uint64_t> source_hist;
-  if (auto m = ds.metadata("stats")) {
-    simdjson::dom::parser p2;
-    simdjson::dom::element e;
-    if (!p2.parse(*m).get(e)) {
-      if (e["examples"].get_uint64().get(examples)) examples = 0;
-      if (e["truncated"].get_uint64().get(truncated)) truncated = 0;
-      simdjson::dom::array h;
-      if (!e["length_histogram_log2"].get_array().get(h))
-        for (auto v : h) source_hist.push_back(v.get_uint64().value_unsafe());
-    }
-  }
+  if (info.stats)
+    source_hist.assign(info.stats->length_histogram.begin(), info.stats->length_histogram.end());
   auto label_name = [&](int64_t i) {
     return i >= 0 && static_cast<size_t>(i) < label_names.size() ? label_names[i]
                                                                  : std::to_string(i);
@@ -102,44 +87,34 @@ void run_stats(const StatsArgs& args) {
   const double padding = records ? 1.0 - double(tokens) / (double(records) * max_len) : 0.0;
 
   if (args.json) {
-    std::string o = "{\"records\":" + std::to_string(records) +
-                    ",\"max_len\":" + std::to_string(max_len) +
-                    ",\"tokens\":" + std::to_string(tokens) +
-                    ",\"padding_tokens\":" + std::to_string(records * max_len - tokens) +
-                    ",\"min_length\":" + std::to_string(min_len) +
-                    ",\"max_length\":" + std::to_string(max_seen) +
-                    ",\"records_at_max_len\":" + std::to_string(at_max);
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.6f", padding);
-    o += ",\"padding_share\":" + std::string(buf);
+    using nlohmann::ordered_json;
+    ordered_json o;
+    o["records"] = records;
+    o["max_len"] = max_len;
+    o["tokens"] = tokens;
+    o["padding_tokens"] = records * max_len - tokens;
+    o["min_length"] = min_len;
+    o["max_length"] = max_seen;
+    o["records_at_max_len"] = at_max;
+    o["padding_share"] = padding;
     if (examples) {
-      std::snprintf(buf, sizeof buf, "%.6f", double(truncated) / double(examples));
-      o += ",\"examples\":" + std::to_string(examples) +
-           ",\"truncated\":" + std::to_string(truncated) + ",\"truncated_share\":" + buf;
+      o["examples"] = examples;
+      o["truncated"] = truncated;
+      o["truncated_share"] = double(truncated) / double(examples);
     }
-    o += ",\"length_histogram\":[";
+    ordered_json& h = o["length_histogram"] = ordered_json::array();
     for (unsigned i = 0; i < bins; ++i)
-      o += (i ? "," : "") + std::string("{\"from\":") + std::to_string(i * max_len / bins + 1) +
-           ",\"to\":" + std::to_string((i + 1) * max_len / bins) +
-           ",\"records\":" + std::to_string(hist[i]) + "}";
-    o += "]";
-    if (!source_hist.empty()) {
-      o += ",\"source_length_histogram_log2\":[";
-      for (size_t i = 0; i < source_hist.size(); ++i)
-        o += (i ? "," : "") + std::to_string(source_hist[i]);
-      o += "]";
-    }
+      h.push_back(ordered_json{{"from", i * max_len / bins + 1},
+                               {"to", (i + 1) * max_len / bins},
+                               {"records", hist[i]}});
+    if (!source_hist.empty()) o["source_length_histogram_log2"] = source_hist;
     if (labels) {
-      o += ",\"labels\":[";
-      size_t k = 0;
-      for (auto [l, n] : label_counts)
-        o += (k++ ? "," : "") + std::string("{\"index\":") + std::to_string(l) +
-             ",\"name\":" + shardkit::json_quote(label_name(l)) +
-             ",\"records\":" + std::to_string(n) + "}";
-      o += "]";
+      ordered_json& l = o["labels"] = ordered_json::array();
+      for (auto [index, n] : label_counts)
+        l.push_back(ordered_json{{"index", index}, {"name", label_name(index)}, {"records", n}});
     }
-    if (start) o += ",\"answerable_windows\":" + std::to_string(answerable);
-    std::printf("%s}\n", o.c_str());
+    if (start) o["answerable_windows"] = answerable;
+    std::printf("%s\n", o.dump().c_str());
     return;
   }
 

@@ -23,7 +23,7 @@ struct ConvertArgs {
   std::string where;
   uint32_t max_len = 0, doc_stride = 128, max_query_len = 64;
   bool no_quoting = false;
-  bool no_pack = false, position_ids = false, force = false, json = false;
+  bool no_pack = false, position_ids = false, force = false, json = false, allow_empty = false;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   int zstd_level = 3;
   uint64_t block_size = 256 * 1024, shard_size = 256ull << 20;
@@ -87,6 +87,7 @@ void run_convert(const ConvertArgs& a) {
   o.on_error = a.on_error == "skip" ? OnError::kSkip : OnError::kFail;
   if (!a.part.empty()) o.part = parse_part(a.part);
   o.force = a.force;
+  o.allow_empty = a.allow_empty;
   o.zstd_level = a.zstd_level;
   o.block_bytes = static_cast<uint32_t>(a.block_size);
   o.shard_bytes = a.shard_size;
@@ -164,6 +165,8 @@ const shardify_cli::RegisterCommand kConvert([](CLI::App& app) {
   app.add_option("--part", a->part,
                  "Convert only part i of N (0 <= i < N) of the input files; see 'merge'");
   app.add_flag("--force", a->force, "Replace an existing dataset at --out");
+  app.add_flag("--allow-empty", a->allow_empty,
+               "Write a dataset even when no record results (otherwise an error)");
   app.add_flag("--json", a->json, "Print the summary as one JSON object");
   app.add_option("--zstd-level", a->zstd_level, "zstd level of the blocks (1..22)")
       ->capture_default_str();

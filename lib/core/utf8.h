@@ -1,11 +1,11 @@
-// UTF-8 checks and conversions the readers need.
+// UTF-8 checks: the one validator of input text (readers, tokenizers) and code point offsets.
 #pragma once
 
 #include <cstddef>
 #include <optional>
 #include <string_view>
 
-namespace shardkit::shardify {
+namespace shardkit {
 
 // The byte offset of the first invalid UTF-8 sequence, or nullopt when `text` is valid.
 std::optional<size_t> first_invalid_utf8(std::string_view text);
@@ -14,4 +14,4 @@ std::optional<size_t> first_invalid_utf8(std::string_view text);
 // nullopt when `text` has fewer code points. SQuAD's answer_start counts code points.
 std::optional<size_t> code_point_to_byte(std::string_view text, size_t index);
 
-}  // namespace shardkit::shardify
+}  // namespace shardkit

@@ -1,8 +1,8 @@
-#include "shardify/utf8.h"
+#include "core/utf8.h"
 
 #include <simdjson.h>
 
-namespace shardkit::shardify {
+namespace shardkit {
 
 std::optional<size_t> first_invalid_utf8(std::string_view text) {
   if (simdjson::validate_utf8(text.data(), text.size())) return std::nullopt;
@@ -49,4 +49,4 @@ std::optional<size_t> code_point_to_byte(std::string_view text, size_t index) {
   return std::nullopt;
 }
 
-}  // namespace shardkit::shardify
+}  // namespace shardkit

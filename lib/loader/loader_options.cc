@@ -1,0 +1,22 @@
+#include "loader/loader_options.h"
+
+namespace shardkit::loader {
+
+LoaderOptions with_dataset_defaults(LoaderOptions o, const DatasetInfo& info) {
+  auto role = [&](FieldRole r) {
+    const std::string* name = info.field(r);
+    return name ? *name : std::string();
+  };
+  if (o.sequence_field.empty()) o.sequence_field = role(FieldRole::kTokenIds);
+  if (o.length_field.empty()) o.length_field = role(FieldRole::kLength);
+  MlmOptions& m = o.mlm;
+  if (m.input_field.empty()) m.input_field = role(FieldRole::kTokenIds);
+  const TokenizerInfo& t = info.tokenizer;
+  if (m.mask_token_id < 0 && t.special.mask) m.mask_token_id = *t.special.mask;
+  if (m.vocab_size == 0) m.vocab_size = t.vocab_size;
+  if (m.special_ids.empty())
+    for (uint32_t id : t.special.all()) m.special_ids.push_back(id);
+  return o;
+}
+
+}  // namespace shardkit::loader

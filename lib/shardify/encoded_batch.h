@@ -1,0 +1,41 @@
+// What the tokenizing workers hand to the ordered stage: rows of token ids before padding, for
+// every task alike. A row becomes one record, or (packed lm) one document that the Packer cuts
+// into windows. Errors and counts travel with the rows, in input order.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/convert_stats.h"
+
+namespace shardkit::shardify {
+
+struct ExampleError {
+  uint32_t file_index = 0;
+  uint64_t line = 0;
+  std::string where;
+  std::string reason;
+};
+
+struct EncodedRow {
+  uint32_t first = 0;  // ids [first, first + count) of the batch (and type_ids, when present)
+  uint32_t count = 0;
+  int32_t label = 0;
+  int32_t start_position = 0;
+  int32_t end_position = 0;
+  uint32_t example_index = 0;
+  uint32_t source_index = 0;
+};
+
+struct EncodedBatch {
+  uint32_t file_index = 0;
+  bool ends_file = false;  // the last batch of its input file
+  std::vector<uint32_t> ids;
+  std::vector<uint8_t> type_ids;  // parallel to ids for tasks with segments, else empty
+  std::vector<EncodedRow> rows;
+  std::vector<ExampleError> errors;
+  ConvertStats stats;  // examples, truncations and lengths; records and tokens are counted later
+};
+
+}  // namespace shardkit::shardify

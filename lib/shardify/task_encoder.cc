@@ -1,0 +1,238 @@
+#include "shardify/task_encoder.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace shardkit::shardify {
+namespace {
+
+void add_error(const Example& ex, EncodedBatch& out, std::string reason, std::string where = {}) {
+  out.errors.push_back(
+      {ex.file_index, ex.line, where.empty() ? ex.where : std::move(where), std::move(reason)});
+}
+
+// Appends an encoding's ids (and type ids) as one row; returns it for the scalar fields.
+EncodedRow& add_row(EncodedBatch& out, const tok::Encoding& e, bool segments) {
+  EncodedRow row;
+  row.first = static_cast<uint32_t>(out.ids.size());
+  row.count = static_cast<uint32_t>(e.size());
+  out.ids.insert(out.ids.end(), e.ids.begin(), e.ids.end());
+  if (segments)
+    for (size_t i = 0; i < e.size(); ++i)
+      out.type_ids.push_back(i < e.type_ids.size() ? static_cast<uint8_t>(e.type_ids[i]) : 0);
+  out.rows.push_back(row);
+  return out.rows.back();
+}
+
+tok::Encoding slice(const tok::Encoding& e, size_t first, size_t last) {
+  tok::Encoding s;
+  auto cut = [&](const auto& v, auto& into) {
+    if (v.size() == e.ids.size()) into.assign(v.begin() + first, v.begin() + last);
+  };
+  cut(e.ids, s.ids);
+  cut(e.type_ids, s.type_ids);
+  cut(e.offsets, s.offsets);
+  cut(e.sequence_ids, s.sequence_ids);
+  return s;
+}
+
+std::string_view lstrip(std::string_view s) {
+  while (!s.empty() &&
+         (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r'))
+    s.remove_prefix(1);
+  return s;
+}
+
+}  // namespace
+
+TaskEncoder::TaskEncoder(const tok::Tokenizer& tokenizer, const TaskOptions& options,
+                         const LabelMap* labels)
+    : tok_(tokenizer), options_(options), labels_(labels) {
+  const auto& sp = tok_.special_tokens();
+  padding_id_ = sp.pad.value_or(0);
+  separator_ = sp.eos ? sp.eos : sp.sep;
+  const size_t added = tok_.added_tokens(task_has_segments(options.task));
+  if (!options.packing() && options.max_len <= added)
+    throw Error(ErrorCode::kInvalidArgument, "",
+                "--max-len " + std::to_string(options.max_len) +
+                    " leaves no room beside the tokenizer's " + std::to_string(added) +
+                    " special tokens");
+  if (options.packing() && !separator_)
+    throw Error(
+        ErrorCode::kInvalidArgument, "",
+        "the tokenizer has no end-of-text or separator token to join documents; use --no-pack");
+  if (options.task == Task::kQa) {
+    if (options.max_query_len == 0)
+      throw Error(ErrorCode::kInvalidArgument, "", "--max-query-len must be positive");
+    const int64_t context_room =
+        int64_t{options.max_len} - options.max_query_len - static_cast<int64_t>(added);
+    if (context_room <= int64_t{options.doc_stride})
+      throw Error(ErrorCode::kInvalidArgument, "",
+                  "--max-len minus --max-query-len and special tokens must exceed --doc-stride (" +
+                      std::to_string(options.max_len) + " - " +
+                      std::to_string(options.max_query_len) + " - " + std::to_string(added) +
+                      " = " + std::to_string(context_room) +
+                      ", --doc-stride = " + std::to_string(options.doc_stride) + ")");
+  }
+}
+
+bool TaskEncoder::label_index(const Example& ex, EncodedBatch& out, int32_t& index) const {
+  auto i = labels_->index(ex.label);
+  if (!i) {
+    add_error(ex, out, "unknown label '" + ex.label + "'");
+    return false;
+  }
+  index = *i;
+  return true;
+}
+
+void TaskEncoder::encode(const Example& ex, EncodedBatch& out) const {
+  if (!ex.error.empty()) {
+    add_error(ex, out, ex.error);
+    return;
+  }
+  try {
+    int32_t label = 0;
+    switch (options_.task) {
+      case Task::kLm:
+        if (options_.pack)
+          encode_document(ex, out);
+        else
+          encode_single(ex, out, "empty document (no tokens)", 0);
+        break;
+      case Task::kCls:
+        if (label_index(ex, out, label)) encode_single(ex, out, "empty text (no tokens)", label);
+        break;
+      case Task::kPair:
+        encode_pair(ex, out);
+        break;
+      case Task::kQa:
+        encode_qa(ex, out);
+        break;
+    }
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kInput && e.code() != ErrorCode::kInvalidArgument) throw;
+    add_error(ex, out, e.reason());
+  }
+}
+
+void TaskEncoder::encode_document(const Example& ex, EncodedBatch& out) const {
+  const size_t before = out.ids.size();
+  tok_.encode_ids(ex.text, out.ids);
+  const size_t n = out.ids.size() - before;
+  if (n == 0) {
+    add_error(ex, out, "empty document (no tokens)");
+    return;
+  }
+  out.ids.push_back(*separator_);
+  out.rows.push_back({static_cast<uint32_t>(before), static_cast<uint32_t>(n + 1)});
+  ++out.stats.examples;
+  ++out.stats.length_histogram[length_bucket(n + 1)];
+}
+
+void TaskEncoder::encode_single(const Example& ex, EncodedBatch& out, const char* empty_reason,
+                                int32_t label) const {
+  tok::Encoding e = tok_.encode(ex.text);
+  if (e.size() == 0) {
+    add_error(ex, out, empty_reason);
+    return;
+  }
+  const size_t room = options_.max_len - tok_.added_tokens(false);
+  ++out.stats.examples;
+  ++out.stats.length_histogram[length_bucket(e.size() + tok_.added_tokens(false))];
+  if (e.size() > room) {
+    tok::truncate(e, room);
+    ++out.stats.truncated;
+  }
+  add_row(out, tok_.post_process(std::move(e), std::nullopt), false).label = label;
+}
+
+void TaskEncoder::encode_pair(const Example& ex, EncodedBatch& out) const {
+  int32_t label;
+  if (!label_index(ex, out, label)) return;
+  tok::Encoding a = tok_.encode(ex.text);
+  tok::Encoding b = tok_.encode(ex.text_pair);
+  if (a.size() == 0 || b.size() == 0) {
+    add_error(ex, out,
+              a.size() == 0 ? "empty first text (no tokens)" : "empty second text (no tokens)");
+    return;
+  }
+  const size_t added = tok_.added_tokens(true);
+  const size_t room = options_.max_len - added;
+  ++out.stats.examples;
+  ++out.stats.length_histogram[length_bucket(a.size() + b.size() + added)];
+  if (a.size() + b.size() > room) {
+    // With max_length, truncation also reproduces HF's early stop, which decides which text
+    // loses the odd token under longest_first.
+    tok::truncate_pair(a, b, room, tok::TruncationStrategy::kLongestFirst, options_.max_len);
+    ++out.stats.truncated;
+  }
+  add_row(out, tok_.post_process(std::move(a), std::move(b)), true).label = label;
+}
+
+void TaskEncoder::encode_qa(const Example& ex, EncodedBatch& out) const {
+  tok::Encoding context = tok_.encode(ex.text);
+  const size_t added = tok_.added_tokens(true);
+  for (const QaQuestion& q : ex.questions) {
+    if (!q.error.empty()) {
+      add_error(ex, out, q.error, q.where);
+      continue;
+    }
+    tok::Encoding question;
+    try {
+      question = tok_.encode(lstrip(q.question));
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kInput) throw;
+      add_error(ex, out, e.reason(), q.where);
+      continue;
+    }
+    if (question.size() == 0 || context.size() == 0) {
+      add_error(ex, out,
+                question.size() == 0 ? "empty question (no tokens)" : "empty context (no tokens)",
+                q.where);
+      continue;
+    }
+    ++out.stats.examples;
+    ++out.stats.length_histogram[length_bucket(question.size() + context.size() + added)];
+    if (question.size() > options_.max_query_len) tok::truncate(question, options_.max_query_len);
+    // Windows as HF's overflowing truncation makes them: starts 0, step, 2*step, ... until a
+    // window reaches the end; consecutive windows share doc_stride tokens.
+    const size_t room = options_.max_len - question.size() - added;
+    const size_t step = room - options_.doc_stride;
+    if (context.size() > room) ++out.stats.truncated;
+    const size_t answer_end = q.answer_start + q.answer_text.size();
+    for (size_t start = 0;; start += step) {
+      const size_t stop = std::min(start + room, context.size());
+      tok::Encoding p = tok_.post_process(question, slice(context, start, stop));
+      int32_t s_pos = 0, e_pos = 0;
+      if (!q.impossible) {
+        // Context tokens are those with sequence id 1; the answer must lie inside them.
+        size_t first = p.size(), last = 0;
+        for (size_t i = 0; i < p.size(); ++i)
+          if (p.sequence_ids[i] == 1) {
+            first = std::min(first, i);
+            last = i;
+          }
+        if (first <= last && p.offsets[first].first <= q.answer_start &&
+            p.offsets[last].second >= answer_end) {
+          size_t s = first;
+          while (s + 1 <= last && p.offsets[s + 1].first <= q.answer_start) ++s;
+          size_t e = last;
+          while (e > first && p.offsets[e - 1].second >= answer_end) --e;
+          s_pos = static_cast<int32_t>(s);
+          e_pos = static_cast<int32_t>(e);
+        }
+      }
+      if (s_pos == 0 && e_pos == 0) ++out.stats.qa_unanswerable_windows;
+      EncodedRow& row = add_row(out, p, true);
+      row.start_position = s_pos;
+      row.end_position = e_pos;
+      row.example_index = q.example_index;
+      row.source_index = ex.file_index;
+      if (stop == context.size()) break;
+    }
+  }
+}
+
+}  // namespace shardkit::shardify

@@ -1,0 +1,43 @@
+// Turns examples into rows of token ids, on the worker threads: tokenization, the tokenizer's
+// template ([CLS] a [SEP] b [SEP]), truncation, labels and QA windows. Content problems become
+// errors in the batch, in input order, so that --on-error decides later.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "shardify/encoded_batch.h"
+#include "shardify/example.h"
+#include "shardify/label_map.h"
+#include "shardify/task.h"
+#include "tokenizer/tokenizer.h"
+
+namespace shardkit::shardify {
+
+class TaskEncoder {
+ public:
+  // Throws Error(kInvalidArgument) when the options cannot work with this tokenizer.
+  TaskEncoder(const tok::Tokenizer& tokenizer, const TaskOptions& options, const LabelMap* labels);
+  // The id stored after `length`: the tokenizer's pad id, else 0.
+  uint32_t padding_id() const { return padding_id_; }
+  // The id that ends each document when packing (eos, else sep); nullopt when there is none.
+  std::optional<uint32_t> separator_id() const { return separator_; }
+
+  void encode(const Example& example, EncodedBatch& out) const;
+
+ private:
+  void encode_document(const Example& ex, EncodedBatch& out) const;
+  void encode_single(const Example& ex, EncodedBatch& out, const char* empty_reason,
+                     int32_t label) const;
+  void encode_pair(const Example& ex, EncodedBatch& out) const;
+  void encode_qa(const Example& ex, EncodedBatch& out) const;
+  bool label_index(const Example& ex, EncodedBatch& out, int32_t& index) const;
+
+  const tok::Tokenizer& tok_;
+  TaskOptions options_;
+  const LabelMap* labels_;
+  uint32_t padding_id_ = 0;
+  std::optional<uint32_t> separator_;
+};
+
+}  // namespace shardkit::shardify
