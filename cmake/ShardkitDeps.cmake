@@ -19,6 +19,7 @@ find_package(Threads REQUIRED)
 find_package(ZLIB REQUIRED)
 # Remote datasets (http://, https://, s3://): Debian's libcurl4-openssl-dev.
 find_package(CURL REQUIRED)
+include(ShardkitDuckDB)  # SHARDKIT_WITH_PARQUET
 if(SHARDKIT_WITH_TORCH)
   find_package(Torch QUIET)
   if(NOT Torch_FOUND)

@@ -49,6 +49,8 @@ if [ -f tests/servers/package.json ]; then
     touch tests/servers/node_modules
   fi
 fi
+# DuckDB's C library and header (Parquet input), pinned npm tarballs into .deps/duckdb.
+scripts/install-duckdb.sh
 if [ -x tests/oracle/prepare.sh ]; then
   tests/oracle/prepare.sh
 fi

@@ -45,8 +45,9 @@ InputFormat resolve_format(const ConvertOptions& o, const std::vector<InputFile>
 }
 
 void check_task_and_format(Task task, InputFormat fmt) {
-  if (task == Task::kQa && fmt != InputFormat::kSquad && fmt != InputFormat::kJsonl)
-    throw Error(ErrorCode::kInvalidArgument, "", "--task qa reads SQuAD JSON or JSONL");
+  if (task == Task::kQa && fmt != InputFormat::kSquad && fmt != InputFormat::kJsonl &&
+      fmt != InputFormat::kParquet)
+    throw Error(ErrorCode::kInvalidArgument, "", "--task qa reads SQuAD JSON, JSONL or Parquet");
   if (task != Task::kQa && fmt == InputFormat::kSquad)
     throw Error(ErrorCode::kInvalidArgument, "", "SQuAD JSON input is for --task qa");
   if ((task == Task::kCls || task == Task::kPair) && fmt == InputFormat::kText)
@@ -60,6 +61,10 @@ ReaderOptions reader_options(const ConvertOptions& o, InputFormat fmt) {
   r.text_field = o.text_field;
   r.doc_separator = o.doc_separator;
   r.quoting = o.quoting;
+  if (!o.where.empty() && fmt != InputFormat::kParquet)
+    throw Error(ErrorCode::kInvalidArgument, "", "--where filters Parquet input only");
+  r.where = o.where;
+  r.decode_threads = std::max(1u, o.threads / 2);
   if (o.task.task == Task::kPair) r.pair_field = o.pair_field;
   if (o.task.task == Task::kCls || o.task.task == Task::kPair) r.label_field = o.label_field;
   if (o.task.task == Task::kQa) {
@@ -123,7 +128,7 @@ DatasetInfo describe_conversion(const ConvertOptions& o, InputFormat fmt,
   info.tokenizer = describe_tokenizer(tokenizer);
   if (labels) info.labels = {labels->names(), labels->order()};
   info.source.format = input_format_name(fmt);
-  if (t.task == Task::kQa && fmt == InputFormat::kJsonl) {
+  if (t.task == Task::kQa && (fmt == InputFormat::kJsonl || fmt == InputFormat::kParquet)) {
     info.source.columns = {
         {"context", o.context_field}, {"question", o.question_field}, {"answers", o.answers_field}};
   } else if (fmt != InputFormat::kText && fmt != InputFormat::kSquad) {

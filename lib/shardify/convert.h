@@ -31,6 +31,7 @@ struct ConvertOptions {
   std::string answers_field = "answers";
   DocSeparator doc_separator = DocSeparator::kFile;
   bool quoting = true;  // TSV/CSV
+  std::string where;    // Parquet: DuckDB SQL predicate over the file's columns (--where)
   TaskOptions task;
   std::string tokenizer_path;
   std::string out;

@@ -12,8 +12,10 @@ InputFormat parse_input_format(const std::string& name) {
   if (name == "tsv") return InputFormat::kTsv;
   if (name == "csv") return InputFormat::kCsv;
   if (name == "squad") return InputFormat::kSquad;
-  throw Error(ErrorCode::kInvalidArgument, "",
-              "unknown input format '" + name + "' (expected jsonl, text, tsv, csv or squad)");
+  if (name == "parquet") return InputFormat::kParquet;
+  throw Error(
+      ErrorCode::kInvalidArgument, "",
+      "unknown input format '" + name + "' (expected jsonl, text, tsv, csv, squad or parquet)");
 }
 
 const char* input_format_name(InputFormat format) {
@@ -28,6 +30,8 @@ const char* input_format_name(InputFormat format) {
       return "csv";
     case InputFormat::kSquad:
       return "squad";
+    case InputFormat::kParquet:
+      return "parquet";
   }
   return "?";
 }
@@ -61,6 +65,7 @@ std::optional<InputFormat> infer_input_format(const std::filesystem::path& path)
   if (ext == ".tsv") return InputFormat::kTsv;
   if (ext == ".csv") return InputFormat::kCsv;
   if (ext == ".json") return InputFormat::kSquad;
+  if (ext == ".parquet") return InputFormat::kParquet;
   return std::nullopt;
 }
 
@@ -91,6 +96,8 @@ std::unique_ptr<ExampleReader> ExampleReader::open(const std::filesystem::path& 
                                                    uint32_t file_index,
                                                    const ReaderOptions& options) {
   if (options.format == InputFormat::kSquad) return make_squad_reader(path, file_index, options);
+  if (options.format == InputFormat::kParquet)
+    return make_parquet_reader(path, file_index, options);
   auto lines = std::make_unique<LineReader>(ByteSource::open(path));
   switch (options.format) {
     case InputFormat::kJsonl:
@@ -102,6 +109,7 @@ std::unique_ptr<ExampleReader> ExampleReader::open(const std::filesystem::path& 
     case InputFormat::kCsv:
       return make_delimited_reader(std::move(lines), file_index, options, ',');
     case InputFormat::kSquad:
+    case InputFormat::kParquet:
       break;
   }
   throw Error(ErrorCode::kInvalidArgument, path.string(), "unsupported input format");

@@ -1,4 +1,4 @@
-// Readers for the input formats: JSONL, plain text, TSV/CSV and SQuAD JSON.
+// Readers for the input formats: JSONL, plain text, TSV/CSV, SQuAD JSON and Parquet.
 #pragma once
 
 #include <cstdint>
@@ -11,13 +11,16 @@
 
 namespace shardkit::shardify {
 
-enum class InputFormat { kJsonl, kText, kTsv, kCsv, kSquad };
+enum class InputFormat { kJsonl, kText, kTsv, kCsv, kSquad, kParquet };
 
-// "jsonl", "text", "tsv", "csv", "squad"; throws Error(kInvalidArgument) otherwise.
+// "jsonl", "text", "tsv", "csv", "squad", "parquet"; throws Error(kInvalidArgument) otherwise.
 InputFormat parse_input_format(const std::string& name);
 const char* input_format_name(InputFormat format);
-// From the file name, ignoring a .gz/.zst suffix: .jsonl/.ndjson, .txt, .tsv, .csv, .json.
+// From the file name, ignoring a .gz/.zst suffix: .jsonl/.ndjson, .txt, .tsv, .csv, .json,
+// .parquet.
 std::optional<InputFormat> infer_input_format(const std::filesystem::path& path);
+// Whether this build reads Parquet (DuckDB was found at build time).
+bool parquet_input_available();
 
 // What one plain-text document is: a whole file (the default: a .txt is usually one text, a
 // book or an article, whose newlines are formatting), a line, or a blank-line separated block.
@@ -29,7 +32,7 @@ const char* doc_separator_name(DocSeparator separator);
 
 struct ReaderOptions {
   InputFormat format = InputFormat::kJsonl;
-  std::string text_field = "text";  // JSONL: dotted path; TSV/CSV: column name
+  std::string text_field = "text";  // JSONL, Parquet: dotted path; TSV/CSV: column name
   std::string pair_field;           // empty: no second text
   std::string label_field;          // empty: no label
   DocSeparator doc_separator = DocSeparator::kFile;
@@ -41,6 +44,10 @@ struct ReaderOptions {
   bool qa = false;
   std::string question_field = "question";
   std::string answers_field = "answers";
+  std::string where;  // Parquet: a DuckDB SQL predicate over the file's columns; empty: all rows
+  // Parquet: DuckDB threads decoding row groups ahead (in order); reading is the one serial
+  // stage of a conversion, so it scales with the tokenizing threads.
+  unsigned decode_threads = 1;
 };
 
 class ExampleReader {

@@ -1,5 +1,7 @@
 #include "shardify/input_files.h"
 
+#include <glob.h>
+
 #include <algorithm>
 #include <filesystem>
 
@@ -7,12 +9,43 @@
 
 namespace shardkit::shardify {
 namespace fs = std::filesystem;
+namespace {
+
+bool has_glob_characters(const std::string& s) {
+  return s.find_first_of("*?[") != std::string::npos;
+}
+
+// The regular files a glob matches, in byte order (glob(3) sorts by the locale; we do not).
+std::vector<InputFile> expand_glob(const std::string& pattern) {
+  glob_t g{};
+  const int rc = ::glob(pattern.c_str(), GLOB_NOSORT, nullptr, &g);
+  std::vector<InputFile> found;
+  for (size_t i = 0; rc == 0 && i < g.gl_pathc; ++i) {
+    std::error_code ec;
+    if (fs::is_regular_file(g.gl_pathv[i], ec))
+      found.push_back({g.gl_pathv[i], fs::file_size(g.gl_pathv[i])});
+  }
+  ::globfree(&g);
+  if (rc != 0 && rc != GLOB_NOMATCH)
+    throw Error(ErrorCode::kIo, pattern, "cannot expand the pattern");
+  std::sort(found.begin(), found.end(),
+            [](const InputFile& a, const InputFile& b) { return a.path < b.path; });
+  return found;
+}
+
+}  // namespace
 
 std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) {
   std::vector<InputFile> files;
   for (const std::string& input : inputs) {
     std::error_code ec;
     auto st = fs::status(input, ec);
+    if ((ec || !fs::exists(st)) && has_glob_characters(input)) {
+      std::vector<InputFile> found = expand_glob(input);
+      if (found.empty()) throw Error(ErrorCode::kIo, input, "no file matches the pattern");
+      files.insert(files.end(), found.begin(), found.end());
+      continue;
+    }
     if (ec || !fs::exists(st)) throw Error(ErrorCode::kIo, input, "input does not exist");
     if (fs::is_directory(st)) {
       std::vector<InputFile> found;

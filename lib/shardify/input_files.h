@@ -1,5 +1,6 @@
-// The input files of a run: arguments expanded (directories recursively, in byte order of
-// their paths, hidden entries skipped) and the contiguous slice that --part i/N converts.
+// The input files of a run: arguments expanded (directories recursively, globs such as
+// "data/train-*.parquet", each in byte order of their paths, hidden entries skipped) and the
+// contiguous slice that --part i/N converts.
 #pragma once
 
 #include <cstdint>

@@ -20,6 +20,10 @@ std::unique_ptr<ExampleReader> make_delimited_reader(std::unique_ptr<LineReader>
                                                      const ReaderOptions& options, char delimiter);
 std::unique_ptr<ExampleReader> make_squad_reader(const std::filesystem::path& path,
                                                  uint32_t file_index, const ReaderOptions& options);
+// Parquet through DuckDB (parquet_reader.cc), or a clear refusal (parquet_unavailable.cc).
+std::unique_ptr<ExampleReader> make_parquet_reader(const std::filesystem::path& path,
+                                                   uint32_t file_index,
+                                                   const ReaderOptions& options);
 
 // Checks a SQuAD answer (answer_start in code points) against the context and stores it in `q`
 // as a byte offset; sets q.error when it does not fit.

@@ -12,10 +12,10 @@ Batches are built ahead by C++ threads (the GIL is released while Python waits f
 arrive as tensors that share the loader's buffers. ``state_dict()``/``load_state_dict()`` resume
 mid-epoch exactly.
 """
-import json
+import json as _json
 
-import numpy as np
-import torch
+import numpy as _np
+import torch as _torch
 
 from . import _shardkit
 from ._shardkit import ShardkitError
@@ -23,14 +23,14 @@ from ._shardkit import ShardkitError
 __all__ = ["Dataset", "Loader", "IterableDataset", "ShardkitError"]
 
 # torch 1.13 has no uint16/uint32 tensors: such fields widen to the next signed type.
-_WIDEN = {np.dtype(np.uint16): np.int32, np.dtype(np.uint32): np.int64}
+_WIDEN = {_np.dtype(_np.uint16): _np.int32, _np.dtype(_np.uint32): _np.int64}
 
 
 def _to_tensor(array):
     widened = _WIDEN.get(array.dtype)
     if widened is not None:
         array = array.astype(widened)
-    return torch.from_numpy(array)
+    return _torch.from_numpy(array)
 
 
 class Dataset:
@@ -62,12 +62,12 @@ class Dataset:
     def info(self):
         """What the records mean (format/SPEC.md, "Dataset info"): task, field roles, tokenizer
         with its special ids, label names, source and conversion statistics."""
-        return json.loads(self._ds.info_json)
+        return _json.loads(self._ds.info_json)
 
     @property
     def metadata(self):
         """The writing program's own metadata keys, parsed from JSON."""
-        return {k: json.loads(v) for k, v in self._ds.metadata_json.items()}
+        return {k: _json.loads(v) for k, v in self._ds.metadata_json.items()}
 
     def __getitem__(self, index):
         if index < 0:
@@ -151,7 +151,7 @@ class Loader:
         return list(self._loader.planned_records(batch))
 
 
-class IterableDataset(torch.utils.data.IterableDataset):
+class IterableDataset(_torch.utils.data.IterableDataset):
     """For code written around torch.utils.data.DataLoader: yields whole batches, so use
     ``DataLoader(shardkit.IterableDataset(path, batch_size=32), batch_size=None)`` and leave
     num_workers at 0 (shardkit prefetches on its own threads)."""
@@ -166,7 +166,7 @@ class IterableDataset(torch.utils.data.IterableDataset):
         self.epoch = epoch
 
     def __iter__(self):
-        info = torch.utils.data.get_worker_info()
+        info = _torch.utils.data.get_worker_info()
         if info is not None and info.num_workers > 1:
             raise RuntimeError("shardkit.IterableDataset prefetches on its own threads; use num_workers=0")
         return iter(Loader(self.path, epoch=self.epoch, **self.options))

@@ -19,6 +19,7 @@
 
 #include "core/dataset.h"
 #include "core/dataset_writer.h"
+#include "input_formats_bench.h"
 #include "shardify/convert.h"
 #include "tokenizer/tokenizer.h"
 
@@ -191,6 +192,8 @@ int main(int argc, char** argv) {
   std::printf("%-34s %10.2f %10.2f\n", "  the same without tokenizer load",
               mb / (conv_cpu[1] - load_cpu), mb / (conv_cpu[2] - load_cpu));
   std::printf("%-34s %10.2f %10s\n", "  ... at --zstd-level 1 (load incl.)", mb / conv_cpu[0], "");
+
+  shardkit::bench::bench_input_formats(tokenizer, docs, bytes, max_len, runs, tmp, cpu_now);
 
   // Storage. Real tokens: every stored non-pad token (documents' ids plus one separator each).
   const uint64_t real = result.stats.tokens;

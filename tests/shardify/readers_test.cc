@@ -197,3 +197,36 @@ TEST_CASE(
   REQUIRE(ex.size() == 1);
   CHECK(ex[0].error.find("after a closing quote") != std::string::npos);
 }
+
+TEST_CASE("formats: .parquet is inferred; without DuckDB it is refused with what to do") {
+  CHECK(infer_input_format("data/train-00000-of-00002.parquet") == InputFormat::kParquet);
+  CHECK(parse_input_format("parquet") == InputFormat::kParquet);
+  CHECK(std::string(input_format_name(InputFormat::kParquet)) == "parquet");
+  if (parquet_input_available()) return;  // tests/shardify/parquet_test.cc covers the reader
+  TempDir tmp("nopq");
+  write_file(tmp / "a.parquet", "PAR1");
+  ReaderOptions o;
+  o.format = InputFormat::kParquet;
+  try {
+    ExampleReader::open(tmp / "a.parquet", 0, o);
+    FAIL("a build without DuckDB opened a Parquet file");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::kUnsupported);
+    CHECK(e.file() == (tmp / "a.parquet").string());
+    CHECK(std::string(e.what()).find("built without Parquet input") != std::string::npos);
+  }
+}
+
+TEST_CASE("inputs: a glob expands to its regular files in byte order") {
+  TempDir tmp("glob");
+  fs::create_directories(tmp / "data" / "sub.parquet");  // a directory that matches: not a file
+  for (const char* name : {"train-00001-of-00002.parquet", "train-00000-of-00002.parquet",
+                           "test-00000-of-00001.parquet"})
+    write_file(tmp / "data" / name, "x");
+  const auto files = list_input_files({(tmp / "data" / "train-*.parquet").string()});
+  REQUIRE(files.size() == 2);
+  CHECK(files[0].path == (tmp / "data" / "train-00000-of-00002.parquet").string());
+  CHECK(files[1].path == (tmp / "data" / "train-00001-of-00002.parquet").string());
+  CHECK(list_input_files({(tmp / "data" / "*.parquet").string()}).size() == 3);
+  CHECK_THROWS_AS(list_input_files({(tmp / "data" / "valid-*.parquet").string()}), Error);
+}

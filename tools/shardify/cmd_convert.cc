@@ -20,6 +20,7 @@ struct ConvertArgs {
                       part;
   std::string text_field = "text", pair_field = "text_pair", label_field = "label", filter = "none";
   std::string context_field = "context", question_field = "question", answers_field = "answers";
+  std::string where;
   uint32_t max_len = 0, doc_stride = 128, max_query_len = 64;
   bool no_quoting = false;
   bool no_pack = false, position_ids = false, force = false, json = false, allow_empty = false;
@@ -71,6 +72,7 @@ void run_convert(const ConvertArgs& a) {
   o.question_field = a.question_field;
   o.answers_field = a.answers_field;
   o.quoting = !a.no_quoting;
+  o.where = a.where;
   o.doc_separator = parse_doc_separator(a.doc_sep);
   o.task.task = parse_task(a.task);
   o.task.max_len = a.max_len ? a.max_len : (o.task.task == Task::kQa ? 384 : 512);
@@ -106,16 +108,21 @@ void run_convert(const ConvertArgs& a) {
 const shardify_cli::RegisterCommand kConvert([](CLI::App& app) {
   auto a = std::make_shared<ConvertArgs>();
   app.add_option("--input,-i", a->inputs,
-                 "Input files or directories (.gz/.zst read transparently)");
+                 "Input files, directories or globs such as 'data/train-*.parquet' (.gz/.zst read "
+                 "transparently)");
   app.add_option("--format", a->format, "Input format; inferred from the file name when omitted")
-      ->check(CLI::IsMember({"jsonl", "text", "tsv", "csv", "squad"}));
+      ->check(CLI::IsMember({"jsonl", "text", "tsv", "csv", "squad", "parquet"}));
+  app.add_option("--where", a->where,
+                 "parquet: keep the rows where this DuckDB SQL predicate over the file's columns "
+                 "holds, e.g. \"lang = 'en' AND length(text) > 100\"");
   app.add_option("--task", a->task, "Record layout: lm (packed windows), cls, pair or qa")
       ->capture_default_str()
       ->check(CLI::IsMember({"lm", "cls", "pair", "qa"}));
   app.add_option("--tokenizer", a->tokenizer,
                  "tokenizer.json, WordPiece vocab.txt or GPT-2 encoder.json");
   app.add_option("--out,-o", a->out, "Dataset directory to create (published atomically)");
-  app.add_option("--text-field", a->text_field, "JSONL dotted path or CSV/TSV column of the text")
+  app.add_option("--text-field", a->text_field,
+                 "JSONL/Parquet dotted path or CSV/TSV column of the text")
       ->capture_default_str();
   app.add_option("--pair-field", a->pair_field, "Field of the second text (--task pair)")
       ->capture_default_str();

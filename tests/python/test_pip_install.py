@@ -1,0 +1,115 @@
+"""`pip install .` of the source tree into a fresh venv (system site packages for Debian's torch
+and numpy; offline: --no-build-isolation --no-index), then, from a directory outside the tree:
+import, the public namespace, the console scripts, a JSONL and a Hub-layout Parquet conversion
+with the installed shardify, and a loader pass whose labels match the corpus generator.
+
+    SHARDKIT_SOURCE=. SHARDKIT_VOCAB=vocab.txt python3 tests/python/test_pip_install.py
+"""
+import ctypes
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+import pyutil  # noqa: E402  (make_corpus only; SHARDKIT_BIN is not used here)
+
+SOURCE = os.environ["SHARDKIT_SOURCE"]
+VOCAB = os.environ["SHARDKIT_VOCAB"]
+
+
+def run(*cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stdout}\n{r.stderr}"
+    return r.stdout
+
+
+def write_parquet_with_duckdb(libduckdb, jsonl, parquet):
+    """DuckDB itself (the libduckdb.so the package installed, through ctypes) writes the Parquet."""
+    lib = ctypes.CDLL(libduckdb)
+    db, conn = ctypes.c_void_p(), ctypes.c_void_p()
+    assert lib.duckdb_open(None, ctypes.byref(db)) == 0
+    assert lib.duckdb_connect(db, ctypes.byref(conn)) == 0
+    result = ctypes.create_string_buffer(256)  # duckdb_result is smaller
+    sql = (f"COPY (SELECT text, label FROM read_json('{jsonl}', format='newline_delimited')) "
+           f"TO '{parquet}' (FORMAT parquet, COMPRESSION snappy)")
+    ok = lib.duckdb_query(conn, sql.encode(), result) == 0
+    lib.duckdb_result_error.restype = ctypes.c_char_p
+    error = None if ok else lib.duckdb_result_error(result)
+    lib.duckdb_destroy_result(result)
+    lib.duckdb_disconnect(ctypes.byref(conn))
+    lib.duckdb_close(ctypes.byref(db))
+    assert ok, error
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="shardkit-pip-")
+    try:
+        venv = os.path.join(work, "venv")
+        run("/usr/bin/python3", "-m", "venv", "--system-site-packages", venv)
+        python, bindir = os.path.join(venv, "bin", "python"), os.path.join(venv, "bin")
+        env = dict(os.environ, SHARDKIT_BUILD_JOBS=os.environ.get("SHARDKIT_BUILD_JOBS", "2"))
+        env.pop("PYTHONPATH", None)
+        run(python, "-m", "pip", "install", "--no-build-isolation", "--no-index", "--quiet", SOURCE,
+            env=env)
+
+        # Everything below runs outside the source tree, with nothing on PYTHONPATH.
+        outside = os.path.join(work, "outside")
+        os.makedirs(outside)
+        clean = dict(os.environ)
+        clean.pop("PYTHONPATH", None)
+        info = json.loads(run(python, "-c", (
+            "import json, shardkit; print(json.dumps({'file': shardkit.__file__, "
+            "'public': sorted(n for n in dir(shardkit) if not n.startswith('_')), "
+            "'all': sorted(shardkit.__all__)}))"), cwd=outside, env=clean))
+        assert info["file"].startswith(venv), info["file"]
+        # No leaked imports (json, np, torch): the public names are exactly __all__.
+        assert info["public"] == info["all"], info
+
+        shardify, inspect = os.path.join(bindir, "shardify"), os.path.join(bindir, "shard-inspect")
+        assert "--where" in run(shardify, "--help", cwd=outside, env=clean)
+        run(inspect, "--help", cwd=outside, env=clean)
+        package = os.path.dirname(info["file"])
+        for tool in glob.glob(os.path.join(package, "_native", "bin", "*")):
+            # The installed programs must not depend on the source or build tree.
+            dynamic = run("readelf", "-d", tool)
+            assert os.path.realpath(SOURCE) not in dynamic, dynamic
+
+        jsonl = os.path.join(outside, "corpus.jsonl")
+        labels = pyutil.make_corpus(jsonl, 300, seed=3)
+        common = ["--task", "cls", "--tokenizer", VOCAB, "--labels", "neg,pos", "--max-len", "64",
+                  "--block-size", "2048"]
+        run(shardify, "--input", jsonl, *common, "--out", "from-jsonl", cwd=outside, env=clean)
+        run(inspect, "verify", "from-jsonl", cwd=outside, env=clean)
+
+        libduckdb = glob.glob(os.path.join(package, "_native", "lib", "libduckdb.so"))
+        if libduckdb:
+            data = os.path.join(outside, "hub", "data")
+            os.makedirs(data)
+            write_parquet_with_duckdb(libduckdb[0], jsonl,
+                                      os.path.join(data, "train-00000-of-00001.parquet"))
+            run(shardify, "--input", data, "--format", "parquet", *common, "--out", "from-parquet",
+                cwd=outside, env=clean)
+            for shard in sorted(glob.glob(os.path.join(outside, "from-jsonl", "*.shard"))):
+                with open(shard, "rb") as a, open(shard.replace("from-jsonl", "from-parquet"), "rb") as b:
+                    assert a.read() == b.read(), shard
+        else:
+            print("note: this build has no Parquet input (no .deps/duckdb); Parquet part skipped")
+
+        got = json.loads(run(python, "-c", (
+            "import json, shardkit\n"
+            "loader = shardkit.Loader('from-jsonl', batch_size=32, shuffle=False, drop_last=False)\n"
+            "print(json.dumps([int(x) for b in loader for x in b['labels']]))"),
+            cwd=outside, env=clean))
+        # The labels come from the corpus generator, not from shardkit.
+        assert got == labels, (len(got), len(labels))
+        print(f"pip install: ok ({len(labels)} records, Parquet {'yes' if libduckdb else 'no'})")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
