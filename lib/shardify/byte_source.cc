@@ -2,16 +2,23 @@
 
 #include <zlib.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "core/error.h"
 
 namespace shardkit::shardify {
 namespace {
+
+// A checksum covers a whole gzip member or zstd frame and is checked at its end, after its text
+// was handed on.
+constexpr const char* kChecksumHint =
+    " (the checksum covers the text read since the member or frame began, which may be wrong too)";
 
 class FileHandle {
  public:
@@ -77,7 +84,9 @@ class ZstdSource : public ByteSource {
       if (in_buf_.pos == in_buf_.size) {
         size_t n = file_->read(in_.data(), in_.size());
         if (n == 0) {
-          if (!frame_done_) throw Error(ErrorCode::kInput, file_->path(), "truncated zstd stream");
+          if (!frame_done_)
+            throw Error(ErrorCode::kInput, file_->path(),
+                        "truncated zstd stream (the file ends inside a frame)");
           return 0;
         }
         in_buf_ = {in_.data(), n, 0};
@@ -85,7 +94,9 @@ class ZstdSource : public ByteSource {
       size_t r = ZSTD_decompressStream(dctx_, &ob, &in_buf_);
       if (ZSTD_isError(r))
         throw Error(ErrorCode::kInput, file_->path(),
-                    std::string("zstd decompression failed: ") + ZSTD_getErrorName(r));
+                    std::string("corrupt zstd data near compressed byte ") +
+                        std::to_string(file_bytes_consumed()) + ": " + ZSTD_getErrorName(r) +
+                        (ZSTD_getErrorCode(r) == ZSTD_error_checksum_wrong ? kChecksumHint : ""));
       frame_done_ = (r == 0);
     }
     return ob.pos;
@@ -122,7 +133,9 @@ class GzipSource : public ByteSource {
       if (zs_.avail_in == 0) {
         size_t n = file_->read(in_.data(), in_.size());
         if (n == 0) {
-          if (!member_done_) throw Error(ErrorCode::kInput, file_->path(), "truncated gzip stream");
+          if (!member_done_)
+            throw Error(ErrorCode::kInput, file_->path(),
+                        "truncated gzip stream (the file ends inside a member)");
           return 0;
         }
         zs_.next_in = reinterpret_cast<Bytef*>(in_.data());
@@ -137,9 +150,11 @@ class GzipSource : public ByteSource {
       if (r == Z_STREAM_END) {
         member_done_ = true;
       } else if (r != Z_OK && r != Z_BUF_ERROR) {
-        throw Error(
-            ErrorCode::kInput, file_->path(),
-            std::string("gzip decompression failed: ") + (zs_.msg ? zs_.msg : "corrupt data"));
+        const std::string why = zs_.msg ? zs_.msg : "corrupt data";
+        throw Error(ErrorCode::kInput, file_->path(),
+                    "corrupt gzip data near compressed byte " +
+                        std::to_string(file_bytes_consumed()) + ": " + why +
+                        (why == "incorrect data check" ? kChecksumHint : ""));
       }
     }
     return size - zs_.avail_out;
