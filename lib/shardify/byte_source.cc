@@ -79,6 +79,7 @@ class ZstdSource : public ByteSource {
   }
   ~ZstdSource() override { ZSTD_freeDCtx(dctx_); }
   size_t read(char* out, size_t size) override {
+    if (!pending_error_.empty()) throw Error(ErrorCode::kInput, file_->path(), pending_error_);
     ZSTD_outBuffer ob{out, size, 0};
     while (ob.pos == 0) {
       if (in_buf_.pos == in_buf_.size) {
@@ -92,11 +93,14 @@ class ZstdSource : public ByteSource {
         in_buf_ = {in_.data(), n, 0};
       }
       size_t r = ZSTD_decompressStream(dctx_, &ob, &in_buf_);
-      if (ZSTD_isError(r))
-        throw Error(ErrorCode::kInput, file_->path(),
-                    std::string("corrupt zstd data near compressed byte ") +
-                        std::to_string(file_bytes_consumed()) + ": " + ZSTD_getErrorName(r) +
-                        (ZSTD_getErrorCode(r) == ZSTD_error_checksum_wrong ? kChecksumHint : ""));
+      if (ZSTD_isError(r)) {
+        pending_error_ = std::string("corrupt zstd data near compressed byte ") +
+                         std::to_string(file_bytes_consumed()) + ": " + ZSTD_getErrorName(r) +
+                         (ZSTD_getErrorCode(r) == ZSTD_error_checksum_wrong ? kChecksumHint : "");
+        // The text decoded before the damage goes on first; the error comes with the next read.
+        if (ob.pos > 0) return ob.pos;
+        throw Error(ErrorCode::kInput, file_->path(), pending_error_);
+      }
       frame_done_ = (r == 0);
     }
     return ob.pos;
@@ -111,6 +115,7 @@ class ZstdSource : public ByteSource {
   ZSTD_inBuffer in_buf_{};
   ZSTD_DCtx* dctx_;
   bool frame_done_ = true;
+  std::string pending_error_;
 };
 
 class GzipSource : public ByteSource {
@@ -127,6 +132,7 @@ class GzipSource : public ByteSource {
   }
   ~GzipSource() override { inflateEnd(&zs_); }
   size_t read(char* out, size_t size) override {
+    if (!pending_error_.empty()) throw Error(ErrorCode::kInput, file_->path(), pending_error_);
     zs_.next_out = reinterpret_cast<Bytef*>(out);
     zs_.avail_out = static_cast<uInt>(size);
     while (zs_.avail_out == size) {
@@ -151,10 +157,12 @@ class GzipSource : public ByteSource {
         member_done_ = true;
       } else if (r != Z_OK && r != Z_BUF_ERROR) {
         const std::string why = zs_.msg ? zs_.msg : "corrupt data";
-        throw Error(ErrorCode::kInput, file_->path(),
-                    "corrupt gzip data near compressed byte " +
-                        std::to_string(file_bytes_consumed()) + ": " + why +
-                        (why == "incorrect data check" ? kChecksumHint : ""));
+        pending_error_ = "corrupt gzip data near compressed byte " +
+                         std::to_string(file_bytes_consumed()) + ": " + why +
+                         (why == "incorrect data check" ? kChecksumHint : "");
+        // The text decoded before the damage goes on first; the error comes with the next read.
+        if (zs_.avail_out < size) return size - zs_.avail_out;
+        throw Error(ErrorCode::kInput, file_->path(), pending_error_);
       }
     }
     return size - zs_.avail_out;
@@ -166,6 +174,7 @@ class GzipSource : public ByteSource {
   std::vector<char> in_;
   z_stream zs_;
   bool member_done_ = true;
+  std::string pending_error_;
 };
 
 }  // namespace

@@ -256,7 +256,8 @@ ConvertResult convert(const ConvertOptions& o,
         throw Error(ErrorCode::kInput, where, (e.where.empty() ? "" : e.where + ": ") + e.reason);
       }
       ++result.stats.skipped;
-      if (result.first_errors.size() < o.errors_reported)
+      // Lost input is listed even past the first few errors (lines it garbled may fill them).
+      if (result.first_errors.size() < o.errors_reported || e.rest_of_file_lost)
         result.first_errors.push_back(format_error(files, e));
     }
     result.stats.add(batch.stats);

@@ -26,6 +26,7 @@ class SquadReader : public ExampleReader {
       // A truncated or corrupt .gz/.zst: one JSON document, so nothing of it is usable.
       if (e.code() != ErrorCode::kInput) throw;
       fail("", e.reason());
+      pending_.back().rest_of_file_lost = true;
       return;
     }
     text_bytes_ = text.size();

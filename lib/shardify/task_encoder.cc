@@ -8,8 +8,8 @@ namespace shardkit::shardify {
 namespace {
 
 void add_error(const Example& ex, EncodedBatch& out, std::string reason, std::string where = {}) {
-  out.errors.push_back(
-      {ex.file_index, ex.line, where.empty() ? ex.where : std::move(where), std::move(reason)});
+  out.errors.push_back({ex.file_index, ex.line, where.empty() ? ex.where : std::move(where),
+                        std::move(reason), ex.rest_of_file_lost});
 }
 
 // Appends an encoding's ids (and type ids) as one row; returns it for the scalar fields.
