@@ -3,9 +3,12 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "core/error.h"
@@ -63,7 +66,22 @@ class PlainSource : public ByteSource {
   size_t prefix_pos_ = 0;
 };
 
-class ZstdSource : public ByteSource {
+// A decompressing source, with what a check of the whole file needs to know.
+class Decoder : public ByteSource {
+ public:
+  uint64_t text_out() const { return text_out_; }  // decompressed bytes handed out
+  // Where in the text the gzip member or zstd frame being decoded began.
+  uint64_t member_start() const { return member_start_; }
+  bool truncated() const { return truncated_; }  // the file ended inside a member or frame
+  virtual const char* unit() const = 0;          // "member" or "frame"
+
+ protected:
+  uint64_t text_out_ = 0;
+  uint64_t member_start_ = 0;
+  bool truncated_ = false;
+};
+
+class ZstdSource : public Decoder {
  public:
   ZstdSource(std::unique_ptr<FileHandle> file, std::string prefix)
       : file_(std::move(file)), in_(ZSTD_DStreamInSize()), dctx_(ZSTD_createDCtx()) {
@@ -72,27 +90,40 @@ class ZstdSource : public ByteSource {
   }
   ~ZstdSource() override { ZSTD_freeDCtx(dctx_); }
   size_t read(char* out, size_t size) override {
+    if (!pending_error_.empty()) throw Error(ErrorCode::kInput, file_->path(), pending_error_);
     ZSTD_outBuffer ob{out, size, 0};
     while (ob.pos == 0) {
       if (in_buf_.pos == in_buf_.size) {
         size_t n = file_->read(in_.data(), in_.size());
         if (n == 0) {
-          if (!frame_done_) throw Error(ErrorCode::kInput, file_->path(), "truncated zstd stream");
+          if (!frame_done_) {
+            truncated_ = true;
+            throw Error(ErrorCode::kInput, file_->path(),
+                        "truncated zstd stream (the file ends inside a frame)");
+          }
           return 0;
         }
         in_buf_ = {in_.data(), n, 0};
       }
       size_t r = ZSTD_decompressStream(dctx_, &ob, &in_buf_);
-      if (ZSTD_isError(r))
-        throw Error(ErrorCode::kInput, file_->path(),
-                    std::string("zstd decompression failed: ") + ZSTD_getErrorName(r));
+      if (ZSTD_isError(r)) {
+        pending_error_ = "corrupt zstd data near compressed byte " +
+                         std::to_string(file_bytes_consumed()) + ": " + ZSTD_getErrorName(r);
+        // The text decoded before the damage goes on first; the error comes with the next read.
+        text_out_ += ob.pos;
+        if (ob.pos > 0) return ob.pos;
+        throw Error(ErrorCode::kInput, file_->path(), pending_error_);
+      }
       frame_done_ = (r == 0);
+      if (frame_done_) member_start_ = text_out_ + ob.pos;
     }
+    text_out_ += ob.pos;
     return ob.pos;
   }
   uint64_t file_bytes_consumed() const override {
     return file_->consumed() - (in_buf_.size - in_buf_.pos);
   }
+  const char* unit() const override { return "frame"; }
 
  private:
   std::unique_ptr<FileHandle> file_;
@@ -100,9 +131,10 @@ class ZstdSource : public ByteSource {
   ZSTD_inBuffer in_buf_{};
   ZSTD_DCtx* dctx_;
   bool frame_done_ = true;
+  std::string pending_error_;
 };
 
-class GzipSource : public ByteSource {
+class GzipSource : public Decoder {
  public:
   GzipSource(std::unique_ptr<FileHandle> file, std::string prefix)
       : file_(std::move(file)), in_(1 << 16) {
@@ -116,13 +148,18 @@ class GzipSource : public ByteSource {
   }
   ~GzipSource() override { inflateEnd(&zs_); }
   size_t read(char* out, size_t size) override {
+    if (!pending_error_.empty()) throw Error(ErrorCode::kInput, file_->path(), pending_error_);
     zs_.next_out = reinterpret_cast<Bytef*>(out);
     zs_.avail_out = static_cast<uInt>(size);
     while (zs_.avail_out == size) {
       if (zs_.avail_in == 0) {
         size_t n = file_->read(in_.data(), in_.size());
         if (n == 0) {
-          if (!member_done_) throw Error(ErrorCode::kInput, file_->path(), "truncated gzip stream");
+          if (!member_done_) {
+            truncated_ = true;
+            throw Error(ErrorCode::kInput, file_->path(),
+                        "truncated gzip stream (the file ends inside a member)");
+          }
           return 0;
         }
         zs_.next_in = reinterpret_cast<Bytef*>(in_.data());
@@ -136,26 +173,60 @@ class GzipSource : public ByteSource {
       int r = inflate(&zs_, Z_NO_FLUSH);
       if (r == Z_STREAM_END) {
         member_done_ = true;
+        member_start_ = text_out_ + (size - zs_.avail_out);
       } else if (r != Z_OK && r != Z_BUF_ERROR) {
-        throw Error(
-            ErrorCode::kInput, file_->path(),
-            std::string("gzip decompression failed: ") + (zs_.msg ? zs_.msg : "corrupt data"));
+        pending_error_ = "corrupt gzip data near compressed byte " +
+                         std::to_string(file_bytes_consumed()) + ": " +
+                         (zs_.msg ? zs_.msg : "corrupt data");
+        // The text decoded before the damage goes on first; the error comes with the next read.
+        text_out_ += size - zs_.avail_out;
+        if (zs_.avail_out < size) return size - zs_.avail_out;
+        throw Error(ErrorCode::kInput, file_->path(), pending_error_);
       }
     }
+    text_out_ += size - zs_.avail_out;
     return size - zs_.avail_out;
   }
   uint64_t file_bytes_consumed() const override { return file_->consumed() - zs_.avail_in; }
+  const char* unit() const override { return "member"; }
 
  private:
   std::unique_ptr<FileHandle> file_;
   std::vector<char> in_;
   z_stream zs_;
   bool member_done_ = true;
+  std::string pending_error_;
 };
 
-}  // namespace
+// A compressed file's text only as far as it can be trusted. A gzip member's CRC or a zstd frame's
+// checksum is checked at its end, after the text it covers was decoded, and damage inside deflate
+// data often decodes to plausible text first; so the file is decoded once before use. A cut file
+// keeps all the text decoded before the cut (a prefix decodes exactly); a damaged one keeps the
+// members or frames before the damaged one. Then the error.
+class CheckedSource : public ByteSource {
+ public:
+  CheckedSource(std::unique_ptr<ByteSource> inner, std::string path, uint64_t limit,
+                std::string error)
+      : inner_(std::move(inner)), path_(std::move(path)), limit_(limit), error_(std::move(error)) {}
+  size_t read(char* out, size_t size) override {
+    const size_t n =
+        delivered_ < limit_ ? inner_->read(out, std::min<uint64_t>(size, limit_ - delivered_)) : 0;
+    delivered_ += n;
+    if (n == 0 && !error_.empty()) throw Error(ErrorCode::kInput, path_, error_);
+    return n;
+  }
+  uint64_t file_bytes_consumed() const override { return inner_->file_bytes_consumed(); }
 
-std::unique_ptr<ByteSource> ByteSource::open(const std::filesystem::path& path) {
+ private:
+  std::unique_ptr<ByteSource> inner_;
+  std::string path_;
+  uint64_t limit_;
+  std::string error_;
+  uint64_t delivered_ = 0;
+};
+
+// A decoder when the file starts with gzip's or zstd's magic number, else a plain source.
+std::unique_ptr<ByteSource> open_raw(const std::filesystem::path& path) {
   auto file = std::make_unique<FileHandle>(path);
   char magic[4] = {};
   size_t n = file->read(magic, 4);
@@ -166,6 +237,30 @@ std::unique_ptr<ByteSource> ByteSource::open(const std::filesystem::path& path) 
   if (n >= 2 && m[0] == 0x1F && m[1] == 0x8B)
     return std::make_unique<GzipSource>(std::move(file), prefix);
   return std::make_unique<PlainSource>(std::move(file), prefix);
+}
+
+}  // namespace
+
+std::unique_ptr<ByteSource> ByteSource::open(const std::filesystem::path& path) {
+  auto raw = open_raw(path);
+  auto* check = dynamic_cast<Decoder*>(raw.get());
+  if (!check) return raw;
+  uint64_t limit = UINT64_MAX;
+  std::string error;
+  try {
+    std::vector<char> scratch(1 << 20);
+    while (check->read(scratch.data(), scratch.size()) > 0) {
+    }
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kInput) throw;
+    error = e.reason();
+    limit = check->truncated() ? check->text_out() : check->member_start();
+    if (!check->truncated())
+      error += std::string("; nothing of its ") + check->unit() + " (the text from byte " +
+               std::to_string(limit) + " on) is used";
+  }
+  raw.reset();
+  return std::make_unique<CheckedSource>(open_raw(path), path.string(), limit, std::move(error));
 }
 
 std::string read_all(const std::filesystem::path& path) {

@@ -171,6 +171,7 @@ class ExampleBatcher {
       }
       if (batch.ends_file) {
         bytes_before_file_ += files_[file_].bytes;
+        text_bytes_ += reader_->text_bytes_read();
         reader_.reset();
         ++file_;
       }
@@ -180,6 +181,8 @@ class ExampleBatcher {
   uint64_t bytes_done() const {
     return bytes_before_file_ + (reader_ ? reader_->file_bytes_consumed() : 0);
   }
+  // Decompressed bytes of the files read to the end.
+  uint64_t text_bytes() const { return text_bytes_; }
 
  private:
   const std::vector<InputFile>& files_;
@@ -187,6 +190,7 @@ class ExampleBatcher {
   const ReaderOptions& options_;
   std::unique_ptr<ExampleReader> reader_;
   uint64_t bytes_before_file_ = 0;
+  uint64_t text_bytes_ = 0;
 };
 
 }  // namespace
@@ -229,7 +233,7 @@ ConvertResult convert(const ConvertOptions& o,
   ConvertResult result;
   result.out = o.out;
   result.files = end_file - first_file;
-  for (size_t i = first_file; i < end_file; ++i) result.bytes_in += files[i].bytes;
+  for (size_t i = first_file; i < end_file; ++i) result.bytes_in_compressed += files[i].bytes;
 
   // Workers tokenize batches and compress blocks on the same threads; this thread reads the
   // input, turns rows into records in input order and writes them. Declared after everything
@@ -246,7 +250,7 @@ ConvertResult convert(const ConvertOptions& o,
 
   std::vector<unsigned char> records;
   ConvertProgress prog;
-  prog.input_bytes_total = result.bytes_in;
+  prog.input_bytes_total = result.bytes_in_compressed;
   ExampleBatcher batcher(files, first_file, end_file, ropt);
 
   auto write = [&](const EncodedBatch& batch) {
@@ -257,7 +261,8 @@ ConvertResult convert(const ConvertOptions& o,
         throw Error(ErrorCode::kInput, where, (e.where.empty() ? "" : e.where + ": ") + e.reason);
       }
       ++result.stats.skipped;
-      if (result.first_errors.size() < o.errors_reported)
+      // Lost input is listed even past the first few errors (lines it garbled may fill them).
+      if (result.first_errors.size() < o.errors_reported || e.rest_of_file_lost)
         result.first_errors.push_back(format_error(files, e));
     }
     result.stats.add(batch.stats);
@@ -296,6 +301,7 @@ ConvertResult convert(const ConvertOptions& o,
     if (!batcher.next(*examples, batch)) break;
     in_flight.push_back(pool.submit([&encoder, examples, batch = std::move(batch)]() mutable {
       for (const Example& ex : *examples) encoder.encode(ex, batch);
+      examples->clear();  // a long text goes before its rows become records
       return std::move(batch);
     }));
     while (in_flight.size() > max_in_flight || (pool.threads() == 0 && !in_flight.empty())) {
@@ -304,6 +310,7 @@ ConvertResult convert(const ConvertOptions& o,
     }
   }
   for (; !in_flight.empty(); in_flight.pop_front()) write(in_flight.front().get());
+  result.bytes_in = batcher.text_bytes();
 
   if (result.stats.records == 0 && !o.allow_empty) {
     const std::string inputs =

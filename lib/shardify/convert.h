@@ -60,8 +60,9 @@ struct ConvertProgress {
 struct ConvertResult {
   ConvertStats stats;
   uint64_t files = 0;
-  uint64_t bytes_in = 0;   // input files' sizes on disk
-  uint64_t bytes_out = 0;  // the dataset's shard bytes
+  uint64_t bytes_in = 0;             // text bytes read (decompressed)
+  uint64_t bytes_in_compressed = 0;  // the input files' sizes on disk (= bytes_in if plain)
+  uint64_t bytes_out = 0;            // the dataset's shard bytes
   double seconds = 0;
   std::vector<std::string> first_errors;  // "file:line: reason"
   std::string out;

@@ -21,13 +21,13 @@ class DelimitedReader : public ExampleReader {
       : lines_(std::move(lines)), file_index_(file_index), options_(options), delim_(delimiter) {}
 
   bool next(Example& ex) override {
-    if (done_) return false;
+    if (done_) return stream_error_example(*lines_, file_index_, ex);
     ex = Example{};
     ex.file_index = file_index_;
     if (!header_read_) {
       header_read_ = true;
       std::string problem;
-      if (!read_record(header_, problem)) return false;
+      if (!read_record(header_, problem)) return stream_error_example(*lines_, file_index_, ex);
       ex.line = start_line_;
       if (problem.empty()) problem = resolve_columns();
       if (!problem.empty()) {
@@ -37,7 +37,7 @@ class DelimitedReader : public ExampleReader {
       }
     }
     std::vector<std::string> row;
-    if (!read_record(row, ex.error)) return false;
+    if (!read_record(row, ex.error)) return stream_error_example(*lines_, file_index_, ex);
     ex.line = start_line_;
     if (!ex.error.empty()) return true;
     if (row.size() != header_.size()) {
@@ -54,6 +54,7 @@ class DelimitedReader : public ExampleReader {
   }
 
   uint64_t file_bytes_consumed() const override { return lines_->source().file_bytes_consumed(); }
+  uint64_t text_bytes_read() const override { return lines_->text_bytes(); }
 
  private:
   std::string resolve_columns() {

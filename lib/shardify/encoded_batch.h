@@ -16,6 +16,7 @@ struct ExampleError {
   uint64_t line = 0;
   std::string where;
   std::string reason;
+  bool rest_of_file_lost = false;  // a damaged compressed stream: always listed in the summary
 };
 
 struct EncodedRow {

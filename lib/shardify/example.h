@@ -28,6 +28,7 @@ struct Example {
   std::string label;
   std::vector<QaQuestion> questions;
   std::string error;
+  bool rest_of_file_lost = false;  // the error ends the file (a damaged compressed stream)
 };
 
 }  // namespace shardkit::shardify

@@ -92,6 +92,19 @@ bool start_example_at_next_line(LineReader& lines, uint32_t file_index, Example&
   return true;
 }
 
+bool stream_error_example(LineReader& lines, uint32_t file_index, Example& ex) {
+  std::string why = lines.take_stream_error();
+  if (why.empty()) return false;
+  ex = Example{};
+  ex.file_index = file_index;
+  ex.line = lines.line_number();
+  ex.rest_of_file_lost = true;
+  ex.error = why + (ex.line ? "; the rest of the file after line " + std::to_string(ex.line) +
+                                  " (the last complete line) is lost"
+                            : "; no complete line could be read");
+  return true;
+}
+
 std::unique_ptr<ExampleReader> ExampleReader::open(const std::filesystem::path& path,
                                                    uint32_t file_index,
                                                    const ReaderOptions& options) {

@@ -56,7 +56,10 @@ class ExampleReader {
   // The next example; false at the end of the file. Content problems go into example.error;
   // only I/O and decompression failures throw.
   virtual bool next(Example& example) = 0;
+  // Bytes of the file read so far (compressed bytes for a compressed file): progress.
   virtual uint64_t file_bytes_consumed() const = 0;
+  // Text bytes read so far (decompressed): what the summary reports as read.
+  virtual uint64_t text_bytes_read() const { return file_bytes_consumed(); }
 
   static std::unique_ptr<ExampleReader> open(const std::filesystem::path& path, uint32_t file_index,
                                              const ReaderOptions& options);

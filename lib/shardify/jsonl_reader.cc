@@ -37,37 +37,53 @@ class JsonlReader : public ExampleReader {
 
   bool next(Example& ex) override {
     std::string_view line;
-    if (!start_example_at_next_line(*lines_, file_index_, ex, line)) return false;
+    if (!start_example_at_next_line(*lines_, file_index_, ex, line))
+      return stream_error_example(*lines_, file_index_, ex);
     simdjson::dom::element root;
-    auto err = parser_.parse(line.data(), line.size(), true).get(root);
+    // In place: the line reader guarantees simdjson's padding after every line.
+    static_assert(LineReader::kPadding >= simdjson::SIMDJSON_PADDING);
+    auto err = parser_.parse(line.data(), line.size(), false).get(root);
+    // The parsed document holds its own copy of the strings: a long line's buffer can go before
+    // its text is copied out, and the parser's buffers (sized by the longest line) after.
+    const bool long_line = line.size() > kLongLine;
+    if (long_line && !err) lines_->release_line();
+    read_fields(line, err, root, ex);
+    if (long_line) parser_ = simdjson::dom::parser{};
+    return true;
+  }
+
+  uint64_t file_bytes_consumed() const override { return lines_->source().file_bytes_consumed(); }
+  uint64_t text_bytes_read() const override { return lines_->text_bytes(); }
+
+ private:
+  static constexpr size_t kLongLine = 4 << 20;
+
+  void read_fields(std::string_view line, simdjson::error_code err, simdjson::dom::element root,
+                   Example& ex) {
     if (err) {
       ex.error = err == simdjson::UTF8_ERROR
                      ? utf8_problem(line, "the line")
                      : std::string("malformed JSON: ") + simdjson::error_message(err);
       if (ex.error.empty()) ex.error = "malformed JSON: invalid UTF-8";
-      return true;
+      return;
     }
     if (!root.is_object()) {
       ex.error = "malformed JSON: the line is not a JSON object";
-      return true;
+      return;
     }
     if (options_.qa) {
       read_qa(root, ex);
-      return true;
+      return;
     }
     if (!options_.labels_only) {
-      if (!string_field(root, options_.text_field, ex.text, ex.error)) return true;
+      if (!string_field(root, options_.text_field, ex.text, ex.error)) return;
       if (!options_.pair_field.empty() &&
           !string_field(root, options_.pair_field, ex.text_pair, ex.error))
-        return true;
+        return;
     }
     if (!options_.label_field.empty()) label_field(root, ex);
-    return true;
   }
 
-  uint64_t file_bytes_consumed() const override { return lines_->source().file_bytes_consumed(); }
-
- private:
   bool string_field(simdjson::dom::element root, const std::string& path, std::string& out,
                     std::string& problem) {
     simdjson::dom::element e = lookup(root, path, problem);

@@ -2,22 +2,72 @@
 
 #include <cstring>
 
+#include "core/error.h"
+
 namespace shardkit::shardify {
+namespace {
+
+// Reads come in fixed chunks: a buffer sized by the longest line seen, not by a multiple of it.
+constexpr size_t kChunk = 1 << 20;
+// A buffer above this size was grown for one long line; it shrinks once that line is done.
+constexpr size_t kShrinkAbove = 8 * kChunk;
+
+}  // namespace
 
 bool LineReader::fill() {
   if (eof_) return false;
   buf_.erase(0, pos_);
   pos_ = 0;
   const size_t old = buf_.size();
-  const size_t chunk = std::max<size_t>(1 << 20, old);
-  buf_.resize(old + chunk);
-  size_t n = source_->read(buf_.data() + old, chunk);
+  buf_.resize(old + kChunk + kPadding);
+  size_t n = 0;
+  try {
+    n = source_->read(buf_.data() + old, kChunk);
+  } catch (const Error& e) {
+    // Corrupt or truncated compressed data (I/O failures stay fatal): the complete lines before
+    // it were returned; the incomplete line after the last newline is lost with the rest.
+    if (e.code() != ErrorCode::kInput) throw;
+    stream_error_ = e.reason();
+    buf_.clear();
+    eof_ = true;
+    return false;
+  }
   buf_.resize(old + n);
+  text_bytes_ += n;
   if (n == 0) eof_ = true;
   return n > 0;
 }
 
+void LineReader::shrink_if_large() {
+  if (buf_.capacity() <= kShrinkAbove) return;
+  std::string rest;
+  rest.reserve(buf_.size() - pos_ + kChunk + kPadding);
+  rest.append(buf_, pos_);
+  buf_ = std::move(rest);
+  pos_ = 0;
+}
+
+void LineReader::release_line() { shrink_if_large(); }
+
+void LineReader::take_line(std::string_view line, std::string& out) {
+  if (buf_.capacity() <= kShrinkAbove || line.data() < buf_.data() ||
+      line.data() + line.size() > buf_.data() + buf_.size()) {
+    out.assign(line);
+    return;
+  }
+  const size_t begin = line.data() - buf_.data(), end = begin + line.size();
+  std::string rest;
+  rest.reserve(buf_.size() - pos_ + kChunk + kPadding);
+  rest.append(buf_, pos_);
+  out = std::move(buf_);
+  out.resize(end);
+  out.erase(0, begin);
+  buf_ = std::move(rest);
+  pos_ = 0;
+}
+
 bool LineReader::next(std::string_view& line) {
+  shrink_if_large();
   size_t scan_from = pos_;
   for (;;) {
     const char* start = buf_.data() + scan_from;

@@ -37,5 +37,9 @@ bool is_blank(std::string_view text);
 // Returns false at the end of the input.
 bool start_example_at_next_line(LineReader& lines, uint32_t file_index, Example& ex,
                                 std::string_view& line);
+// Once the lines have ended (a reader's next() returns this instead of false): when the stream
+// broke (truncated or corrupt compressed input), fills `ex` with that error at the last complete
+// line and returns true (once); else false.
+bool stream_error_example(LineReader& lines, uint32_t file_index, Example& ex);
 
 }  // namespace shardkit::shardify

@@ -7,6 +7,7 @@
 
 #include <deque>
 
+#include "core/error.h"
 #include "shardify/byte_source.h"
 #include "shardify/readers_internal.h"
 #include "core/utf8.h"
@@ -17,8 +18,18 @@ namespace {
 class SquadReader : public ExampleReader {
  public:
   SquadReader(const std::filesystem::path& path, uint32_t file_index) : file_index_(file_index) {
-    const std::string text = read_all(path);
     consumed_ = std::filesystem::file_size(path);
+    std::string text;
+    try {
+      text = read_all(path);
+    } catch (const Error& e) {
+      // A truncated or corrupt .gz/.zst: one JSON document, so nothing of it is usable.
+      if (e.code() != ErrorCode::kInput) throw;
+      fail("", e.reason());
+      pending_.back().rest_of_file_lost = true;
+      return;
+    }
+    text_bytes_ = text.size();
     // A UTF-8 byte-order mark is not JSON, but editors write it; the line readers drop it too.
     std::string_view json = text;
     if (json.starts_with("\xEF\xBB\xBF")) json.remove_prefix(3);
@@ -58,6 +69,7 @@ class SquadReader : public ExampleReader {
     return true;
   }
   uint64_t file_bytes_consumed() const override { return consumed_; }
+  uint64_t text_bytes_read() const override { return text_bytes_; }
 
  private:
   void fail(const std::string& where, const std::string& problem) {
@@ -137,6 +149,7 @@ class SquadReader : public ExampleReader {
 
   uint32_t file_index_;
   uint64_t consumed_ = 0;
+  uint64_t text_bytes_ = 0;
   uint32_t next_question_ = 0;
   simdjson::dom::parser parser_;
   std::deque<Example> pending_;

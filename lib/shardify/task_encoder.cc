@@ -8,8 +8,8 @@ namespace shardkit::shardify {
 namespace {
 
 void add_error(const Example& ex, EncodedBatch& out, std::string reason, std::string where = {}) {
-  out.errors.push_back(
-      {ex.file_index, ex.line, where.empty() ? ex.where : std::move(where), std::move(reason)});
+  out.errors.push_back({ex.file_index, ex.line, where.empty() ? ex.where : std::move(where),
+                        std::move(reason), ex.rest_of_file_lost});
 }
 
 // Appends an encoding's ids (and type ids) as one row; returns it for the scalar fields.
@@ -35,6 +35,14 @@ tok::Encoding slice(const tok::Encoding& e, size_t first, size_t last) {
   cut(e.offsets, s.offsets);
   cut(e.sequence_ids, s.sequence_ids);
   return s;
+}
+
+// A long text's ids are reserved once, for the most tokens it can have (every token covers at
+// least one byte), so they never reallocate: growing by doubling would briefly hold them twice.
+// Pages never written are never resident.
+void reserve_for_text(std::vector<uint32_t>& ids, std::string_view text) {
+  constexpr size_t kLongText = 4 << 20;
+  if (text.size() > kLongText) ids.reserve(ids.size() + text.size() + 1);
 }
 
 std::string_view lstrip(std::string_view s) {
@@ -119,6 +127,7 @@ void TaskEncoder::encode(const Example& ex, EncodedBatch& out) const {
 
 void TaskEncoder::encode_document(const Example& ex, EncodedBatch& out) const {
   const size_t before = out.ids.size();
+  reserve_for_text(out.ids, ex.text);
   tok_.encode_ids(ex.text, out.ids);
   const size_t n = out.ids.size() - before;
   if (n == 0) {
@@ -133,16 +142,22 @@ void TaskEncoder::encode_document(const Example& ex, EncodedBatch& out) const {
 
 void TaskEncoder::encode_single(const Example& ex, EncodedBatch& out, const char* empty_reason,
                                 int32_t label) const {
-  tok::Encoding e = tok_.encode(ex.text);
-  if (e.size() == 0) {
+  // Ids only: a full Encoding (offsets, word and type ids) costs 21 bytes a token, five times
+  // the ids, for tokens that truncation mostly drops (a 200 MB line: over 1 GB).
+  tok::Encoding e;
+  reserve_for_text(e.ids, ex.text);
+  tok_.encode_ids(ex.text, e.ids);
+  const size_t tokens = e.size();
+  if (tokens == 0) {
     add_error(ex, out, empty_reason);
     return;
   }
   const size_t room = options_.max_len - tok_.added_tokens(false);
   ++out.stats.examples;
-  ++out.stats.length_histogram[length_bucket(e.size() + tok_.added_tokens(false))];
-  if (e.size() > room) {
-    tok::truncate(e, room);
+  ++out.stats.length_histogram[length_bucket(tokens + tok_.added_tokens(false))];
+  if (tokens > room) {
+    e.ids.resize(room);
+    e.ids.shrink_to_fit();
     ++out.stats.truncated;
   }
   add_row(out, tok_.post_process(std::move(e), std::nullopt), false).label = label;

@@ -13,8 +13,9 @@ class TextReader : public ExampleReader {
 
   bool next(Example& ex) override {
     std::string_view line;
-    if (!start_example_at_next_line(*lines_, file_index_, ex, line)) return false;
-    ex.text.assign(line);
+    if (!start_example_at_next_line(*lines_, file_index_, ex, line))
+      return stream_error_example(*lines_, file_index_, ex);
+    lines_->take_line(line, ex.text);
     switch (options_.doc_separator) {
       case DocSeparator::kLine:
         break;
@@ -30,6 +31,7 @@ class TextReader : public ExampleReader {
   }
 
   uint64_t file_bytes_consumed() const override { return lines_->source().file_bytes_consumed(); }
+  uint64_t text_bytes_read() const override { return lines_->text_bytes(); }
 
  private:
   static void append_line(Example& ex, std::string_view line) {

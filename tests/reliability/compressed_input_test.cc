@@ -1,0 +1,214 @@
+// Damaged compressed corpora through `shardify` (issue 13): real .gz and .zst files, made by the
+// gzip and zstd programs, truncated at several points and with flipped bytes. A damaged stream
+// never kills the run without a position: the error names the file and the last complete line;
+// under --on-error skip the records before it are kept, exactly, and the loss is counted and
+// listed. Also: the summary counts decompressed text bytes, with the compressed size beside them.
+#include <doctest/doctest.h>
+
+#include "core/verify.h"
+#include "shardify_fixture.h"
+
+namespace shardkit::reliability {
+namespace {
+
+uint64_t summary_number(const std::string& out, const std::string& key) {
+  const size_t at = out.find("\"" + key + "\":");
+  REQUIRE_MESSAGE(at != std::string::npos, "no '" << key << "' in: " << out);
+  return std::stoull(out.substr(at + key.size() + 3));
+}
+
+std::string jsonl_corpus(uint64_t lines, uint64_t seed) {
+  const std::string text = corpus_lines(lines, seed);
+  std::string out;
+  for (size_t start = 0; start < text.size();) {
+    const size_t nl = text.find('\n', start);
+    out += "{\"text\": " + testing::json_string(text.substr(start, nl - start)) + "}\n";
+    start = nl + 1;
+  }
+  return out;
+}
+
+// The first `lines` lines of `text`.
+std::string first_lines(const std::string& text, uint64_t lines) {
+  size_t end = 0;
+  for (uint64_t i = 0; i < lines; ++i) end = text.find('\n', end) + 1;
+  return text.substr(0, end);
+}
+
+// `tool` ("gzip" or "zstd") compresses `plain` into `packed`, as a user's corpus would be made.
+void compress(const std::string& tool, const fs::path& plain, const fs::path& packed) {
+  const std::string cmd = tool == "gzip" ? "gzip -c -6 " : "zstd -q -c -3 ";
+  REQUIRE(testing::run_command(cmd + shell_quote(plain.string()) + " > " +
+                               shell_quote(packed.string())) == 0);
+}
+
+// The line number in "FILE:N: ..." of the first mention of `file`; 0 for "FILE: ..." (no
+// complete line).
+uint64_t reported_line(const std::string& out, const std::string& file) {
+  const size_t at = out.find(file + ":");
+  REQUIRE_MESSAGE(at != std::string::npos, "no mention of " << file << " in: " << out);
+  const char next = at + file.size() + 1 < out.size() ? out[at + file.size() + 1] : ' ';
+  return next >= '0' && next <= '9' ? std::stoull(out.substr(at + file.size() + 1)) : 0;
+}
+
+struct Corpus {
+  testing::TempDir tmp{"compressed-input"};
+  fs::path vocab = write_vocab(tmp.path());
+  std::string text = jsonl_corpus(6000, 13);
+  uint64_t lines = 6000;
+
+  std::string command(const fs::path& in, const fs::path& out, const std::string& policy) const {
+    return "--task lm --max-len 32 --threads 2 --json --allow-empty --tokenizer " +
+           shell_quote(vocab.string()) + " --on-error " + policy + " --out " +
+           shell_quote(out.string()) + " --input " + shell_quote(in.string());
+  }
+  // The dataset of the first `k` lines, from a plain file.
+  fs::path reference(uint64_t k) const {
+    const fs::path plain = tmp / ("first-" + std::to_string(k) + ".jsonl");
+    const fs::path ds = tmp / ("ref-" + std::to_string(k));
+    if (!fs::exists(ds)) {
+      testing::write_file(plain, first_lines(text, k));
+      REQUIRE(run_shardify(command(plain, ds, "fail")) == 0);
+    }
+    return ds;
+  }
+};
+
+TEST_CASE("truncated .gz and .zst: the last complete line named, the records before it kept") {
+  Corpus c;
+  const fs::path plain = c.tmp / "corpus.jsonl";
+  testing::write_file(plain, c.text);
+  for (const std::string tool : {"gzip", "zstd"}) {
+    const fs::path packed = c.tmp / ("corpus.jsonl." + std::string(tool == "gzip" ? "gz" : "zst"));
+    compress(tool, plain, packed);
+    const std::string bytes = testing::read_file(packed);
+    // Inside the header, early, in the middle, and a few bytes short of the end (the trailer).
+    for (const size_t keep : {size_t{6}, bytes.size() / 7, bytes.size() / 2, bytes.size() - 3}) {
+      INFO(tool, " kept ", keep, " of ", bytes.size(), " bytes");
+      const fs::path cut =
+          c.tmp / ("cut-" + std::to_string(keep) + "-" + packed.filename().string());
+      testing::write_file(cut, bytes.substr(0, keep));
+      const std::string file = cut.string();
+
+      std::string out;
+      const fs::path failed = c.tmp / "failed";
+      CHECK(run_shardify(c.command(cut, failed, "fail"), &out) != 0);
+      INFO("fail run: ", out);
+      CHECK(out.find("truncated " + std::string(tool) + " stream") != std::string::npos);
+      CHECK(!fs::exists(failed));
+      const uint64_t fail_line = reported_line(out, file);
+
+      const fs::path skipped = c.tmp / ("skip-" + std::to_string(keep) + tool);
+      REQUIRE(run_shardify(c.command(cut, skipped, "skip"), &out) == 0);
+      INFO("skip run: ", out);
+      const uint64_t k = reported_line(out, file);
+      CHECK(k == fail_line);
+      CHECK(summary_number(out, "skipped") == 1);
+      CHECK(summary_number(out, "documents") == k);
+      if (k > 0)
+        CHECK(out.find("after line " + std::to_string(k) + " (the last complete line)") !=
+              std::string::npos);
+      else
+        CHECK(out.find("no complete line could be read") != std::string::npos);
+      // Nothing decodable is dropped: a cut inside the header leaves nothing, one in the middle
+      // thousands of lines, one in the trailer (after all the data) every line.
+      if (keep == 6) CHECK(k == 0);
+      if (keep == bytes.size() / 2) CHECK(k > c.lines / 4);
+      if (keep == bytes.size() - 3) CHECK(k == c.lines);
+      CHECK(verify_dataset(skipped).ok());
+      CHECK(compare_datasets(skipped, c.reference(k)).empty());
+    }
+  }
+}
+
+TEST_CASE("flipped bytes in .gz and .zst: the damaged member dropped whole, never a wrong record") {
+  Corpus c;
+  // Two members (frames), as `cat a.gz b.gz` makes: the first half of the lines in each.
+  const uint64_t half = c.lines / 2;
+  const fs::path first = c.tmp / "first.jsonl", second = c.tmp / "second.jsonl";
+  testing::write_file(first, first_lines(c.text, half));
+  testing::write_file(second, c.text.substr(first_lines(c.text, half).size()));
+  for (const std::string tool : {"gzip", "zstd"}) {
+    const std::string ext = tool == "gzip" ? "gz" : "zst";
+    compress(tool, first, c.tmp / ("first." + ext));
+    compress(tool, second, c.tmp / ("second." + ext));
+    const std::string a = testing::read_file(c.tmp / ("first." + ext));
+    const std::string bytes = a + testing::read_file(c.tmp / ("second." + ext));
+    // In each member's data at a quarter, half and three quarters, and in each one's checksum
+    // (gzip's CRC-32 is the trailer's first 4 of 8 bytes, zstd's XXH64 part the last 4).
+    const size_t sum = tool == "gzip" ? 8 : 2;
+    std::vector<size_t> flips;
+    for (const size_t base : {size_t{0}, a.size()}) {
+      const size_t size = base == 0 ? a.size() : bytes.size() - a.size();
+      for (const size_t at : {size / 4, size / 2, 3 * size / 4, size - sum})
+        flips.push_back(base + at);
+    }
+    for (const size_t at : flips) {
+      const bool in_second = at >= a.size();
+      INFO(tool, " flipped byte ", at, " of ", bytes.size(), in_second ? " (second member)" : "");
+      std::string bad = bytes;
+      bad[at] = static_cast<char>(bad[at] ^ 0x5A);
+      const fs::path flipped = c.tmp / ("flip-" + std::to_string(at) + ".jsonl." + ext);
+      testing::write_file(flipped, bad);
+      const std::string file = flipped.string();
+      // The lines of the members before the damaged one are kept; none of the damaged one.
+      const uint64_t expected = in_second ? half : 0;
+
+      std::string out;
+      const fs::path failed = c.tmp / "failed";
+      const int rc = run_shardify(c.command(flipped, failed, "fail"), &out);
+      INFO("fail run: ", out);
+      CHECK(rc == 1);  // an error exit, not a signal
+      CHECK(!fs::exists(failed));
+      CHECK(out.find("corrupt " + tool + " data near compressed byte") != std::string::npos);
+      CHECK(reported_line(out, file) == expected);
+
+      const fs::path skipped = c.tmp / ("skip-flip-" + std::to_string(at) + tool);
+      REQUIRE(run_shardify(c.command(flipped, skipped, "skip"), &out) == 0);
+      INFO("skip run: ", out);
+      CHECK(reported_line(out, file) == expected);
+      CHECK(summary_number(out, "skipped") == 1);
+      CHECK(summary_number(out, "documents") == expected);
+      CHECK(out.find(std::string("nothing of its ") + (tool == "gzip" ? "member" : "frame")) !=
+            std::string::npos);
+      CHECK(verify_dataset(skipped).ok());
+      if (expected > 0) CHECK(compare_datasets(skipped, c.reference(expected)).empty());
+    }
+  }
+}
+
+TEST_CASE("the summary counts decompressed text bytes, the compressed size beside them") {
+  Corpus c;
+  const fs::path plain = c.tmp / "corpus.jsonl";
+  testing::write_file(plain, c.text);
+  for (const std::string tool : {"gzip", "zstd"}) {
+    const fs::path packed = c.tmp / ("corpus.jsonl." + std::string(tool == "gzip" ? "gz" : "zst"));
+    compress(tool, plain, packed);
+    INFO(tool);
+    std::string out;
+    REQUIRE(run_shardify(c.command(packed, c.tmp / ("ds-" + tool), "fail"), &out) == 0);
+    INFO(out);
+    CHECK(summary_number(out, "bytes_in") == c.text.size());
+    CHECK(summary_number(out, "bytes_in_compressed") == fs::file_size(packed));
+    const uint64_t bytes_out = summary_number(out, "bytes_out");
+    const size_t ratio_at = out.find("\"ratio\":");
+    REQUIRE(ratio_at != std::string::npos);
+    CHECK(std::stod(out.substr(ratio_at + 8)) ==
+          doctest::Approx(double(c.text.size()) / double(bytes_out)));
+    // The text summary shows both.
+    std::string args = c.command(packed, c.tmp / ("text-" + tool), "fail");
+    args.replace(args.find(" --json"), 7, "");
+    REQUIRE(run_shardify(args, &out) == 0);
+    CHECK(out.find("bytes in   " + std::to_string(c.text.size()) + " (" +
+                   std::to_string(fs::file_size(packed)) + " compressed on disk)") !=
+          std::string::npos);
+  }
+  // Plain input: the two agree and the text summary shows one number.
+  std::string out;
+  REQUIRE(run_shardify(c.command(plain, c.tmp / "ds-plain", "fail"), &out) == 0);
+  CHECK(summary_number(out, "bytes_in") == c.text.size());
+  CHECK(summary_number(out, "bytes_in_compressed") == c.text.size());
+}
+
+}  // namespace
+}  // namespace shardkit::reliability
