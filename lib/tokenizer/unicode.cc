@@ -124,6 +124,15 @@ bool is_punctuation(char32_t cp) {
   return c >= UTF8PROC_CATEGORY_PC && c <= UTF8PROC_CATEGORY_PO;
 }
 bool is_nonspacing_mark(char32_t cp) { return category(cp) == UTF8PROC_CATEGORY_MN; }
+bool is_decimal_or_letter_number(char32_t cp) {
+  auto c = category(cp);
+  return c == UTF8PROC_CATEGORY_ND || c == UTF8PROC_CATEGORY_NL;
+}
+bool is_connector_punctuation(char32_t cp) { return category(cp) == UTF8PROC_CATEGORY_PC; }
+bool is_combining_mark(char32_t cp) {
+  auto c = category(cp);
+  return c == UTF8PROC_CATEGORY_MN || c == UTF8PROC_CATEGORY_MC || c == UTF8PROC_CATEGORY_ME;
+}
 bool is_other_control(char32_t cp) {
   auto c = category(cp);
   return c == UTF8PROC_CATEGORY_CC || c == UTF8PROC_CATEGORY_CF || c == UTF8PROC_CATEGORY_CO ||

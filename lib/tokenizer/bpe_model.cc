@@ -1,0 +1,274 @@
+// BPE over characters (SentencePiece-style vocabularies such as Llama-2's and Gemma's), as HF's
+// models/bpe: characters (with prefix/suffix) to ids, unknown characters to <0xNN> bytes or a
+// (fused) unknown token, then merges lowest rank first, leftmost among equals.
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <queue>
+#include <unordered_map>
+
+#include "core/error.h"
+#include "tokenizer/models.h"
+#include "tokenizer/unicode.h"
+
+namespace shardkit::tok {
+
+namespace {
+
+constexpr uint32_t kNoId = 0xFFFFFFFFu;
+
+class BpeModel final : public Model {
+ public:
+  BpeModel(BpeModelConfig c, const std::string& source) : config_(std::move(c)) {
+    vocab_.reserve(config_.vocab.size());
+    for (size_t id = 0; id < config_.vocab.size(); ++id)
+      if (!config_.vocab[id].empty() || id == 0)
+        vocab_.set(config_.vocab[id], static_cast<uint32_t>(id));
+    if (config_.unk_token) {
+      uint32_t u = vocab_.find(*config_.unk_token);
+      if (u != kNoId) unk_ = u;
+    }
+    byte_ids_.fill(kNoId);
+    if (config_.byte_fallback) {
+      char name[8];
+      for (int b = 0; b < 256; ++b) {
+        std::snprintf(name, sizeof name, "<0x%02X>", b);
+        byte_ids_[b] = vocab_.find(name);
+      }
+    }
+    for (int c = 0; c < 128; ++c) {
+      char ch = static_cast<char>(c);
+      ascii_ids_[c] = vocab_.find(&ch, 1);
+    }
+    if (!config_.merges.empty()) {
+      merges_.reserve(config_.merges.size());
+      std::string merged;
+      for (size_t rank = 0; rank < config_.merges.size(); ++rank) {
+        const auto& [a, b] = config_.merges[rank];
+        uint32_t ia = vocab_.find(a), ib = vocab_.find(b);
+        if (ia == kNoId || ib == kNoId)
+          throw Error(ErrorCode::kInput, source,
+                      "BPE merge " + std::to_string(rank) + " '" + a + " " + b +
+                          "' uses a token missing from the vocabulary");
+        std::string_view p = config_.continuing_subword_prefix;
+        merged = a;
+        merged += (!p.empty() && b.compare(0, p.size(), p) == 0) ? b.substr(p.size()) : b;
+        uint32_t im = vocab_.find(merged);
+        if (im == kNoId)
+          throw Error(ErrorCode::kInput, source,
+                      "BPE merge " + std::to_string(rank) + " '" + a + " " + b +
+                          "': the merged token is missing from the vocabulary");
+        merges_.insert((uint64_t{ia} << 32) | ib, (uint64_t{rank} << 32) | im);
+      }
+    } else if (!config_.scores.empty()) {
+      // Rank = position in descending score order; equal scores share a rank, so the leftmost
+      // pair wins between them as in SentencePiece.
+      std::vector<uint32_t> order(config_.vocab.size());
+      for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+        return config_.scores[a] > config_.scores[b];
+      });
+      std::vector<uint32_t> rank(order.size());
+      for (size_t k = 0, r = 0; k < order.size(); ++k) {
+        if (k > 0 && config_.scores[order[k]] != config_.scores[order[k - 1]]) r = k;
+        rank[order[k]] = static_cast<uint32_t>(r);
+      }
+      for (uint32_t id = 0; id < config_.vocab.size(); ++id) {
+        const std::string& piece = config_.vocab[id];
+        if (!mergeable(id)) continue;
+        for (size_t cut = 1; cut < piece.size(); ++cut) {
+          if ((static_cast<unsigned char>(piece[cut]) & 0xC0) == 0x80) continue;
+          uint32_t l = vocab_.find(std::string_view(piece).substr(0, cut));
+          uint32_t r = vocab_.find(std::string_view(piece).substr(cut));
+          if (l == kNoId || r == kNoId || !mergeable(l) || !mergeable(r)) continue;
+          merges_.insert((uint64_t{l} << 32) | r, (uint64_t{rank[id]} << 32) | id);
+        }
+      }
+    }
+    config_.merges.clear();
+    config_.merges.shrink_to_fit();
+  }
+
+  void tokenize(std::string_view word, std::vector<ModelToken>& out) const override {
+    if (word.empty()) return;
+    if (config_.ignore_merges) {
+      uint32_t id = vocab_.find(word);
+      if (id != kNoId) {
+        out.push_back({id, 0, static_cast<uint32_t>(word.size())});
+        return;
+      }
+    }
+    thread_local std::vector<Sym> sym;
+    sym.clear();
+    initial_symbols(word, sym);
+    merge_all(sym);
+    for (const Sym& s : sym) out.push_back({s.id, s.begin, s.begin + s.len});
+  }
+
+  std::optional<uint32_t> token_to_id(std::string_view token) const override {
+    uint32_t id = vocab_.find(token);
+    if (id == kNoId) return std::nullopt;
+    return id;
+  }
+  std::optional<std::string> id_to_token(uint32_t id) const override {
+    if (id >= config_.vocab.size()) return std::nullopt;
+    if (vocab_.find(config_.vocab[id]) != id) return std::nullopt;
+    return config_.vocab[id];
+  }
+  size_t size() const override { return config_.vocab.size(); }
+  std::optional<uint32_t> unk_id() const override { return unk_; }
+
+ private:
+  struct Sym {
+    uint32_t id, begin, len;
+  };
+
+  bool mergeable(uint32_t id) const {
+    return config_.scores.empty() || id >= config_.scores.size() || true;
+  }
+
+  void initial_symbols(std::string_view w, std::vector<Sym>& sym) const {
+    const bool plain =
+        config_.continuing_subword_prefix.empty() && config_.end_of_word_suffix.empty();
+    bool have_unk = false;
+    Sym unk{0, 0, 0};
+    thread_local std::string s;
+    const auto* p = reinterpret_cast<const unsigned char*>(w.data());
+    for (size_t i = 0; i < w.size();) {
+      size_t n = utf8_length(p[i]);
+      if (i + n > w.size()) n = w.size() - i;
+      uint32_t id;
+      std::string_view piece = w.substr(i, n);
+      if (plain) {
+        id = n == 1 && p[i] < 0x80 ? ascii_ids_[p[i]] : vocab_.find(piece);
+      } else {
+        s.clear();
+        if (i > 0) s += config_.continuing_subword_prefix;
+        s += piece;
+        if (i + n == w.size()) s += config_.end_of_word_suffix;
+        id = vocab_.find(s);
+        piece = s;
+      }
+      const auto begin = static_cast<uint32_t>(i);
+      i += n;
+      if (id != kNoId) {
+        if (have_unk) {
+          sym.push_back(unk);
+          have_unk = false;
+        }
+        sym.push_back({id, begin, static_cast<uint32_t>(n)});
+        continue;
+      }
+      if (config_.byte_fallback) {
+        bool all = true;
+        for (unsigned char b : piece) all = all && byte_ids_[b] != kNoId;
+        if (all) {
+          // HF gives each byte token a length of 1 (in the word's byte positions).
+          uint32_t at = begin;
+          for (unsigned char b : piece) sym.push_back({byte_ids_[b], at++, 1});
+          continue;
+        }
+      }
+      if (!unk_) continue;
+      if (have_unk && config_.fuse_unk) {
+        unk.len += static_cast<uint32_t>(n);
+      } else {
+        if (have_unk) sym.push_back(unk);
+        unk = {*unk_, begin, static_cast<uint32_t>(n)};
+        have_unk = true;
+      }
+    }
+    if (have_unk) sym.push_back(unk);
+  }
+
+  uint64_t pair(const Sym& a, const Sym& b) const {
+    return merges_.find((uint64_t{a.id} << 32) | b.id);
+  }
+
+  void merge_all(std::vector<Sym>& sym) const {
+    const size_t m = sym.size();
+    if (m < 2) return;
+    if (m <= 64) {
+      thread_local std::vector<uint64_t> pr;
+      pr.resize(m);
+      for (size_t i = 0; i + 1 < m; ++i) pr[i] = pair(sym[i], sym[i + 1]);
+      size_t len = m;
+      while (len > 1) {
+        uint64_t best = U64Map::kEmpty;
+        size_t bi = 0;
+        for (size_t i = 0; i + 1 < len; ++i) {
+          if ((pr[i] >> 32) < (best >> 32)) {
+            best = pr[i];
+            bi = i;
+          }
+        }
+        if (best == U64Map::kEmpty) break;
+        sym[bi].id = static_cast<uint32_t>(best);
+        sym[bi].len += sym[bi + 1].len;
+        for (size_t i = bi + 1; i + 1 < len; ++i) {
+          sym[i] = sym[i + 1];
+          pr[i] = pr[i + 1];
+        }
+        --len;
+        if (bi > 0) pr[bi - 1] = pair(sym[bi - 1], sym[bi]);
+        if (bi + 1 < len) pr[bi] = pair(sym[bi], sym[bi + 1]);
+      }
+      sym.resize(len);
+      return;
+    }
+    // Long words: a heap of (rank, position) over a linked list, as HF's Word::merge_all.
+    thread_local std::vector<int32_t> prev, next;
+    prev.resize(m);
+    next.resize(m);
+    for (size_t i = 0; i < m; ++i) {
+      prev[i] = static_cast<int32_t>(i) - 1;
+      next[i] = i + 1 < m ? static_cast<int32_t>(i + 1) : -1;
+    }
+    using Item = std::pair<uint64_t, uint32_t>;  // (rank << 32 | merged id, position)
+    auto cmp = [](const Item& a, const Item& b) {
+      if ((a.first >> 32) != (b.first >> 32)) return (a.first >> 32) > (b.first >> 32);
+      return a.second > b.second;
+    };
+    thread_local std::vector<Item> heap_store;
+    heap_store.clear();
+    std::priority_queue<Item, std::vector<Item>, decltype(cmp)> heap(cmp, std::move(heap_store));
+    auto push = [&](int32_t i) {
+      if (i < 0 || next[i] < 0) return;
+      uint64_t v = pair(sym[i], sym[next[i]]);
+      if (v != U64Map::kEmpty) heap.emplace(v, static_cast<uint32_t>(i));
+    };
+    for (size_t i = 0; i + 1 < m; ++i) push(static_cast<int32_t>(i));
+    while (!heap.empty()) {
+      auto [v, pos] = heap.top();
+      heap.pop();
+      if (sym[pos].len == 0 || next[pos] < 0) continue;
+      int32_t r = next[pos];
+      if (pair(sym[pos], sym[r]) != v) continue;  // stale
+      sym[pos].id = static_cast<uint32_t>(v);
+      sym[pos].len += sym[r].len;
+      sym[r].len = 0;
+      next[pos] = next[r];
+      if (next[r] >= 0) prev[next[r]] = static_cast<int32_t>(pos);
+      push(prev[pos]);
+      push(static_cast<int32_t>(pos));
+    }
+    size_t k = 0;
+    for (int32_t i = 0; i >= 0; i = next[i]) sym[k++] = sym[i];
+    sym.resize(k);
+  }
+
+  BpeModelConfig config_;
+  StringIdMap vocab_;
+  U64Map merges_;
+  std::array<uint32_t, 256> byte_ids_{};
+  std::array<uint32_t, 128> ascii_ids_{};
+  std::optional<uint32_t> unk_;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> make_bpe_model(BpeModelConfig config, const std::string& source) {
+  return std::make_unique<BpeModel>(std::move(config), source);
+}
+
+}  // namespace shardkit::tok

@@ -1,0 +1,79 @@
+#include "tokenizer/pipeline.h"
+
+namespace shardkit::tok {
+
+namespace {
+
+uint32_t next_word(const Encoding& e) { return e.word_ids.empty() ? 0 : e.word_ids.back() + 1; }
+
+}  // namespace
+
+void PipelineTokenizer::encode_piece(const NormalizedString& s, bool at_start, size_t base,
+                                     std::vector<uint32_t>& ids, Encoding* detail) const {
+  thread_local std::vector<PreTokenizer::Piece> pieces;
+  thread_local std::vector<ModelToken> toks;
+  pieces.clear();
+  pieces.push_back({s, at_start});
+  if (config_.pre_tokenizer) config_.pre_tokenizer->apply(pieces);
+  for (const PreTokenizer::Piece& p : pieces) {
+    toks.clear();
+    config_.model->tokenize(p.s.text(), toks);
+    const uint32_t word = detail ? next_word(*detail) : 0;
+    for (const ModelToken& t : toks) {
+      ids.push_back(t.id);
+      if (!detail) continue;
+      Span o = p.s.original_span(t.begin, t.end);
+      detail->offsets.emplace_back(static_cast<uint32_t>(base + o.first),
+                                   static_cast<uint32_t>(base + o.second));
+      detail->word_ids.push_back(word);
+    }
+  }
+}
+
+void PipelineTokenizer::encode_segment(std::string_view full, size_t begin, size_t end,
+                                       std::vector<uint32_t>& ids, Encoding* detail) const {
+  NormalizedString s(full.substr(begin, end - begin), detail != nullptr);
+  if (config_.normalizer) config_.normalizer->apply(s);
+  const AddedTokenMatcher& added = normalized_added();
+  if (added.empty()) {
+    encode_piece(s, begin == 0, begin, ids, detail);
+    return;
+  }
+  // Alignments are needed to tell where each normalized gap starts in the original.
+  NormalizedString tracked = s;
+  if (!detail) {
+    tracked = NormalizedString(full.substr(begin, end - begin), true);
+    if (config_.normalizer) config_.normalizer->apply(tracked);
+  }
+  added.split(tracked.text(), [&](bool is_token, size_t b, size_t e, uint32_t id) {
+    Span o = tracked.original_span(b, e);
+    if (is_token) {
+      ids.push_back(id);
+      if (detail) {
+        detail->offsets.emplace_back(static_cast<uint32_t>(begin + o.first),
+                                     static_cast<uint32_t>(begin + o.second));
+        detail->word_ids.push_back(next_word(*detail));
+      }
+      return;
+    }
+    encode_piece(tracked.slice(b, e), begin + o.first == 0, begin, ids, detail);
+  });
+}
+
+std::string PipelineTokenizer::decode_tokens(const std::vector<std::string>& tokens) const {
+  if (!config_.decoder) {
+    std::string out;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      if (i) out.push_back(' ');
+      out += tokens[i];
+    }
+    return out;
+  }
+  std::vector<std::string> t = tokens;
+  config_.decoder->decode_chain(t);
+  std::string out;
+  for (const std::string& x : t) out += x;
+  return out;
+}
+
+}  // namespace shardkit::tok
