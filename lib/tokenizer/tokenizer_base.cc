@@ -2,9 +2,10 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "core/checksum.h"
 #include "core/error.h"
-#include "core/json_text.h"
 #include "tokenizer/unicode.h"
 
 namespace shardkit::tok {
@@ -207,17 +208,18 @@ std::string TokenizerBase::describe_json() const {
   // The special token ids go along so that a trainer can mask ([MASK]) and skip specials
   // without loading the tokenizer.
   const SpecialTokens& sp = special_tokens();
-  std::string specials;
+  nlohmann::ordered_json j;
+  j["type"] = type_;
+  j["vocab_size"] = vocab_size();
+  j["fingerprint"] = checksum_hex(fingerprint_);
+  nlohmann::ordered_json specials = nlohmann::ordered_json::object();
   for (const auto& [name, id] :
        {std::pair{"cls", sp.cls}, std::pair{"sep", sp.sep}, std::pair{"pad", sp.pad},
         std::pair{"mask", sp.mask}, std::pair{"unk", sp.unk}, std::pair{"bos", sp.bos},
         std::pair{"eos", sp.eos}})
-    if (id)
-      specials +=
-          std::string(specials.empty() ? "" : ", ") + "\"" + name + "\": " + std::to_string(*id);
-  return "{\"type\": " + json_quote(type_) + ", \"vocab_size\": " + std::to_string(vocab_size()) +
-         ", \"fingerprint\": \"" + checksum_hex(fingerprint_) + "\", \"special_tokens\": {" +
-         specials + "}}";
+    if (id) specials[name] = *id;
+  j["special_tokens"] = std::move(specials);
+  return j.dump();
 }
 
 void truncate(Encoding& e, size_t max_tokens) {

