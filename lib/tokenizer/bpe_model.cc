@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstring>
+#include <memory>
 #include <queue>
 #include <unordered_map>
 
@@ -16,10 +18,63 @@ namespace shardkit::tok {
 namespace {
 
 constexpr uint32_t kNoId = 0xFFFFFFFFu;
+constexpr std::string_view kMeta = "\xE2\x96\x81";  // SentencePiece's word boundary, U+2581
+
+std::atomic<uint64_t> next_serial{1};
+
+// Chunk -> its tokens (id, length), one table per thread and model so lookups take no lock.
+// Cleared when full.
+class ChunkCache {
+ public:
+  static constexpr size_t kMaxChunkBytes = 64;
+  ChunkCache() { slots_.assign(kSlots, Slot{}); }
+  const uint64_t* find(std::string_view key, uint32_t* count) const {
+    uint64_t h = hash_bytes(key.data(), key.size()) | 1;
+    for (size_t i = h & (kSlots - 1);; i = (i + 1) & (kSlots - 1)) {
+      const Slot& s = slots_[i];
+      if (s.hash == 0) return nullptr;
+      if (s.hash == h && s.key_len == key.size() &&
+          std::memcmp(keys_.data() + s.key_off, key.data(), key.size()) == 0) {
+        *count = s.val_len;
+        return values_.data() + s.val_off;
+      }
+    }
+  }
+  void insert(std::string_view key, const uint64_t* v, size_t count) {
+    if (entries_ >= kSlots / 2) clear();
+    uint64_t h = hash_bytes(key.data(), key.size()) | 1;
+    size_t i = h & (kSlots - 1);
+    while (slots_[i].hash != 0) i = (i + 1) & (kSlots - 1);
+    Slot& s = slots_[i];
+    s = {h, static_cast<uint32_t>(keys_.size()), static_cast<uint32_t>(key.size()),
+         static_cast<uint32_t>(values_.size()), static_cast<uint32_t>(count)};
+    keys_.append(key);
+    values_.insert(values_.end(), v, v + count);
+    ++entries_;
+  }
+
+ private:
+  static constexpr size_t kSlots = size_t{1} << 16;
+  struct Slot {
+    uint64_t hash = 0;
+    uint32_t key_off = 0, key_len = 0, val_off = 0, val_len = 0;
+  };
+  void clear() {
+    std::fill(slots_.begin(), slots_.end(), Slot{});
+    keys_.clear();
+    values_.clear();
+    entries_ = 0;
+  }
+  std::vector<Slot> slots_;
+  std::string keys_;
+  std::vector<uint64_t> values_;  // id << 32 | length
+  size_t entries_ = 0;
+};
 
 class BpeModel final : public Model {
  public:
-  BpeModel(BpeModelConfig c, const std::string& source) : config_(std::move(c)) {
+  BpeModel(BpeModelConfig c, const std::string& source)
+      : config_(std::move(c)), serial_(next_serial++) {
     vocab_.reserve(config_.vocab.size());
     for (size_t id = 0; id < config_.vocab.size(); ++id)
       if (!config_.vocab[id].empty() || id == 0)
@@ -85,12 +140,86 @@ class BpeModel final : public Model {
         }
       }
     }
+    find_crossing_merges();
     config_.merges.clear();
     config_.merges.shrink_to_fit();
   }
 
   void tokenize(std::string_view word, std::vector<ModelToken>& out) const override {
     if (word.empty()) return;
+    if (chunkable_ && !config_.ignore_merges && word.size() > kMeta.size()) {
+      tokenize_chunks(word, out);
+      return;
+    }
+    tokenize_word(word, out);
+  }
+
+  // SentencePiece-style BPE sees a whole line as one word ("▁the▁cat"). Merges never join a
+  // character with a following "▁" unless the vocabulary has such a token, so the line splits
+  // before each "▁" that follows another character (except where a crossing merge's token sits
+  // across the split) and each chunk is merged, and cached, on its own: the same tokens.
+  void tokenize_chunks(std::string_view word, std::vector<ModelToken>& out) const {
+    size_t start = 0;
+    size_t at = word.find(kMeta, 1);
+    while (true) {
+      size_t cut = at == std::string_view::npos ? word.size() : at;
+      if (cut < word.size()) {
+        if (!boundary_ok(word, cut)) {
+          at = word.find(kMeta, cut + 1);
+          continue;
+        }
+      }
+      tokenize_cached(word.substr(start, cut - start), static_cast<uint32_t>(start), out);
+      if (cut >= word.size()) break;
+      start = cut;
+      at = word.find(kMeta, cut + kMeta.size());
+    }
+  }
+
+  bool boundary_ok(std::string_view w, size_t cut) const {
+    // The character before must not be "▁" itself (runs of "▁" merge with each other).
+    if (cut >= kMeta.size() && w.compare(cut - kMeta.size(), kMeta.size(), kMeta) == 0)
+      return false;
+    for (const auto& [left, right] : crossing_)
+      if (cut >= left.size() && w.size() - cut >= right.size() &&
+          w.compare(cut - left.size(), left.size(), left) == 0 &&
+          w.compare(cut, right.size(), right) == 0)
+        return false;
+    return true;
+  }
+
+  void tokenize_cached(std::string_view chunk, uint32_t base, std::vector<ModelToken>& out) const {
+    if (chunk.size() > ChunkCache::kMaxChunkBytes) {
+      size_t mark = out.size();
+      tokenize_word(chunk, out);
+      for (size_t k = mark; k < out.size(); ++k) out[k].begin += base, out[k].end += base;
+      return;
+    }
+    ChunkCache& c = cache();
+    uint32_t count;
+    if (const uint64_t* hit = c.find(chunk, &count)) {
+      uint32_t pos = base;
+      for (uint32_t k = 0; k < count; ++k) {
+        auto id = static_cast<uint32_t>(hit[k] >> 32);
+        auto len = static_cast<uint32_t>(hit[k]);
+        out.push_back({id, pos, pos + len});
+        pos += len;
+      }
+      return;
+    }
+    size_t mark = out.size();
+    tokenize_word(chunk, out);
+    thread_local std::vector<uint64_t> vals;
+    vals.clear();
+    for (size_t k = mark; k < out.size(); ++k) {
+      vals.push_back((uint64_t{out[k].id} << 32) | (out[k].end - out[k].begin));
+      out[k].begin += base;
+      out[k].end += base;
+    }
+    c.insert(chunk, vals.data(), vals.size());
+  }
+
+  void tokenize_word(std::string_view word, std::vector<ModelToken>& out) const {
     if (config_.ignore_merges) {
       uint32_t id = vocab_.find(word);
       if (id != kNoId) {
@@ -122,6 +251,45 @@ class BpeModel final : public Model {
   struct Sym {
     uint32_t id, begin, len;
   };
+
+  ChunkCache& cache() const {
+    thread_local uint64_t last_serial = 0;
+    thread_local ChunkCache* last = nullptr;
+    if (last_serial == serial_) return *last;
+    thread_local std::unordered_map<uint64_t, std::unique_ptr<ChunkCache>> caches;
+    auto& slot = caches[serial_];
+    if (!slot) {
+      if (caches.size() > 16) {
+        for (auto it = caches.begin(); it != caches.end();)
+          it = it->first == serial_ ? std::next(it) : caches.erase(it);
+      }
+      slot = std::make_unique<ChunkCache>();
+    }
+    last_serial = serial_;
+    last = slot.get();
+    return *last;
+  }
+
+  // Merges whose right side starts with "▁" while the left side does not end with it: the only
+  // ones that can join across a chunk boundary.
+  void find_crossing_merges() {
+    chunkable_ = config_.continuing_subword_prefix.empty() && config_.end_of_word_suffix.empty() &&
+                 vocab_.find(kMeta) != kNoId;
+    if (!chunkable_) return;
+    auto starts = [](std::string_view s) { return s.compare(0, kMeta.size(), kMeta) == 0; };
+    auto ends = [](std::string_view s) {
+      return s.size() >= kMeta.size() &&
+             s.compare(s.size() - kMeta.size(), kMeta.size(), kMeta) == 0;
+    };
+    if (!config_.merges.empty()) {
+      for (const auto& [a, b] : config_.merges)
+        if (starts(b) && !ends(a)) crossing_.emplace_back(a, b);
+    } else {
+      // Score-ordered (SentencePiece) BPE: any piece with "▁" after another character.
+      chunkable_ = false;
+    }
+    if (crossing_.size() > 64) chunkable_ = false;  // too many to check at every boundary
+  }
 
   bool mergeable(uint32_t id) const {
     return config_.scores.empty() || id >= config_.scores.size() || true;
@@ -258,6 +426,9 @@ class BpeModel final : public Model {
   }
 
   BpeModelConfig config_;
+  uint64_t serial_;
+  bool chunkable_ = false;
+  std::vector<std::pair<std::string, std::string>> crossing_;
   StringIdMap vocab_;
   U64Map merges_;
   std::array<uint32_t, 256> byte_ids_{};

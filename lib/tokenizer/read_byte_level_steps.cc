@@ -27,6 +27,7 @@ void read_byte_level_steps(const Json& j, element e, const std::string& where,
     step.kind = PreTokenizerStep::kSplit;
     step.regex = std::const_pointer_cast<Regex>(read_pattern(j, o, where, nullptr));
     if (step.regex->pattern() == kCl100kPattern) step.matcher = cl100k_match;
+    if (step.regex->pattern() == kQwenPattern) step.matcher = qwen_match;
     std::string behavior = j.str(j.get(o, "behavior", where), where + ".behavior");
     if (behavior == "Removed") {
       step.behavior = SplitBehavior::kRemoved;

