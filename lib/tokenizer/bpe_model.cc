@@ -250,6 +250,7 @@ class BpeModel final : public Model {
  private:
   struct Sym {
     uint32_t id, begin, len;
+    bool frozen = false;
   };
 
   ChunkCache& cache() const {
@@ -285,14 +286,22 @@ class BpeModel final : public Model {
       for (const auto& [a, b] : config_.merges)
         if (starts(b) && !ends(a)) crossing_.emplace_back(a, b);
     } else {
-      // Score-ordered (SentencePiece) BPE: any piece with "▁" after another character.
-      chunkable_ = false;
+      // Score-ordered (SentencePiece) BPE: a piece with "▁" after another character could join
+      // across a boundary; then no chunks.
+      for (uint32_t id = 0; id < config_.vocab.size() && chunkable_; ++id) {
+        const std::string& t = config_.vocab[id];
+        for (size_t at = t.find(kMeta, 1); at != std::string::npos; at = t.find(kMeta, at + 1))
+          if (at < kMeta.size() || t.compare(at - kMeta.size(), kMeta.size(), kMeta) != 0)
+            chunkable_ = false;
+      }
+      // User-defined symbols are matched before merging; keep whole lines for them.
+      if (!config_.user_defined.empty()) chunkable_ = false;
     }
     if (crossing_.size() > 64) chunkable_ = false;  // too many to check at every boundary
   }
 
   bool mergeable(uint32_t id) const {
-    return config_.scores.empty() || id >= config_.scores.size() || true;
+    return config_.mergeable.empty() || (id < config_.mergeable.size() && config_.mergeable[id]);
   }
 
   void initial_symbols(std::string_view w, std::vector<Sym>& sym) const {
@@ -305,6 +314,26 @@ class BpeModel final : public Model {
     for (size_t i = 0; i < w.size();) {
       size_t n = utf8_length(p[i]);
       if (i + n > w.size()) n = w.size() - i;
+      if (!config_.user_defined.empty()) {
+        uint32_t best = kNoId;
+        size_t best_len = 0;
+        for (uint32_t u : config_.user_defined) {
+          const std::string& t = config_.vocab[u];
+          if (t.size() > best_len && w.compare(i, t.size(), t) == 0) {
+            best = u;
+            best_len = t.size();
+          }
+        }
+        if (best != kNoId) {
+          if (have_unk) {
+            sym.push_back(unk);
+            have_unk = false;
+          }
+          sym.push_back({best, static_cast<uint32_t>(i), static_cast<uint32_t>(best_len), true});
+          i += best_len;
+          continue;
+        }
+      }
       uint32_t id;
       std::string_view piece = w.substr(i, n);
       if (plain) {
@@ -350,6 +379,7 @@ class BpeModel final : public Model {
   }
 
   uint64_t pair(const Sym& a, const Sym& b) const {
+    if (a.frozen || b.frozen) return U64Map::kEmpty;
     return merges_.find((uint64_t{a.id} << 32) | b.id);
   }
 

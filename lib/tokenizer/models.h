@@ -38,6 +38,8 @@ struct BpeModelConfig {
   // SentencePiece BPE (.model): no merges list; a pair merges when its concatenation is a
   // piece, the higher score first.
   std::vector<float> scores;
+  std::vector<uint8_t> mergeable;      // with scores: pieces merges may produce or use
+  std::vector<uint32_t> user_defined;  // with scores: matched whole first, never merged
   std::optional<std::string> unk_token;
   bool fuse_unk = false;
   bool byte_fallback = false;

@@ -2,6 +2,7 @@
 
 #include "tokenizer/byte_level.h"
 #include "tokenizer/precompiled_charsmap.h"
+#include "tokenizer/sentencepiece_normalizer.h"
 #include "tokenizer/unicode.h"
 
 namespace shardkit::tok {
@@ -183,6 +184,24 @@ void Normalizer::apply(NormalizedString& s) const {
     case kPrecompiled:
       charsmap->apply(s);
       return;
+    case kSentencePiece: {
+      NormalizedString out("", s.tracking());
+      sentencepiece_normalize(*sentencepiece, s.text(), out);
+      if (s.tracking() && !s.alignments().empty()) {
+        // Compose: the input's own alignments map onto the original.
+        std::vector<Span> composed;
+        composed.reserve(out.alignments().size());
+        for (Span a : out.alignments()) {
+          Span o = a.first < a.second ? s.original_span(a.first, a.second)
+                                      : s.original_span(a.first, a.first);
+          composed.push_back(o);
+        }
+        std::string t = out.text();
+        out.set(std::move(t), std::move(composed));
+      }
+      s = std::move(out);
+      return;
+    }
   }
 }
 

@@ -14,6 +14,7 @@ namespace shardkit::tok {
 
 class Regex;
 class PrecompiledCharsmap;
+struct SentencePieceNormalizerSpec;
 
 struct Normalizer {
   enum Kind {
@@ -25,6 +26,7 @@ struct Normalizer {
     kReplace,
     kPrepend,
     kPrecompiled,
+    kSentencePiece,  // a .model file's normalizer (sentencepiece_normalizer.h)
   } kind = kSequence;
   UnicodeForm form = UnicodeForm::kNFC;
   bool strip_left = true, strip_right = true;
@@ -32,7 +34,8 @@ struct Normalizer {
   std::shared_ptr<const Regex> regex;  // kReplace with a Regex pattern
   std::string content;                 // kReplace replacement, kPrepend prefix
   std::shared_ptr<const PrecompiledCharsmap> charsmap;
-  std::vector<Normalizer> children;  // kSequence
+  std::vector<Normalizer> children;                                  // kSequence
+  std::shared_ptr<const SentencePieceNormalizerSpec> sentencepiece;  // kSentencePiece
 
   void apply(NormalizedString& s) const;
   // Whether apply() can change anything (an empty Sequence cannot).

@@ -59,7 +59,7 @@ class UnigramModel final : public Model {
       throw Error(ErrorCode::kInput, source, "Unigram: every piece needs a score");
     spm_ = !config_.matchable.empty();
     min_score_ = DBL_MAX;
-    double max_score = -DBL_MAX;
+    double max_score = spm_ ? FLT_MIN : -DBL_MAX;  // SentencePiece starts its max at FLT_MIN
     for (uint32_t id = 0; id < n; ++id) {
       by_piece_.set(config_.pieces[id], id);
       bool counts = !spm_ || (config_.matchable[id] && !config_.user_defined[id]);
@@ -133,18 +133,20 @@ class UnigramModel final : public Model {
       bool has_single = false;
       size_t mblen = utf8_length(p[start]);
       if (start + mblen > size) mblen = size - start;
+      // SentencePiece computes a candidate in double (its score expression is double) and
+      // stores it in float; HF uses double throughout. Same code for both.
       trie_.prefixes(s, start, [&](size_t len, uint32_t id) {
         Node<Score>& target = best[start + len];
-        Score score;
+        double score;
         if (spm_ && config_.user_defined[id]) {
-          score = static_cast<Score>(static_cast<Score>(len) * static_cast<Score>(max_score_) -
-                                     static_cast<Score>(0.1));
+          score =
+              static_cast<double>(static_cast<float>(len) * static_cast<float>(max_score_)) - 0.1;
         } else {
-          score = static_cast<Score>(config_.scores[id]);
+          score = config_.scores[id];
         }
-        Score candidate = score + here;
-        if (target.starts_at < 0 || candidate > target.score) {
-          target.score = candidate;
+        const double candidate = score + static_cast<double>(here);
+        if (target.starts_at < 0 || candidate > static_cast<double>(target.score)) {
+          target.score = static_cast<Score>(candidate);
           target.starts_at = static_cast<int64_t>(start);
           target.id = id;
         }
