@@ -510,7 +510,9 @@ std::optional<std::string> BpeTokenizer::model_id_to_token(uint32_t id) const {
 
 // HF processors::byte_level::process_offsets.
 void BpeTokenizer::finish_encoding(Encoding& e) const {
-  if (!post().byte_level_trim) return;
+  if (!post().byte_level_trim && !post().roberta_trim) return;
+  const bool add_prefix_space =
+      post().roberta_trim ? post().roberta_add_prefix_space : post().byte_level_add_prefix_space;
   for (size_t i = 0; i < e.size(); ++i) {
     uint32_t id = e.ids[i];
     const std::string& bytes = id < token_bytes_.size() ? token_bytes_[id] : std::string();
@@ -521,7 +523,7 @@ void BpeTokenizer::finish_encoding(Encoding& e) const {
     if (leading == 0 && trailing == 0) continue;
     if (leading > 0) {
       bool is_first = i == 0 || off.first == 0;
-      if (is_first && post().byte_level_add_prefix_space && leading == 1) leading = 0;
+      if (is_first && add_prefix_space && leading == 1) leading = 0;
       off.first = std::min<uint32_t>(off.first + static_cast<uint32_t>(leading), off.second);
     }
     if (trailing > 0 && off.second >= trailing)

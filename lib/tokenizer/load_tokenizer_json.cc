@@ -174,9 +174,6 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const Json& j, object root, uint6
   c.normalizer = std::move(normalizer);
   if (!pre_el.is_null()) c.pre_tokenizer = read_pre_tokenizer(j, pre_el, "pre_tokenizer");
   if (!decoder_el.is_null()) c.decoder = read_decoder(j, decoder_el, "decoder");
-  if (post.byte_level_trim)
-    j.unsupported("post_processor: ByteLevel offset trimming needs a byte-level BPE model");
-  post.roberta_trim = false;  // only trims byte-level spaces ('Ġ'), which this vocabulary lacks
   const std::string type = model_type == "BPE"       ? "bpe"
                            : model_type == "Unigram" ? "unigram"
                                                      : "wordlevel";

@@ -1,5 +1,9 @@
 #include "tokenizer/pipeline.h"
 
+#include <algorithm>
+
+#include "tokenizer/unicode.h"
+
 namespace shardkit::tok {
 
 namespace {
@@ -58,6 +62,33 @@ void PipelineTokenizer::encode_segment(std::string_view full, size_t begin, size
     }
     encode_piece(tracked.slice(b, e), begin + o.first == 0, begin, ids, detail);
   });
+}
+
+// HF's process_offsets (ByteLevel and RobertaProcessing with trim_offsets): leading/trailing
+// characters of the token string that are 'Ġ' or White_Space move the offsets by their count.
+void PipelineTokenizer::finish_encoding(Encoding& e) const {
+  const PostProcessorConfig& pc = post();
+  if (!pc.byte_level_trim && !pc.roberta_trim) return;
+  const bool add_prefix_space =
+      pc.roberta_trim ? pc.roberta_add_prefix_space : pc.byte_level_add_prefix_space;
+  auto trimmable = [](char32_t c) { return c == 0x120 || is_white_space(c); };
+  for (size_t i = 0; i < e.size(); ++i) {
+    const std::string token = id_to_token(e.ids[i]);
+    std::vector<char32_t> chars;
+    for (size_t k = 0; k < token.size();) chars.push_back(decode_utf8(token, k));
+    size_t leading = 0, trailing = 0;
+    while (leading < chars.size() && trimmable(chars[leading])) ++leading;
+    while (trailing < chars.size() && trimmable(chars[chars.size() - 1 - trailing])) ++trailing;
+    auto& off = e.offsets[i];
+    if (leading == 0 && trailing == 0) continue;
+    if (leading > 0) {
+      const bool is_first = i == 0 || off.first == 0;
+      if (is_first && add_prefix_space && leading == 1) leading = 0;
+      off.first = std::min<uint32_t>(off.first + static_cast<uint32_t>(leading), off.second);
+    }
+    if (trailing > 0 && off.second >= trailing)
+      off.second = std::max<uint32_t>(off.second - static_cast<uint32_t>(trailing), off.first);
+  }
 }
 
 std::string PipelineTokenizer::decode_tokens(const std::vector<std::string>& tokens) const {

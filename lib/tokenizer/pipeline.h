@@ -40,6 +40,7 @@ class PipelineTokenizer : public TokenizerBase {
   }
   size_t model_vocab_size() const override { return config_.model->size(); }
   bool matches_normalized_added() const override { return true; }
+  void finish_encoding(Encoding& e) const override;
 
  private:
   void encode_piece(const NormalizedString& s, bool at_start, size_t base,

@@ -200,6 +200,18 @@ void PreTokenizer::apply(std::vector<Piece>& pieces) const {
             t, [&](char32_t c) { return c == delimiter; }, m);
         split_piece(p, m, SplitBehavior::kRemoved, next);
         break;
+      case kBert: {
+        thread_local std::vector<Piece> words;
+        words.clear();
+        char_matches(
+            t, [](char32_t c) { return is_white_space(c); }, m);
+        split_piece(p, m, SplitBehavior::kRemoved, words);
+        for (const Piece& w : words) {
+          char_matches(w.s.text(), is_punct, m);
+          split_piece(w, m, SplitBehavior::kIsolated, next);
+        }
+        break;
+      }
       case kSplit:
         regex_matches(t, *regex, m);
         if (invert)

@@ -25,6 +25,8 @@ struct PreTokenizer {
     kDigits,
     kCharDelimiterSplit,
     kSplit,
+    kBert,  // BertPreTokenizer outside the fused WordPiece: White_Space removed, punctuation
+            // isolated
   } kind = kSequence;
   // Metaspace.
   std::string replacement = "\xE2\x96\x81";

@@ -1,5 +1,5 @@
 // pre_tokenizer for the general pipeline: Metaspace, Whitespace, WhitespaceSplit, Punctuation,
-// Digits, CharDelimiterSplit, Split and Sequence.
+// Digits, CharDelimiterSplit, Split, BertPreTokenizer and Sequence.
 #include "tokenizer/byte_level.h"
 #include "tokenizer/readers.h"
 #include "tokenizer/unicode.h"
@@ -59,6 +59,8 @@ PreTokenizer read_pre_tokenizer(const Json& j, element e, const std::string& whe
                                                                        : PreTokenizer::kNever;
     }
     p.split = j.boolean(o, "split", true, where);
+  } else if (type == "BertPreTokenizer") {
+    p.kind = PreTokenizer::kBert;
   } else if (type == "Whitespace") {
     p.kind = PreTokenizer::kWhitespace;
   } else if (type == "WhitespaceSplit") {

@@ -94,7 +94,7 @@ inline std::vector<uint32_t> json_u32s(simdjson::dom::element e) {
   simdjson::dom::array a;
   if (e.get(a)) FAIL("not an array: " << simdjson::to_string(e));
   for (simdjson::dom::element x : a) {
-    int64_t n;
+    int64_t n = 0;
     if (x.get(n)) FAIL("not an integer: " << simdjson::to_string(x));
     v.push_back(static_cast<uint32_t>(n));
   }

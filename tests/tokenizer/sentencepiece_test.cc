@@ -4,6 +4,8 @@
 // files themselves are compared with spm_encode.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "parity_check.h"
 
 using namespace shardkit;
@@ -137,4 +139,114 @@ TEST_CASE(".model identity normalization without dummy prefix matches spm") {
                   false);
   check_spm_model("spm_unigram_model_json_trained",
                   train("unigram", "--model_type=unigram --remove_extra_whitespaces=false"), false);
+}
+
+namespace {
+
+// A variant of a tokenizer.json with some components replaced, written beside it.
+std::filesystem::path variant(const std::filesystem::path& base, const std::string& name,
+                              const nlohmann::json& changes) {
+  nlohmann::json j = nlohmann::json::parse(read_file(base));
+  for (auto& [key, value] : changes.items()) j[key] = value;
+  auto path = base.parent_path() / (name + ".json");
+  write_file(path, j.dump());
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("normalizers, pre-tokenizers, decoders and RobertaProcessing of the pipeline match HF") {
+  auto base =
+      to_tokenizer_json(train("unigram", "--model_type=unigram --remove_extra_whitespaces=false"));
+  using nlohmann::json;
+  const json metaspace = {{"type", "Metaspace"},
+                          {"replacement", "\u2581"},
+                          {"prepend_scheme", "always"},
+                          {"split", true}};
+  const std::vector<std::pair<std::string, json>> cases = {
+      {"norm_lower_strip_accents",
+       {{"normalizer",
+         {{"type", "Sequence"},
+          {"normalizers",
+           {{{"type", "NFD"}},
+            {{"type", "StripAccents"}},
+            {{"type", "Lowercase"}},
+            {{"type", "Strip"}, {"strip_left", true}, {"strip_right", true}}}}}}}},
+      {"norm_nfkd_replace_regex",
+       {{"normalizer",
+         {{"type", "Sequence"},
+          {"normalizers",
+           {{{"type", "NFKD"}},
+            {{"type", "Replace"}, {"pattern", {{"Regex", " {2,}"}}}, {"content", " "}},
+            {{"type", "Prepend"}, {"prepend", "\u2581"}}}}}}}},
+      {"pre_whitespace", {{"pre_tokenizer", {{"type", "Whitespace"}}}}},
+      {"pre_sequence",
+       {{"pre_tokenizer",
+         {{"type", "Sequence"},
+          {"pretokenizers",
+           {{{"type", "WhitespaceSplit"}},
+            {{"type", "Punctuation"}, {"behavior", "Contiguous"}},
+            {{"type", "Digits"}, {"individual_digits", true}},
+            {{"type", "CharDelimiterSplit"}, {"delimiter", "e"}},
+            metaspace}}}}}},
+      {"pre_bert_digits",
+       {{"pre_tokenizer",
+         {{"type", "Sequence"},
+          {"pretokenizers",
+           {{{"type", "BertPreTokenizer"}},
+            {{"type", "Digits"}, {"individual_digits", false}}}}}}}},
+      {"pre_metaspace_first",
+       {{"pre_tokenizer",
+         {{"type", "Metaspace"},
+          {"replacement", "\u2581"},
+          {"prepend_scheme", "first"},
+          {"split", false}}},
+        {"decoder",
+         {{"type", "Sequence"},
+          {"decoders",
+           {{{"type", "Replace"}, {"pattern", {{"String", "\u2581"}}}, {"content", " "}},
+            {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}}}}}}}},
+      {"roberta",
+       {{"post_processor",
+         {{"type", "RobertaProcessing"},
+          {"sep", {"</s>", 2}},
+          {"cls", {"<s>", 1}},
+          {"trim_offsets", true},
+          {"add_prefix_space", true}}}}},
+  };
+  for (const auto& [name, changes] : cases) {
+    CAPTURE(name);
+    auto f = variant(base, name, changes);
+    check_full({name, f, {}, f});
+  }
+}
+
+TEST_CASE("WordLevel with a Whitespace pre-tokenizer matches HF") {
+  std::vector<std::string> lines;
+  fixture_text(&lines);
+  nlohmann::json vocab = {{"[UNK]", 0}};
+  int next = 1;
+  for (const auto& l : lines) {
+    std::string w;
+    for (char c : l + " ") {
+      if (c == ' ') {
+        if (!w.empty() && !vocab.contains(w) && next < 800) vocab[w] = next++;
+        w.clear();
+      } else {
+        w += c;
+      }
+    }
+  }
+  nlohmann::json j = {{"version", "1.0"},
+                      {"truncation", nullptr},
+                      {"padding", nullptr},
+                      {"added_tokens", nlohmann::json::array()},
+                      {"normalizer", {{"type", "Lowercase"}}},
+                      {"pre_tokenizer", {{"type", "Whitespace"}}},
+                      {"post_processor", nullptr},
+                      {"decoder", nullptr},
+                      {"model", {{"type", "WordLevel"}, {"vocab", vocab}, {"unk_token", "[UNK]"}}}};
+  auto path = oracle_files() / "wordlevel.json";
+  write_file(path, j.dump());
+  check_full({"wordlevel", path, {}, path});
 }
