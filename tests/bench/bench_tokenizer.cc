@@ -19,10 +19,6 @@
 #include <string>
 #include <vector>
 
-#ifdef SHARDKIT_HAVE_SENTENCEPIECE
-#include <sentencepiece_processor.h>
-#endif
-
 #include "tokenizer/tokenizer.h"
 
 namespace fs = std::filesystem;
@@ -75,7 +71,7 @@ double time_lines(const std::vector<std::string_view>& lines, size_t bytes, int 
   return bytes / 1e6 / best;
 }
 
-#ifdef SHARDKIT_HAVE_SENTENCEPIECE
+#ifdef SHARDKIT_SPM_ENCODE_BENCH
 // SentencePiece models trained on the benchmark text: ours on the .model against SentencePiece's
 // C++ encoder, and ours on the same model as tokenizer.json (written by the HF binding) against HF.
 void bench_sentencepiece(const fs::path& work, const fs::path& text_file,
@@ -89,7 +85,8 @@ void bench_sentencepiece(const fs::path& work, const fs::path& text_file,
     const fs::path prefix = work / ("spm-" + name);
     if (!fs::exists(prefix.string() + ".model"))
       run("spm_train --input=" + text_file.string() + " --model_prefix=" + prefix.string() +
-          " --vocab_size=8000 --character_coverage=0.9995 --remove_extra_whitespaces=false "
+          " --vocab_size=8000 --hard_vocab_limit=false --character_coverage=0.9995 "
+          "--remove_extra_whitespaces=false "
           "--num_threads=1 --minloglevel=2 " +
           flags + " 2>&1");
     const fs::path model = prefix.string() + ".model", json = prefix.string() + ".json";
@@ -98,13 +95,7 @@ void bench_sentencepiece(const fs::path& work, const fs::path& text_file,
         " " + prefix.string() + ".dump.json " + json.string());
     auto ours_model = Tokenizer::from_file(model);
     auto ours_json = Tokenizer::from_file(json);
-    sentencepiece::SentencePieceProcessor sp;
-    if (!sp.Load(model.string()).ok()) {
-      std::fprintf(stderr, "bench_tokenizer: SentencePiece cannot load %s\n", model.c_str());
-      std::exit(1);
-    }
     std::vector<uint32_t> ids;
-    std::vector<int> sp_ids;
     size_t t_ours = 0, t_json = 0, t_sp = 0;
     double ours = time_lines(
         lines, bytes, repeats,
@@ -122,14 +113,10 @@ void bench_sentencepiece(const fs::path& work, const fs::path& text_file,
           return ids.size();
         },
         &t_json);
-    double spm = time_lines(
-        lines, bytes, repeats,
-        [&](std::string_view l) {
-          sp_ids.clear();
-          sp.Encode(absl::string_view(l.data(), l.size()), &sp_ids).IgnoreError();
-          return sp_ids.size();
-        },
-        &t_sp);
+    std::istringstream spm_out(run(std::string(SHARDKIT_SPM_ENCODE_BENCH) + " " + model.string() +
+                                   " " + text_file.string() + " " + std::to_string(repeats)));
+    double spm = 0;
+    spm_out >> spm >> t_sp;
     std::string out =
         run("cd " + oracle.string() + " && TOKENIZERS_PARALLELISM=false node bench_hf.js " +
             text_file.string() + " " + std::to_string(repeats) + " hf " + json.string());
@@ -295,7 +282,7 @@ int main(int argc, char** argv) {
                 tokens == hf_tokens ? "" : " (MISMATCH)", ours_wall, hf_wall, tt_wall_text);
   }
   std::printf("(ours/HF and ours/tt: ratios of MB per CPU second)\n");
-#ifdef SHARDKIT_HAVE_SENTENCEPIECE
+#ifdef SHARDKIT_SPM_ENCODE_BENCH
   bench_sentencepiece(work, text_file, lines, bytes, repeats);
 #endif
   return 0;
