@@ -54,7 +54,7 @@ class ChunkCache {
   }
 
  private:
-  static constexpr size_t kSlots = size_t{1} << 16;
+  static constexpr size_t kSlots = size_t{1} << 18;
   struct Slot {
     uint64_t hash = 0;
     uint32_t key_off = 0, key_len = 0, val_off = 0, val_len = 0;

@@ -55,10 +55,12 @@ void sentencepiece_normalize(const SentencePieceNormalizerSpec& spec, std::strin
     return;
   }
   const std::string_view space = spec.escape_whitespaces ? kSpaceSymbol : std::string_view(" ");
+  const bool track = out.tracking();
   auto add = [&](std::string_view bytes, size_t from, size_t to) {
     text.append(bytes);
-    align.insert(align.end(), bytes.size(),
-                 {static_cast<uint32_t>(from), static_cast<uint32_t>(to)});
+    if (track)
+      align.insert(align.end(), bytes.size(),
+                   {static_cast<uint32_t>(from), static_cast<uint32_t>(to)});
   };
   if (spec.add_dummy_prefix) add(space, pos, pos);
   bool is_prev_space = spec.remove_extra_whitespaces;
@@ -83,10 +85,9 @@ void sentencepiece_normalize(const SentencePieceNormalizerSpec& spec, std::strin
     while (text.size() >= space.size() &&
            text.compare(text.size() - space.size(), space.size(), space) == 0) {
       text.resize(text.size() - space.size());
-      align.resize(text.size());
+      if (track) align.resize(text.size());
     }
   }
-  if (!out.tracking()) align.clear();
   out.set(std::move(text), std::move(align));
 }
 
