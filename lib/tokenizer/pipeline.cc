@@ -14,6 +14,39 @@ uint32_t next_word(const Encoding& e) { return e.word_ids.empty() ? 0 : e.word_i
 
 void PipelineTokenizer::encode_piece(const NormalizedString& s, bool at_start, size_t base,
                                      std::vector<uint32_t>& ids, Encoding* detail) const {
+  const PreTokenizer* pre = config_.pre_tokenizer ? &*config_.pre_tokenizer : nullptr;
+  if (!detail && pre && pre->kind == PreTokenizer::kMetaspace && pre->split) {
+    // Ids only: Metaspace as plain string work (replace spaces, maybe prepend, cut before each
+    // replacement), the same pieces as the general path.
+    thread_local std::string text;
+    thread_local std::vector<ModelToken> toks;
+    const std::string& rep = pre->replacement;
+    text.clear();
+    const std::string& in = s.text();
+    for (char c : in) {
+      if (c == ' ') {
+        text += rep;
+      } else {
+        text.push_back(c);
+      }
+    }
+    const bool starts = text.compare(0, rep.size(), rep) == 0;
+    if (!text.empty() && !starts &&
+        (pre->prepend_scheme == PreTokenizer::kAlways ||
+         (pre->prepend_scheme == PreTokenizer::kFirst && at_start)))
+      text.insert(0, rep);
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t next =
+          text.find(rep, start + (text.compare(start, rep.size(), rep) == 0 ? rep.size() : 0));
+      if (next == std::string::npos) next = text.size();
+      toks.clear();
+      config_.model->tokenize(std::string_view(text).substr(start, next - start), toks);
+      for (const ModelToken& t : toks) ids.push_back(t.id);
+      start = next;
+    }
+    return;
+  }
   thread_local std::vector<PreTokenizer::Piece> pieces;
   thread_local std::vector<ModelToken> toks;
   pieces.clear();
