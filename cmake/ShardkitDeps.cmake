@@ -4,6 +4,9 @@ pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
 pkg_check_modules(ONIG REQUIRED IMPORTED_TARGET oniguruma)
+# SentencePiece .model files are read with libprotobuf; the benchmark compares with libsentencepiece.
+pkg_check_modules(PROTOBUF REQUIRED IMPORTED_TARGET protobuf)
+pkg_check_modules(SENTENCEPIECE IMPORTED_TARGET sentencepiece)
 find_package(simdjson REQUIRED)
 # Every JSON file and --json report is written through nlohmann::json (BENCHMARKS.md, "JSON").
 find_package(nlohmann_json 3 REQUIRED)

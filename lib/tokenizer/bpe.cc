@@ -316,49 +316,7 @@ void BpeTokenizer::emit_piece(std::string_view full, const Piece& piece, std::ve
   }
 }
 
-namespace {
-
-void apply_behavior(std::vector<std::pair<std::pair<uint32_t, uint32_t>, bool>>& m,
-                    SplitBehavior behavior, std::vector<std::pair<uint32_t, uint32_t>>& out) {
-  out.clear();
-  switch (behavior) {
-    case SplitBehavior::kRemoved:
-      for (auto& [r, is_match] : m)
-        if (!is_match) out.push_back(r);
-      break;
-    case SplitBehavior::kIsolated:
-      for (auto& [r, is_match] : m) out.push_back(r);
-      break;
-    case SplitBehavior::kMergedWithPrevious: {
-      bool previous_match = false;
-      for (auto& [r, is_match] : m) {
-        if (is_match && !previous_match && !out.empty()) {
-          out.back().second = r.second;
-        } else {
-          out.push_back(r);
-        }
-        previous_match = is_match;
-      }
-      break;
-    }
-    case SplitBehavior::kMergedWithNext: {
-      bool previous_match = false;
-      for (size_t k = m.size(); k-- > 0;) {
-        auto& [r, is_match] = m[k];
-        if (is_match && !previous_match && !out.empty()) {
-          out.back().first = r.first;
-        } else {
-          out.push_back(r);
-        }
-        previous_match = is_match;
-      }
-      std::reverse(out.begin(), out.end());
-      break;
-    }
-  }
-}
-
-}  // namespace
+namespace {}  // namespace
 
 void BpeTokenizer::split_pieces(std::string_view full, std::vector<Piece>& pieces) const {
   thread_local std::vector<Piece> next;
@@ -386,7 +344,7 @@ void BpeTokenizer::split_pieces(std::string_view full, std::vector<Piece>& piece
           from = me > mb ? me : mb + utf8_length(static_cast<unsigned char>(text[mb]));
         }
         if (prev != text.size()) matches.push_back({{prev, text.size()}, step.invert});
-        apply_behavior(matches, step.behavior, ranges);
+        apply_split_behavior(matches, step.behavior, ranges);
         for (auto [a, b] : ranges)
           if (b > a) next.push_back({pc.begin + a, pc.begin + b, false});
         continue;
@@ -424,6 +382,25 @@ void BpeTokenizer::split_pieces(std::string_view full, std::vector<Piece>& piece
 
 void BpeTokenizer::encode_segment(std::string_view full, size_t begin, size_t end,
                                   std::vector<uint32_t>& ids, Encoding* detail) const {
+  if (!config_.normalizer) {
+    encode_normalized(full, begin, end, ids, detail);
+    return;
+  }
+  // Tokenize the normalized text, then map its offsets back to the original bytes.
+  NormalizedString s(full.substr(begin, end - begin), detail != nullptr);
+  config_.normalizer->apply(s);
+  const size_t mark = detail ? detail->offsets.size() : 0;
+  encode_normalized(s.text(), 0, s.text().size(), ids, detail);
+  if (!detail) return;
+  for (size_t k = mark; k < detail->offsets.size(); ++k) {
+    auto& o = detail->offsets[k];
+    Span orig = s.original_span(o.first, o.second);
+    o = {static_cast<uint32_t>(begin + orig.first), static_cast<uint32_t>(begin + orig.second)};
+  }
+}
+
+void BpeTokenizer::encode_normalized(std::string_view full, size_t begin, size_t end,
+                                     std::vector<uint32_t>& ids, Encoding* detail) const {
   if (gpt2_fast_) {
     std::string_view text = full.substr(0, end);
     size_t pos = begin;
@@ -533,7 +510,9 @@ std::optional<std::string> BpeTokenizer::model_id_to_token(uint32_t id) const {
 
 // HF processors::byte_level::process_offsets.
 void BpeTokenizer::finish_encoding(Encoding& e) const {
-  if (!post().byte_level_trim) return;
+  if (!post().byte_level_trim && !post().roberta_trim) return;
+  const bool add_prefix_space =
+      post().roberta_trim ? post().roberta_add_prefix_space : post().byte_level_add_prefix_space;
   for (size_t i = 0; i < e.size(); ++i) {
     uint32_t id = e.ids[i];
     const std::string& bytes = id < token_bytes_.size() ? token_bytes_[id] : std::string();
@@ -544,7 +523,7 @@ void BpeTokenizer::finish_encoding(Encoding& e) const {
     if (leading == 0 && trailing == 0) continue;
     if (leading > 0) {
       bool is_first = i == 0 || off.first == 0;
-      if (is_first && post().byte_level_add_prefix_space && leading == 1) leading = 0;
+      if (is_first && add_prefix_space && leading == 1) leading = 0;
       off.first = std::min<uint32_t>(off.first + static_cast<uint32_t>(leading), off.second);
     }
     if (trailing > 0 && off.second >= trailing)

@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "tokenizer/byte_level.h"
+#include "tokenizer/normalizers.h"
+#include "tokenizer/pre_tokenizers.h"
 #include "tokenizer/string_map.h"
 #include "tokenizer/tokenizer_base.h"
 
 namespace shardkit::tok {
-
-enum class SplitBehavior { kRemoved, kIsolated, kMergedWithPrevious, kMergedWithNext };
 
 struct PreTokenizerStep {
   enum Kind { kSplit, kByteLevel } kind = kByteLevel;
@@ -32,8 +32,9 @@ struct BpeConfig {
   std::vector<std::pair<std::string, std::string>> merges;  // by rank
   bool ignore_merges = false;
   std::optional<std::string> unk_token;
-  std::vector<PreTokenizerStep> steps;  // must end with a ByteLevel step
-  bool byte_level_decoder = true;       // false: no decoder (tokens joined by spaces)
+  std::vector<PreTokenizerStep> steps;   // must end with a ByteLevel step
+  bool byte_level_decoder = true;        // false: no decoder (tokens joined by spaces)
+  std::optional<Normalizer> normalizer;  // applied before the pre-tokenizer (NFC, NFKC, ...)
 };
 
 class BpeTokenizer : public TokenizerBase {
@@ -65,6 +66,8 @@ class BpeTokenizer : public TokenizerBase {
   void emit_piece(std::string_view full, const Piece& piece, std::vector<uint32_t>& ids,
                   Encoding* detail) const;
   void split_pieces(std::string_view full, std::vector<Piece>& pieces) const;
+  void encode_normalized(std::string_view full, size_t begin, size_t end,
+                         std::vector<uint32_t>& ids, Encoding* detail) const;
 
   BpeConfig config_;
   std::vector<std::string> tokens_;       // stand-in strings, by id

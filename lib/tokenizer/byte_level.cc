@@ -12,6 +12,8 @@ namespace shardkit::tok {
 const char* const kGpt2Pattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
+const char* const kQwenPattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 const char* const kCl100kPattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
@@ -145,7 +147,11 @@ size_t gpt2_match(std::string_view text, size_t pos) {
   return i;
 }
 
-size_t cl100k_match(std::string_view text, size_t pos) {
+namespace {
+
+// cl100k's pattern with \p{N}{1,max_digits}.
+template <int kMaxDigits>
+size_t cl100k_like_match(std::string_view text, size_t pos) {
   const size_t n = text.size();
   const auto at = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
   // (?i:'s|'t|'re|'ve|'m|'ll|'d); case folding also maps U+017F (long s) to s.
@@ -179,7 +185,7 @@ size_t cl100k_match(std::string_view text, size_t pos) {
   // \p{N}{1,3}
   if (cls == kNumber) {
     size_t i = next;
-    for (int k = 1; k < 3 && i < n; ++k) {
+    for (int k = 1; k < kMaxDigits && i < n; ++k) {
       size_t after;
       if (classify(text, i, &after) != kNumber) break;
       i = after;
@@ -211,6 +217,11 @@ size_t cl100k_match(std::string_view text, size_t pos) {
   if (last_start > pos) return last_start;
   return i;
 }
+
+}  // namespace
+
+size_t cl100k_match(std::string_view text, size_t pos) { return cl100k_like_match<3>(text, pos); }
+size_t qwen_match(std::string_view text, size_t pos) { return cl100k_like_match<1>(text, pos); }
 
 namespace {
 

@@ -32,6 +32,9 @@ extern const char* const kGpt2Pattern;
 // evaluated by hand; it matches at every position, so a Split with it has no gaps.
 size_t cl100k_match(std::string_view text, size_t pos);
 extern const char* const kCl100kPattern;
+// The same with single digits (\p{N}): Qwen2/Qwen3's Split regex.
+size_t qwen_match(std::string_view text, size_t pos);
+extern const char* const kQwenPattern;
 
 // A compiled Oniguruma pattern; search is safe from many threads at once.
 class Regex {

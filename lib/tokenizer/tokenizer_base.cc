@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "core/checksum.h"
 #include "core/error.h"
 #include "tokenizer/unicode.h"
@@ -11,10 +13,6 @@
 namespace shardkit::tok {
 
 namespace {
-
-bool is_ascii_space(unsigned char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
 
 void append_token(Encoding& e, uint32_t id, uint32_t type_id, std::pair<uint32_t, uint32_t> off,
                   int8_t seq) {
@@ -26,68 +24,51 @@ void append_token(Encoding& e, uint32_t id, uint32_t type_id, std::pair<uint32_t
 
 }  // namespace
 
-void TokenizerBase::set_added_tokens(std::vector<AddedToken> tokens) {
+void TokenizerBase::set_added_tokens(std::vector<AddedToken> tokens,
+                                     const std::vector<std::string>& normalized_contents) {
   added_ = std::move(tokens);
   added_by_content_ = StringIdMap{};
   added_by_id_.clear();
-  for (auto& v : added_by_first_byte_) v.clear();
-  added_first_byte_.fill(false);
+  std::vector<AddedToken> plain, normalized;
+  size_t k = 0;
   for (size_t i = 0; i < added_.size(); ++i) {
     const AddedToken& t = added_[i];
     added_by_content_.set(t.content, t.id);
     added_by_id_.emplace_back(t.id, i);
-    if (t.content.empty()) continue;
-    auto b = static_cast<unsigned char>(t.content[0]);
-    added_first_byte_[b] = true;
-    added_by_first_byte_[b].push_back(static_cast<uint32_t>(i));
+    if (t.normalized) {
+      normalized.push_back(t);
+      if (k < normalized_contents.size()) normalized.back().content = normalized_contents[k];
+      ++k;
+    } else {
+      plain.push_back(t);
+    }
   }
   std::sort(added_by_id_.begin(), added_by_id_.end());
-  // Longest first, so the first match at a position is the leftmost-longest one (as HF's
-  // aho-corasick LeftmostLongest).
-  for (auto& v : added_by_first_byte_) {
-    std::stable_sort(v.begin(), v.end(), [&](uint32_t a, uint32_t b) {
-      return added_[a].content.size() > added_[b].content.size();
-    });
-  }
+  matcher_.build(std::move(plain));
+  normalized_matcher_.build(std::move(normalized));
 }
 
+const AddedToken* TokenizerBase::added_token(uint32_t id) const {
+  auto it = std::lower_bound(added_by_id_.begin(), added_by_id_.end(),
+                             std::pair<uint32_t, size_t>{id, 0});
+  if (it != added_by_id_.end() && it->first == id) return &added_[it->second];
+  return nullptr;
+}
+
+// Non-normalized added tokens are found in the raw text; normalized ones in each remaining
+// segment (here when the model has no normalizer of its own, else by encode_segment).
 template <typename Sink>
 void TokenizerBase::split_added(std::string_view text, Sink&& sink) const {
-  if (added_.empty()) {
-    if (!text.empty()) sink(false, 0, text.size(), 0u);
-    return;
-  }
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  const size_t n = text.size();
-  size_t seg = 0;
-  size_t i = 0;
-  while (i < n) {
-    if (!added_first_byte_[s[i]]) {
-      ++i;
-      continue;
+  const bool second = !normalized_matcher_.empty() && !matches_normalized_added();
+  matcher_.split(text, [&](bool is_token, size_t b, size_t e, uint32_t id) {
+    if (is_token || !second) {
+      sink(is_token, b, e, id);
+      return;
     }
-    const AddedToken* hit = nullptr;
-    for (uint32_t k : added_by_first_byte_[s[i]]) {
-      const std::string& c = added_[k].content;
-      if (c.size() <= n - i && std::memcmp(text.data() + i, c.data(), c.size()) == 0) {
-        hit = &added_[k];
-        break;
-      }
-    }
-    if (!hit) {
-      ++i;
-      continue;
-    }
-    size_t start = i, end = i + hit->content.size();
-    if (hit->lstrip)
-      while (start > seg && is_ascii_space(s[start - 1])) --start;
-    if (hit->rstrip)
-      while (end < n && is_ascii_space(s[end])) ++end;
-    if (start > seg) sink(false, seg, start, 0u);
-    sink(true, start, end, hit->id);
-    seg = i = end;
-  }
-  if (seg < n) sink(false, seg, n, 0u);
+    normalized_matcher_.split(
+        text.substr(b, e - b),
+        [&](bool t2, size_t b2, size_t e2, uint32_t id2) { sink(t2, b + b2, b + e2, id2); });
+  });
 }
 
 Encoding TokenizerBase::encode(std::string_view text) const {
@@ -229,17 +210,18 @@ std::string TokenizerBase::describe_json() const {
   // The special token ids go along so that a trainer can mask ([MASK]) and skip specials
   // without loading the tokenizer.
   const SpecialTokens& sp = special_tokens();
+  nlohmann::ordered_json j;
+  j["type"] = type_;
+  j["vocab_size"] = vocab_size();
+  j["fingerprint"] = checksum_hex(fingerprint_);
   nlohmann::ordered_json specials = nlohmann::ordered_json::object();
   for (const auto& [name, id] :
        {std::pair{"cls", sp.cls}, std::pair{"sep", sp.sep}, std::pair{"pad", sp.pad},
         std::pair{"mask", sp.mask}, std::pair{"unk", sp.unk}, std::pair{"bos", sp.bos},
         std::pair{"eos", sp.eos}})
     if (id) specials[name] = *id;
-  return nlohmann::ordered_json{{"type", type_},
-                                {"vocab_size", vocab_size()},
-                                {"fingerprint", checksum_hex(fingerprint_)},
-                                {"special_tokens", specials}}
-      .dump();
+  j["special_tokens"] = std::move(specials);
+  return j.dump();
 }
 
 void truncate(Encoding& e, size_t max_tokens) {

@@ -7,18 +7,11 @@
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/added_tokens.h"
 #include "tokenizer/string_map.h"
 #include "tokenizer/tokenizer.h"
 
 namespace shardkit::tok {
-
-struct AddedToken {
-  std::string content;
-  uint32_t id = 0;
-  bool special = false;
-  bool lstrip = false;
-  bool rstrip = false;
-};
 
 // One element of a TemplateProcessing template: a special token (ids) or a sequence ($A/$B).
 struct TemplatePiece {
@@ -34,6 +27,9 @@ struct PostProcessorConfig {
   // ByteLevel post-processor: trims spaces from token offsets (HF process_offsets).
   bool byte_level_trim = false;
   bool byte_level_add_prefix_space = false;
+  // RobertaProcessing: trims White_Space from token offsets (HF process_offsets of roberta).
+  bool roberta_trim = false;
+  bool roberta_add_prefix_space = true;
 };
 
 class TokenizerBase : public Tokenizer {
@@ -50,8 +46,10 @@ class TokenizerBase : public Tokenizer {
   bool is_special(uint32_t id) const override;
   std::string describe_json() const override;
 
-  // Set up by the loaders.
-  void set_added_tokens(std::vector<AddedToken> tokens);
+  // Set up by the loaders. `normalized_contents` holds, for each token with normalized = true,
+  // its content after the normalizer (matched in normalized text); empty: the contents as is.
+  void set_added_tokens(std::vector<AddedToken> tokens,
+                        const std::vector<std::string>& normalized_contents = {});
   void set_post_processor(PostProcessorConfig config) { post_ = std::move(config); }
   void set_fingerprint(uint64_t fingerprint, std::string type) {
     fingerprint_ = fingerprint;
@@ -74,7 +72,13 @@ class TokenizerBase : public Tokenizer {
   // Called on a finished encode() before it is returned (ByteLevel offset trimming).
   virtual void finish_encoding(Encoding& e) const { (void)e; }
 
+  // Whether encode_segment itself finds normalized added tokens (after its normalizer); if not,
+  // the base splits them out of the raw segment first.
+  virtual bool matches_normalized_added() const { return false; }
+
   const PostProcessorConfig& post() const { return post_; }
+  const AddedTokenMatcher& normalized_added() const { return normalized_matcher_; }
+  const AddedToken* added_token(uint32_t id) const;
 
  private:
   template <typename Sink>
@@ -83,8 +87,7 @@ class TokenizerBase : public Tokenizer {
   std::vector<AddedToken> added_;
   StringIdMap added_by_content_;
   std::vector<std::pair<uint32_t, size_t>> added_by_id_;  // sorted (id, index in added_)
-  std::array<bool, 256> added_first_byte_{};
-  std::array<std::vector<uint32_t>, 256> added_by_first_byte_;
+  AddedTokenMatcher matcher_, normalized_matcher_;
   PostProcessorConfig post_;
   SpecialTokens specials_;
   std::vector<uint32_t> extra_special_;

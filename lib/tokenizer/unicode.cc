@@ -1,5 +1,7 @@
 #include "tokenizer/unicode.h"
 
+#include "core/utf8.h"
+
 #include <utf8proc.h>
 
 #include "core/error.h"
@@ -47,24 +49,7 @@ char32_t decode_utf8(std::string_view text, size_t& i, size_t base) {
 }
 
 void validate_utf8(std::string_view text, size_t base) {
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  size_t i = 0;
-  const size_t n = text.size();
-  while (i < n) {
-    // Eight ASCII bytes at a time.
-    while (i + 8 <= n) {
-      uint64_t w;
-      __builtin_memcpy(&w, s + i, 8);
-      if (w & 0x8080808080808080ULL) break;
-      i += 8;
-    }
-    if (i >= n) break;
-    if (s[i] < 0x80) {
-      ++i;
-      continue;
-    }
-    decode_utf8(text, i, base);
-  }
+  if (auto bad = first_invalid_utf8(text)) invalid_utf8(base + *bad);
 }
 
 void append_utf8(std::string& out, char32_t cp) {
@@ -124,6 +109,15 @@ bool is_punctuation(char32_t cp) {
   return c >= UTF8PROC_CATEGORY_PC && c <= UTF8PROC_CATEGORY_PO;
 }
 bool is_nonspacing_mark(char32_t cp) { return category(cp) == UTF8PROC_CATEGORY_MN; }
+bool is_decimal_or_letter_number(char32_t cp) {
+  auto c = category(cp);
+  return c == UTF8PROC_CATEGORY_ND || c == UTF8PROC_CATEGORY_NL;
+}
+bool is_connector_punctuation(char32_t cp) { return category(cp) == UTF8PROC_CATEGORY_PC; }
+bool is_combining_mark(char32_t cp) {
+  auto c = category(cp);
+  return c == UTF8PROC_CATEGORY_MN || c == UTF8PROC_CATEGORY_MC || c == UTF8PROC_CATEGORY_ME;
+}
 bool is_other_control(char32_t cp) {
   auto c = category(cp);
   return c == UTF8PROC_CATEGORY_CC || c == UTF8PROC_CATEGORY_CF || c == UTF8PROC_CATEGORY_CO ||

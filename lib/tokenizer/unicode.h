@@ -24,10 +24,13 @@ inline size_t utf8_length(unsigned char lead) {
 // Rust's char::is_whitespace (the Unicode White_Space property).
 bool is_white_space(char32_t cp);
 // General category helpers (utf8proc).
-bool is_letter(char32_t cp);           // L*
-bool is_number(char32_t cp);           // N*
-bool is_punctuation(char32_t cp);      // P*
-bool is_nonspacing_mark(char32_t cp);  // Mn
+bool is_letter(char32_t cp);                    // L*
+bool is_number(char32_t cp);                    // N*
+bool is_punctuation(char32_t cp);               // P*
+bool is_nonspacing_mark(char32_t cp);           // Mn
+bool is_combining_mark(char32_t cp);            // Mn, Mc, Me
+bool is_decimal_or_letter_number(char32_t cp);  // Nd, Nl
+bool is_connector_punctuation(char32_t cp);     // Pc
 // Cc, Cf, Co, Cs: what HF BertNormalizer's clean_text removes (besides NUL and U+FFFD).
 bool is_other_control(char32_t cp);
 // The CJK ideograph blocks BERT surrounds with spaces.

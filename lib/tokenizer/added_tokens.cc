@@ -1,0 +1,92 @@
+#include "tokenizer/added_tokens.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "tokenizer/unicode.h"
+
+namespace shardkit::tok {
+
+namespace {
+
+// Rust regex's \w (Unicode): letters, marks, decimal digits, connector punctuation, joiners.
+bool is_word_char(char32_t c) {
+  if (c < 0x80)
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  return is_letter(c) || is_combining_mark(c) || is_decimal_or_letter_number(c) ||
+         is_connector_punctuation(c) || c == 0x200C || c == 0x200D;
+}
+
+char32_t last_char(std::string_view text, size_t end) {
+  size_t b = end;
+  do {
+    --b;
+  } while (b > 0 && (static_cast<unsigned char>(text[b]) & 0xC0) == 0x80);
+  size_t i = b;
+  return decode_utf8(text, i);
+}
+
+}  // namespace
+
+void AddedTokenMatcher::build(std::vector<AddedToken> tokens) {
+  tokens_ = std::move(tokens);
+  first_byte_.fill(false);
+  for (auto& v : by_first_byte_) v.clear();
+  for (size_t i = 0; i < tokens_.size(); ++i) {
+    if (tokens_[i].content.empty()) continue;
+    auto b = static_cast<unsigned char>(tokens_[i].content[0]);
+    first_byte_[b] = true;
+    by_first_byte_[b].push_back(static_cast<uint32_t>(i));
+  }
+  for (auto& v : by_first_byte_)
+    std::stable_sort(v.begin(), v.end(), [&](uint32_t a, uint32_t b) {
+      return tokens_[a].content.size() > tokens_[b].content.size();
+    });
+}
+
+const AddedToken* AddedTokenMatcher::match_at(std::string_view text, size_t i) const {
+  for (uint32_t k : by_first_byte_[static_cast<unsigned char>(text[i])]) {
+    const std::string& c = tokens_[k].content;
+    if (c.size() <= text.size() - i && std::memcmp(text.data() + i, c.data(), c.size()) == 0)
+      return &tokens_[k];
+  }
+  return nullptr;
+}
+
+bool AddedTokenMatcher::accept(std::string_view text, size_t start, size_t end,
+                               const AddedToken& t) const {
+  if (!t.single_word) return true;
+  bool start_space = start == 0 || !is_word_char(last_char(text, start));
+  bool stop_space = true;
+  if (end < text.size()) {
+    size_t i = end;
+    stop_space = !is_word_char(decode_utf8(text, i));
+  }
+  return start_space && stop_space;
+}
+
+size_t AddedTokenMatcher::strip_left(std::string_view text, size_t start, size_t floor) const {
+  size_t b = start;
+  while (b > 0) {
+    size_t p = b;
+    do {
+      --p;
+    } while (p > 0 && (static_cast<unsigned char>(text[p]) & 0xC0) == 0x80);
+    size_t i = p;
+    if (!is_white_space(decode_utf8(text, i))) break;
+    b = p;
+  }
+  return std::max(b, floor);
+}
+
+size_t AddedTokenMatcher::strip_right(std::string_view text, size_t end) const {
+  size_t i = end;
+  while (i < text.size()) {
+    size_t j = i;
+    if (!is_white_space(decode_utf8(text, j))) break;
+    i = j;
+  }
+  return i;
+}
+
+}  // namespace shardkit::tok

@@ -1,0 +1,80 @@
+// Added tokens found in text before the model sees it, as HF's AddedVocabulary matches them:
+// leftmost-longest, non-overlapping; single_word tokens only between non-word characters;
+// lstrip/rstrip take the White_Space around them.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardkit::tok {
+
+struct AddedToken {
+  std::string content;
+  uint32_t id = 0;
+  bool special = false;
+  bool lstrip = false;
+  bool rstrip = false;
+  bool single_word = false;
+  bool normalized = false;  // matched in the normalized text (after the normalizer)
+};
+
+class AddedTokenMatcher {
+ public:
+  // `tokens` with the content to match (already normalized for normalized tokens).
+  void build(std::vector<AddedToken> tokens);
+  bool empty() const { return tokens_.empty(); }
+
+  // Calls sink(is_token, begin, end, id) for each piece of text, in order, covering it.
+  template <typename Sink>
+  void split(std::string_view text, Sink&& sink) const;
+
+ private:
+  // The token matching at text[i], if any (longest first).
+  const AddedToken* match_at(std::string_view text, size_t i) const;
+  bool accept(std::string_view text, size_t start, size_t end, const AddedToken& t) const;
+  size_t strip_left(std::string_view text, size_t start, size_t floor) const;
+  size_t strip_right(std::string_view text, size_t end) const;
+
+  std::vector<AddedToken> tokens_;
+  std::array<bool, 256> first_byte_{};
+  std::array<std::vector<uint32_t>, 256> by_first_byte_;
+};
+
+template <typename Sink>
+void AddedTokenMatcher::split(std::string_view text, Sink&& sink) const {
+  const size_t n = text.size();
+  if (tokens_.empty()) {
+    if (n) sink(false, size_t{0}, n, 0u);
+    return;
+  }
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  size_t seg = 0, i = 0;
+  while (i < n) {
+    if (!first_byte_[s[i]]) {
+      ++i;
+      continue;
+    }
+    const AddedToken* hit = match_at(text, i);
+    if (!hit) {
+      ++i;
+      continue;
+    }
+    size_t start = i, end = i + hit->content.size();
+    if (!accept(text, start, end, *hit)) {
+      i = end;  // the automaton goes on after a discarded match
+      continue;
+    }
+    if (hit->lstrip) start = strip_left(text, start, seg);
+    if (hit->rstrip) end = strip_right(text, end);
+    if (start > seg) sink(false, seg, start, 0u);
+    sink(true, start, end, hit->id);
+    seg = end;
+    i = std::max(i + hit->content.size(), end);
+  }
+  if (seg < n) sink(false, seg, n, 0u);
+}
+
+}  // namespace shardkit::tok

@@ -1,0 +1,475 @@
+// BPE over characters (SentencePiece-style vocabularies such as Llama-2's and Gemma's), as HF's
+// models/bpe: characters (with prefix/suffix) to ids, unknown characters to <0xNN> bytes or a
+// (fused) unknown token, then merges lowest rank first, leftmost among equals.
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <queue>
+#include <unordered_map>
+
+#include "core/error.h"
+#include "tokenizer/models.h"
+#include "tokenizer/unicode.h"
+
+namespace shardkit::tok {
+
+namespace {
+
+constexpr uint32_t kNoId = 0xFFFFFFFFu;
+constexpr std::string_view kMeta = "\xE2\x96\x81";  // SentencePiece's word boundary, U+2581
+
+std::atomic<uint64_t> next_serial{1};
+
+// Chunk -> its tokens (id, length), one table per thread and model so lookups take no lock.
+// Cleared when full.
+class ChunkCache {
+ public:
+  static constexpr size_t kMaxChunkBytes = 64;
+  ChunkCache() { slots_.assign(kSlots, Slot{}); }
+  const uint64_t* find(std::string_view key, uint32_t* count) const {
+    uint64_t h = hash_bytes(key.data(), key.size()) | 1;
+    for (size_t i = h & (kSlots - 1);; i = (i + 1) & (kSlots - 1)) {
+      const Slot& s = slots_[i];
+      if (s.hash == 0) return nullptr;
+      if (s.hash == h && s.key_len == key.size() &&
+          std::memcmp(keys_.data() + s.key_off, key.data(), key.size()) == 0) {
+        *count = s.val_len;
+        return values_.data() + s.val_off;
+      }
+    }
+  }
+  void insert(std::string_view key, const uint64_t* v, size_t count) {
+    if (entries_ >= kSlots / 2) clear();
+    uint64_t h = hash_bytes(key.data(), key.size()) | 1;
+    size_t i = h & (kSlots - 1);
+    while (slots_[i].hash != 0) i = (i + 1) & (kSlots - 1);
+    Slot& s = slots_[i];
+    s = {h, static_cast<uint32_t>(keys_.size()), static_cast<uint32_t>(key.size()),
+         static_cast<uint32_t>(values_.size()), static_cast<uint32_t>(count)};
+    keys_.append(key);
+    values_.insert(values_.end(), v, v + count);
+    ++entries_;
+  }
+
+ private:
+  static constexpr size_t kSlots = size_t{1} << 18;
+  struct Slot {
+    uint64_t hash = 0;
+    uint32_t key_off = 0, key_len = 0, val_off = 0, val_len = 0;
+  };
+  void clear() {
+    std::fill(slots_.begin(), slots_.end(), Slot{});
+    keys_.clear();
+    values_.clear();
+    entries_ = 0;
+  }
+  std::vector<Slot> slots_;
+  std::string keys_;
+  std::vector<uint64_t> values_;  // id << 32 | length
+  size_t entries_ = 0;
+};
+
+class BpeModel final : public Model {
+ public:
+  BpeModel(BpeModelConfig c, const std::string& source)
+      : config_(std::move(c)), serial_(next_serial++) {
+    vocab_.reserve(config_.vocab.size());
+    for (size_t id = 0; id < config_.vocab.size(); ++id)
+      if (!config_.vocab[id].empty() || id == 0)
+        vocab_.set(config_.vocab[id], static_cast<uint32_t>(id));
+    if (config_.unk_token) {
+      uint32_t u = vocab_.find(*config_.unk_token);
+      if (u != kNoId) unk_ = u;
+    }
+    byte_ids_.fill(kNoId);
+    if (config_.byte_fallback) {
+      char name[8];
+      for (int b = 0; b < 256; ++b) {
+        std::snprintf(name, sizeof name, "<0x%02X>", b);
+        byte_ids_[b] = vocab_.find(name);
+      }
+    }
+    for (int c = 0; c < 128; ++c) {
+      char ch = static_cast<char>(c);
+      ascii_ids_[c] = vocab_.find(&ch, 1);
+    }
+    if (!config_.merges.empty()) {
+      merges_.reserve(config_.merges.size());
+      std::string merged;
+      for (size_t rank = 0; rank < config_.merges.size(); ++rank) {
+        const auto& [a, b] = config_.merges[rank];
+        uint32_t ia = vocab_.find(a), ib = vocab_.find(b);
+        if (ia == kNoId || ib == kNoId)
+          throw Error(ErrorCode::kInput, source,
+                      "BPE merge " + std::to_string(rank) + " '" + a + " " + b +
+                          "' uses a token missing from the vocabulary");
+        std::string_view p = config_.continuing_subword_prefix;
+        merged = a;
+        merged += (!p.empty() && b.compare(0, p.size(), p) == 0) ? b.substr(p.size()) : b;
+        uint32_t im = vocab_.find(merged);
+        if (im == kNoId)
+          throw Error(ErrorCode::kInput, source,
+                      "BPE merge " + std::to_string(rank) + " '" + a + " " + b +
+                          "': the merged token is missing from the vocabulary");
+        merges_.insert((uint64_t{ia} << 32) | ib, (uint64_t{rank} << 32) | im);
+      }
+    } else if (!config_.scores.empty()) {
+      // Rank = position in descending score order; equal scores share a rank, so the leftmost
+      // pair wins between them as in SentencePiece.
+      std::vector<uint32_t> order(config_.vocab.size());
+      for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+        return config_.scores[a] > config_.scores[b];
+      });
+      std::vector<uint32_t> rank(order.size());
+      for (size_t k = 0, r = 0; k < order.size(); ++k) {
+        if (k > 0 && config_.scores[order[k]] != config_.scores[order[k - 1]]) r = k;
+        rank[order[k]] = static_cast<uint32_t>(r);
+      }
+      for (uint32_t id = 0; id < config_.vocab.size(); ++id) {
+        const std::string& piece = config_.vocab[id];
+        if (!mergeable(id)) continue;
+        for (size_t cut = 1; cut < piece.size(); ++cut) {
+          if ((static_cast<unsigned char>(piece[cut]) & 0xC0) == 0x80) continue;
+          uint32_t l = vocab_.find(std::string_view(piece).substr(0, cut));
+          uint32_t r = vocab_.find(std::string_view(piece).substr(cut));
+          if (l == kNoId || r == kNoId || !mergeable(l) || !mergeable(r)) continue;
+          merges_.insert((uint64_t{l} << 32) | r, (uint64_t{rank[id]} << 32) | id);
+        }
+      }
+    }
+    find_crossing_merges();
+    config_.merges.clear();
+    config_.merges.shrink_to_fit();
+  }
+
+  void tokenize(std::string_view word, std::vector<ModelToken>& out) const override {
+    if (word.empty()) return;
+    if (chunkable_ && !config_.ignore_merges && word.size() > kMeta.size()) {
+      tokenize_chunks(word, out);
+      return;
+    }
+    tokenize_word(word, out);
+  }
+
+  // SentencePiece-style BPE sees a whole line as one word ("▁the▁cat"). Merges never join a
+  // character with a following "▁" unless the vocabulary has such a token, so the line splits
+  // before each "▁" that follows another character (except where a crossing merge's token sits
+  // across the split) and each chunk is merged, and cached, on its own: the same tokens.
+  void tokenize_chunks(std::string_view word, std::vector<ModelToken>& out) const {
+    size_t start = 0;
+    size_t at = word.find(kMeta, 1);
+    while (true) {
+      size_t cut = at == std::string_view::npos ? word.size() : at;
+      if (cut < word.size()) {
+        if (!boundary_ok(word, cut)) {
+          at = word.find(kMeta, cut + 1);
+          continue;
+        }
+      }
+      tokenize_cached(word.substr(start, cut - start), static_cast<uint32_t>(start), out);
+      if (cut >= word.size()) break;
+      start = cut;
+      at = word.find(kMeta, cut + kMeta.size());
+    }
+  }
+
+  bool boundary_ok(std::string_view w, size_t cut) const {
+    // The character before must not be "▁" itself (runs of "▁" merge with each other).
+    if (cut >= kMeta.size() && w.compare(cut - kMeta.size(), kMeta.size(), kMeta) == 0)
+      return false;
+    for (const auto& [left, right] : crossing_)
+      if (cut >= left.size() && w.size() - cut >= right.size() &&
+          w.compare(cut - left.size(), left.size(), left) == 0 &&
+          w.compare(cut, right.size(), right) == 0)
+        return false;
+    return true;
+  }
+
+  void tokenize_cached(std::string_view chunk, uint32_t base, std::vector<ModelToken>& out) const {
+    if (chunk.size() > ChunkCache::kMaxChunkBytes) {
+      size_t mark = out.size();
+      tokenize_word(chunk, out);
+      for (size_t k = mark; k < out.size(); ++k) out[k].begin += base, out[k].end += base;
+      return;
+    }
+    ChunkCache& c = cache();
+    uint32_t count;
+    if (const uint64_t* hit = c.find(chunk, &count)) {
+      uint32_t pos = base;
+      for (uint32_t k = 0; k < count; ++k) {
+        auto id = static_cast<uint32_t>(hit[k] >> 32);
+        auto len = static_cast<uint32_t>(hit[k]);
+        out.push_back({id, pos, pos + len});
+        pos += len;
+      }
+      return;
+    }
+    size_t mark = out.size();
+    tokenize_word(chunk, out);
+    thread_local std::vector<uint64_t> vals;
+    vals.clear();
+    for (size_t k = mark; k < out.size(); ++k) {
+      vals.push_back((uint64_t{out[k].id} << 32) | (out[k].end - out[k].begin));
+      out[k].begin += base;
+      out[k].end += base;
+    }
+    c.insert(chunk, vals.data(), vals.size());
+  }
+
+  void tokenize_word(std::string_view word, std::vector<ModelToken>& out) const {
+    if (config_.ignore_merges) {
+      uint32_t id = vocab_.find(word);
+      if (id != kNoId) {
+        out.push_back({id, 0, static_cast<uint32_t>(word.size())});
+        return;
+      }
+    }
+    thread_local std::vector<Sym> sym;
+    sym.clear();
+    initial_symbols(word, sym);
+    merge_all(sym);
+    for (const Sym& s : sym) out.push_back({s.id, s.begin, s.begin + s.len});
+  }
+
+  std::optional<uint32_t> token_to_id(std::string_view token) const override {
+    uint32_t id = vocab_.find(token);
+    if (id == kNoId) return std::nullopt;
+    return id;
+  }
+  std::optional<std::string> id_to_token(uint32_t id) const override {
+    if (id >= config_.vocab.size()) return std::nullopt;
+    if (vocab_.find(config_.vocab[id]) != id) return std::nullopt;
+    return config_.vocab[id];
+  }
+  size_t size() const override { return config_.vocab.size(); }
+  std::optional<uint32_t> unk_id() const override { return unk_; }
+
+ private:
+  struct Sym {
+    uint32_t id, begin, len;
+    bool frozen = false;
+  };
+
+  ChunkCache& cache() const {
+    thread_local uint64_t last_serial = 0;
+    thread_local ChunkCache* last = nullptr;
+    if (last_serial == serial_) return *last;
+    thread_local std::unordered_map<uint64_t, std::unique_ptr<ChunkCache>> caches;
+    auto& slot = caches[serial_];
+    if (!slot) {
+      if (caches.size() > 16) {
+        for (auto it = caches.begin(); it != caches.end();)
+          it = it->first == serial_ ? std::next(it) : caches.erase(it);
+      }
+      slot = std::make_unique<ChunkCache>();
+    }
+    last_serial = serial_;
+    last = slot.get();
+    return *last;
+  }
+
+  // Merges whose right side starts with "▁" while the left side does not end with it: the only
+  // ones that can join across a chunk boundary.
+  void find_crossing_merges() {
+    chunkable_ = config_.continuing_subword_prefix.empty() && config_.end_of_word_suffix.empty() &&
+                 vocab_.find(kMeta) != kNoId;
+    if (!chunkable_) return;
+    auto starts = [](std::string_view s) { return s.compare(0, kMeta.size(), kMeta) == 0; };
+    auto ends = [](std::string_view s) {
+      return s.size() >= kMeta.size() &&
+             s.compare(s.size() - kMeta.size(), kMeta.size(), kMeta) == 0;
+    };
+    if (!config_.merges.empty()) {
+      for (const auto& [a, b] : config_.merges)
+        if (starts(b) && !ends(a)) crossing_.emplace_back(a, b);
+    } else {
+      // Score-ordered (SentencePiece) BPE: a piece with "▁" after another character could join
+      // across a boundary; then no chunks.
+      for (uint32_t id = 0; id < config_.vocab.size() && chunkable_; ++id) {
+        const std::string& t = config_.vocab[id];
+        for (size_t at = t.find(kMeta, 1); at != std::string::npos; at = t.find(kMeta, at + 1))
+          if (at < kMeta.size() || t.compare(at - kMeta.size(), kMeta.size(), kMeta) != 0)
+            chunkable_ = false;
+      }
+      // User-defined symbols are matched before merging; keep whole lines for them.
+      if (!config_.user_defined.empty()) chunkable_ = false;
+    }
+    if (crossing_.size() > 64) chunkable_ = false;  // too many to check at every boundary
+  }
+
+  bool mergeable(uint32_t id) const {
+    return config_.mergeable.empty() || (id < config_.mergeable.size() && config_.mergeable[id]);
+  }
+
+  void initial_symbols(std::string_view w, std::vector<Sym>& sym) const {
+    const bool plain =
+        config_.continuing_subword_prefix.empty() && config_.end_of_word_suffix.empty();
+    bool have_unk = false;
+    Sym unk{0, 0, 0};
+    thread_local std::string s;
+    const auto* p = reinterpret_cast<const unsigned char*>(w.data());
+    for (size_t i = 0; i < w.size();) {
+      size_t n = utf8_length(p[i]);
+      if (i + n > w.size()) n = w.size() - i;
+      if (!config_.user_defined.empty()) {
+        uint32_t best = kNoId;
+        size_t best_len = 0;
+        for (uint32_t u : config_.user_defined) {
+          const std::string& t = config_.vocab[u];
+          if (t.size() > best_len && w.compare(i, t.size(), t) == 0) {
+            best = u;
+            best_len = t.size();
+          }
+        }
+        if (best != kNoId) {
+          if (have_unk) {
+            sym.push_back(unk);
+            have_unk = false;
+          }
+          sym.push_back({best, static_cast<uint32_t>(i), static_cast<uint32_t>(best_len), true});
+          i += best_len;
+          continue;
+        }
+      }
+      uint32_t id;
+      std::string_view piece = w.substr(i, n);
+      if (plain) {
+        id = n == 1 && p[i] < 0x80 ? ascii_ids_[p[i]] : vocab_.find(piece);
+      } else {
+        s.clear();
+        if (i > 0) s += config_.continuing_subword_prefix;
+        s += piece;
+        if (i + n == w.size()) s += config_.end_of_word_suffix;
+        id = vocab_.find(s);
+        piece = s;
+      }
+      const auto begin = static_cast<uint32_t>(i);
+      i += n;
+      if (id != kNoId) {
+        if (have_unk) {
+          sym.push_back(unk);
+          have_unk = false;
+        }
+        sym.push_back({id, begin, static_cast<uint32_t>(n)});
+        continue;
+      }
+      if (config_.byte_fallback) {
+        bool all = true;
+        for (unsigned char b : piece) all = all && byte_ids_[b] != kNoId;
+        if (all) {
+          // HF gives each byte token a length of 1 (in the word's byte positions).
+          uint32_t at = begin;
+          for (unsigned char b : piece) sym.push_back({byte_ids_[b], at++, 1});
+          continue;
+        }
+      }
+      if (!unk_) continue;
+      if (have_unk && config_.fuse_unk) {
+        unk.len += static_cast<uint32_t>(n);
+      } else {
+        if (have_unk) sym.push_back(unk);
+        unk = {*unk_, begin, static_cast<uint32_t>(n)};
+        have_unk = true;
+      }
+    }
+    if (have_unk) sym.push_back(unk);
+  }
+
+  uint64_t pair(const Sym& a, const Sym& b) const {
+    if (a.frozen || b.frozen) return U64Map::kEmpty;
+    return merges_.find((uint64_t{a.id} << 32) | b.id);
+  }
+
+  void merge_all(std::vector<Sym>& sym) const {
+    const size_t m = sym.size();
+    if (m < 2) return;
+    if (m <= 64) {
+      thread_local std::vector<uint64_t> pr;
+      pr.resize(m);
+      for (size_t i = 0; i + 1 < m; ++i) pr[i] = pair(sym[i], sym[i + 1]);
+      size_t len = m;
+      while (len > 1) {
+        uint64_t best = U64Map::kEmpty;
+        size_t bi = 0;
+        for (size_t i = 0; i + 1 < len; ++i) {
+          if ((pr[i] >> 32) < (best >> 32)) {
+            best = pr[i];
+            bi = i;
+          }
+        }
+        if (best == U64Map::kEmpty) break;
+        sym[bi].id = static_cast<uint32_t>(best);
+        sym[bi].len += sym[bi + 1].len;
+        for (size_t i = bi + 1; i + 1 < len; ++i) {
+          sym[i] = sym[i + 1];
+          pr[i] = pr[i + 1];
+        }
+        --len;
+        if (bi > 0) pr[bi - 1] = pair(sym[bi - 1], sym[bi]);
+        if (bi + 1 < len) pr[bi] = pair(sym[bi], sym[bi + 1]);
+      }
+      sym.resize(len);
+      return;
+    }
+    // Long words: a heap of (rank, position) over a linked list, as HF's Word::merge_all.
+    thread_local std::vector<int32_t> prev, next;
+    prev.resize(m);
+    next.resize(m);
+    for (size_t i = 0; i < m; ++i) {
+      prev[i] = static_cast<int32_t>(i) - 1;
+      next[i] = i + 1 < m ? static_cast<int32_t>(i + 1) : -1;
+    }
+    using Item = std::pair<uint64_t, uint32_t>;  // (rank << 32 | merged id, position)
+    auto cmp = [](const Item& a, const Item& b) {
+      if ((a.first >> 32) != (b.first >> 32)) return (a.first >> 32) > (b.first >> 32);
+      return a.second > b.second;
+    };
+    thread_local std::vector<Item> heap_store;
+    heap_store.clear();
+    std::priority_queue<Item, std::vector<Item>, decltype(cmp)> heap(cmp, std::move(heap_store));
+    auto push = [&](int32_t i) {
+      if (i < 0 || next[i] < 0) return;
+      uint64_t v = pair(sym[i], sym[next[i]]);
+      if (v != U64Map::kEmpty) heap.emplace(v, static_cast<uint32_t>(i));
+    };
+    for (size_t i = 0; i + 1 < m; ++i) push(static_cast<int32_t>(i));
+    while (!heap.empty()) {
+      auto [v, pos] = heap.top();
+      heap.pop();
+      if (sym[pos].len == 0 || next[pos] < 0) continue;
+      int32_t r = next[pos];
+      if (pair(sym[pos], sym[r]) != v) continue;  // stale
+      sym[pos].id = static_cast<uint32_t>(v);
+      sym[pos].len += sym[r].len;
+      sym[r].len = 0;
+      next[pos] = next[r];
+      if (next[r] >= 0) prev[next[r]] = static_cast<int32_t>(pos);
+      push(prev[pos]);
+      push(static_cast<int32_t>(pos));
+    }
+    size_t k = 0;
+    for (int32_t i = 0; i >= 0; i = next[i]) sym[k++] = sym[i];
+    sym.resize(k);
+  }
+
+  BpeModelConfig config_;
+  uint64_t serial_;
+  bool chunkable_ = false;
+  std::vector<std::pair<std::string, std::string>> crossing_;
+  StringIdMap vocab_;
+  U64Map merges_;
+  std::array<uint32_t, 256> byte_ids_{};
+  std::array<uint32_t, 128> ascii_ids_{};
+  std::optional<uint32_t> unk_;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> make_bpe_model(BpeModelConfig config, const std::string& source) {
+  return std::make_unique<BpeModel>(std::move(config), source);
+}
+
+}  // namespace shardkit::tok

@@ -1,0 +1,70 @@
+// The models of HF tokenizers' pipeline that work on normalized, pre-tokenized words (strings,
+// not bytes): BPE (SentencePiece style: byte_fallback, fuse_unk, subword prefix/suffix),
+// Unigram (Viterbi, ties as HF and SentencePiece break them) and WordLevel. Byte-level BPE and
+// WordPiece have fused tokenizers of their own (bpe.h, wordpiece.h).
+#pragma once
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tokenizer/string_map.h"
+
+namespace shardkit::tok {
+
+// One model token: id and the byte span it covers in the word.
+struct ModelToken {
+  uint32_t id;
+  uint32_t begin, end;
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  // Appends the tokens of `word` (offsets relative to it).
+  virtual void tokenize(std::string_view word, std::vector<ModelToken>& out) const = 0;
+  virtual std::optional<uint32_t> token_to_id(std::string_view token) const = 0;
+  virtual std::optional<std::string> id_to_token(uint32_t id) const = 0;
+  virtual size_t size() const = 0;
+  virtual std::optional<uint32_t> unk_id() const = 0;
+};
+
+struct BpeModelConfig {
+  std::vector<std::string> vocab;                           // by id
+  std::vector<std::pair<std::string, std::string>> merges;  // by rank
+  // SentencePiece BPE (.model): no merges list; a pair merges when its concatenation is a
+  // piece, the higher score first.
+  std::vector<float> scores;
+  std::vector<uint8_t> mergeable;      // with scores: pieces merges may produce or use
+  std::vector<uint32_t> user_defined;  // with scores: matched whole first, never merged
+  std::optional<std::string> unk_token;
+  bool fuse_unk = false;
+  bool byte_fallback = false;
+  bool ignore_merges = false;
+  std::string continuing_subword_prefix, end_of_word_suffix;
+};
+
+std::unique_ptr<Model> make_bpe_model(BpeModelConfig config, const std::string& source);
+
+struct UnigramConfig {
+  std::vector<std::string> pieces;  // by id
+  std::vector<double> scores;
+  std::optional<uint32_t> unk_id;
+  bool byte_fallback = false;
+  bool fuse_unk = true;
+  // SentencePiece's own rules (a .model file): user-defined pieces score length * max - 0.1,
+  // and pieces that are not normal/user-defined are never matched.
+  std::vector<uint8_t> matchable;  // empty: every piece
+  std::vector<uint8_t> user_defined;
+};
+
+std::unique_ptr<Model> make_unigram_model(UnigramConfig config, const std::string& source);
+
+std::unique_ptr<Model> make_word_level_model(std::vector<std::string> vocab,
+                                             std::optional<std::string> unk_token,
+                                             const std::string& source);
+
+}  // namespace shardkit::tok

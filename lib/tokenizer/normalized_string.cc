@@ -1,0 +1,94 @@
+#include "tokenizer/normalized_string.h"
+
+#include "tokenizer/unicode.h"
+
+namespace shardkit::tok {
+
+NormalizedString::NormalizedString(std::string_view original, bool track)
+    : text_(original), track_(track) {
+  if (!track_) return;
+  align_.resize(original.size());
+  const auto* s = reinterpret_cast<const unsigned char*>(original.data());
+  for (size_t i = 0; i < original.size();) {
+    size_t n = utf8_length(s[i]);
+    if (i + n > original.size()) n = original.size() - i;
+    for (size_t k = 0; k < n; ++k)
+      align_[i + k] = {static_cast<uint32_t>(i), static_cast<uint32_t>(i + n)};
+    i += n;
+  }
+}
+
+Span NormalizedString::original_span(size_t begin, size_t end) const {
+  if (!track_ || align_.empty()) return {0, 0};
+  if (begin >= end) {
+    // HF expands an empty range to the position's alignment start.
+    uint32_t p = begin < align_.size() ? align_[begin].first : align_.back().second;
+    return {p, p};
+  }
+  return {align_[begin].first, align_[end - 1].second};
+}
+
+void NormalizedString::transform(size_t begin, size_t end, const std::vector<CharChange>& dest,
+                                 size_t initial_offset) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text_.data());
+  size_t p = begin;  // next input character to consume
+  auto consume = [&]() -> size_t {
+    if (p >= end) return 0;
+    size_t n = utf8_length(s[p]);
+    p += n;
+    return n;
+  };
+  for (size_t k = 0; k < initial_offset; ++k) consume();
+  std::string out;
+  std::vector<Span> out_align;
+  out.reserve(end - begin + 8);
+  if (track_) out_align.reserve(end - begin + 8);
+  for (const CharChange& d : dest) {
+    const size_t idx = p;
+    Span a{0, 0};
+    if (track_) {
+      if (d.change > 0) {
+        if (idx >= 1) a = align_[idx - 1];
+      } else {
+        a = align_[idx];
+      }
+    }
+    if (d.change <= 0) consume();
+    for (int k = 0; k < -d.change; ++k) consume();
+    size_t before = out.size();
+    append_utf8(out, d.c);
+    if (track_) out_align.insert(out_align.end(), out.size() - before, a);
+  }
+  text_.replace(begin, end - begin, out);
+  if (track_) {
+    align_.erase(align_.begin() + static_cast<ptrdiff_t>(begin),
+                 align_.begin() + static_cast<ptrdiff_t>(end));
+    align_.insert(align_.begin() + static_cast<ptrdiff_t>(begin), out_align.begin(),
+                  out_align.end());
+  }
+}
+
+void NormalizedString::replace_range(size_t begin, size_t end, std::string_view content) {
+  // All matched characters are removed; the content's characters are inserted after them and
+  // share the alignment of the last removed byte.
+  Span a{0, 0};
+  if (track_ && end >= 1) a = align_[end - 1];
+  text_.replace(begin, end - begin, content);
+  if (track_) {
+    align_.erase(align_.begin() + static_cast<ptrdiff_t>(begin),
+                 align_.begin() + static_cast<ptrdiff_t>(end));
+    align_.insert(align_.begin() + static_cast<ptrdiff_t>(begin), content.size(), a);
+  }
+}
+
+NormalizedString NormalizedString::slice(size_t begin, size_t end) const {
+  NormalizedString r;
+  r.track_ = track_;
+  r.text_ = text_.substr(begin, end - begin);
+  if (track_)
+    r.align_.assign(align_.begin() + static_cast<ptrdiff_t>(begin),
+                    align_.begin() + static_cast<ptrdiff_t>(end));
+  return r;
+}
+
+}  // namespace shardkit::tok

@@ -1,0 +1,208 @@
+#include "tokenizer/normalizers.h"
+
+#include "tokenizer/byte_level.h"
+#include "tokenizer/precompiled_charsmap.h"
+#include "tokenizer/sentencepiece_normalizer.h"
+#include "tokenizer/unicode.h"
+
+namespace shardkit::tok {
+
+namespace {
+
+void apply_unicode_form(NormalizedString& s, UnicodeForm form) {
+  if (is_stable(s.text(), form)) return;
+  thread_local std::vector<CharChange> changes;
+  unicode_form_changes(s.text(), form, changes);
+  s.transform(changes, 0);
+}
+
+void lowercase(NormalizedString& s) {
+  const std::string& t = s.text();
+  bool ascii_lower = true;
+  for (unsigned char c : t) {
+    if (c >= 0x80 || (c >= 'A' && c <= 'Z')) {
+      ascii_lower = false;
+      break;
+    }
+  }
+  if (ascii_lower) return;
+  std::vector<CharChange> changes;
+  changes.reserve(t.size());
+  char32_t lower[2];
+  for (size_t i = 0; i < t.size();) {
+    char32_t cp = decode_utf8(t, i);
+    int n = to_lower_full(cp, lower);
+    for (int k = 0; k < n; ++k) changes.push_back({lower[k], k == 0 ? 0 : 1});
+  }
+  s.transform(changes, 0);
+}
+
+// HF's lrstrip: White_Space characters at either end.
+void strip(NormalizedString& s, bool left, bool right) {
+  const std::string& t = s.text();
+  std::vector<char32_t> chars;
+  for (size_t i = 0; i < t.size();) chars.push_back(decode_utf8(t, i));
+  size_t lead = 0, trail = 0;
+  if (left)
+    while (lead < chars.size() && is_white_space(chars[lead])) ++lead;
+  if (right)
+    while (trail < chars.size() - lead && is_white_space(chars[chars.size() - 1 - trail])) ++trail;
+  if (lead == 0 && trail == 0) return;
+  std::vector<CharChange> changes;
+  for (size_t i = lead; i + trail < chars.size(); ++i)
+    changes.push_back({chars[i], i + trail + 1 == chars.size() ? -static_cast<int>(trail) : 0});
+  s.transform(changes, lead);
+}
+
+bool is_mark(char32_t cp) {
+  // The crate's is_combining_mark: general categories Mn, Mc, Me.
+  return is_combining_mark(cp);
+}
+
+// HF's NormalizedString::filter keeping non-marks.
+void strip_accents(NormalizedString& s) {
+  const std::string& t = s.text();
+  bool any = false;
+  for (unsigned char c : t)
+    if (c >= 0x80) any = true;
+  if (!any) return;
+  std::vector<CharChange> changes;
+  int removed = 0;
+  size_t removed_start = 0;
+  bool has_last = false;
+  char32_t last = 0;
+  for (size_t i = 0; i < t.size();) {
+    char32_t c = decode_utf8(t, i);
+    if (!is_mark(c)) {
+      if (has_last) {
+        changes.push_back({last, -removed});
+      } else {
+        removed_start = static_cast<size_t>(removed);
+      }
+      last = c;
+      has_last = true;
+      removed = 0;
+    } else {
+      ++removed;
+    }
+  }
+  if (has_last) changes.push_back({last, -removed});
+  s.transform(changes, removed_start);
+}
+
+}  // namespace
+
+void replace_matches(NormalizedString& s, const Normalizer& n) {
+  std::vector<Span> matches;
+  const std::string& t = s.text();
+  if (n.regex) {
+    size_t from = 0, mb, me;
+    while (from <= t.size() && n.regex->search(t, from, t.size(), &mb, &me)) {
+      if (me == mb) {  // empty matches replace nothing in HF's find_matches
+        if (mb >= t.size()) break;
+        from = mb + utf8_length(static_cast<unsigned char>(t[mb]));
+        continue;
+      }
+      matches.emplace_back(static_cast<uint32_t>(mb), static_cast<uint32_t>(me));
+      from = me;
+    }
+  } else {
+    if (n.pattern.empty()) return;
+    for (size_t at = t.find(n.pattern); at != std::string::npos;
+         at = t.find(n.pattern, at + n.pattern.size()))
+      matches.emplace_back(static_cast<uint32_t>(at), static_cast<uint32_t>(at + n.pattern.size()));
+  }
+  if (matches.empty()) return;
+  if (!s.tracking() && n.pattern.size() == 1 && n.content.size() >= 1) {
+    // Fast path for ids: one byte to a string.
+    std::string out;
+    out.reserve(t.size() + matches.size() * n.content.size());
+    size_t last = 0;
+    for (auto [a, b] : matches) {
+      out.append(t, last, a - last);
+      out += n.content;
+      last = b;
+    }
+    out.append(t, last, std::string::npos);
+    s.set(std::move(out), {});
+    return;
+  }
+  for (size_t k = matches.size(); k-- > 0;)
+    s.replace_range(matches[k].first, matches[k].second, n.content);
+}
+
+void prepend_normalized(NormalizedString& s, const std::string& prefix) {
+  const std::string& t = s.text();
+  if (t.empty() || prefix.empty()) return;
+  size_t i = 0;
+  char32_t first = decode_utf8(t, i);
+  std::vector<CharChange> changes;
+  size_t k = 0;
+  for (size_t j = 0; j < prefix.size(); ++k) changes.push_back({decode_utf8(prefix, j), k ? 1 : 0});
+  changes.push_back({first, 1});
+  s.transform(0, i, changes, 0);
+}
+
+void replace_literal(NormalizedString& s, std::string_view pattern, std::string_view content) {
+  Normalizer n;
+  n.kind = Normalizer::kReplace;
+  n.pattern = pattern;
+  n.content = content;
+  n.apply(s);
+}
+
+bool Normalizer::is_identity() const {
+  if (kind != kSequence) return false;
+  for (const Normalizer& c : children)
+    if (!c.is_identity()) return false;
+  return true;
+}
+
+void Normalizer::apply(NormalizedString& s) const {
+  switch (kind) {
+    case kSequence:
+      for (const Normalizer& c : children) c.apply(s);
+      return;
+    case kUnicode:
+      apply_unicode_form(s, form);
+      return;
+    case kLowercase:
+      lowercase(s);
+      return;
+    case kStrip:
+      strip(s, strip_left, strip_right);
+      return;
+    case kStripAccents:
+      strip_accents(s);
+      return;
+    case kReplace:
+      replace_matches(s, *this);
+      return;
+    case kPrepend:
+      prepend_normalized(s, content);
+      return;
+    case kPrecompiled:
+      charsmap->apply(s);
+      return;
+    case kSentencePiece: {
+      NormalizedString out("", s.tracking());
+      sentencepiece_normalize(*sentencepiece, s.text(), out);
+      if (s.tracking() && !s.alignments().empty()) {
+        // Compose: the input's own alignments map onto the original.
+        std::vector<Span> composed;
+        composed.reserve(out.alignments().size());
+        for (Span a : out.alignments()) {
+          Span o = a.first < a.second ? s.original_span(a.first, a.second)
+                                      : s.original_span(a.first, a.first);
+          composed.push_back(o);
+        }
+        std::string t = out.text();
+        out.set(std::move(t), std::move(composed));
+      }
+      s = std::move(out);
+      return;
+    }
+  }
+}
+
+}  // namespace shardkit::tok

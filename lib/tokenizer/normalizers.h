@@ -1,0 +1,50 @@
+// HF tokenizers' normalizers over a NormalizedString (offsets stay mapped to the original):
+// NFC/NFD/NFKC/NFKD, Lowercase, Strip, StripAccents, Replace (String or Regex), Prepend,
+// Precompiled (SentencePiece's charsmap) and Sequence.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tokenizer/normalized_string.h"
+#include "tokenizer/unicode_forms.h"
+
+namespace shardkit::tok {
+
+class Regex;
+class PrecompiledCharsmap;
+struct SentencePieceNormalizerSpec;
+
+struct Normalizer {
+  enum Kind {
+    kSequence,
+    kUnicode,  // `form`
+    kLowercase,
+    kStrip,
+    kStripAccents,
+    kReplace,
+    kPrepend,
+    kPrecompiled,
+    kSentencePiece,  // a .model file's normalizer (sentencepiece_normalizer.h)
+  } kind = kSequence;
+  UnicodeForm form = UnicodeForm::kNFC;
+  bool strip_left = true, strip_right = true;
+  std::string pattern;                 // kReplace with a String pattern
+  std::shared_ptr<const Regex> regex;  // kReplace with a Regex pattern
+  std::string content;                 // kReplace replacement, kPrepend prefix
+  std::shared_ptr<const PrecompiledCharsmap> charsmap;
+  std::vector<Normalizer> children;                                  // kSequence
+  std::shared_ptr<const SentencePieceNormalizerSpec> sentencepiece;  // kSentencePiece
+
+  void apply(NormalizedString& s) const;
+  // Whether apply() can change anything (an empty Sequence cannot).
+  bool is_identity() const;
+};
+
+// HF's NormalizedString::prepend (the prefix aligned with the first character) and replace of
+// every occurrence of a literal (also used by the Metaspace pre-tokenizer).
+void prepend_normalized(NormalizedString& s, const std::string& prefix);
+void replace_literal(NormalizedString& s, std::string_view pattern, std::string_view content);
+
+}  // namespace shardkit::tok

@@ -1,0 +1,143 @@
+#include "tokenizer/pipeline.h"
+
+#include <algorithm>
+
+#include "tokenizer/unicode.h"
+
+namespace shardkit::tok {
+
+namespace {
+
+uint32_t next_word(const Encoding& e) { return e.word_ids.empty() ? 0 : e.word_ids.back() + 1; }
+
+}  // namespace
+
+void PipelineTokenizer::encode_piece(const NormalizedString& s, bool at_start, size_t base,
+                                     std::vector<uint32_t>& ids, Encoding* detail) const {
+  const PreTokenizer* pre = config_.pre_tokenizer ? &*config_.pre_tokenizer : nullptr;
+  if (!detail && pre && pre->kind == PreTokenizer::kMetaspace && pre->split) {
+    // Ids only: Metaspace as plain string work (replace spaces, maybe prepend, cut before each
+    // replacement), the same pieces as the general path.
+    thread_local std::string text;
+    thread_local std::vector<ModelToken> toks;
+    const std::string& rep = pre->replacement;
+    text.clear();
+    const std::string& in = s.text();
+    for (char c : in) {
+      if (c == ' ') {
+        text += rep;
+      } else {
+        text.push_back(c);
+      }
+    }
+    const bool starts = text.compare(0, rep.size(), rep) == 0;
+    if (!text.empty() && !starts &&
+        (pre->prepend_scheme == PreTokenizer::kAlways ||
+         (pre->prepend_scheme == PreTokenizer::kFirst && at_start)))
+      text.insert(0, rep);
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t next =
+          text.find(rep, start + (text.compare(start, rep.size(), rep) == 0 ? rep.size() : 0));
+      if (next == std::string::npos) next = text.size();
+      toks.clear();
+      config_.model->tokenize(std::string_view(text).substr(start, next - start), toks);
+      for (const ModelToken& t : toks) ids.push_back(t.id);
+      start = next;
+    }
+    return;
+  }
+  thread_local std::vector<PreTokenizer::Piece> pieces;
+  thread_local std::vector<ModelToken> toks;
+  pieces.clear();
+  pieces.push_back({s, at_start});
+  if (config_.pre_tokenizer) config_.pre_tokenizer->apply(pieces);
+  for (const PreTokenizer::Piece& p : pieces) {
+    toks.clear();
+    config_.model->tokenize(p.s.text(), toks);
+    const uint32_t word = detail ? next_word(*detail) : 0;
+    for (const ModelToken& t : toks) {
+      ids.push_back(t.id);
+      if (!detail) continue;
+      Span o = p.s.original_span(t.begin, t.end);
+      detail->offsets.emplace_back(static_cast<uint32_t>(base + o.first),
+                                   static_cast<uint32_t>(base + o.second));
+      detail->word_ids.push_back(word);
+    }
+  }
+}
+
+void PipelineTokenizer::encode_segment(std::string_view full, size_t begin, size_t end,
+                                       std::vector<uint32_t>& ids, Encoding* detail) const {
+  NormalizedString s(full.substr(begin, end - begin), detail != nullptr);
+  if (config_.normalizer) config_.normalizer->apply(s);
+  const AddedTokenMatcher& added = normalized_added();
+  if (added.empty()) {
+    encode_piece(s, begin == 0, begin, ids, detail);
+    return;
+  }
+  // Alignments are needed to tell where each normalized gap starts in the original.
+  NormalizedString tracked = s;
+  if (!detail) {
+    tracked = NormalizedString(full.substr(begin, end - begin), true);
+    if (config_.normalizer) config_.normalizer->apply(tracked);
+  }
+  added.split(tracked.text(), [&](bool is_token, size_t b, size_t e, uint32_t id) {
+    Span o = tracked.original_span(b, e);
+    if (is_token) {
+      ids.push_back(id);
+      if (detail) {
+        detail->offsets.emplace_back(static_cast<uint32_t>(begin + o.first),
+                                     static_cast<uint32_t>(begin + o.second));
+        detail->word_ids.push_back(next_word(*detail));
+      }
+      return;
+    }
+    encode_piece(tracked.slice(b, e), begin + o.first == 0, begin, ids, detail);
+  });
+}
+
+// HF's process_offsets (ByteLevel and RobertaProcessing with trim_offsets): leading/trailing
+// characters of the token string that are 'Ġ' or White_Space move the offsets by their count.
+void PipelineTokenizer::finish_encoding(Encoding& e) const {
+  const PostProcessorConfig& pc = post();
+  if (!pc.byte_level_trim && !pc.roberta_trim) return;
+  const bool add_prefix_space =
+      pc.roberta_trim ? pc.roberta_add_prefix_space : pc.byte_level_add_prefix_space;
+  auto trimmable = [](char32_t c) { return c == 0x120 || is_white_space(c); };
+  for (size_t i = 0; i < e.size(); ++i) {
+    const std::string token = id_to_token(e.ids[i]);
+    std::vector<char32_t> chars;
+    for (size_t k = 0; k < token.size();) chars.push_back(decode_utf8(token, k));
+    size_t leading = 0, trailing = 0;
+    while (leading < chars.size() && trimmable(chars[leading])) ++leading;
+    while (trailing < chars.size() && trimmable(chars[chars.size() - 1 - trailing])) ++trailing;
+    auto& off = e.offsets[i];
+    if (leading == 0 && trailing == 0) continue;
+    if (leading > 0) {
+      const bool is_first = i == 0 || off.first == 0;
+      if (is_first && add_prefix_space && leading == 1) leading = 0;
+      off.first = std::min<uint32_t>(off.first + static_cast<uint32_t>(leading), off.second);
+    }
+    if (trailing > 0 && off.second >= trailing)
+      off.second = std::max<uint32_t>(off.second - static_cast<uint32_t>(trailing), off.first);
+  }
+}
+
+std::string PipelineTokenizer::decode_tokens(const std::vector<std::string>& tokens) const {
+  if (!config_.decoder) {
+    std::string out;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      if (i) out.push_back(' ');
+      out += tokens[i];
+    }
+    return out;
+  }
+  std::vector<std::string> t = tokens;
+  config_.decoder->decode_chain(t);
+  std::string out;
+  for (const std::string& x : t) out += x;
+  return out;
+}
+
+}  // namespace shardkit::tok

@@ -1,0 +1,52 @@
+// The general HF pipeline for models without a fused tokenizer: normalizer -> normalized added
+// tokens -> pre-tokenizer -> model (BPE, Unigram, WordLevel) -> post-processor -> decoder.
+// Llama-2, Gemma, T5, XLM-R and SentencePiece .model files run here.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "tokenizer/decoders.h"
+#include "tokenizer/models.h"
+#include "tokenizer/normalizers.h"
+#include "tokenizer/pre_tokenizers.h"
+#include "tokenizer/tokenizer_base.h"
+
+namespace shardkit::tok {
+
+struct PipelineConfig {
+  std::optional<Normalizer> normalizer;
+  std::optional<PreTokenizer> pre_tokenizer;
+  std::unique_ptr<Model> model;
+  std::optional<Decoder> decoder;  // none: tokens joined by spaces
+};
+
+class PipelineTokenizer : public TokenizerBase {
+ public:
+  explicit PipelineTokenizer(PipelineConfig config) : config_(std::move(config)) {}
+  std::optional<uint32_t> unk_id() const { return config_.model->unk_id(); }
+  const std::optional<Normalizer>& normalizer() const { return config_.normalizer; }
+
+ protected:
+  void encode_segment(std::string_view full, size_t begin, size_t end, std::vector<uint32_t>& ids,
+                      Encoding* detail) const override;
+  std::string decode_tokens(const std::vector<std::string>& tokens) const override;
+  std::optional<uint32_t> model_token_to_id(std::string_view token) const override {
+    return config_.model->token_to_id(token);
+  }
+  std::optional<std::string> model_id_to_token(uint32_t id) const override {
+    return config_.model->id_to_token(id);
+  }
+  size_t model_vocab_size() const override { return config_.model->size(); }
+  bool matches_normalized_added() const override { return true; }
+  void finish_encoding(Encoding& e) const override;
+
+ private:
+  void encode_piece(const NormalizedString& s, bool at_start, size_t base,
+                    std::vector<uint32_t>& ids, Encoding* detail) const;
+
+  PipelineConfig config_;
+};
+
+}  // namespace shardkit::tok

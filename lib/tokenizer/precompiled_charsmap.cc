@@ -1,0 +1,154 @@
+#include "tokenizer/precompiled_charsmap.h"
+
+#include <utf8proc.h>
+
+#include <cstring>
+
+#include "core/error.h"
+#include "tokenizer/unicode.h"
+
+namespace shardkit::tok {
+
+namespace {
+
+bool has_leaf(uint32_t u) { return (u >> 8) & 1; }
+uint32_t value(uint32_t u) { return u & ((1u << 31) - 1); }
+uint32_t label(uint32_t u) { return u & ((1u << 31) | 0xFF); }
+uint32_t offset(uint32_t u) { return (u >> 10) << ((u & (1u << 9)) >> 6); }
+
+}  // namespace
+
+PrecompiledCharsmap::PrecompiledCharsmap(std::string_view blob, const std::string& source) {
+  if (blob.empty()) return;
+  if (blob.size() < 4) throw Error(ErrorCode::kInput, source, "precompiled_charsmap is truncated");
+  uint32_t trie_size;
+  std::memcpy(&trie_size, blob.data(), 4);
+  if (trie_size % 4 != 0 || size_t{trie_size} + 4 > blob.size() || trie_size == 0)
+    throw Error(ErrorCode::kInput, source,
+                "precompiled_charsmap: trie size " + std::to_string(trie_size) +
+                    " does not fit its " + std::to_string(blob.size()) + " bytes");
+  units_.resize(trie_size / 4);
+  std::memcpy(units_.data(), blob.data() + 4, trie_size);
+  normalized_.assign(blob.substr(4 + trie_size));
+}
+
+std::string_view PrecompiledCharsmap::replacement_at(uint32_t index) const {
+  if (index >= normalized_.size()) return {};
+  size_t end = normalized_.find('\0', index);
+  if (end == std::string::npos) end = normalized_.size();
+  return std::string_view(normalized_).substr(index, end - index);
+}
+
+bool PrecompiledCharsmap::shortest_prefix(std::string_view key,
+                                          std::string_view* replacement) const {
+  if (units_.empty()) return false;
+  size_t node = 0;
+  uint32_t unit = units_[0];
+  node ^= offset(unit);
+  for (unsigned char c : key) {
+    if (c == 0) break;
+    node ^= c;
+    if (node >= units_.size()) return false;
+    unit = units_[node];
+    if (label(unit) != c) return false;
+    node ^= offset(unit);
+    if (node >= units_.size()) return false;
+    if (has_leaf(unit)) {
+      *replacement = replacement_at(value(units_[node]));
+      return true;
+    }
+  }
+  return false;
+}
+
+size_t PrecompiledCharsmap::longest_prefix(std::string_view text, size_t pos,
+                                           std::string_view* replacement) const {
+  if (units_.empty()) return 0;
+  size_t node = 0, best = 0;
+  uint32_t unit = units_[0];
+  node ^= offset(unit);
+  for (size_t i = pos; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c == 0) break;
+    node ^= c;
+    if (node >= units_.size()) break;
+    unit = units_[node];
+    if (label(unit) != c) break;
+    node ^= offset(unit);
+    if (node >= units_.size()) break;
+    if (has_leaf(unit)) {
+      best = i + 1 - pos;
+      *replacement = replacement_at(value(units_[node]));
+    }
+  }
+  return best;
+}
+
+namespace {
+
+// HF's replace(): the new characters replace the old ones; extra ones are inserted, missing ones
+// are removed after the last character written so far.
+void replace_chars(std::vector<CharChange>& changes, std::string_view old_part,
+                   std::string_view new_part) {
+  long old_count = 0, new_count = 0;
+  for (unsigned char c : old_part) old_count += (c & 0xC0) != 0x80;
+  for (size_t i = 0; i < new_part.size();) {
+    changes.push_back({decode_utf8(new_part, i), 0});
+    ++new_count;
+  }
+  long diff = new_count - old_count;
+  if (diff > 0) {
+    for (long k = 0; k < diff; ++k) changes[changes.size() - 1 - static_cast<size_t>(k)].change = 1;
+  } else if (diff < 0 && !changes.empty()) {
+    changes.back().change += static_cast<int>(diff);
+  }
+}
+
+}  // namespace
+
+void PrecompiledCharsmap::apply(NormalizedString& s) const {
+  const std::string& t = s.text();
+  std::vector<CharChange> changes;
+  changes.reserve(t.size());
+  bool modified = false;
+  size_t g = 0;
+  utf8proc_int32_t state = 0;
+  size_t i = 0;
+  char32_t prev = 0;
+  bool have_prev = false;
+  auto flush = [&](size_t gb, size_t ge) {
+    std::string_view grapheme(t.data() + gb, ge - gb);
+    std::string_view norm;
+    if (grapheme.size() < 6 && shortest_prefix(grapheme, &norm)) {
+      modified = true;
+      replace_chars(changes, grapheme, norm);
+      return;
+    }
+    for (size_t k = 0; k < grapheme.size();) {
+      size_t start = k;
+      char32_t c = decode_utf8(grapheme, k);
+      std::string_view part = grapheme.substr(start, k - start);
+      if (shortest_prefix(part, &norm)) {
+        modified = true;
+        replace_chars(changes, part, norm);
+      } else {
+        changes.push_back({c, 0});
+      }
+    }
+  };
+  while (i < t.size()) {
+    size_t start = i;
+    char32_t cp = decode_utf8(t, i);
+    if (have_prev && utf8proc_grapheme_break_stateful(static_cast<utf8proc_int32_t>(prev),
+                                                      static_cast<utf8proc_int32_t>(cp), &state)) {
+      flush(g, start);
+      g = start;
+    }
+    prev = cp;
+    have_prev = true;
+  }
+  if (g < t.size()) flush(g, t.size());
+  if (modified) s.transform(changes, 0);
+}
+
+}  // namespace shardkit::tok

@@ -1,0 +1,305 @@
+// Unigram (SentencePiece's model): the best-scoring segmentation by Viterbi over a piece trie,
+// exactly as HF's encode_optimized and SentencePiece's EncodeOptimized compute it: nodes visited
+// by start position, a candidate replaces the best only when strictly better, an unknown single
+// character costs min score - 10, and runs of unknown characters fuse.
+#include <atomic>
+#include <cfloat>
+#include <cstdio>
+#include <memory>
+#include <unordered_map>
+
+#include "core/error.h"
+#include "tokenizer/models.h"
+#include "tokenizer/unicode.h"
+
+namespace shardkit::tok {
+
+namespace {
+
+constexpr uint32_t kNoId = 0xFFFFFFFFu;
+constexpr double kUnkPenalty = 10.0;
+std::atomic<uint64_t> next_serial{1};
+
+// Byte trie over the pieces: (node << 8 | byte) -> child, and the piece id ending at a node.
+class PieceTrie {
+ public:
+  void insert(std::string_view key, uint32_t id) {
+    uint32_t node = 0;
+    for (unsigned char c : key) {
+      uint64_t k = (uint64_t{node} << 8) | c;
+      uint64_t child = edges_.find(k);
+      if (child == U64Map::kEmpty) {
+        child = ids_.size();
+        ids_.push_back(kNoId);
+        edges_.insert(k, child);
+      }
+      node = static_cast<uint32_t>(child);
+    }
+    ids_[node] = id;
+  }
+  PieceTrie() { ids_.push_back(kNoId); }
+  // Calls f(length, id) for every piece that is a prefix of text[pos..], shortest first.
+  template <typename F>
+  void prefixes(std::string_view text, size_t pos, F&& f) const {
+    uint32_t node = 0;
+    for (size_t i = pos; i < text.size(); ++i) {
+      uint64_t child = edges_.find((uint64_t{node} << 8) | static_cast<unsigned char>(text[i]));
+      if (child == U64Map::kEmpty) return;
+      node = static_cast<uint32_t>(child);
+      if (ids_[node] != kNoId) f(i + 1 - pos, ids_[node]);
+    }
+  }
+
+ private:
+  U64Map edges_;
+  std::vector<uint32_t> ids_;
+};
+
+class UnigramModel final : public Model {
+ public:
+  UnigramModel(UnigramConfig c, const std::string& source) : config_(std::move(c)) {
+    const size_t n = config_.pieces.size();
+    if (config_.scores.size() != n)
+      throw Error(ErrorCode::kInput, source, "Unigram: every piece needs a score");
+    spm_ = !config_.matchable.empty();
+    min_score_ = DBL_MAX;
+    double max_score = spm_ ? FLT_MIN : -DBL_MAX;  // SentencePiece starts its max at FLT_MIN
+    for (uint32_t id = 0; id < n; ++id) {
+      by_piece_.set(config_.pieces[id], id);
+      bool counts = !spm_ || (config_.matchable[id] && !config_.user_defined[id]);
+      if (counts) {
+        min_score_ = std::min(min_score_, config_.scores[id]);
+        max_score = std::max(max_score, config_.scores[id]);
+      }
+    }
+    if (spm_) {
+      // SentencePiece keeps float scores.
+      min_score_ = static_cast<float>(min_score_);
+      for (uint32_t id = 0; id < n; ++id)
+        if (config_.user_defined[id]) config_.scores[id] = -0.1;  // replaced per length below
+      max_score_ = static_cast<float>(max_score);
+    }
+    for (uint32_t id = 0; id < n; ++id) {
+      if (spm_ && !config_.matchable[id]) continue;
+      if (by_piece_.find(config_.pieces[id]) != id) continue;  // duplicates: the last id wins
+      trie_.insert(config_.pieces[id], id);
+    }
+    if (config_.unk_id && *config_.unk_id >= n)
+      throw Error(ErrorCode::kInput, source, "Unigram: unk_id is outside the vocabulary");
+    byte_ids_.fill(kNoId);
+    if (config_.byte_fallback) {
+      char name[8];
+      for (int b = 0; b < 256; ++b) {
+        std::snprintf(name, sizeof name, "<0x%02X>", b);
+        byte_ids_[b] = by_piece_.find(name);
+      }
+    }
+  }
+
+  void tokenize(std::string_view s, std::vector<ModelToken>& out) const override {
+    if (s.empty()) return;
+    if (spm_) {
+      viterbi<float>(s, out);
+      return;
+    }
+    // HF caches words too; a word's tokens depend on the word alone.
+    if (s.size() > 64) {
+      viterbi<double>(s, out);
+      return;
+    }
+    auto& cache = word_cache();
+    auto it = cache.find(s);
+    if (it != cache.end()) {
+      out.insert(out.end(), it->second.begin(), it->second.end());
+      return;
+    }
+    size_t mark = out.size();
+    viterbi<double>(s, out);
+    if (cache.size() > (1u << 17)) cache.clear();
+    cache.emplace(std::string(s),
+                  std::vector<ModelToken>(out.begin() + static_cast<ptrdiff_t>(mark), out.end()));
+  }
+
+  std::optional<uint32_t> token_to_id(std::string_view token) const override {
+    uint32_t id = by_piece_.find(token);
+    if (id == kNoId) return std::nullopt;
+    return id;
+  }
+  std::optional<std::string> id_to_token(uint32_t id) const override {
+    if (id >= config_.pieces.size()) return std::nullopt;
+    return config_.pieces[id];
+  }
+  size_t size() const override { return config_.pieces.size(); }
+  std::optional<uint32_t> unk_id() const override { return config_.unk_id; }
+
+ private:
+  template <typename Score>
+  struct Node {
+    uint32_t id;
+    Score score;
+    int64_t starts_at;
+  };
+
+  template <typename Score>
+  void viterbi(std::string_view s, std::vector<ModelToken>& out) const {
+    const size_t size = s.size();
+    thread_local std::vector<Node<Score>> best;
+    best.assign(size + 1, Node<Score>{0, 0, -1});
+    const Score unk_score = static_cast<Score>(min_score_ - kUnkPenalty);
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    for (size_t start = 0; start < size;) {
+      const Score here = best[start].score;
+      bool has_single = false;
+      size_t mblen = utf8_length(p[start]);
+      if (start + mblen > size) mblen = size - start;
+      // SentencePiece computes a candidate in double (its score expression is double) and
+      // stores it in float; HF uses double throughout. Same code for both.
+      trie_.prefixes(s, start, [&](size_t len, uint32_t id) {
+        Node<Score>& target = best[start + len];
+        double score;
+        if (spm_ && config_.user_defined[id]) {
+          score =
+              static_cast<double>(static_cast<float>(len) * static_cast<float>(max_score_)) - 0.1;
+        } else {
+          score = config_.scores[id];
+        }
+        const double candidate = score + static_cast<double>(here);
+        if (target.starts_at < 0 || candidate > static_cast<double>(target.score)) {
+          target.score = static_cast<Score>(candidate);
+          target.starts_at = static_cast<int64_t>(start);
+          target.id = id;
+        }
+        if (len == mblen) has_single = true;
+      });
+      if (!has_single) {
+        Node<Score>& target = best[start + mblen];
+        Score candidate = unk_score + here;
+        if (target.starts_at < 0 || candidate > target.score) {
+          if (!config_.unk_id)
+            throw Error(ErrorCode::kInput, "", "Unigram: unknown character and no unk_id");
+          target.score = candidate;
+          target.starts_at = static_cast<int64_t>(start);
+          target.id = *config_.unk_id;
+        }
+      }
+      start += mblen;
+    }
+    // Backtrack, fusing runs of unknown tokens.
+    thread_local std::vector<ModelToken> rev;
+    rev.clear();
+    bool prev_unk = false;
+    for (size_t end = size; end > 0;) {
+      const Node<Score>& node = best[end];
+      auto start = static_cast<size_t>(node.starts_at);
+      bool unk = config_.unk_id && node.id == *config_.unk_id;
+      if (unk && config_.fuse_unk && prev_unk) {
+        rev.back().begin = static_cast<uint32_t>(start);
+      } else {
+        rev.push_back({node.id, static_cast<uint32_t>(start), static_cast<uint32_t>(end)});
+      }
+      prev_unk = unk;
+      end = start;
+    }
+    for (size_t k = rev.size(); k-- > 0;) {
+      const ModelToken& t = rev[k];
+      if (config_.unk_id && t.id == *config_.unk_id && config_.byte_fallback) {
+        bool all = true;
+        for (size_t b = t.begin; b < t.end; ++b) all = all && byte_ids_[p[b]] != kNoId;
+        if (all) {
+          for (size_t b = t.begin; b < t.end; ++b) out.push_back({byte_ids_[p[b]], t.begin, t.end});
+          continue;
+        }
+      }
+      out.push_back(t);
+    }
+  }
+
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view v) const { return hash_bytes(v.data(), v.size()); }
+  };
+  using WordCache = std::unordered_map<std::string, std::vector<ModelToken>, Hash, std::equal_to<>>;
+  // One cache per thread and model, so lookups take no lock.
+  WordCache& word_cache() const {
+    thread_local uint64_t last_serial = 0;
+    thread_local WordCache* last = nullptr;
+    if (last_serial == serial_) return *last;
+    thread_local std::unordered_map<uint64_t, std::unique_ptr<WordCache>> caches;
+    auto& slot = caches[serial_];
+    if (!slot) {
+      if (caches.size() > 16)
+        for (auto it = caches.begin(); it != caches.end();)
+          it = it->first == serial_ ? std::next(it) : caches.erase(it);
+      slot = std::make_unique<WordCache>();
+    }
+    last_serial = serial_;
+    last = slot.get();
+    return *last;
+  }
+
+  uint64_t serial_ = next_serial++;
+  UnigramConfig config_;
+  StringIdMap by_piece_;
+  PieceTrie trie_;
+  bool spm_ = false;
+  double min_score_ = 0, max_score_ = 0;
+  std::array<uint32_t, 256> byte_ids_{};
+};
+
+class WordLevelModel final : public Model {
+ public:
+  WordLevelModel(std::vector<std::string> vocab, std::optional<std::string> unk,
+                 const std::string& source)
+      : vocab_(std::move(vocab)) {
+    for (uint32_t id = 0; id < vocab_.size(); ++id)
+      if (!vocab_[id].empty()) map_.set(vocab_[id], id);
+    if (unk) {
+      uint32_t u = map_.find(*unk);
+      if (u == kNoId)
+        throw Error(ErrorCode::kInput, source,
+                    "WordLevel unknown token '" + *unk + "' is not in the vocabulary");
+      unk_ = u;
+    }
+  }
+  void tokenize(std::string_view word, std::vector<ModelToken>& out) const override {
+    uint32_t id = map_.find(word);
+    if (id == kNoId) {
+      if (!unk_)
+        throw Error(ErrorCode::kInput, "",
+                    "WordLevel: '" + std::string(word) +
+                        "' is not in the vocabulary and there is no unk_token");
+      id = *unk_;
+    }
+    out.push_back({id, 0, static_cast<uint32_t>(word.size())});
+  }
+  std::optional<uint32_t> token_to_id(std::string_view token) const override {
+    uint32_t id = map_.find(token);
+    if (id == kNoId) return std::nullopt;
+    return id;
+  }
+  std::optional<std::string> id_to_token(uint32_t id) const override {
+    if (id >= vocab_.size() || vocab_[id].empty()) return std::nullopt;
+    return vocab_[id];
+  }
+  size_t size() const override { return vocab_.size(); }
+  std::optional<uint32_t> unk_id() const override { return unk_; }
+
+ private:
+  std::vector<std::string> vocab_;
+  StringIdMap map_;
+  std::optional<uint32_t> unk_;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> make_unigram_model(UnigramConfig config, const std::string& source) {
+  return std::make_unique<UnigramModel>(std::move(config), source);
+}
+
+std::unique_ptr<Model> make_word_level_model(std::vector<std::string> vocab,
+                                             std::optional<std::string> unk_token,
+                                             const std::string& source) {
+  return std::make_unique<WordLevelModel>(std::move(vocab), std::move(unk_token), source);
+}
+
+}  // namespace shardkit::tok

