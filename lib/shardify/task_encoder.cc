@@ -77,11 +77,11 @@ TaskEncoder::TaskEncoder(const tok::Tokenizer& tokenizer, const TaskOptions& opt
         int64_t{options.max_len} - options.max_query_len - static_cast<int64_t>(added);
     if (context_room <= int64_t{options.doc_stride})
       throw Error(ErrorCode::kInvalidArgument, "",
-                  "--max-len minus --max-query-len and special tokens must exceed --doc-stride (" +
-                      std::to_string(options.max_len) + " - " +
-                      std::to_string(options.max_query_len) + " - " + std::to_string(added) +
-                      " = " + std::to_string(context_room) +
-                      ", --doc-stride = " + std::to_string(options.doc_stride) + ")");
+                  "--max-len " + std::to_string(options.max_len) + " minus --max-query-len " +
+                      std::to_string(options.max_query_len) + " and " + std::to_string(added) +
+                      " special tokens leaves " + std::to_string(context_room) +
+                      " context tokens, which must exceed --doc-stride " +
+                      std::to_string(options.doc_stride));
   }
 }
 

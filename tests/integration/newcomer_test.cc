@@ -78,9 +78,7 @@ TEST_CASE("--doc-sep: a .txt file is one document by default; line and blank spl
     want.push_back(50256);
     CHECK(real_ids(recs[i]) == want);
   }
-  simdjson::dom::parser parser;
-  const std::string source = shardkit::Dataset::open(tmp / "file").manifest().metadata.at("source");
-  CHECK(parser.parse(source)["doc_sep"].get_string().value() == "file");
+  CHECK(shardkit::Dataset::open(tmp / "file").info().source.doc_sep == "file");
 
   shardify_ok("--input " + q(tmp / "books") + " --task lm --doc-sep line --json" + gpt2() +
                   " --out " + q(tmp / "line"),

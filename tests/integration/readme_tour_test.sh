@@ -31,7 +31,7 @@ records() { "$inspect" info --json "$work/data/$1" | /usr/bin/python3 -c 'import
 [ "$(records train)" = 300 ] || { echo "data/train: $(records train) records, expected 300 mails"; exit 1; }
 # --doc-sep file is the default: one document per book.
 books=$(ls "$source"/tests/data/tokenizer/en_*.txt | wc -l)
-docs=$(/usr/bin/python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(json.loads(m["metadata"]["stats"])["examples"] if isinstance(m["metadata"]["stats"], str) else m["metadata"]["stats"]["examples"])' "$work/data/lm/manifest.json")
+docs=$(/usr/bin/python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["dataset"]["stats"]["examples"])' "$work/data/lm/manifest.json")
 [ "$docs" = "$books" ] || { echo "data/lm: $docs documents from $books books"; exit 1; }
 grep -q "input text / output" "$work/tour.log"
 grep -q "records / on disk" "$work/tour.log"

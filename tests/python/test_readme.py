@@ -31,7 +31,7 @@ def main():
     with contextlib.redirect_stdout(printed):
         exec(compile(code, "README.md", "exec"), {"rank": 0, "world_size": 1, "model": model})
     assert printed.getvalue().startswith(f"{len(labels)} "), printed.getvalue()
-    assert "'names': ['neg', 'pos']" in printed.getvalue(), printed.getvalue()
+    assert "['neg', 'pos']" in printed.getvalue(), printed.getvalue()
     assert sorted(model.seen) == ["labels", "token_type_ids"] and model.seen["labels"] is not None
     import torch
     state = torch.load(os.path.join(work, "ckpt.pt"))["loader"]

@@ -116,7 +116,7 @@ TEST_CASE("a 100 MB text line, --task lm: peak memory within 2x the line" *
           doctest::skip(kSanitized)) {
   const std::string small = "hello world\nthe data\n";
   auto big = [&] { return long_text() + "\n" + small; };
-  check_peak("big.txt", small, big, {"--task", "lm", "--max-len", "512"}, 3);
+  check_peak("big.txt", small, big, {"--task", "lm", "--max-len", "512", "--doc-sep", "line"}, 3);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // The oracle must be installed (scripts/install-deps.sh); a missing oracle fails the test.
 #pragma once
 
+#include <unistd.h>
+
 #include <doctest/doctest.h>
 #include <simdjson.h>
 
@@ -26,10 +28,20 @@ inline std::filesystem::path oracle_files() {
         std::filesystem::exists(oracle_dir() / "node_modules" / "tokenizers"),
         "HF tokenizers oracle missing: run scripts/install-deps.sh (npm ci in tests/oracle)");
     if (!std::filesystem::exists(d / "llama3-template.json")) {  // the last file written
+      // Test programs run in parallel: each writes a directory of its own and renames it into
+      // place, so none reads files another is still writing.
+      const std::string mine = d.string() + ".tmp-" + std::to_string(::getpid());
       std::string out;
       int rc = run_command(
-          "node " + (oracle_dir() / "make_tokenizers.js").string() + " " + d.string(), &out);
+          "node " + (oracle_dir() / "make_tokenizers.js").string() + " " + mine, &out);
       REQUIRE_MESSAGE(rc == 0, "make_tokenizers.js failed: " << out);
+      std::error_code ec;
+      std::filesystem::rename(mine, d, ec);
+      if (ec && !std::filesystem::exists(d / "llama3-template.json")) {  // a killed run's leftovers
+        std::filesystem::remove_all(d, ec);
+        std::filesystem::rename(mine, d, ec);
+      }
+      if (ec) std::filesystem::remove_all(mine, ec);  // another test program was first
     }
     return d;
   }();
@@ -53,7 +65,8 @@ inline std::filesystem::path fixture_text(std::vector<std::string>* lines = null
     if (!t.empty() && t.back() != '\n') t.push_back('\n');
     all += t;
   }
-  auto out = oracle_files() / "fixtures.txt";
+  // Per process: parallel test programs would otherwise rewrite it under each other's readers.
+  auto out = oracle_files() / ("fixtures-" + std::to_string(::getpid()) + ".txt");
   write_file(out, all);
   if (lines) {
     lines->clear();
@@ -71,7 +84,7 @@ inline std::filesystem::path fixture_text(std::vector<std::string>* lines = null
 inline std::vector<std::string> run_oracle(const std::filesystem::path& tokenizer,
                                            const std::filesystem::path& input,
                                            const std::string& flags, const std::string& tag) {
-  auto out = oracle_files() / (tag + ".jsonl");
+  auto out = oracle_files() / (tag + "-" + std::to_string(::getpid()) + ".jsonl");
   std::string log;
   int rc =
       run_command("node " + (oracle_dir() / "hf_encode.js").string() + " " + tokenizer.string() +
