@@ -49,9 +49,10 @@ void DocumentBoundaries::collate(const std::vector<const unsigned char*>& rows, 
 
   if (options_.position_ids) {
     Column col("position_ids", position_dtype_, {static_cast<int64_t>(n), static_cast<int64_t>(t)});
+    std::vector<int64_t> positions(n * t, 0);
     for (size_t i = 0; i < n; ++i)
-      for (size_t k = 0; k < t; ++k)
-        col.set(i * t + k, k < len[i] ? static_cast<int64_t>(k - start[i * t + k]) : 0);
+      for (size_t k = 0; k < len[i]; ++k) positions[i * t + k] = k - start[i * t + k];
+    cast_elements(DType::kI64, positions.data(), position_dtype_, col.data(), positions.size());
     out.columns.push_back(std::move(col));
   }
   if (options_.cu_seqlens) {
