@@ -81,8 +81,8 @@ bool source_option(const std::string& key, const py::handle& value, SourceOption
 uint64_t state_field(const py::handle& value, const char* name, const std::string& range) {
   const auto invalid = [&] {
     return Error(ErrorCode::kInvalidArgument, "",
-                 std::string("state_dict \"") + name + "\" is " + py::repr(value).cast<std::string>() +
-                     ": the valid range is " + range);
+                 std::string("state_dict \"") + name + "\" is " +
+                     py::repr(value).cast<std::string>() + ": the valid range is " + range);
   };
   if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value)) throw invalid();
   if (value.cast<py::int_>() < py::int_(0)) throw invalid();
@@ -133,6 +133,16 @@ loader::LoaderOptions options_from(const py::dict& kw) {
       o.pad_to_multiple_of = value.cast<uint32_t>();
     else if (key == "attention_mask")
       o.attention_mask = value.cast<bool>();
+    else if (key == "document_positions")
+      o.documents.position_ids = value.cast<bool>();
+    else if (key == "cu_seqlens")
+      o.documents.cu_seqlens = value.cast<bool>();
+    else if (key == "document_mask")
+      o.documents.attention_mask = value.cast<bool>();
+    else if (key == "max_mask_length")
+      o.documents.max_mask_length = value.cast<uint32_t>();
+    else if (key == "separator_id")
+      o.documents.separator_id = value.cast<uint32_t>();
     else if (key == "mlm_probability") {
       o.mlm.enabled = true;
       o.mlm.probability = value.cast<double>();
@@ -156,14 +166,15 @@ PYBIND11_MODULE(_shardkit, m) {
   py::register_exception<Error>(m, "ShardkitError", PyExc_RuntimeError);
 
   py::class_<Dataset>(m, "Dataset")
-      .def(py::init([](const std::string& path, const py::kwargs& kw) {
-             DatasetOptions options;
-             for (auto [key, value] : kw)
-               if (!value.is_none() && !source_option(py::str(key), value, options.source))
-                 throw py::type_error("Dataset: unknown option '" + std::string(py::str(key)) + "'");
-             return Dataset::open(path, options);
-           }),
-           py::arg("path"))
+      .def(
+          py::init([](const std::string& path, const py::kwargs& kw) {
+            DatasetOptions options;
+            for (auto [key, value] : kw)
+              if (!value.is_none() && !source_option(py::str(key), value, options.source))
+                throw py::type_error("Dataset: unknown option '" + std::string(py::str(key)) + "'");
+            return Dataset::open(path, options);
+          }),
+          py::arg("path"))
       .def("__len__", &Dataset::size)
       .def_property_readonly("schema", [](const Dataset& d) { return schema_list(d.schema()); })
       .def_property_readonly("shards", [](const Dataset& d) { return d.manifest().shards.size(); })

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstring>
 #include <iterator>
+#include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "core/error.h"
 
@@ -89,7 +91,8 @@ Collator::Collator(const Schema& schema, const DatasetInfo& info, const LoaderOp
   std::vector<const Field*> selected;
   if (options.fields.empty()) {
     for (const Field& f : schema.fields())
-      if (options.include_metadata || is_model_field(info.role_of(f.name).value_or(FieldRole::kOther)))
+      if (options.include_metadata ||
+          is_model_field(info.role_of(f.name).value_or(FieldRole::kOther)))
         selected.push_back(&f);
   } else {
     for (const std::string& name : options.fields) {
@@ -107,8 +110,9 @@ Collator::Collator(const Schema& schema, const DatasetInfo& info, const LoaderOp
   derived_dtype_ = options.int_output == IntOutput::kInt32  ? DType::kI32
                    : options.int_output == IntOutput::kKeep ? DType::kU8
                                                             : DType::kI64;
-  derive_mask_ =
-      options.attention_mask && seq_len_ > 0 && length_ && !schema.find("attention_mask");
+  derive_mask_ = options.attention_mask && !options.documents.attention_mask && seq_len_ > 0 &&
+                 length_ && !schema.find("attention_mask");
+  if (options.documents.any()) init_documents(schema, info, options);
   derive_types_ = seq_len_ > 0 && length_ && first_length_ && !schema.find("token_type_ids");
   if (options.mlm.enabled) {
     const bool clash = std::any_of(outputs_.begin(), outputs_.end(), [&](const Output& o) {
@@ -120,6 +124,36 @@ Collator::Collator(const Schema& schema, const DatasetInfo& info, const LoaderOp
                       "' but the dataset stores a field of that name: select fields without it");
     mlm_label_bytes_ = seq_len_ * 8;
   }
+}
+
+void Collator::init_documents(const Schema& schema, const DatasetInfo& info,
+                              const LoaderOptions& options) {
+  const DocumentOptions& d = options.documents;
+  const std::string task = info.task.name.empty() ? "none" : info.task.name;
+  if (!d.separator_id)
+    throw Error(ErrorCode::kInvalidArgument, "",
+                "document boundaries need a packed dataset whose documents end with a separator "
+                "id (task.packed, task.separator_id); this dataset's task is '" +
+                    task + "'" + (info.task.name == "lm" ? " without packing" : "") +
+                    ". A dataset packed by another program can name its separator_id");
+  const Field* ids = schema.find(options.sequence_field);
+  if (!ids || ids->shape.size() != 1 || !is_integer(ids->dtype))
+    throw Error(ErrorCode::kInvalidArgument, "",
+                "document boundaries need a token ids field of shape [L]; '" +
+                    options.sequence_field + "' is not one in " + schema.canonical());
+  auto emitted = [&](std::string_view name) {
+    return std::any_of(outputs_.begin(), outputs_.end(),
+                       [&](const Output& o) { return o.field->name == name; });
+  };
+  for (auto [asked, name] :
+       {std::pair{d.position_ids, "position_ids"}, std::pair{d.cu_seqlens, "cu_seqlens"},
+        std::pair{d.cu_seqlens, "max_seqlen"}, std::pair{d.attention_mask, "attention_mask"}})
+    if (asked && emitted(name))
+      throw Error(ErrorCode::kInvalidArgument, "",
+                  std::string("document boundaries write '") + name +
+                      "' but the dataset stores a field of that name: select fields without it");
+  const DType positions = derived_dtype_ == DType::kU8 ? DType::kI32 : derived_dtype_;
+  documents_.emplace(*ids, length_, *d.separator_id, d, positions);
 }
 
 int64_t Collator::scalar(const unsigned char* row, const Field* f) const {
@@ -194,12 +228,14 @@ void Collator::collate(const std::vector<const unsigned char*>& rows, Batch& out
     if (derive_mask_) fill("attention_mask", std::vector<int64_t>(n, 0), len);
     if (derive_types_) fill("token_type_ids", first, len);
   }
+  if (documents_) documents_->collate(rows, t, out);
 }
 
 size_t Collator::max_batch_bytes(size_t rows) const {
   size_t per_row = mlm_label_bytes_ + (derive_mask_ + derive_types_) * seq_len_ * 8;
   for (const Output& o : outputs_) per_row += o.field->element_count() * dtype_size(o.dtype);
-  return per_row * rows + 64 * (outputs_.size() + 3);
+  if (documents_) per_row += documents_->max_row_bytes();
+  return per_row * rows + 64 * (outputs_.size() + 7);
 }
 
 }  // namespace shardkit::loader

@@ -2,13 +2,16 @@
 // buffer (widening integers as asked), trims [L]-shaped fields to the longest row (dynamic
 // padding), and derives attention_mask and token_type_ids from stored lengths. By default the
 // stored lengths and QA's indices stay out of the batch (LoaderOptions::include_metadata).
+// For packed lm it adds document boundaries (LoaderOptions::documents).
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "core/schema.h"
 #include "loader/batch.h"
+#include "loader/document_boundaries.h"
 #include "loader/loader_options.h"
 
 namespace shardkit::loader {
@@ -32,6 +35,7 @@ class Collator {
   };
   size_t sequence_length_of(const std::vector<const unsigned char*>& rows) const;
   int64_t scalar(const unsigned char* row, const Field* f) const;
+  void init_documents(const Schema& schema, const DatasetInfo& info, const LoaderOptions& options);
 
   std::vector<Output> outputs_;
   uint32_t seq_len_ = 0;  // L, 0 when there is no sequence field
@@ -43,6 +47,7 @@ class Collator {
   uint32_t multiple_ = 1;
   DType derived_dtype_ = DType::kI64;
   size_t mlm_label_bytes_ = 0;
+  std::optional<DocumentBoundaries> documents_;
 };
 
 DType output_dtype(DType stored, IntOutput mode);

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,27 @@ struct MlmOptions {
 // Runs on a loader thread after collation (and MLM); must be thread-safe and, for exact resume,
 // a pure function of the batch (its records and epoch are in it).
 using BatchTransform = std::function<void(Batch&)>;
+
+// Packed lm (DatasetInfo task.packed): where each document of a row begins, derived from the
+// stored ids, since every document ends with task.separator_id (format/SPEC.md "Dataset info"
+// says when that is exact). A row's first token starts a document even when it continues one
+// from the row before.
+struct DocumentOptions {
+  // position_ids [B, T]: 0, 1, ... restarting after each separator; 0 on padding.
+  bool position_ids = false;
+  // cu_seqlens int32 [documents + 1] and max_seqlen int32 [], flash-attn's varlen convention:
+  // the offsets of each document in the batch's real tokens (padding left out), row after row,
+  // i.e. in input_ids[attention_mask.bool()].
+  bool cu_seqlens = false;
+  // attention_mask u8 [B, 1, T, T] for SDPA (attn_mask=mask.bool(), no is_causal): query i sees
+  // key j when both are in one document and j <= i; padding sees only earlier padding. It
+  // replaces the [B, T] mask.
+  bool attention_mask = false;
+  uint32_t max_mask_length = 4096;  // the [B, 1, T, T] mask is refused for a longer L
+  // Left unset: the dataset's task.separator_id.
+  std::optional<uint32_t> separator_id;
+  bool any() const { return position_ids || cu_seqlens || attention_mask; }
+};
 
 struct LoaderOptions {
   // What is read, in which order. [order]
@@ -79,11 +101,13 @@ struct LoaderOptions {
   // the first_segment_length role unless stored.
   bool attention_mask = true;
   MlmOptions mlm;
+  DocumentOptions documents;
   std::vector<BatchTransform> transforms;
 };
 
 // The options with what they leave open filled from the dataset's contract: sequence and
-// length fields by role; for MLM the input field, [MASK] id, vocabulary size and special ids.
+// length fields by role; the packed separator; for MLM the input field, [MASK] id, vocabulary size
+// and special ids.
 LoaderOptions with_dataset_defaults(LoaderOptions options, const DatasetInfo& info);
 
 // The state that restores a stream exactly: seed, epoch and global samples consumed.

@@ -29,9 +29,17 @@ at::Tensor column_tensor(const std::shared_ptr<loader::Batch>& batch, loader::Co
                          const TensorOptions& options) {
   const std::vector<int64_t>& shape = col.shape();
   const bool is_float = col.dtype() == DType::kF32;
-  const c10::ScalarType want = is_float ? c10::ScalarType::Float : options.int_dtype;
+  // LoaderOptions::documents.attention_mask: [B, 1, T, T] bytes that SDPA takes as a bool mask.
+  const bool bool_mask = col.dtype() == DType::kU8 && shape.size() == 4;
+  // flash-attn's varlen kernels take int32 offsets only.
+  const bool varlen =
+      col.dtype() == DType::kI32 && (col.name() == "cu_seqlens" || col.name() == "max_seqlen");
+  const c10::ScalarType want = is_float    ? c10::ScalarType::Float
+                               : bool_mask ? c10::ScalarType::Bool
+                               : varlen    ? c10::ScalarType::Int
+                                           : options.int_dtype;
   at::Tensor t;
-  if (auto same = same_bytes(col.dtype()); same && *same == want) {
+  if (auto same = same_bytes(col.dtype()); bool_mask || (same && *same == want)) {
     // Zero-copy: the tensor keeps the whole batch alive.
     t = torch::from_blob(
         col.data(), shape, [keep = batch](void*) {}, torch::dtype(want));

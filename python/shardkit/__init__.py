@@ -26,11 +26,15 @@ __all__ = ["Dataset", "Loader", "IterableDataset", "ShardkitError"]
 _WIDEN = {_np.dtype(_np.uint16): _np.int32, _np.dtype(_np.uint32): _np.int64}
 
 
-def _to_tensor(array):
+def _to_tensor(array, name=None):
     widened = _WIDEN.get(array.dtype)
     if widened is not None:
         array = array.astype(widened)
-    return _torch.from_numpy(array)
+    tensor = _torch.from_numpy(array)
+    # document_mask=True: the [B, 1, T, T] mask is SDPA's boolean attn_mask (same bytes).
+    if name == "attention_mask" and tensor.dim() == 4 and tensor.dtype == _torch.uint8:
+        tensor = tensor.view(_torch.bool)
+    return tensor
 
 
 class Dataset:
@@ -92,7 +96,12 @@ class Loader:
     length, length_a, and for QA example_index and source_index), int32=False (int64 like HF),
     dynamic_padding=True, pad_to_multiple_of=1, attention_mask=True, mlm_probability=None (turns
     on MLM masking; labels become -100 where not masked; mask_token_id, vocab_size and
-    special_ids default to the dataset's tokenizer); how bytes are read: read_mode="pread"
+    special_ids default to the dataset's tokenizer); packed lm document boundaries (derived from
+    the separator id ending each document): document_positions=False (position_ids restarting
+    at each document), cu_seqlens=False (int32 cu_seqlens over the unpadded tokens plus
+    max_seqlen, for flash_attn_varlen_func), document_mask=False (attention_mask [B, 1, T, T]
+    bool, causal within each document, for scaled_dot_product_attention), max_mask_length=4096,
+    separator_id=None (the dataset's); how bytes are read: read_mode="pread"
     ("mmap" maps local files), remote_concurrency=8, cache_dir=None (an on-disk cache shared by
     processes), cache_limit=4 GiB, remote_retries=5, remote_timeout_ms=30000.
     """
@@ -128,7 +137,7 @@ class Loader:
             if item is None:
                 return
             arrays, _records, _index = item
-            yield {k: _to_tensor(v) for k, v in arrays.items()}
+            yield {k: _to_tensor(v, k) for k, v in arrays.items()}
 
     def next_with_records(self):
         """The next batch and the global record indices of its rows, or None at epoch end."""
@@ -136,7 +145,7 @@ class Loader:
         if item is None:
             return None
         arrays, records, _ = item
-        return {k: _to_tensor(v) for k, v in arrays.items()}, list(records)
+        return {k: _to_tensor(v, k) for k, v in arrays.items()}, list(records)
 
     def state_dict(self):
         seed, epoch, consumed = self._loader.state()

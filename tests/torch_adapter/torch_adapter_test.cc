@@ -65,3 +65,32 @@ TEST_CASE("int32 output; tensors stay valid after the loader is gone; zero-copy 
   TensorBatch tb = to_tensors(batch);
   CHECK(tb["input_ids"].data_ptr() == buffer);
 }
+
+TEST_CASE("document boundaries: a bool [B, 1, T, T] mask without a copy, int32 cu_seqlens") {
+  // Fixture rows are one document ending with [SEP] = 2 (the only 2 in a row).
+  TempDir tmp("ta");
+  t::write_fixture(tmp / "ds", {.records = 40});
+  loader::LoaderOptions o;
+  o.batch_size = 8;
+  o.documents.attention_mask = true;
+  o.documents.cu_seqlens = true;
+  o.documents.separator_id = 2;
+  TorchLoader tl(tmp / "ds", o);
+  for (auto& batch : tl) {
+    const torch::Tensor mask = batch["attention_mask"];
+    const int64_t width = batch["input_ids"].size(1);
+    REQUIRE(mask.dtype() == torch::kBool);
+    REQUIRE(mask.sizes() == torch::IntArrayRef{batch.size(), 1, width, width});
+    CHECK(batch["cu_seqlens"].dtype() == torch::kInt32);
+    int64_t total = 0;
+    for (int64_t r = 0; r < batch.size(); ++r) {
+      const int64_t len = t::fixture_length(batch.records()[static_cast<size_t>(r)]);
+      total += len;
+      const torch::Tensor causal = torch::ones({width, width}, torch::kBool).tril();
+      const torch::Tensor real = torch::arange(width) < len;
+      const torch::Tensor same = real.unsqueeze(1) == real.unsqueeze(0);
+      CHECK(torch::equal(mask[r][0], causal.logical_and(same)));
+    }
+    CHECK(batch["cu_seqlens"][-1].item<int64_t>() == total);
+  }
+}

@@ -1,0 +1,129 @@
+#include "loader/document_boundaries.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <type_traits>
+
+#include "core/error.h"
+#include "loader/collator.h"
+
+namespace shardkit::loader {
+
+DocumentBoundaries::DocumentBoundaries(const Field& ids, const Field* length, uint32_t separator,
+                                       const DocumentOptions& options, DType position_dtype)
+    : ids_(ids),
+      length_(length),
+      separator_(separator),
+      options_(options),
+      position_dtype_(position_dtype) {
+  const uint32_t seq_len = ids.shape.at(0);
+  if (options.attention_mask && seq_len > options.max_mask_length)
+    throw Error(
+        ErrorCode::kInvalidArgument, "",
+        "a document attention mask is [B, 1, L, L] bytes and L = " + std::to_string(seq_len) +
+            " exceeds max_mask_length " + std::to_string(options.max_mask_length) +
+            ": use cu_seqlens with a varlen attention kernel, or raise the limit");
+}
+
+namespace {
+
+// One pass over a row's real tokens: where each token's document starts, and each document's
+// end (cu_seqlens) as soon as its separator or the row's end is seen.
+template <typename Position>
+void scan_row(const uint32_t* ids, size_t len, uint32_t separator, Position* positions,
+              uint32_t* starts, std::vector<int32_t>* cu, int64_t offset, int32_t& longest) {
+  uint32_t begin = 0;
+  for (size_t k = 0; k < len; ++k) {
+    if (positions) positions[k] = static_cast<Position>(k - begin);
+    if (starts) starts[k] = begin;
+    if (ids[k] == separator || k + 1 == len) {
+      if (cu) {
+        longest = std::max(longest, static_cast<int32_t>(k + 1 - begin));
+        cu->push_back(static_cast<int32_t>(offset + static_cast<int64_t>(k + 1)));
+      }
+      begin = static_cast<uint32_t>(k + 1);
+    }
+  }
+}
+
+}  // namespace
+
+void DocumentBoundaries::collate(const std::vector<const unsigned char*>& rows, size_t width,
+                                 Batch& out) const {
+  const size_t n = rows.size();
+  const size_t t = width;
+  const auto shape = std::vector<int64_t>{static_cast<int64_t>(n), static_cast<int64_t>(t)};
+  std::optional<Column> positions;
+  if (options_.position_ids) positions.emplace("position_ids", position_dtype_, shape);
+  std::vector<int32_t> cu;
+  if (options_.cu_seqlens) cu.push_back(0);
+  // starts[i * t + k]: where the document of token k of row i begins; padding (after `length`)
+  // counts as one more document so that its mask rows are never empty (SDPA would give NaN).
+  std::vector<uint32_t> starts(options_.attention_mask ? n * t : 0);
+  std::vector<uint32_t> ids(t);
+  int64_t offset = 0;
+  int32_t longest = 0;
+  for (size_t i = 0; i < n; ++i) {
+    int64_t real = static_cast<int64_t>(t);
+    if (length_) cast_elements(length_->dtype, rows[i] + length_->offset, DType::kI64, &real, 1);
+    const size_t len = static_cast<size_t>(std::clamp<int64_t>(real, 0, static_cast<int64_t>(t)));
+    cast_elements(ids_.dtype, rows[i] + ids_.offset, DType::kU32, ids.data(), len);
+    uint32_t* row_starts = starts.empty() ? nullptr : starts.data() + i * t;
+    std::vector<int32_t>* row_cu = options_.cu_seqlens ? &cu : nullptr;
+    auto scan = [&](auto* p) {
+      using T = std::remove_pointer_t<decltype(p)>;
+      T* row = p ? p + i * t : nullptr;
+      scan_row(ids.data(), len, separator_, row, row_starts, row_cu, offset, longest);
+      if (row) std::fill(row + len, row + t, T{0});
+    };
+    if (positions && position_dtype_ == DType::kI32)
+      scan(positions->as<int32_t>());
+    else if (positions)
+      scan(positions->as<int64_t>());
+    else
+      scan(static_cast<int64_t*>(nullptr));
+    if (row_starts) std::fill(row_starts + len, row_starts + t, static_cast<uint32_t>(len));
+    offset += static_cast<int64_t>(len);
+  }
+
+  if (positions) out.columns.push_back(std::move(*positions));
+  if (options_.cu_seqlens) {
+    if (offset > INT32_MAX)
+      throw Error(ErrorCode::kInvalidArgument, "",
+                  "cu_seqlens is int32 and the batch holds " + std::to_string(offset) +
+                      " tokens: use a smaller batch_size");
+    Column col("cu_seqlens", DType::kI32, {static_cast<int64_t>(cu.size())});
+    std::copy(cu.begin(), cu.end(), col.as<int32_t>());
+    out.columns.push_back(std::move(col));
+    Column max("max_seqlen", DType::kI32, {});
+    *max.as<int32_t>() = longest;
+    out.columns.push_back(std::move(max));
+  }
+  if (options_.attention_mask) {
+    Column col("attention_mask", DType::kU8,
+               {static_cast<int64_t>(n), 1, static_cast<int64_t>(t), static_cast<int64_t>(t)});
+    uint8_t* m = col.as<uint8_t>();
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t* s = starts.data() + i * t;
+      for (size_t q = 0; q < t; ++q) {
+        uint8_t* row = m + (i * t + q) * t;
+        std::fill(row, row + s[q], uint8_t{0});
+        std::fill(row + s[q], row + q + 1, uint8_t{1});
+        std::fill(row + q + 1, row + t, uint8_t{0});
+      }
+    }
+    out.columns.push_back(std::move(col));
+  }
+}
+
+size_t DocumentBoundaries::max_row_bytes() const {
+  const size_t l = ids_.shape.at(0);
+  size_t bytes = 0;
+  if (options_.position_ids) bytes += l * dtype_size(position_dtype_);
+  if (options_.cu_seqlens) bytes += l * 4 + 4;
+  if (options_.attention_mask) bytes += l * l;
+  return bytes;
+}
+
+}  // namespace shardkit::loader
