@@ -32,8 +32,8 @@ inline std::filesystem::path oracle_files() {
       // place, so none reads files another is still writing.
       const std::string mine = d.string() + ".tmp-" + std::to_string(::getpid());
       std::string out;
-      int rc = run_command(
-          "node " + (oracle_dir() / "make_tokenizers.js").string() + " " + mine, &out);
+      int rc =
+          run_command("node " + (oracle_dir() / "make_tokenizers.js").string() + " " + mine, &out);
       REQUIRE_MESSAGE(rc == 0, "make_tokenizers.js failed: " << out);
       std::error_code ec;
       std::filesystem::rename(mine, d, ec);

@@ -97,7 +97,8 @@ void run_dump(const DumpArgs& args) {
 const shard_inspect::RegisterCommand kDump([](CLI::App& app) {
   auto args = std::make_shared<DumpArgs>();
   CLI::App* cmd = app.add_subcommand("dump", "Print records with every field's values");
-  cmd->add_option("dir", args->dir, "Dataset directory or URL (http://, https://, s3://)")->required();
+  cmd->add_option("dir", args->dir, "Dataset directory or URL (http://, https://, s3://)")
+      ->required();
   cmd->add_option("--from", args->from, "First record index")->capture_default_str();
   cmd->add_option("--count", args->count, "Number of records (fewer when the dataset ends)")
       ->capture_default_str();
