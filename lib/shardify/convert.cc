@@ -136,8 +136,7 @@ DatasetInfo describe_conversion(const ConvertOptions& o, InputFormat fmt,
     if (t.task == Task::kPair) info.source.columns["pair"] = o.pair_field;
     if (task_has_labels(t.task)) info.source.columns["label"] = o.label_field;
   }
-  if (fmt == InputFormat::kText)
-    info.source.doc_sep = doc_separator_name(o.doc_separator);
+  if (fmt == InputFormat::kText) info.source.doc_sep = doc_separator_name(o.doc_separator);
   if (fmt == InputFormat::kTsv || fmt == InputFormat::kCsv) info.source.quoting = o.quoting;
   for (const InputFile& f : files) info.source.files.push_back({f.path, f.bytes});
   return info;

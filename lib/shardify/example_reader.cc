@@ -1,8 +1,8 @@
 #include "shardify/example_reader.h"
 
 #include "core/error.h"
-#include "shardify/readers_internal.h"
 #include "core/utf8.h"
+#include "shardify/readers_internal.h"
 
 namespace shardkit::shardify {
 

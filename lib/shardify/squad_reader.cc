@@ -8,9 +8,9 @@
 #include <deque>
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "shardify/byte_source.h"
 #include "shardify/readers_internal.h"
-#include "core/utf8.h"
 
 namespace shardkit::shardify {
 namespace {

@@ -33,20 +33,20 @@ std::string ConvertResult::to_text() const {
           ? " (" + std::to_string(bytes_in_compressed) + " compressed on disk)"
           : std::string();
   char buf[1024];
-  std::snprintf(
-      buf, sizeof buf,
-      "shardify: wrote %s\n"
-      "  files      %llu\n  documents  %llu\n  records    %llu\n  tokens     %llu\n"
-      "  truncated  %llu\n  skipped    %llu\n"
-      "  bytes in   %llu%s\n  bytes out  %llu (input text / output %.2fx, %.3f bytes/token)\n  time      "
-      " %.2f s (%.2f MB/s)\n",
-      out.c_str(), (unsigned long long)files, (unsigned long long)stats.examples,
-      (unsigned long long)stats.records, (unsigned long long)stats.tokens,
-      (unsigned long long)stats.truncated, (unsigned long long)stats.skipped,
-      (unsigned long long)bytes_in, compressed.c_str(), (unsigned long long)bytes_out,
-      bytes_out ? double(bytes_in) / double(bytes_out) : 0.0,
-      stats.tokens ? double(bytes_out) / double(stats.tokens) : 0.0, seconds,
-      seconds > 0 ? bytes_in / 1e6 / seconds : 0.0);
+  std::snprintf(buf, sizeof buf,
+                "shardify: wrote %s\n"
+                "  files      %llu\n  documents  %llu\n  records    %llu\n  tokens     %llu\n"
+                "  truncated  %llu\n  skipped    %llu\n"
+                "  bytes in   %llu%s\n  bytes out  %llu (input text / output %.2fx, %.3f "
+                "bytes/token)\n  time      "
+                " %.2f s (%.2f MB/s)\n",
+                out.c_str(), (unsigned long long)files, (unsigned long long)stats.examples,
+                (unsigned long long)stats.records, (unsigned long long)stats.tokens,
+                (unsigned long long)stats.truncated, (unsigned long long)stats.skipped,
+                (unsigned long long)bytes_in, compressed.c_str(), (unsigned long long)bytes_out,
+                bytes_out ? double(bytes_in) / double(bytes_out) : 0.0,
+                stats.tokens ? double(bytes_out) / double(stats.tokens) : 0.0, seconds,
+                seconds > 0 ? bytes_in / 1e6 / seconds : 0.0);
   std::string o = buf;
   if (!first_errors.empty()) {
     o += "  first errors (skipped):\n";

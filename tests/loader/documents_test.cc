@@ -22,7 +22,6 @@ namespace {
 constexpr uint32_t kEndOfText = 50256;  // GPT-2's <|endoftext|>
 constexpr uint32_t kMaxLen = 16;
 
-
 // Texts without quotes or backslashes, so each is a JSON string as it stands.
 const std::vector<std::string> kDocs = {
     "Hello world.",

@@ -118,7 +118,7 @@ class Nginx {
                    w +
                    "/scgi;\n"
                    "  keepalive_requests 1000000;\n"
-               "  sendfile on;\n"
+                   "  sendfile on;\n"
                    "  server {\n"
                    "    listen 127.0.0.1:" +
                    std::to_string(port_) +

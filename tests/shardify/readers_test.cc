@@ -2,12 +2,12 @@
 #include <doctest/doctest.h>
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "shardify/byte_source.h"
 #include "shardify/example_reader.h"
 #include "shardify/input_files.h"
 #include "shardify/label_map.h"
 #include "shardify/line_reader.h"
-#include "core/utf8.h"
 #include "test_util.h"
 
 using namespace shardkit;

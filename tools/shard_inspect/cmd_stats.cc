@@ -162,7 +162,8 @@ const shard_inspect::RegisterCommand kStats([](CLI::App& app) {
   auto args = std::make_shared<StatsArgs>();
   CLI::App* cmd =
       app.add_subcommand("stats", "Token-length histogram, truncation, labels, token counts");
-  cmd->add_option("dir", args->dir, "Dataset directory or URL (http://, https://, s3://)")->required();
+  cmd->add_option("dir", args->dir, "Dataset directory or URL (http://, https://, s3://)")
+      ->required();
   cmd->add_flag("--json", args->json, "Print one JSON object");
   cmd->add_option("--bins", args->bins, "Histogram bins over 1..max_len");
   cmd->callback([args] { run_stats(*args); });

@@ -31,7 +31,8 @@ void run_verify(const VerifyArgs& args) {
 const shard_inspect::RegisterCommand kVerify([](CLI::App& app) {
   auto args = std::make_shared<VerifyArgs>();
   CLI::App* cmd = app.add_subcommand("verify", "Check every checksum and structural invariant");
-  cmd->add_option("dir", args->dir, "Dataset directory or URL (http://, https://, s3://)")->required();
+  cmd->add_option("dir", args->dir, "Dataset directory or URL (http://, https://, s3://)")
+      ->required();
   cmd->add_flag("-q,--quiet", args->quiet, "Print faults only");
   cmd->callback([args] { run_verify(*args); });
 });
