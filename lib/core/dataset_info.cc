@@ -340,6 +340,7 @@ ordered_json to_json_value(const DatasetInfo& info) {
     s["columns"] = info.source.columns;
     if (!info.source.doc_sep.empty()) s["doc_sep"] = info.source.doc_sep;
     if (!info.source.quoting) s["quoting"] = false;
+    if (!info.source.where.empty()) s["where"] = info.source.where;
     ordered_json& files = s["files"] = ordered_json::array();
     for (const SourceFile& f : info.source.files)
       files.push_back(ordered_json{{"path", f.path}, {"bytes", f.bytes}});
@@ -386,6 +387,7 @@ DatasetInfo dataset_info_from(element e, const std::string& where) {
     }
     info.source.doc_sep = s.opt_str("doc_sep");
     info.source.quoting = !s.has("quoting") || s.boolean("quoting");
+    info.source.where = s.opt_str("where");
     info.source.files = files_from(s);
   }
   if (r.has("stats")) info.stats = convert_stats_from(r.at("stats"), where);

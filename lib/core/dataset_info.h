@@ -17,6 +17,7 @@
 
 #include "core/convert_stats.h"
 #include "core/schema.h"
+#include "core/tokenizer_info.h"
 
 namespace shardkit {
 
@@ -42,22 +43,6 @@ std::optional<FieldRole> parse_field_role(std::string_view name);
 // Whether batches carry the field by default: model inputs and targets do, provenance and
 // bookkeeping (length, example and source index) only when asked for.
 bool is_model_field(FieldRole role);
-
-struct SpecialIds {
-  std::optional<uint32_t> pad, unk, cls, sep, mask, bos, eos;
-
-  // Every id present, ascending, without repeats (what MLM must never mask).
-  std::vector<uint32_t> all() const;
-  bool operator==(const SpecialIds&) const = default;
-};
-
-struct TokenizerInfo {
-  std::string type;         // "wordpiece", "bpe", ...; empty when no tokenizer is known
-  uint64_t vocab_size = 0;  // ids are in [0, vocab_size)
-  std::string fingerprint;  // XXH3-64 (16 hex digits) of everything that determines the ids
-  SpecialIds special;
-  bool operator==(const TokenizerInfo&) const = default;
-};
 
 struct TaskInfo {
   std::string name;  // "lm", "cls", "pair", "qa"; empty for datasets not written by shardify
@@ -93,6 +78,7 @@ struct SourceInfo {
   std::map<std::string, std::string> columns;
   std::string doc_sep;  // text input: how documents are separated
   bool quoting = true;  // TSV/CSV
+  std::string where;    // Parquet: the DuckDB SQL predicate rows had to satisfy (--where)
   std::vector<SourceFile> files;
   bool operator==(const SourceInfo&) const = default;
 };

@@ -2,15 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
-#include <set>
-#include <span>
-
-#include <simdjson.h>
-
 #include <deque>
+#include <filesystem>
 #include <future>
 #include <memory>
+#include <set>
+#include <span>
 
 #include "core/dataset_writer.h"
 #include "core/error.h"
@@ -90,22 +87,6 @@ LabelMap observe_labels(const std::vector<InputFile>& files, ReaderOptions r) {
   return LabelMap::from_observed(seen);
 }
 
-TokenizerInfo describe_tokenizer(const tok::Tokenizer& tokenizer) {
-  TokenizerInfo t;
-  simdjson::dom::parser parser;
-  simdjson::dom::element e;
-  std::string_view type, fingerprint;
-  if (parser.parse(tokenizer.describe_json()).get(e) || e["type"].get_string().get(type) ||
-      e["fingerprint"].get_string().get(fingerprint))
-    throw Error(ErrorCode::kInvalidArgument, "", "the tokenizer does not describe itself");
-  t.type = type;
-  t.fingerprint = fingerprint;
-  t.vocab_size = tokenizer.vocab_size();
-  const tok::SpecialTokens& sp = tokenizer.special_tokens();
-  t.special = {sp.pad, sp.unk, sp.cls, sp.sep, sp.mask, sp.bos, sp.eos};
-  return t;
-}
-
 DatasetInfo describe_conversion(const ConvertOptions& o, InputFormat fmt,
                                 const std::vector<InputFile>& files,
                                 const tok::Tokenizer& tokenizer, const TaskEncoder& encoder,
@@ -125,7 +106,7 @@ DatasetInfo describe_conversion(const ConvertOptions& o, InputFormat fmt,
     info.task.max_query_len = t.max_query_len;
   }
   info.fields = layout.fields();
-  info.tokenizer = describe_tokenizer(tokenizer);
+  info.tokenizer = tokenizer.describe();
   if (labels) info.labels = {labels->names(), labels->order()};
   info.source.format = input_format_name(fmt);
   if (t.task == Task::kQa && (fmt == InputFormat::kJsonl || fmt == InputFormat::kParquet)) {
@@ -138,6 +119,7 @@ DatasetInfo describe_conversion(const ConvertOptions& o, InputFormat fmt,
   }
   if (fmt == InputFormat::kText) info.source.doc_sep = doc_separator_name(o.doc_separator);
   if (fmt == InputFormat::kTsv || fmt == InputFormat::kCsv) info.source.quoting = o.quoting;
+  info.source.where = o.where;
   for (const InputFile& f : files) info.source.files.push_back({f.path, f.bytes});
   return info;
 }

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/tokenizer_info.h"
+
 namespace shardkit::tok {
 
 // One encoded sequence (or pair, after post-processing).
@@ -35,10 +37,6 @@ struct Encoding {
 enum class TruncationStrategy { kLongestFirst, kOnlyFirst, kOnlySecond };
 
 // Ids of the special tokens a task may need; absent when the vocabulary has none.
-struct SpecialTokens {
-  std::optional<uint32_t> cls, sep, pad, mask, unk, bos, eos;
-};
-
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
@@ -73,14 +71,13 @@ class Tokenizer {
   virtual size_t vocab_size() const = 0;
   virtual std::optional<uint32_t> token_to_id(std::string_view token) const = 0;
   virtual std::string id_to_token(uint32_t id) const = 0;
-  virtual const SpecialTokens& special_tokens() const = 0;
+  virtual const SpecialIds& special_tokens() const = 0;
   // Whether id is one of the post-processor's or added special tokens (never MLM-masked).
   virtual bool is_special(uint32_t id) const = 0;
 
-  // A JSON object describing the tokenizer for the dataset manifest: at least
-  // {"type": "...", "vocab_size": N, "fingerprint": "<16 hex>"} where the fingerprint is
-  // the XXH3-64 of everything that determines the ids.
-  virtual std::string describe_json() const = 0;
+  // What a dataset records about the tokenizer: type, vocab size, special ids, and a
+  // fingerprint (XXH3-64 of everything that determines the ids).
+  virtual TokenizerInfo describe() const = 0;
 };
 
 // HF-compatible truncation of an encoding pair so that a.size() + b.size() <= max_tokens

@@ -1,10 +1,6 @@
 #include "tokenizer/tokenizer_base.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
-
-#include <nlohmann/json.hpp>
 
 #include "core/checksum.h"
 #include "core/error.h"
@@ -206,22 +202,8 @@ void TokenizerBase::resolve_special_tokens(std::optional<uint32_t> unk) {
   specials_.eos = first_of({"</s>", "<|end_of_text|>", "<|endoftext|>"});
 }
 
-std::string TokenizerBase::describe_json() const {
-  // The special token ids go along so that a trainer can mask ([MASK]) and skip specials
-  // without loading the tokenizer.
-  const SpecialTokens& sp = special_tokens();
-  nlohmann::ordered_json j;
-  j["type"] = type_;
-  j["vocab_size"] = vocab_size();
-  j["fingerprint"] = checksum_hex(fingerprint_);
-  nlohmann::ordered_json specials = nlohmann::ordered_json::object();
-  for (const auto& [name, id] :
-       {std::pair{"cls", sp.cls}, std::pair{"sep", sp.sep}, std::pair{"pad", sp.pad},
-        std::pair{"mask", sp.mask}, std::pair{"unk", sp.unk}, std::pair{"bos", sp.bos},
-        std::pair{"eos", sp.eos}})
-    if (id) specials[name] = *id;
-  j["special_tokens"] = std::move(specials);
-  return j.dump();
+TokenizerInfo TokenizerBase::describe() const {
+  return {type_, vocab_size(), checksum_hex(fingerprint_), special_tokens()};
 }
 
 void truncate(Encoding& e, size_t max_tokens) {

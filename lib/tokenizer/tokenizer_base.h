@@ -42,9 +42,9 @@ class TokenizerBase : public Tokenizer {
   size_t vocab_size() const override;
   std::optional<uint32_t> token_to_id(std::string_view token) const override;
   std::string id_to_token(uint32_t id) const override;
-  const SpecialTokens& special_tokens() const override { return specials_; }
+  const SpecialIds& special_tokens() const override { return specials_; }
   bool is_special(uint32_t id) const override;
-  std::string describe_json() const override;
+  TokenizerInfo describe() const override;
 
   // Set up by the loaders. `normalized_contents` holds, for each token with normalized = true,
   // its content after the normalizer (matched in normalized text); empty: the contents as is.
@@ -55,7 +55,7 @@ class TokenizerBase : public Tokenizer {
     fingerprint_ = fingerprint;
     type_ = std::move(type);
   }
-  // Fills SpecialTokens from well-known token names once vocabulary and added tokens are set.
+  // Fills the special ids from well-known token names once vocabulary and added tokens are set.
   void resolve_special_tokens(std::optional<uint32_t> unk);
   void mark_special(uint32_t id) { extra_special_.push_back(id); }
 
@@ -89,7 +89,7 @@ class TokenizerBase : public Tokenizer {
   std::vector<std::pair<uint32_t, size_t>> added_by_id_;  // sorted (id, index in added_)
   AddedTokenMatcher matcher_, normalized_matcher_;
   PostProcessorConfig post_;
-  SpecialTokens specials_;
+  SpecialIds specials_;
   std::vector<uint32_t> extra_special_;
   uint64_t fingerprint_ = 0;
   std::string type_;

@@ -47,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const Error&) {
     return 0;
   }
-  t->describe_json();
+  t->describe();
   for (const char* text : kTexts) {
     try {
       tok::Encoding e = t->encode(text);

@@ -374,6 +374,8 @@ TEST_CASE("--where keeps the rows DuckDB keeps, and cannot leave its clause or r
   CHECK(json_count(out, "documents") < 2000);
   shardify_ok("--input " + q(tmp / "w.jsonl") + flags + " --out " + q(tmp / "j"));
   require_same_shards(tmp / "j", tmp / "p");
+  CHECK(shardkit::Dataset::open(tmp / "p").info().source.where == predicate);
+  CHECK(shardkit::Dataset::open(tmp / "j").info().source.where.empty());
 
   const std::vector<std::pair<std::string, std::string>> refused = {
       {"lang = 'en') OR (1 = 1", "a ')' without its '('"},
