@@ -1,83 +1,26 @@
 #include "tokenizer/bpe.h"
 
 #include <algorithm>
-#include <atomic>
 #include <queue>
-#include <unordered_map>
 
 #include "core/error.h"
+#include "tokenizer/byte_key_cache.h"
 #include "tokenizer/unicode.h"
 
 namespace shardkit::tok {
 
 namespace {
 
-std::atomic<uint64_t> next_serial{1};
-
 constexpr uint32_t kNoId = 0xFFFFFFFFu;
+
+// Words longer than this are merged afresh each time: they are rare, and would crowd the cache.
+constexpr size_t kMaxCachedWordBytes = 128;
+using WordCache = ByteKeyCache<uint32_t>;
 
 }  // namespace
 
-// Word -> ids, one per thread and tokenizer, so lookups need no lock. Cleared when full.
-class BpeTokenizer::WordCache {
- public:
-  static constexpr size_t kMaxWordBytes = 128;
-
-  WordCache() { slots_.assign(kSlots, Slot{}); }
-
-  // Returns the cached ids or nullptr.
-  const uint32_t* find(const char* p, size_t n, uint32_t* count) const {
-    uint64_t h = hash_bytes(p, n) | 1;
-    for (size_t i = h & (kSlots - 1);; i = (i + 1) & (kSlots - 1)) {
-      const Slot& s = slots_[i];
-      if (s.hash == 0) return nullptr;
-      if (s.hash == h && s.key_len == n && std::memcmp(keys_.data() + s.key_off, p, n) == 0) {
-        *count = s.val_len;
-        return values_.data() + s.val_off;
-      }
-    }
-  }
-  void insert(const char* p, size_t n, const uint32_t* ids, size_t count) {
-    if (entries_ >= kSlots / 2) clear();
-    uint64_t h = hash_bytes(p, n) | 1;
-    size_t i = h & (kSlots - 1);
-    while (slots_[i].hash != 0) {
-      if (slots_[i].hash == h && slots_[i].key_len == n &&
-          std::memcmp(keys_.data() + slots_[i].key_off, p, n) == 0)
-        return;
-      i = (i + 1) & (kSlots - 1);
-    }
-    Slot& s = slots_[i];
-    s.hash = h;
-    s.key_off = static_cast<uint32_t>(keys_.size());
-    s.key_len = static_cast<uint32_t>(n);
-    s.val_off = static_cast<uint32_t>(values_.size());
-    s.val_len = static_cast<uint32_t>(count);
-    keys_.append(p, n);
-    values_.insert(values_.end(), ids, ids + count);
-    ++entries_;
-  }
-
- private:
-  static constexpr size_t kSlots = size_t{1} << 18;
-  struct Slot {
-    uint64_t hash = 0;
-    uint32_t key_off = 0, key_len = 0, val_off = 0, val_len = 0;
-  };
-  void clear() {
-    std::fill(slots_.begin(), slots_.end(), Slot{});
-    keys_.clear();
-    values_.clear();
-    entries_ = 0;
-  }
-  std::vector<Slot> slots_;
-  std::string keys_;
-  std::vector<uint32_t> values_;
-  size_t entries_ = 0;
-};
-
 BpeTokenizer::BpeTokenizer(BpeConfig config, const std::string& source)
-    : config_(std::move(config)), serial_(next_serial++) {
+    : config_(std::move(config)), cache_owner_(new_cache_owner()) {
   tokens_ = std::move(config_.vocab);
   config_.vocab.clear();
   token_bytes_.resize(tokens_.size());
@@ -131,24 +74,6 @@ BpeTokenizer::BpeTokenizer(BpeConfig config, const std::string& source)
 }
 
 BpeTokenizer::~BpeTokenizer() = default;
-
-BpeTokenizer::WordCache& BpeTokenizer::cache() const {
-  thread_local uint64_t last_serial = 0;
-  thread_local WordCache* last = nullptr;
-  if (last_serial == serial_) return *last;
-  thread_local std::unordered_map<uint64_t, std::unique_ptr<WordCache>> caches;
-  auto& slot = caches[serial_];
-  if (!slot) {
-    if (caches.size() > 16) {  // tokenizers come and go: drop the others' caches
-      for (auto it = caches.begin(); it != caches.end();)
-        it = it->first == serial_ ? std::next(it) : caches.erase(it);
-    }
-    slot = std::make_unique<WordCache>();
-  }
-  last_serial = serial_;
-  last = slot.get();
-  return *last;
-}
 
 // Applies merges lowest rank first, leftmost first among equal ranks: the order HF's priority
 // queue (rank, position) produces.
@@ -247,19 +172,20 @@ void BpeTokenizer::bpe_word(const char* p, size_t n, std::vector<uint32_t>& out)
     }
     return;
   }
-  if (n > WordCache::kMaxWordBytes) {
+  if (n > kMaxCachedWordBytes) {
     merge_symbols(p, n, out);
     return;
   }
-  WordCache& c = cache();
-  uint32_t count;
-  if (const uint32_t* hit = c.find(p, n, &count)) {
-    out.insert(out.end(), hit, hit + count);
+  auto& cache = thread_cache<WordCache>(cache_owner_);
+  const std::string_view word(p, n);
+  std::span<const uint32_t> hit;
+  if (cache.find(word, &hit)) {
+    out.insert(out.end(), hit.begin(), hit.end());
     return;
   }
   size_t mark = out.size();
   merge_symbols(p, n, out);
-  c.insert(p, n, out.data() + mark, out.size() - mark);
+  cache.insert(word, std::span(out).subspan(mark));
 }
 
 void BpeTokenizer::emit_piece(std::string_view full, const Piece& piece, std::vector<uint32_t>& ids,

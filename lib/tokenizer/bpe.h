@@ -54,12 +54,10 @@ class BpeTokenizer : public TokenizerBase {
   void finish_encoding(Encoding& e) const override;
 
  private:
-  class WordCache;
   struct Piece {
     uint32_t begin, end;
     bool prefix;  // a virtual space precedes the piece (ByteLevel add_prefix_space)
   };
-  WordCache& cache() const;
   // BPE of one pre-tokenized piece's bytes; appends ids.
   void bpe_word(const char* p, size_t n, std::vector<uint32_t>& out) const;
   void merge_symbols(const char* p, size_t n, std::vector<uint32_t>& out) const;
@@ -77,7 +75,7 @@ class BpeTokenizer : public TokenizerBase {
   std::array<uint32_t, 256> byte_id_{};
   std::optional<uint32_t> unk_id_;
   bool gpt2_fast_ = false;
-  uint64_t serial_;
+  uint64_t cache_owner_;  // names this tokenizer's word caches (byte_key_cache.h)
 };
 
 }  // namespace shardkit::tok

@@ -2,14 +2,12 @@
 // models/bpe: characters (with prefix/suffix) to ids, unknown characters to <0xNN> bytes or a
 // (fused) unknown token, then merges lowest rank first, leftmost among equals.
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <cstring>
-#include <memory>
 #include <queue>
-#include <unordered_map>
 
 #include "core/error.h"
+#include "tokenizer/byte_key_cache.h"
 #include "tokenizer/models.h"
 #include "tokenizer/unicode.h"
 
@@ -20,61 +18,16 @@ namespace {
 constexpr uint32_t kNoId = 0xFFFFFFFFu;
 constexpr std::string_view kMeta = "\xE2\x96\x81";  // SentencePiece's word boundary, U+2581
 
-std::atomic<uint64_t> next_serial{1};
-
-// Chunk -> its tokens (id, length), one table per thread and model so lookups take no lock.
-// Cleared when full.
-class ChunkCache {
- public:
-  static constexpr size_t kMaxChunkBytes = 64;
-  ChunkCache() { slots_.assign(kSlots, Slot{}); }
-  const uint64_t* find(std::string_view key, uint32_t* count) const {
-    uint64_t h = hash_bytes(key.data(), key.size()) | 1;
-    for (size_t i = h & (kSlots - 1);; i = (i + 1) & (kSlots - 1)) {
-      const Slot& s = slots_[i];
-      if (s.hash == 0) return nullptr;
-      if (s.hash == h && s.key_len == key.size() &&
-          std::memcmp(keys_.data() + s.key_off, key.data(), key.size()) == 0) {
-        *count = s.val_len;
-        return values_.data() + s.val_off;
-      }
-    }
-  }
-  void insert(std::string_view key, const uint64_t* v, size_t count) {
-    if (entries_ >= kSlots / 2) clear();
-    uint64_t h = hash_bytes(key.data(), key.size()) | 1;
-    size_t i = h & (kSlots - 1);
-    while (slots_[i].hash != 0) i = (i + 1) & (kSlots - 1);
-    Slot& s = slots_[i];
-    s = {h, static_cast<uint32_t>(keys_.size()), static_cast<uint32_t>(key.size()),
-         static_cast<uint32_t>(values_.size()), static_cast<uint32_t>(count)};
-    keys_.append(key);
-    values_.insert(values_.end(), v, v + count);
-    ++entries_;
-  }
-
- private:
-  static constexpr size_t kSlots = size_t{1} << 18;
-  struct Slot {
-    uint64_t hash = 0;
-    uint32_t key_off = 0, key_len = 0, val_off = 0, val_len = 0;
-  };
-  void clear() {
-    std::fill(slots_.begin(), slots_.end(), Slot{});
-    keys_.clear();
-    values_.clear();
-    entries_ = 0;
-  }
-  std::vector<Slot> slots_;
-  std::string keys_;
-  std::vector<uint64_t> values_;  // id << 32 | length
-  size_t entries_ = 0;
-};
+// Chunks longer than this are tokenized afresh each time: they are rare, and would crowd the
+// cache.
+constexpr size_t kMaxCachedChunkBytes = 64;
+// A chunk's tokens with offsets relative to the chunk's start.
+using ChunkCache = ByteKeyCache<ModelToken>;
 
 class BpeModel final : public Model {
  public:
   BpeModel(BpeModelConfig c, const std::string& source)
-      : config_(std::move(c)), serial_(next_serial++) {
+      : config_(std::move(c)), cache_owner_(new_cache_owner()) {
     vocab_.reserve(config_.vocab.size());
     for (size_t id = 0; id < config_.vocab.size(); ++id)
       if (!config_.vocab[id].empty() || id == 0)
@@ -189,34 +142,17 @@ class BpeModel final : public Model {
   }
 
   void tokenize_cached(std::string_view chunk, uint32_t base, std::vector<ModelToken>& out) const {
-    if (chunk.size() > ChunkCache::kMaxChunkBytes) {
-      size_t mark = out.size();
+    const size_t mark = out.size();
+    std::span<const ModelToken> hit;
+    if (chunk.size() > kMaxCachedChunkBytes) {
       tokenize_word(chunk, out);
-      for (size_t k = mark; k < out.size(); ++k) out[k].begin += base, out[k].end += base;
-      return;
+    } else if (auto& cache = thread_cache<ChunkCache>(cache_owner_); cache.find(chunk, &hit)) {
+      out.insert(out.end(), hit.begin(), hit.end());
+    } else {
+      tokenize_word(chunk, out);
+      cache.insert(chunk, std::span(out).subspan(mark));
     }
-    ChunkCache& c = cache();
-    uint32_t count;
-    if (const uint64_t* hit = c.find(chunk, &count)) {
-      uint32_t pos = base;
-      for (uint32_t k = 0; k < count; ++k) {
-        auto id = static_cast<uint32_t>(hit[k] >> 32);
-        auto len = static_cast<uint32_t>(hit[k]);
-        out.push_back({id, pos, pos + len});
-        pos += len;
-      }
-      return;
-    }
-    size_t mark = out.size();
-    tokenize_word(chunk, out);
-    thread_local std::vector<uint64_t> vals;
-    vals.clear();
-    for (size_t k = mark; k < out.size(); ++k) {
-      vals.push_back((uint64_t{out[k].id} << 32) | (out[k].end - out[k].begin));
-      out[k].begin += base;
-      out[k].end += base;
-    }
-    c.insert(chunk, vals.data(), vals.size());
+    for (size_t k = mark; k < out.size(); ++k) out[k].begin += base, out[k].end += base;
   }
 
   void tokenize_word(std::string_view word, std::vector<ModelToken>& out) const {
@@ -252,24 +188,6 @@ class BpeModel final : public Model {
     uint32_t id, begin, len;
     bool frozen = false;
   };
-
-  ChunkCache& cache() const {
-    thread_local uint64_t last_serial = 0;
-    thread_local ChunkCache* last = nullptr;
-    if (last_serial == serial_) return *last;
-    thread_local std::unordered_map<uint64_t, std::unique_ptr<ChunkCache>> caches;
-    auto& slot = caches[serial_];
-    if (!slot) {
-      if (caches.size() > 16) {
-        for (auto it = caches.begin(); it != caches.end();)
-          it = it->first == serial_ ? std::next(it) : caches.erase(it);
-      }
-      slot = std::make_unique<ChunkCache>();
-    }
-    last_serial = serial_;
-    last = slot.get();
-    return *last;
-  }
 
   // Merges whose right side starts with "▁" while the left side does not end with it: the only
   // ones that can join across a chunk boundary.
@@ -456,7 +374,7 @@ class BpeModel final : public Model {
   }
 
   BpeModelConfig config_;
-  uint64_t serial_;
+  uint64_t cache_owner_;  // names this model's chunk caches (byte_key_cache.h)
   bool chunkable_ = false;
   std::vector<std::pair<std::string, std::string>> crossing_;
   StringIdMap vocab_;

@@ -2,13 +2,12 @@
 // exactly as HF's encode_optimized and SentencePiece's EncodeOptimized compute it: nodes visited
 // by start position, a candidate replaces the best only when strictly better, an unknown single
 // character costs min score - 10, and runs of unknown characters fuse.
-#include <atomic>
 #include <cfloat>
 #include <cstdio>
 #include <memory>
-#include <unordered_map>
 
 #include "core/error.h"
+#include "tokenizer/byte_key_cache.h"
 #include "tokenizer/models.h"
 #include "tokenizer/unicode.h"
 
@@ -18,7 +17,10 @@ namespace {
 
 constexpr uint32_t kNoId = 0xFFFFFFFFu;
 constexpr double kUnkPenalty = 10.0;
-std::atomic<uint64_t> next_serial{1};
+// Words longer than this are tokenized afresh each time: they are rare, and would crowd the
+// cache. A word's tokens carry offsets relative to the word.
+constexpr size_t kMaxCachedWordBytes = 64;
+using WordCache = ByteKeyCache<ModelToken>;
 
 // Byte trie over the pieces: (node << 8 | byte) -> child, and the piece id ending at a node.
 class PieceTrie {
@@ -102,22 +104,19 @@ class UnigramModel final : public Model {
       viterbi<float>(s, out);
       return;
     }
-    // HF caches words too; a word's tokens depend on the word alone.
-    if (s.size() > 64) {
+    if (s.size() > kMaxCachedWordBytes) {
       viterbi<double>(s, out);
       return;
     }
-    auto& cache = word_cache();
-    auto it = cache.find(s);
-    if (it != cache.end()) {
-      out.insert(out.end(), it->second.begin(), it->second.end());
+    auto& cache = thread_cache<WordCache>(cache_owner_);
+    std::span<const ModelToken> hit;
+    if (cache.find(s, &hit)) {
+      out.insert(out.end(), hit.begin(), hit.end());
       return;
     }
     size_t mark = out.size();
     viterbi<double>(s, out);
-    if (cache.size() > (1u << 17)) cache.clear();
-    cache.emplace(std::string(s),
-                  std::vector<ModelToken>(out.begin() + static_cast<ptrdiff_t>(mark), out.end()));
+    cache.insert(s, std::span(out).subspan(mark));
   }
 
   std::optional<uint32_t> token_to_id(std::string_view token) const override {
@@ -214,30 +213,7 @@ class UnigramModel final : public Model {
     }
   }
 
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view v) const { return hash_bytes(v.data(), v.size()); }
-  };
-  using WordCache = std::unordered_map<std::string, std::vector<ModelToken>, Hash, std::equal_to<>>;
-  // One cache per thread and model, so lookups take no lock.
-  WordCache& word_cache() const {
-    thread_local uint64_t last_serial = 0;
-    thread_local WordCache* last = nullptr;
-    if (last_serial == serial_) return *last;
-    thread_local std::unordered_map<uint64_t, std::unique_ptr<WordCache>> caches;
-    auto& slot = caches[serial_];
-    if (!slot) {
-      if (caches.size() > 16)
-        for (auto it = caches.begin(); it != caches.end();)
-          it = it->first == serial_ ? std::next(it) : caches.erase(it);
-      slot = std::make_unique<WordCache>();
-    }
-    last_serial = serial_;
-    last = slot.get();
-    return *last;
-  }
-
-  uint64_t serial_ = next_serial++;
+  uint64_t cache_owner_ = new_cache_owner();  // names this model's word caches
   UnigramConfig config_;
   StringIdMap by_piece_;
   PieceTrie trie_;

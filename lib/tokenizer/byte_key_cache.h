@@ -1,0 +1,107 @@
+// The models' word memo: a word's tokens depend on the word alone and real text repeats its
+// words, so most words are looked up rather than tokenized again (HF tokenizers caches words for
+// the same reason). Each thread keeps its own table per model, so lookups take no lock.
+//
+// One open-addressing table over two arenas (key bytes, values), with no per-entry allocation.
+// It is cleared when half full, which bounds it at kSlots / 2 entries: about 6 MiB of slots plus
+// the arenas, per thread and model.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "tokenizer/string_map.h"
+
+namespace shardkit::tok {
+
+template <typename Value>
+class ByteKeyCache {
+ public:
+  ByteKeyCache() { slots_.assign(kSlots, Slot{}); }
+
+  // The values stored for `key`, or false.
+  bool find(std::string_view key, std::span<const Value>* values) const {
+    const uint64_t h = hash_bytes(key.data(), key.size()) | 1;
+    for (size_t i = h & kMask;; i = (i + 1) & kMask) {
+      const Slot& s = slots_[i];
+      if (s.hash == 0) return false;
+      if (matches(s, h, key)) {
+        *values = {values_.data() + s.value_offset, s.value_count};
+        return true;
+      }
+    }
+  }
+
+  void insert(std::string_view key, std::span<const Value> values) {
+    if (entries_ >= kSlots / 2) clear();
+    const uint64_t h = hash_bytes(key.data(), key.size()) | 1;
+    size_t i = h & kMask;
+    for (; slots_[i].hash != 0; i = (i + 1) & kMask)
+      if (matches(slots_[i], h, key)) return;
+    slots_[i] = {h, static_cast<uint32_t>(keys_.size()), static_cast<uint32_t>(key.size()),
+                 static_cast<uint32_t>(values_.size()), static_cast<uint32_t>(values.size())};
+    keys_.append(key);
+    values_.insert(values_.end(), values.begin(), values.end());
+    ++entries_;
+  }
+
+ private:
+  static constexpr size_t kSlots = size_t{1} << 18;
+  static constexpr size_t kMask = kSlots - 1;
+  struct Slot {
+    uint64_t hash = 0;  // 0 marks an empty slot; stored hashes have the low bit set
+    uint32_t key_offset = 0, key_size = 0, value_offset = 0, value_count = 0;
+  };
+
+  bool matches(const Slot& s, uint64_t h, std::string_view key) const {
+    return s.hash == h && s.key_size == key.size() &&
+           std::memcmp(keys_.data() + s.key_offset, key.data(), key.size()) == 0;
+  }
+  void clear() {
+    std::fill(slots_.begin(), slots_.end(), Slot{});
+    keys_.clear();
+    values_.clear();
+    entries_ = 0;
+  }
+
+  std::vector<Slot> slots_;
+  std::string keys_;
+  std::vector<Value> values_;
+  size_t entries_ = 0;
+};
+
+// A number naming one model for thread_cache(); never reused, unlike an address.
+inline uint64_t new_cache_owner() {
+  static std::atomic<uint64_t> next{1};
+  return next++;
+}
+
+// The calling thread's cache for the model numbered `owner`. Models come and go (a test loads
+// hundreds): once a thread holds caches for 16 owners it drops all but the current one.
+template <typename Cache>
+Cache& thread_cache(uint64_t owner) {
+  thread_local uint64_t last_owner = 0;
+  thread_local Cache* last = nullptr;
+  if (last_owner == owner) return *last;
+  thread_local std::unordered_map<uint64_t, std::unique_ptr<Cache>> caches;
+  std::unique_ptr<Cache>& slot = caches[owner];
+  if (!slot) {
+    if (caches.size() > 16)
+      for (auto it = caches.begin(); it != caches.end();)
+        it = it->first == owner ? std::next(it) : caches.erase(it);
+    slot = std::make_unique<Cache>();
+  }
+  last_owner = owner;
+  last = slot.get();
+  return *last;
+}
+
+}  // namespace shardkit::tok
