@@ -113,7 +113,12 @@ def driver():
         torchrun = shutil.which("torchrun")
         cmd = ([torchrun] if torchrun else [sys.executable, "-m", "torch.distributed.run"]) + [
             "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
-            "--master_port", str(free_port()), __file__, url, local, cache, tmp]
+            "--master_port", str(free_port()),
+            # Debian's torch 1.13 under Python 3.11 parses only "1" and "2" for --redirects and
+            # --tee (IntFlag no longer iterates its zero or composite members; the default "0"
+            # fails): stderr to a log file and the console.
+            "--redirects", "2", "--tee", "2", "--log_dir", os.path.join(tmp, "logs"),
+            __file__, url, local, cache, tmp]
         env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1")
         run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
         if run.returncode != 0:
