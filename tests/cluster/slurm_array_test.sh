@@ -25,6 +25,8 @@ if [ "$(id -u)" != 0 ]; then
   exit 77
 fi
 
+started=$(date +%s.%N)
+elapsed() { printf '%.1f s' "$(echo "$(date +%s.%N) - $started" | bc)"; }
 tmp=$(mktemp -d /tmp/shardkit-slurm.XXXXXX)
 chmod 755 "$tmp"
 pids=()
@@ -100,7 +102,12 @@ SelectTypeParameters=CR_Core
 ReturnToService=2
 MailProg=/bin/true
 MinJobAge=600
-NodeName=$host CPUs=2 RealMemory=2000
+# Four one-CPU tasks at once on any machine (the tasks are tiny): the node is declared with
+# 4 CPUs, whatever it has.
+SlurmdParameters=config_overrides
+# Schedule (and evaluate dependencies) every second rather than every minute.
+SchedulerParameters=sched_interval=1
+NodeName=$host CPUs=4 RealMemory=2000
 PartitionName=debug Nodes=$host Default=YES State=UP
 CONF
 /usr/sbin/slurmctld -D -i -f "$SLURM_CONF" >"$tmp/slurmctld.out.log" 2>&1 &
@@ -109,6 +116,7 @@ pids+=($!)
 pids+=($!)
 node_idle() { [ "$(sinfo -h -N -o %t 2>/dev/null)" = idle ]; }
 wait_for 30 "the Slurm node did not become idle" node_idle
+echo "node idle at $(elapsed)"
 
 # Input: 8 small text files; a WordPiece vocabulary of their words.
 mkdir -p "$tmp/in"
@@ -128,9 +136,10 @@ cd "$tmp/work"
 read -r array merge < <("$source_dir/examples/slurm/submit.sh" 4 "$tmp/in" "$tmp/merged" \
   "$tmp/parts" "${flags[@]}")
 jobs_submitted+=("$array" "$merge")
-echo "submitted array job $array and merge job $merge"
+echo "submitted array job $array and merge job $merge at $(elapsed)"
 no_jobs_left() { [ -z "$(squeue -h -j "$array,$merge" -o %i 2>/dev/null)" ]; }
 wait_for 120 "jobs $array and $merge did not finish" no_jobs_left
+echo "both finished at $(elapsed)"
 job_state() { scontrol show job "$1" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' | sort -u | tr '\n' ' '; }
 echo "array: $(job_state "$array")merge: $(job_state "$merge")"
 [ "$(job_state "$array")" = "COMPLETED " ]
@@ -155,7 +164,7 @@ read -r array merge < <("$source_dir/examples/slurm/submit.sh" 2 "$tmp/missing-i
   "$tmp/never" "$tmp/parts2" "${flags[@]}")
 jobs_submitted+=("$array" "$merge")
 wait_for 60 "the merge of a failed array was not cancelled" no_jobs_left
-echo "failed array: $(job_state "$array")merge: $(job_state "$merge")"
+echo "failed array: $(job_state "$array")merge: $(job_state "$merge") at $(elapsed)"
 [ "$(job_state "$array")" = "FAILED " ]
 [ "$(job_state "$merge")" = "CANCELLED " ]
 [ ! -e "$tmp/never" ]
