@@ -172,6 +172,11 @@ TEST_CASE("shardify merge into s3:// equals the local merge; a failed upload pub
         0);
   CHECK(out.find("s3://nobucket/merged/shard-") != std::string::npos);
   CHECK(curl_status(s.server->endpoint() + "/nobucket/merged/manifest.json") == 404);
+  // Only s3:// is a remote output.
+  CHECK(t::run_command(t::tool_path("shardify/shardify") + " merge http://127.0.0.1:1/x" + parts,
+                       &out) != 0);
+  CHECK(out.find("s3://bucket/prefix") != std::string::npos);
+  CHECK(!fs::exists("http:"));
   // No credentials: a clear error before any work.
   CHECK(t::run_command("env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY "
                        "AWS_SHARED_CREDENTIALS_FILE=/nonexistent " +

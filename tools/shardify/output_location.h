@@ -23,6 +23,10 @@ class OutputLocation {
   OutputLocation(std::string out, bool force, const std::filesystem::path& stage_parent)
       : out_(std::move(out)) {
     if (!shardkit::remote::is_s3_url(out_)) {
+      if (out_.find("://") != std::string::npos)
+        throw shardkit::Error(shardkit::ErrorCode::kInvalidArgument, out_,
+                              "datasets are written to a directory or to s3://bucket/prefix "
+                              "(HTTP servers are read-only to shardkit)");
       local_ = out_;
       return;
     }
