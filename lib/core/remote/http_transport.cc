@@ -2,6 +2,7 @@
 
 #include <curl/curl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -172,6 +173,12 @@ HttpTransport::Attempt HttpTransport::attempt(const std::string& url, const Requ
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
   if (request.head) curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
   if (upload) {
+    // A whole shard may take longer than one request's timeout: an upload fails only when it
+    // stalls (under 1 KB/s) for that long.
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 0L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME,
+                     std::max(1L, static_cast<long>(options_.remote_timeout_ms / 1000)));
     curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
     curl_easy_setopt(h, CURLOPT_READDATA, upload);  // curl's default reader fread()s it
     curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, upload_size);
