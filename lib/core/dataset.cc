@@ -149,6 +149,8 @@ void Dataset::prefetch(uint64_t global_block) const {
 
 IoStats Dataset::io_stats() const { return impl_->store->io_stats(); }
 
+void Dataset::begin_epoch(uint64_t epoch) const { impl_->store->begin_epoch(epoch); }
+
 std::optional<std::string> Dataset::metadata(const std::string& key) const {
   auto it = impl_->manifest.metadata.find(key);
   if (it == impl_->manifest.metadata.end()) return std::nullopt;

@@ -63,6 +63,8 @@ class Dataset {
   const ShardFile& shard(uint32_t index) const;
   // Requests and bytes fetched so far (remote datasets; zero for a local one).
   IoStats io_stats() const;
+  // Tells the store which epoch the loader reads (remote: the cache's eviction order).
+  void begin_epoch(uint64_t epoch) const;
   // A metadata value as raw JSON, if the manifest has the key.
   std::optional<std::string> metadata(const std::string& key) const;
   BlockCache& cache() const;

@@ -33,6 +33,9 @@ class DatasetStore {
   // off the caller's thread; a local store runs it at once.
   virtual void run_async(std::function<void()> task) const { task(); }
   virtual IoStats io_stats() const { return {}; }
+  // The loader starts reading `epoch`: a remote store's disk cache evicts the blocks read in
+  // it before those still to be read (remote/disk_cache.h).
+  virtual void begin_epoch(uint64_t epoch) const { (void)epoch; }
 };
 
 // Whether `location` names a remote dataset (http://, https://, s3://).

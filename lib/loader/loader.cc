@@ -126,6 +126,7 @@ struct Loader::Impl {
       readahead_upto = low_window;
     }
     ds.cache().release_below(generation_now(), 0);
+    ds.begin_epoch(epoch);
     work_cv.notify_all();
   }
 

@@ -78,6 +78,32 @@ inline EpochFigures one_epoch(const std::string& location, LoaderOptions o, uint
   return f;
 }
 
+// The server's own ceiling for one epoch's reads: `requests` range GETs of equal size spread
+// over the shard (as many and as large as the loader's block reads), `parallel` in flight, by
+// one curl process (libcurl's multi interface), without decoding. Returns the seconds taken.
+inline double server_ceiling(const fs::path& work, const std::string& shard_url, uint64_t bytes,
+                             uint64_t requests, unsigned parallel, bool s3) {
+  const fs::path config = work / "ceiling.curl";
+  {
+    std::ofstream out(config);
+    const uint64_t chunk = bytes / requests;
+    for (uint64_t i = 0; i < requests; ++i) {
+      const uint64_t at = (i * 97 % requests) * chunk;  // not in file order
+      out << "url = \"" << shard_url << "\"\nrange = \"" << at << "-" << at + chunk - 1
+          << "\"\noutput = \"/dev/null\"\n";
+      if (s3)
+        out << "aws-sigv4 = \"aws:amz:us-east-1:s3\"\nuser = \"S3RVER:S3RVER\"\n"
+               "header = \"x-amz-content-sha256: UNSIGNED-PAYLOAD\"\n";
+      if (i + 1 < requests) out << "next\n";
+    }
+  }
+  const auto t0 = Clock::now();
+  const std::string cmd = "curl -sS -f --parallel --parallel-max " + std::to_string(parallel) +
+                          " -K " + config.string() + " 2>&1";
+  if (std::system(cmd.c_str()) != 0) std::printf("FAILED: %s\n", cmd.c_str());
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
 inline void run(const fs::path& work, const fs::path& ds_dir, uint64_t shuffle_seed) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines in order with the servers' and curl's
   const Dataset ds = Dataset::open(ds_dir);
@@ -125,10 +151,7 @@ inline void run(const fs::path& work, const fs::path& ds_dir, uint64_t shuffle_s
   fs::remove_all(s3data);
   shardkit::testing::S3rver s3(s3data);
   auto curl = [&](const std::string& args) {
-    const std::string cmd =
-        "curl -sS -f --aws-sigv4 'aws:amz:us-east-1:s3' --user S3RVER:S3RVER -H "
-        "'x-amz-content-sha256: UNSIGNED-PAYLOAD' " +
-        args + " > /dev/null";
+    const std::string cmd = shardkit::testing::s3rver_curl(args) + " > /dev/null";
     if (std::system(cmd.c_str()) != 0) std::printf("FAILED: %s\n", cmd.c_str());
   };
   curl("-X PUT " + s3.endpoint() + "/bench");
@@ -149,6 +172,20 @@ inline void run(const fs::path& work, const fs::path& ds_dir, uint64_t shuffle_s
        {std::pair<std::string, std::string>{"nginx (http, loopback)", nginx.url("ds")},
         {"s3rver (s3, loopback)", std::string("s3://bench/ds")}}) {
     const EpochFigures f = one_epoch(url, o, 1);
+    // What the server itself delivers for the same number of reads of the same size, as many
+    // in flight as the loader keeps (remote_concurrency): the loader cannot beat it.
+    const bool over_s3 = url.rfind("s3://", 0) == 0;
+    const ShardEntry& shard = ds.manifest().shards.front();
+    const uint64_t blocks = ds.block_count();
+    const double ceiling_s = server_ceiling(
+        work, (over_s3 ? s3.endpoint() + "/bench/ds/" : nginx.url("ds/")) + shard.name, shard.bytes,
+        blocks, o.source.remote_concurrency, over_s3);
+    std::printf(
+        "%s by curl alone: %llu range GETs of %.0f KB, %u in flight: %.3f s = %.1f MB/s, "
+        "%.0f requests/s (the loader's epoch: %.3f s = %.1f MB/s)\n",
+        name.c_str(), (unsigned long long)blocks, double(shard.bytes) / double(blocks) / 1e3,
+        o.source.remote_concurrency, ceiling_s, double(shard.bytes) / 1e6 / ceiling_s,
+        double(blocks) / ceiling_s, f.seconds, double(f.io.bytes_fetched) / 1e6 / f.seconds);
     std::printf("%-22s %12.0f %9.2f %14.3f %10llu %9llu\n", name.c_str(), f.samples_per_s,
                 f.samples_per_s / local.samples_per_s, double(f.io.bytes_fetched) / dataset_bytes,
                 (unsigned long long)f.io.requests, (unsigned long long)f.io.retries);

@@ -9,6 +9,8 @@
 
 #include "core/dataset.h"
 #include "core/error.h"
+#include "core/manifest.h"
+#include "core/remote/disk_cache.h"
 #include "core/verify.h"
 #include "fault_proxy.h"
 #include "remote_test_util.h"
@@ -254,6 +256,58 @@ TEST_CASE("the on-disk cache: shared by two loaders, bounded, and never a torn b
     CHECK(io.cache_evictions > 0);
   }
   ::umount(full.c_str());
+}
+
+TEST_CASE("the disk cache evicts blocks read this epoch first, then those of earlier epochs") {
+  TempDir tmp("cache-order");
+  const std::string block(1000, 'x');
+  auto bytes = reinterpret_cast<const unsigned char*>(block.data());
+  remote::DiskCache cache((tmp / "c").string(), 10000);  // ten blocks
+  auto key = [](const std::string& name) { return remote::DiskCache::key(name, 1, 0, 1000); };
+  auto cached = [&](const std::string& name) { return fs::exists(tmp / "c" / key(name)); };
+  cache.set_epoch(0);
+  for (int i = 0; i < 8; ++i) cache.put(key("old" + std::to_string(i)), bytes, 1000, true);
+  cache.set_epoch(1);
+  std::vector<unsigned char> out(1000);
+  // Epoch 1 reads old0..old3 again; old4..old7 are still to come.
+  for (int i = 0; i < 4; ++i)
+    REQUIRE(cache.get(key("old" + std::to_string(i)), 1000, out.data(), true));
+  // A block fetched ahead, not read yet.
+  cache.put(key("ahead"), bytes, 1000, false);
+  // Two new blocks read: 11 files > 10 -> evicted down to 9 (90% of the limit).
+  cache.put(key("new0"), bytes, 1000, true);
+  cache.put(key("new1"), bytes, 1000, true);
+  CHECK(cache.stats().evicted_files >= 2);
+  for (int i = 4; i < 8; ++i) CHECK_MESSAGE(cached("old" + std::to_string(i)), "old" << i);
+  CHECK(cached("ahead"));
+  // What went: blocks epoch 1 has read already, the earliest read first.
+  CHECK(!cached("old0"));
+  CHECK(!cached("old1"));
+  CHECK(cached("new1"));
+}
+
+TEST_CASE("a cache smaller than the dataset: the second epoch reuses what the first left") {
+  Served s;
+  LoaderOptions o = t::remote_options(5);
+  o.source.cache_dir = (s.tmp / "half-cache").string();
+  const uint64_t dataset = Manifest::load(s.local()).bytes_on_disk();
+  o.source.cache_limit = dataset / 2;
+  Loader local(s.local(), o);
+  Loader remote(s.url(), o);
+  std::vector<uint64_t> fetched;
+  for (uint64_t epoch : {0u, 1u, 2u}) {
+    local.set_epoch(epoch);
+    remote.set_epoch(epoch);
+    const uint64_t before = remote.dataset().io_stats().bytes_fetched;
+    CHECK(t::all_batches(remote) == t::all_batches(local));
+    fetched.push_back(remote.dataset().io_stats().bytes_fetched - before);
+  }
+  MESSAGE("cache of half the dataset (" << dataset << " bytes): epochs fetched " << fetched[0]
+                                        << ", " << fetched[1] << ", " << fetched[2] << " bytes");
+  // The first epoch fetches everything; later ones about what did not fit (half), not more.
+  CHECK(fetched[0] >= dataset);
+  CHECK(double(fetched[1]) < 0.65 * double(dataset));
+  CHECK(double(fetched[2]) < 0.65 * double(dataset));
 }
 
 TEST_CASE("shard-inspect info, verify, dump, order and stats read a URL like the directory") {

@@ -81,10 +81,7 @@ std::string header(const std::string& request, const std::string& name) {
 
 // Runs curl (the command-line tool, an implementation independent of shardkit's requests).
 void curl_s3(const std::string& args) {
-  const std::string cmd =
-      "curl -sS -f --aws-sigv4 'aws:amz:us-east-1:s3' --user S3RVER:S3RVER "
-      "-H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' " +
-      args;
+  const std::string cmd = t::s3rver_curl(args);
   std::string out;
   const int rc = t::run_command(cmd, &out);
   INFO(cmd, ": ", out);

@@ -161,6 +161,14 @@ inline std::filesystem::path s3rver_bin() {
   return std::filesystem::path(SHARDKIT_SOURCE_DIR) / "tests/servers/node_modules/.bin/s3rver";
 }
 
+// A curl command line (an S3 client independent of shardkit's requests) signed with s3rver's
+// keys; `args` are curl's further arguments (URL, -T FILE, -X PUT, ...).
+inline std::string s3rver_curl(const std::string& args) {
+  return "curl -sS -f --aws-sigv4 'aws:amz:us-east-1:s3' --user S3RVER:S3RVER "
+         "-H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' " +
+         args;
+}
+
 class S3rver {
  public:
   explicit S3rver(const std::filesystem::path& dir) : dir_(dir), port_(free_port()) {

@@ -127,6 +127,34 @@ TEST_CASE("--part i/N then merge equals a single run, records and dataset info")
   }
 }
 
+TEST_CASE("--part auto reads the Slurm array's task from the environment, as i/N would") {
+  TempDir tmp("partauto");
+  fs::create_directories(tmp / "in");
+  for (int i = 0; i < 4; ++i)
+    write_file(tmp / "in" / ("f" + std::to_string(i) + ".txt"), many_docs(100, i));
+  const std::string common = " --input " + q(tmp / "in") + " --task lm --doc-sep line" + tok();
+  shardify_ok(common + " --part 1/2 --out " + q(tmp / "by-hand"));
+  // sbatch --array=1-2: the second task is part 1/2.
+  const std::string slurm =
+      "env -u JOB_COMPLETION_INDEX SLURM_ARRAY_TASK_ID=2 SLURM_ARRAY_TASK_MIN=1 "
+      "SLURM_ARRAY_TASK_MAX=2 SLURM_ARRAY_TASK_COUNT=2 ";
+  std::string out;
+  REQUIRE(run_command(slurm + shardify_bin() + common + " --part auto --out " + q(tmp / "auto"),
+                      &out) == 0);
+  require_identical_dirs(tmp / "by-hand", tmp / "auto");
+  // A Kubernetes Indexed Job's pod 1 of 2.
+  REQUIRE(run_command("env -u SLURM_ARRAY_TASK_ID JOB_COMPLETION_INDEX=1 " + shardify_bin() +
+                          common + " --part auto/2 --out " + q(tmp / "k8s"),
+                      &out) == 0);
+  require_identical_dirs(tmp / "by-hand", tmp / "k8s");
+  // Outside any scheduler: an error naming the variables, and no dataset.
+  CHECK(run_command("env -u SLURM_ARRAY_TASK_ID -u JOB_COMPLETION_INDEX " + shardify_bin() +
+                        common + " --part auto --out " + q(tmp / "none"),
+                    &out) != 0);
+  CHECK(out.find("SLURM_ARRAY_TASK_ID") != std::string::npos);
+  CHECK(!fs::exists(tmp / "none"));
+}
+
 TEST_CASE("cls labels are the same in every part: the map comes from all inputs") {
   TempDir tmp("partlabels");
   fs::create_directories(tmp / "in");

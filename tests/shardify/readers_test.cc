@@ -1,5 +1,6 @@
 // The readers and helpers on their own: expectations are literal values stated here.
 #include <doctest/doctest.h>
+#include <map>
 
 #include "core/error.h"
 #include "core/utf8.h"
@@ -8,6 +9,7 @@
 #include "shardify/input_files.h"
 #include "shardify/label_map.h"
 #include "shardify/line_reader.h"
+#include "shardify/part_from_env.h"
 #include "test_util.h"
 
 using namespace shardkit;
@@ -170,6 +172,67 @@ TEST_CASE("parts: contiguous file ranges that cover every file once") {
   CHECK_THROWS_AS(parse_part("4/4"), Error);
   CHECK_THROWS_AS(parse_part("1-4"), Error);
   CHECK_THROWS_AS(parse_part("1/4x"), Error);
+}
+
+TEST_CASE("--part auto: i/N from a Slurm array or a Kubernetes Indexed Job, else a clear error") {
+  using Vars = std::map<std::string, std::string>;
+  auto part = [](const std::string& text, const Vars& vars) {
+    return resolve_part(text, [&vars](const char* name) -> const char* {
+      auto it = vars.find(name);
+      return it == vars.end() ? nullptr : it->second.c_str();
+    });
+  };
+  auto error_of = [&](const std::string& text, const Vars& vars) -> std::string {
+    try {
+      part(text, vars);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  // sbatch --array=0-3, task 2; and --array=1-4, task 3 (ids need not start at 0).
+  const Vars slurm0{{"SLURM_ARRAY_TASK_ID", "2"},
+                    {"SLURM_ARRAY_TASK_MIN", "0"},
+                    {"SLURM_ARRAY_TASK_MAX", "3"},
+                    {"SLURM_ARRAY_TASK_COUNT", "4"},
+                    {"SLURM_ARRAY_TASK_STEP", "1"}};
+  CHECK(part("auto", slurm0).index == 2u);
+  CHECK(part("auto", slurm0).count == 4u);
+  CHECK(part("auto/4", slurm0).index == 2u);
+  const Vars slurm1{{"SLURM_ARRAY_TASK_ID", "3"},
+                    {"SLURM_ARRAY_TASK_MIN", "1"},
+                    {"SLURM_ARRAY_TASK_MAX", "4"},
+                    {"SLURM_ARRAY_TASK_COUNT", "4"}};
+  CHECK(part("auto", slurm1).index == 2u);
+  CHECK(part("auto", slurm1).count == 4u);
+  // A stepped or sparse array has no 0..N-1 numbering.
+  Vars stepped = slurm0;
+  stepped["SLURM_ARRAY_TASK_STEP"] = "2";
+  CHECK(error_of("auto", stepped).find("contiguous range with step 1") != std::string::npos);
+  Vars sparse = slurm0;
+  sparse["SLURM_ARRAY_TASK_MAX"] = "5";  // --array=0,2,5,...: 4 tasks over 6 ids
+  CHECK(error_of("auto", sparse).find("contiguous") != std::string::npos);
+  CHECK(error_of("auto/8", slurm0).find("the Slurm array has 4 tasks") != std::string::npos);
+  // Kubernetes: the index from the pod, the count from the command line.
+  const Vars k8s{{"JOB_COMPLETION_INDEX", "5"}};
+  CHECK(part("auto/8", k8s).index == 5u);
+  CHECK(part("auto/8", k8s).count == 8u);
+  CHECK(error_of("auto", k8s).find("use --part auto/N") != std::string::npos);
+  CHECK(error_of("auto/5", k8s).find("outside 0 <= i < N") != std::string::npos);
+  // Slurm wins when both are set.
+  Vars both = slurm0;
+  both["JOB_COMPLETION_INDEX"] = "0";
+  CHECK(part("auto/4", both).index == 2u);
+  // Neither: says which variables it looked for; inside a non-array Slurm job, says so.
+  const std::string none = error_of("auto", {});
+  CHECK(none.find("SLURM_ARRAY_TASK_ID") != std::string::npos);
+  CHECK(none.find("JOB_COMPLETION_INDEX") != std::string::npos);
+  CHECK(error_of("auto", {{"SLURM_JOB_ID", "17"}}).find("not an array job") != std::string::npos);
+  CHECK(error_of("auto", {{"SLURM_ARRAY_TASK_ID", "x1"}}).find("not a task number") !=
+        std::string::npos);
+  CHECK(error_of("auto/", k8s).find("i/N, auto or auto/N") != std::string::npos);
+  CHECK(error_of("autox", k8s).find("i/N, auto or auto/N") != std::string::npos);
+  CHECK(part("1/3", {}).index == 1u);  // plain i/N ignores the environment
 }
 
 TEST_CASE(

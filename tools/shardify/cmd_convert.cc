@@ -7,8 +7,10 @@
 #include <thread>
 
 #include "core/error.h"
+#include "output_location.h"
 #include "shardify/commands.h"
 #include "shardify/convert.h"
+#include "shardify/part_from_env.h"
 
 namespace {
 
@@ -81,11 +83,15 @@ void run_convert(const ConvertArgs& a) {
   o.task.doc_stride = a.doc_stride;
   o.task.max_query_len = a.max_query_len;
   o.tokenizer_path = a.tokenizer;
-  o.out = a.out;
+  if (a.out.empty())
+    throw shardkit::Error(shardkit::ErrorCode::kInvalidArgument, "",
+                          "--out is required (a directory or s3://bucket/prefix)");
+  shardify_cli::OutputLocation out(a.out, a.force, std::filesystem::temp_directory_path());
+  o.out = out.local();
   if (!a.labels.empty()) o.labels = a.labels;
   o.threads = std::max(1u, a.threads);
   o.on_error = a.on_error == "skip" ? OnError::kSkip : OnError::kFail;
-  if (!a.part.empty()) o.part = parse_part(a.part);
+  if (!a.part.empty()) o.part = resolve_part(a.part);
   o.force = a.force;
   o.allow_empty = a.allow_empty;
   o.zstd_level = a.zstd_level;
@@ -99,6 +105,8 @@ void run_convert(const ConvertArgs& a) {
   if (::isatty(STDERR_FILENO)) progress = [&line](const ConvertProgress& p) { line.update(p); };
   ConvertResult r = convert(o, progress);
   line.clear();
+  out.publish();
+  r.out = a.out;
   if (a.json)
     std::printf("%s\n", r.to_json().c_str());
   else
@@ -120,7 +128,10 @@ const shardify_cli::RegisterCommand kConvert([](CLI::App& app) {
       ->check(CLI::IsMember({"lm", "cls", "pair", "qa"}));
   app.add_option("--tokenizer", a->tokenizer,
                  "tokenizer.json, WordPiece vocab.txt or GPT-2 encoder.json");
-  app.add_option("--out,-o", a->out, "Dataset directory to create (published atomically)");
+  app.add_option(
+      "--out,-o", a->out,
+      "Dataset directory to create (published atomically), or s3://bucket/prefix (built in "
+      "$TMPDIR, then uploaded: shards first, manifest last)");
   app.add_option("--text-field", a->text_field,
                  "JSONL/Parquet dotted path or CSV/TSV column of the text")
       ->capture_default_str();
@@ -163,8 +174,11 @@ const shardify_cli::RegisterCommand kConvert([](CLI::App& app) {
                  "fail: stop at the first bad example; skip: count and go on")
       ->capture_default_str()
       ->check(CLI::IsMember({"fail", "skip"}));
-  app.add_option("--part", a->part,
-                 "Convert only part i of N (0 <= i < N) of the input files; see 'merge'");
+  app.add_option(
+      "--part", a->part,
+      "Convert only part i of N (0 <= i < N) of the input files; see 'merge'. 'auto' takes "
+      "i/N from a Slurm array job (SLURM_ARRAY_TASK_ID/_MIN/_COUNT); 'auto/N' also "
+      "from a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, N = completions)");
   app.add_flag("--force", a->force, "Replace an existing dataset at --out");
   app.add_flag("--allow-empty", a->allow_empty,
                "Write a dataset even when no record results (otherwise an error)");

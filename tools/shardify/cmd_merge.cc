@@ -1,6 +1,8 @@
 // shardify merge OUT PART_DIRS... [--force] [--json]
 #include <cstdio>
+#include <filesystem>
 
+#include "output_location.h"
 #include "shardify/commands.h"
 #include "shardify/merge.h"
 
@@ -17,12 +19,16 @@ const shardify_cli::RegisterCommand kMerge([](CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "merge",
       "Combine the datasets of --part 0/N .. N-1/N into one (records in single-run order)");
-  cmd->add_option("out", a->out, "Merged dataset directory")->required();
+  cmd->add_option("out", a->out, "Merged dataset directory, or s3://bucket/prefix")->required();
   cmd->add_option("parts", a->parts, "Part dataset directories, any order")->required();
   cmd->add_flag("--force", a->force, "Replace an existing dataset at OUT");
   cmd->add_flag("--json", a->json, "Print the result as one JSON object");
   cmd->callback([a] {
-    auto r = shardkit::shardify::merge_parts(a->out, a->parts, a->force);
+    // An s3:// output is staged beside the first part: same file system, so shards are linked.
+    const std::filesystem::path beside = std::filesystem::absolute(a->parts.front()).parent_path();
+    shardify_cli::OutputLocation out(a->out, a->force, beside);
+    auto r = shardkit::shardify::merge_parts(out.local(), a->parts, a->force);
+    out.publish();
     if (a->json)
       std::printf("%s\n", r.to_json().c_str());
     else

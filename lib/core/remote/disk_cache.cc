@@ -21,6 +21,20 @@ namespace {
 constexpr const char* kTmpPrefix = ".tmp-";
 // Temporary names are unique per process (pid) and, across the caches of one process, by this.
 std::atomic<uint64_t> tmp_counter{0};
+
+// Consumed stamps lie in 1973..2001, far below any real time: epoch e takes the day-long span
+// that ends kConsumedBase - e days, so a later epoch's reads sort before an earlier epoch's; in
+// an epoch they count nanoseconds from its start, so the earliest read goes first.
+constexpr int64_t kNs = 1000000000;
+constexpr int64_t kConsumedBase = 1000000000 * kNs;  // 2001-09-09
+constexpr int64_t kEpochSpan = 86400 * kNs;
+constexpr uint64_t kMaxEpoch = 10000;
+
+int64_t now_ns() {
+  struct timespec t {};
+  ::clock_gettime(CLOCK_REALTIME, &t);
+  return int64_t(t.tv_sec) * kNs + t.tv_nsec;
+}
 }  // namespace
 
 DiskCache::DiskCache(std::string dir, uint64_t limit_bytes)
@@ -33,6 +47,26 @@ DiskCache::DiskCache(std::string dir, uint64_t limit_bytes)
   for (const auto& e : fs::directory_iterator(dir_, ec))
     if (e.is_regular_file(ec)) total += e.file_size(ec);
   approx_bytes_ = total;
+  epoch_started_ = now_ns();
+}
+
+void DiskCache::set_epoch(uint64_t epoch) {
+  epoch_ = std::min(epoch, kMaxEpoch);
+  epoch_started_ = now_ns();
+}
+
+struct timespec DiskCache::consumed_stamp() const {
+  const int64_t into = std::clamp<int64_t>(now_ns() - epoch_started_, 0, kEpochSpan - 1);
+  const int64_t stamp = kConsumedBase - int64_t(epoch_.load() + 1) * kEpochSpan + into;
+  struct timespec t {};
+  t.tv_sec = static_cast<time_t>(stamp / kNs);
+  t.tv_nsec = static_cast<long>(stamp % kNs);
+  return t;
+}
+
+void DiskCache::mark_consumed(const std::string& key) {
+  const struct timespec times[2] = {{0, UTIME_OMIT}, consumed_stamp()};
+  ::utimensat(AT_FDCWD, (dir_ + "/" + key).c_str(), times, AT_SYMLINK_NOFOLLOW);
 }
 
 std::string DiskCache::key(const std::string& url, uint64_t version, uint64_t offset, size_t size) {
@@ -40,7 +74,7 @@ std::string DiskCache::key(const std::string& url, uint64_t version, uint64_t of
          std::to_string(offset) + "-" + std::to_string(size);
 }
 
-bool DiskCache::get(const std::string& key, size_t size, unsigned char* out) {
+bool DiskCache::get(const std::string& key, size_t size, unsigned char* out, bool consumed) {
   const std::string path = dir_ + "/" + key;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return false;
@@ -55,13 +89,20 @@ bool DiskCache::get(const std::string& key, size_t size, unsigned char* out) {
     else
       done += static_cast<size_t>(n);
   }
-  if (ok) ::futimens(fd, nullptr);  // recently used: evicted last
+  if (ok) {
+    if (consumed) {
+      const struct timespec times[2] = {{0, UTIME_OMIT}, consumed_stamp()};
+      ::futimens(fd, times);
+    } else {
+      ::futimens(fd, nullptr);  // wanted soon: evicted last
+    }
+  }
   ::close(fd);
   if (ok) hits_.fetch_add(1, std::memory_order_relaxed);
   return ok;
 }
 
-void DiskCache::put(const std::string& key, const unsigned char* data, size_t size) {
+void DiskCache::put(const std::string& key, const unsigned char* data, size_t size, bool consumed) {
   if (size > limit_) return;
   const std::string tmp = dir_ + "/" + kTmpPrefix + std::to_string(::getpid()) + "-" +
                           std::to_string(tmp_counter.fetch_add(1));
@@ -86,6 +127,8 @@ void DiskCache::put(const std::string& key, const unsigned char* data, size_t si
     evict(std::min(limit_, approx_bytes_.load()) / 2);
     return;
   }
+  // Stamped after the rename: a temporary file with an old time would look abandoned.
+  if (consumed) mark_consumed(key);
   writes_.fetch_add(1, std::memory_order_relaxed);
   if (approx_bytes_.fetch_add(size) + size > limit_) evict(limit_ / 10 * 9);
 }

@@ -1,11 +1,19 @@
 // The on-disk cache of fetched byte ranges (cache_dir, cache_limit), shared by every loader
 // process on a node. A file appears only complete (written under a unique temporary name, then
 // renamed), so a reader never sees a torn one; and every block is checked against its checksum
-// after the cache hands it out anyway, so a damaged file is refetched, not delivered. When the
-// directory outgrows cache_limit the least recently used files go (a hit refreshes a file's
-// time); a write that fails (disk full) evicts and is skipped: the bytes are still delivered.
+// after the cache hands it out anyway, so a damaged file is refetched, not delivered.
+//
+// Eviction follows the loader's schedule. In a shuffled epoch every block is read once (per
+// rank, and the ranks of a node read the same windows at about the same time), so a block read
+// in the current epoch will not be needed again until the next one: those go first. A file's
+// modification time says where it stands, so that every process sharing the directory agrees:
+//   - read in the current epoch: a stamp below every other (the older the read, the lower);
+//   - read only in earlier epochs (still needed in this one): stamps above those;
+//   - fetched ahead and not yet read (needed within a window or two): the real time, last.
+// A write that fails (disk full) evicts and is skipped: the bytes are still delivered.
 #pragma once
 
+#include <time.h>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -27,18 +35,27 @@ class DiskCache {
 
   // The key of a range of an object whose content is pinned by `version` (a checksum).
   static std::string key(const std::string& url, uint64_t version, uint64_t offset, size_t size);
-  // Fills `out` with `size` bytes when the cache holds them.
-  bool get(const std::string& key, size_t size, unsigned char* out);
-  void put(const std::string& key, const unsigned char* data, size_t size);
+  // The epoch the loader reads now (the same number in every process sharing the directory).
+  void set_epoch(uint64_t epoch);
+  // Fills `out` with `size` bytes when the cache holds them. `consumed`: the loader reads them
+  // now (evicted first from here on); otherwise they were fetched ahead (kept).
+  bool get(const std::string& key, size_t size, unsigned char* out, bool consumed);
+  void put(const std::string& key, const unsigned char* data, size_t size, bool consumed);
+  // Bytes the loader read from memory (fetched ahead): their file is now consumed.
+  void mark_consumed(const std::string& key);
   CacheStats stats() const;
   const std::string& dir() const { return dir_; }
 
  private:
   void evict(uint64_t target_bytes);
+  // The modification time that marks a file consumed in the current epoch, now.
+  struct timespec consumed_stamp() const;
 
   std::string dir_;
   uint64_t limit_;
   std::mutex evict_mu_;
+  std::atomic<uint64_t> epoch_{0};
+  std::atomic<int64_t> epoch_started_{0};  // nanoseconds (CLOCK_REALTIME)
   std::atomic<uint64_t> approx_bytes_{0};
   std::atomic<uint64_t> hits_{0}, writes_{0}, write_failures_{0}, evicted_{0};
 };

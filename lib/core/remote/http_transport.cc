@@ -2,8 +2,11 @@
 
 #include <curl/curl.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -68,6 +71,7 @@ std::string reason_in(const std::string& body) {
 struct HttpTransport::Attempt {
   bool ok = false;
   bool retry = false;
+  long status = 0;
   std::string error;  // why it failed, for the message
 };
 
@@ -107,9 +111,24 @@ void HttpTransport::return_handle(void* handle) {
   cv_.notify_all();  // an urgent waiter must not sleep through a prefetch's wake-up
 }
 
-HttpTransport::Attempt HttpTransport::attempt(const std::string& url,
-                                              std::optional<std::pair<uint64_t, size_t>> range,
-                                              Sink& sink, bool urgent) {
+HttpTransport::Attempt HttpTransport::attempt(const std::string& url, const Request& request,
+                                              Sink& sink, bool urgent,
+                                              std::initializer_list<long> accepted) {
+  const auto& range = request.range;
+  // An upload is read from its file afresh on every attempt.
+  FILE* upload = nullptr;
+  curl_off_t upload_size = 0;
+  if (request.upload) {
+    upload = std::fopen(request.upload->c_str(), "rb");
+    if (!upload || std::fseek(upload, 0, SEEK_END) != 0) {
+      if (upload) std::fclose(upload);
+      Attempt a;
+      a.error = "cannot read " + *request.upload;
+      return a;
+    }
+    upload_size = std::ftell(upload);
+    std::rewind(upload);
+  }
   CURL* h = static_cast<CURL*>(take_handle(urgent));
   curl_easy_reset(h);  // keeps the handle's live connections
   char errbuf[CURL_ERROR_SIZE] = {0};
@@ -128,10 +147,12 @@ HttpTransport::Attempt HttpTransport::attempt(const std::string& url,
     userpwd = signing_->access_key + ":" + signing_->secret_key;
     curl_easy_setopt(h, CURLOPT_AWS_SIGV4, sigv4.c_str());
     curl_easy_setopt(h, CURLOPT_USERPWD, userpwd.c_str());
-    // The SHA-256 of the empty body of a GET; curl 7.88 signs it but does not send it.
+    // The SHA-256 of the empty body of a GET or HEAD; curl 7.88 signs it but does not send it.
+    // curl signs the value given here as the payload's hash.
     headers = curl_slist_append(
-        headers,
-        "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        headers, upload ? "x-amz-content-sha256: UNSIGNED-PAYLOAD"
+                        : "x-amz-content-sha256: "
+                          "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     if (!signing_->session_token.empty()) {
       token = "x-amz-security-token: " + signing_->session_token;
       headers = curl_slist_append(headers, token.c_str());
@@ -150,6 +171,20 @@ HttpTransport::Attempt HttpTransport::attempt(const std::string& url,
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.remote_timeout_ms));
   curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  if (request.head) curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+  if (upload) {
+    // A whole shard may take longer than one request's timeout: an upload fails only when it
+    // stalls (under 1 KB/s) for that long.
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 0L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME,
+                     std::max(1L, static_cast<long>(options_.remote_timeout_ms / 1000)));
+    curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(h, CURLOPT_READDATA, upload);  // curl's default reader fread()s it
+    curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, upload_size);
+    // No "Expect: 100-continue" round trip before each body.
+    headers = curl_slist_append(headers, "Expect:");
+  }
 
   // The body goes to the sink only for a success; an error page is kept apart for its reason.
   struct Routing {
@@ -181,8 +216,10 @@ HttpTransport::Attempt HttpTransport::attempt(const std::string& url,
   curl_slist_free_all(headers);
   curl_slist_free_all(routes);
   return_handle(h);
+  if (upload) std::fclose(upload);
 
   Attempt a;
+  a.status = status;
   if (code != CURLE_OK && !(code == CURLE_WRITE_ERROR && !sink.overflow)) {
     a.retry = transient(code);
     a.error = sink.overflow ? "the response is longer than the range asked for"
@@ -190,6 +227,11 @@ HttpTransport::Attempt HttpTransport::attempt(const std::string& url,
                                   (errbuf[0] ? std::string(" (") + errbuf + ")" : "");
     return a;
   }
+  for (long ok : accepted)
+    if (status == ok) {
+      a.ok = true;
+      return a;
+    }
   if (status != 200 && status != 206) {
     const std::string why = reason_in(error_body);
     a.error = "HTTP " + std::to_string(status) + (why.empty() ? "" : " " + why);
@@ -210,19 +252,20 @@ HttpTransport::Attempt HttpTransport::attempt(const std::string& url,
       return a;
     }
   }
-  bytes_.fetch_add(sink.received, std::memory_order_relaxed);
+  bytes_.fetch_add(sink.received + static_cast<uint64_t>(upload_size), std::memory_order_relaxed);
   a.ok = true;
   return a;
 }
 
-void HttpTransport::fetch(const std::string& url, const std::string& display,
-                          std::optional<std::pair<uint64_t, size_t>> range, Sink& sink,
-                          std::optional<uint64_t> block, bool urgent) {
+long HttpTransport::fetch(const std::string& url, const std::string& display,
+                          const Request& request, Sink& sink, std::optional<uint64_t> block,
+                          bool urgent, std::initializer_list<long> accepted) {
   thread_local std::mt19937_64 jitter(std::random_device{}());
+  const auto& range = request.range;
   Attempt a;
   for (unsigned tries = 0;; ++tries) {
-    a = attempt(url, range, sink, urgent);
-    if (a.ok) return;
+    a = attempt(url, request, sink, urgent, accepted);
+    if (a.ok) return a.status;
     if (!a.retry || tries >= options_.remote_retries) break;
     retries_.fetch_add(1, std::memory_order_relaxed);
     // Exponential backoff with jitter: 50 ms, 100 ms, ... capped at 2 s, each scaled by a
@@ -243,8 +286,27 @@ std::string HttpTransport::get(const std::string& url, const std::string& displa
   std::string body;
   Sink sink;
   sink.grow = &body;
-  fetch(url, display, std::nullopt, sink, std::nullopt, true);
+  fetch(url, display, Request{}, sink, std::nullopt, true);
   return body;
+}
+
+bool HttpTransport::exists(const std::string& url, const std::string& display) {
+  std::string body;
+  Sink sink;
+  sink.grow = &body;
+  Request head;
+  head.head = true;
+  return fetch(url, display, head, sink, std::nullopt, true, {404}) != 404;
+}
+
+void HttpTransport::put_file(const std::string& url, const std::string& display,
+                             const std::string& path) {
+  std::string body;  // the server's answer, unused
+  Sink sink;
+  sink.grow = &body;
+  Request put;
+  put.upload = &path;
+  fetch(url, display, put, sink, std::nullopt, true);
 }
 
 void HttpTransport::get_range(const std::string& url, const std::string& display, uint64_t offset,
@@ -254,7 +316,9 @@ void HttpTransport::get_range(const std::string& url, const std::string& display
   Sink sink;
   sink.out = out;
   sink.capacity = size;
-  fetch(url, display, std::pair{offset, size}, sink, block, urgent);
+  Request request;
+  request.range = std::pair{offset, size};
+  fetch(url, display, request, sink, block, urgent);
 }
 
 TransportStats HttpTransport::stats() const {

@@ -1,8 +1,8 @@
-// GETs of whole objects and byte ranges over HTTP(S) with libcurl: keep-alive connections reused
-// from a pool of handles, at most `remote_concurrency` requests in flight, retries with
-// exponential backoff and jitter on timeouts, connection failures, 5xx and short reads, and
-// optional AWS SigV4 signing (CURLOPT_AWS_SIGV4 plus x-amz-content-sha256). Errors name the
-// object as the caller displays it (a URL, never a credential).
+// GETs of whole objects and byte ranges, HEADs and PUTs of files over HTTP(S) with libcurl:
+// keep-alive connections reused from a pool of handles, at most `remote_concurrency` requests in
+// flight, retries with exponential backoff and jitter on timeouts, connection failures, 5xx and
+// short reads, and optional AWS SigV4 signing (CURLOPT_AWS_SIGV4 plus x-amz-content-sha256). Errors
+// name the object as the caller displays it (a URL, never a credential).
 #pragma once
 
 #include <atomic>
@@ -38,6 +38,13 @@ class HttpTransport {
   void get_range(const std::string& url, const std::string& display, uint64_t offset, size_t size,
                  unsigned char* out, std::optional<uint64_t> block = {}, bool urgent = true);
 
+  // Whether the object exists: true for 200, false for 404, an Error for anything else.
+  bool exists(const std::string& url, const std::string& display);
+  // Uploads the file at `path` (one PUT, streamed from disk, re-read on each retry). Signed
+  // requests carry x-amz-content-sha256: UNSIGNED-PAYLOAD: hashing every byte beforehand would
+  // need a SHA-256 library besides libcurl, and readers check every block's checksum anyway.
+  void put_file(const std::string& url, const std::string& display, const std::string& path);
+
   TransportStats stats() const;
 
   // Routes "HOST:PORT:CONNECT-HOST:CONNECT-PORT" (CURLOPT_CONNECT_TO), so that a test can send
@@ -56,11 +63,18 @@ class HttpTransport {
 
  private:
   struct Attempt;
-  void fetch(const std::string& url, const std::string& display,
-             std::optional<std::pair<uint64_t, size_t>> range, Sink& sink,
-             std::optional<uint64_t> block, bool urgent);
-  Attempt attempt(const std::string& url, std::optional<std::pair<uint64_t, size_t>> range,
-                  Sink& sink, bool urgent);
+  // What to send besides a GET of the whole object.
+  struct Request {
+    std::optional<std::pair<uint64_t, size_t>> range;  // GET of a byte range
+    bool head = false;                                 // HEAD: is it there?
+    const std::string* upload = nullptr;               // PUT of this file
+  };
+  // Returns the HTTP status of the final attempt; throws after the last retry fails, except
+  // for the statuses in `accepted` besides 200/206 (a HEAD's 404).
+  long fetch(const std::string& url, const std::string& display, const Request& request, Sink& sink,
+             std::optional<uint64_t> block, bool urgent, std::initializer_list<long> accepted = {});
+  Attempt attempt(const std::string& url, const Request& request, Sink& sink, bool urgent,
+                  std::initializer_list<long> accepted);
   void* take_handle(bool urgent);
   void return_handle(void* handle);
 

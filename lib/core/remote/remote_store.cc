@@ -144,6 +144,7 @@ class RemoteSource : public BlockSource, public std::enable_shared_from_this<Rem
         if (p->ok) {
           std::memcpy(out, p->bytes.data(), size);
           release(*p);
+          if (shared_->cache) shared_->cache->mark_consumed(cache_key(offset, size));
           return;
         }
       }
@@ -156,17 +157,16 @@ class RemoteSource : public BlockSource, public std::enable_shared_from_this<Rem
       if (served_.size() > 65536) served_.clear();  // bounded: a forgotten entry costs lookahead
       served_.insert(offset);
     }
-    const std::string key = DiskCache::key(url_, version_, offset, size);
-    if (shared_->cache && shared_->cache->get(key, size, out)) return;
+    const std::string key = cache_key(offset, size);
+    if (shared_->cache && shared_->cache->get(key, size, out, true)) return;
     shared_->transport.get_range(url_, display_, offset, size, out, block);
-    if (shared_->cache) shared_->cache->put(key, out, size);
+    if (shared_->cache) shared_->cache->put(key, out, size, true);
   }
 
   bool refetch(uint64_t offset, size_t size, unsigned char* out,
                std::optional<uint64_t> block) const override {
     shared_->transport.get_range(url_, display_, offset, size, out, block);
-    if (shared_->cache)
-      shared_->cache->put(DiskCache::key(url_, version_, offset, size), out, size);
+    if (shared_->cache) shared_->cache->put(cache_key(offset, size), out, size, true);
     return true;
   }
 
@@ -211,6 +211,10 @@ class RemoteSource : public BlockSource, public std::enable_shared_from_this<Rem
     std::shared_future<void> done;
   };
 
+  std::string cache_key(uint64_t offset, size_t size) const {
+    return DiskCache::key(url_, version_, offset, size);
+  }
+
   void release(Pending& p) const {
     if (p.held) shared_->held_bytes.fetch_sub(p.size);
     p.held = false;
@@ -225,14 +229,14 @@ class RemoteSource : public BlockSource, public std::enable_shared_from_this<Rem
     }
     std::vector<unsigned char> bytes(size);
     bool ok = false;
-    const std::string key = DiskCache::key(url_, version_, offset, size);
+    const std::string key = cache_key(offset, size);
     try {
-      if (shared_->cache && shared_->cache->get(key, size, bytes.data())) {
+      if (shared_->cache && shared_->cache->get(key, size, bytes.data(), false)) {
         ok = true;
       } else {
         shared_->transport.get_range(url_, display_, offset, size, bytes.data(), std::nullopt,
                                      false);
-        if (shared_->cache) shared_->cache->put(key, bytes.data(), size);
+        if (shared_->cache) shared_->cache->put(key, bytes.data(), size, false);
         ok = true;
       }
     } catch (...) {
@@ -303,6 +307,10 @@ class RemoteStore : public DatasetStore {
   }
 
   void run_async(std::function<void()> task) const override { shared_->pool.post(std::move(task)); }
+
+  void begin_epoch(uint64_t epoch) const override {
+    if (shared_->cache) shared_->cache->set_epoch(epoch);
+  }
 
   IoStats io_stats() const override {
     IoStats s;

@@ -1,0 +1,66 @@
+// Where a command writes its dataset. A directory is written in place (published atomically by
+// the library). An s3:// location is checked first (credentials, no dataset there unless
+// --force), built in a local staging directory, then uploaded shards-first, manifest last.
+#pragma once
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+
+#include "core/error.h"
+#include "core/remote/dataset_upload.h"
+
+namespace shardify_cli {
+
+class OutputLocation {
+ public:
+  // `stage_parent`: where the local copy of an s3:// dataset is built (it needs the dataset's
+  // size in free space).
+  OutputLocation(std::string out, bool force, const std::filesystem::path& stage_parent)
+      : out_(std::move(out)) {
+    if (!shardkit::remote::is_s3_url(out_)) {
+      if (out_.find("://") != std::string::npos)
+        throw shardkit::Error(shardkit::ErrorCode::kInvalidArgument, out_,
+                              "datasets are written to a directory or to s3://bucket/prefix "
+                              "(HTTP servers are read-only to shardkit)");
+      local_ = out_;
+      return;
+    }
+    upload_.emplace(out_, force);
+    std::error_code ec;
+    stage_ = stage_parent / (".shardify-upload-" + std::to_string(::getpid()) + "-" +
+                             std::to_string(std::random_device{}()));
+    std::filesystem::create_directories(stage_, ec);
+    if (ec)
+      throw shardkit::Error(shardkit::ErrorCode::kIo, stage_.string(),
+                            "cannot create the local staging directory of an s3:// output (set "
+                            "TMPDIR to a disk with room for the dataset): " +
+                                ec.message());
+    local_ = (stage_ / "dataset").string();
+  }
+  ~OutputLocation() {
+    std::error_code ec;
+    if (!stage_.empty()) std::filesystem::remove_all(stage_, ec);
+  }
+  OutputLocation(const OutputLocation&) = delete;
+  OutputLocation& operator=(const OutputLocation&) = delete;
+
+  // The directory to write the dataset to.
+  const std::string& local() const { return local_; }
+  bool is_remote() const { return upload_.has_value(); }
+  // Uploads a staged dataset; nothing for a directory.
+  void publish() {
+    if (upload_) upload_->upload(local_);
+  }
+
+ private:
+  std::string out_, local_;
+  std::filesystem::path stage_;
+  std::optional<shardkit::remote::DatasetUpload> upload_;
+};
+
+}  // namespace shardify_cli
