@@ -3,9 +3,11 @@ json module or by pandas, not by shardkit): byte-identical shards and the same m
 the source, at 1 and 2 threads, for cls (given and derived labels), pair with dotted paths,
 packed lm and qa, from a generator, a list and a pandas DataFrame. Then bad rows (error naming
 the row, or skipped and counted), an exception from the rows and a KeyboardInterrupt (a real
-SIGINT) in the middle, which leave no dataset behind, and progress through tqdm.
+SIGINT) in the middle, which leave no dataset behind, progress through tqdm, and the README's
+snippet.
 
-    SHARDKIT_BIN=build SHARDKIT_VOCAB=vocab.txt PYTHONPATH=build/python python3 test_write_dataset.py
+    SHARDKIT_SOURCE=. SHARDKIT_BIN=build SHARDKIT_VOCAB=vocab.txt PYTHONPATH=build/python \
+        python3 tests/python/test_write_dataset.py
 """
 import contextlib
 import io
@@ -275,6 +277,40 @@ def test_progress(tmp):
     print("  progress: a tqdm bar to 3000/3000 rows; nothing with progress=False")
 
 
+def test_readme_snippet(tmp):
+    """The README's write_dataset block, run verbatim where its files exist."""
+    source = os.environ["SHARDKIT_SOURCE"]
+    code = subprocess.run([sys.executable, os.path.join(source, "tests", "integration", "readme_snippet.py"),
+                           os.path.join(source, "README.md"), "fenced", "python", "shardkit.write_dataset"],
+                          check=True, capture_output=True, text=True).stdout
+    work = os.path.join(tmp, "readme")
+    os.makedirs(os.path.join(work, "books"))
+    shutil.copy(VOCAB, os.path.join(work, "vocab.txt"))
+    shutil.copy(GPT2, os.path.join(work, "tokenizer.json"))
+    rng = random.Random(8)
+    reviews = [{"review": sentence(rng, 3, 30), "stars": rng.randrange(1, 6)} for _ in range(300)]
+    write_jsonl(reviews, os.path.join(work, "reviews.jsonl"))
+    for i in range(5):
+        with open(os.path.join(work, "books", f"{i:02d}.txt"), "w") as f:
+            f.write(sentence(rng, 200, 600))
+    cwd = os.getcwd()
+    os.chdir(work)
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
+            exec(compile(code, "README.md", "exec"), {})
+    finally:
+        os.chdir(cwd)
+    data = shardkit.Dataset(os.path.join(work, "data", "reviews"))
+    assert len(data) == 300 and data.info["labels"]["names"] == ["1", "2", "3", "4", "5"], data.info
+    # Labels by the stars the rows were made with.
+    assert [int(data[i]["labels"]) for i in range(300)] == [r["stars"] - 1 for r in reviews]
+    books = shardkit.Dataset(os.path.join(work, "data", "books"))
+    records, skipped, kind = printed.getvalue().split()
+    assert int(records) == len(books) > 5 and skipped == "0" and kind == "bpe", printed.getvalue()
+    print(f"  README snippet: {len(data)} reviews, {len(books)} packed book records")
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="shardkit-write-")
     try:
@@ -285,6 +321,7 @@ def main():
         test_exception_from_rows_leaves_nothing(tmp)
         test_keyboard_interrupt_leaves_nothing(tmp)
         test_progress(tmp)
+        test_readme_snippet(tmp)
         print("write_dataset: ok")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
