@@ -223,7 +223,7 @@ int main(int argc, char** argv) {
       lens.write(reinterpret_cast<const char*>(&n), 4);
     }
   }
-  const fs::path script = fs::path(__FILE__).parent_path() / "torch_save_baseline.py";
+  const fs::path script = fs::path(SHARDKIT_SOURCE_DIR) / "tests/bench/torch_save_baseline.py";
   const std::string cmd = "/usr/bin/python3 " + script.string() + " " + ids_file.string() + " " +
                           lens_file.string() + " " + std::to_string(max_len) + " " + tmp.string();
   std::string py;

@@ -129,7 +129,7 @@ inline void bench_input_formats(const std::string& tokenizer, const std::vector<
       have_module |= e.path().filename().string().starts_with("_shardkit");
   if (have_module) {
     const std::filesystem::path script =
-        std::filesystem::path(__FILE__).parent_path() / "write_dataset_bench.py";
+        std::filesystem::path(SHARDKIT_SOURCE_DIR) / "tests/bench/write_dataset_bench.py";
     const std::string cmd = "PYTHONPATH='" + std::string(SHARDKIT_BINARY_DIR) +
                             "/python' OMP_NUM_THREADS=1 /usr/bin/python3 '" + script.string() +
                             "' '" + tokenizer + "' '" + jsonl + "' " + std::to_string(max_len) +
