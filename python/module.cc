@@ -8,6 +8,7 @@
 #include "core/dataset.h"
 #include "core/error.h"
 #include "loader/loader.h"
+#include "write_dataset.h"
 
 namespace py = pybind11;
 using namespace shardkit;
@@ -240,4 +241,6 @@ PYBIND11_MODULE(_shardkit, m) {
                                     "0.." + size + " (the dataset's records)")});
            })
       .def("planned_records", &loader::Loader::planned_records, py::arg("batch"));
+
+  python::bind_write_dataset(m);
 }

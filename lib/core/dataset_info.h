@@ -73,7 +73,7 @@ struct SourceFile {
 };
 
 struct SourceInfo {
-  std::string format;  // "jsonl", "text", "tsv", "csv", "squad"
+  std::string format;  // "jsonl", "text", "tsv", "csv", "squad", "parquet", "rows" (Python)
   // The input columns read, by purpose: {"text": "premise", "pair": "hypothesis", ...}.
   std::map<std::string, std::string> columns;
   std::string doc_sep;  // text input: how documents are separated

@@ -73,12 +73,15 @@ ReaderOptions reader_options(const ConvertOptions& o, InputFormat fmt) {
   return r;
 }
 
+// Opens input i: a file by its format, or the rows handed in.
+using OpenInput = std::function<std::unique_ptr<ExampleReader>(size_t, const ReaderOptions&)>;
+
 // Every label of every input file (all parts), so that each part derives the same order.
-LabelMap observe_labels(const std::vector<InputFile>& files, ReaderOptions r) {
+LabelMap observe_labels(size_t inputs, const OpenInput& open, ReaderOptions r) {
   r.labels_only = true;
   std::set<std::string> seen;
-  for (uint32_t i = 0; i < files.size(); ++i) {
-    auto reader = ExampleReader::open(files[i].path, i, r);
+  for (size_t i = 0; i < inputs; ++i) {
+    auto reader = open(i, r);
     Example ex;
     while (reader->next(ex))
       if (ex.error.empty()) seen.insert(ex.label);
@@ -128,8 +131,8 @@ DatasetInfo describe_conversion(const ConvertOptions& o, InputFormat fmt,
 class ExampleBatcher {
  public:
   ExampleBatcher(const std::vector<InputFile>& files, size_t first, size_t end,
-                 const ReaderOptions& options)
-      : files_(files), file_(first), end_(end), options_(options) {}
+                 const ReaderOptions& options, const OpenInput& open)
+      : files_(files), file_(first), end_(end), options_(options), open_(open) {}
 
   // The next batch (possibly empty when it only ends a file); false after the last file.
   bool next(std::vector<Example>& examples, EncodedBatch& batch) {
@@ -137,7 +140,7 @@ class ExampleBatcher {
     for (;;) {
       if (!reader_) {
         if (file_ >= end_) return false;
-        reader_ = ExampleReader::open(files_[file_].path, static_cast<uint32_t>(file_), options_);
+        reader_ = open_(file_, options_);
       }
       batch.file_index = static_cast<uint32_t>(file_);
       size_t text_bytes = 0;
@@ -169,6 +172,7 @@ class ExampleBatcher {
   const std::vector<InputFile>& files_;
   size_t file_, end_;
   const ReaderOptions& options_;
+  const OpenInput& open_;
   std::unique_ptr<ExampleReader> reader_;
   uint64_t bytes_before_file_ = 0;
   uint64_t text_bytes_ = 0;
@@ -196,15 +200,26 @@ ConvertResult convert(const ConvertOptions& o,
   if (o.tokenizer_path.empty())
     throw Error(ErrorCode::kInvalidArgument, "", "--tokenizer is required");
 
-  const std::vector<InputFile> files = list_input_files(o.inputs);
-  const InputFormat fmt = resolve_format(o, files);
+  if (o.rows && (!o.inputs.empty() || o.part || (o.format && *o.format != InputFormat::kJsonl)))
+    throw Error(ErrorCode::kInvalidArgument, "",
+                "rows handed in are one input read as JSONL: no input files, format or part");
+  const std::vector<InputFile> files =
+      o.rows ? std::vector<InputFile>{{o.rows_name, 0}} : list_input_files(o.inputs);
+  const InputFormat fmt = o.rows ? InputFormat::kJsonl : resolve_format(o, files);
   check_task_and_format(o.task.task, fmt);
   const ReaderOptions ropt = reader_options(o, fmt);
+  const OpenInput open_input = [&](size_t i, const ReaderOptions& r) {
+    const auto index = static_cast<uint32_t>(i);
+    return o.rows ? make_row_reader(o.rows(), index, r)
+                  : ExampleReader::open(files[i].path, index, r);
+  };
 
   auto tokenizer = tok::Tokenizer::from_file(o.tokenizer_path);
   LabelMap labels;
   const bool labelled = task_has_labels(o.task.task);
-  if (labelled) labels = o.labels ? LabelMap::from_list(*o.labels) : observe_labels(files, ropt);
+  if (labelled)
+    labels =
+        o.labels ? LabelMap::from_list(*o.labels) : observe_labels(files.size(), open_input, ropt);
   const TaskEncoder encoder(*tokenizer, o.task, labelled ? &labels : nullptr);
   const RecordLayout layout(o.task, tokenizer->vocab_size(), encoder.padding_id());
   Packer packer(layout, o.task.position_ids);
@@ -232,7 +247,7 @@ ConvertResult convert(const ConvertOptions& o,
   std::vector<unsigned char> records;
   ConvertProgress prog;
   prog.input_bytes_total = result.bytes_in_compressed;
-  ExampleBatcher batcher(files, first_file, end_file, ropt);
+  ExampleBatcher batcher(files, first_file, end_file, ropt, open_input);
 
   auto write = [&](const EncodedBatch& batch) {
     for (const ExampleError& e : batch.errors) {
@@ -292,6 +307,8 @@ ConvertResult convert(const ConvertOptions& o,
   }
   for (; !in_flight.empty(); in_flight.pop_front()) write(in_flight.front().get());
   result.bytes_in = batcher.text_bytes();
+  // Rows handed in have no file: their JSON text is what was read, and what "stored" them.
+  if (o.rows) result.bytes_in_compressed = result.bytes_in;
 
   if (result.stats.records == 0 && !o.allow_empty) {
     const std::string inputs =
@@ -306,6 +323,10 @@ ConvertResult convert(const ConvertOptions& o,
 
   DatasetInfo info =
       describe_conversion(o, fmt, files, *tokenizer, encoder, layout, labelled ? &labels : nullptr);
+  if (o.rows) {
+    info.source.format = "rows";
+    info.source.files.front().bytes = result.bytes_in;
+  }
   info.stats = result.stats;
   if (o.part) info.part = PartInfo{part.index, part.count, first_file, end_file};
   writer.set_info(std::move(info));

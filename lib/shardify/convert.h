@@ -13,6 +13,7 @@
 #include "shardify/encoded_batch.h"
 #include "shardify/example_reader.h"
 #include "shardify/input_files.h"
+#include "shardify/row_reader.h"
 #include "shardify/task.h"
 
 namespace shardkit::shardify {
@@ -21,6 +22,11 @@ enum class OnError { kFail, kSkip };
 
 struct ConvertOptions {
   std::vector<std::string> inputs;
+  // Rows handed in by a program instead of `inputs` (the Python module's write_dataset): one
+  // input named `rows_name`, read by the JSONL rules. Each call starts a feed at the first row;
+  // cls/pair without `labels` call it twice (the label pre-pass, then the conversion).
+  std::function<std::unique_ptr<RowFeed>()> rows;
+  std::string rows_name = "rows";
   std::optional<InputFormat> format;  // inferred from the first file's name when absent
   std::string text_field = "text";
   std::string pair_field = "text_pair";

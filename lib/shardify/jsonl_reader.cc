@@ -1,54 +1,28 @@
-// JSONL: one JSON object per line; fields chosen by dotted path ("meta.title").
-#include <simdjson.h>
-
+// JSONL: one JSON object per line; its fields are read by json_fields.h.
+#include "shardify/json_fields.h"
 #include "shardify/readers_internal.h"
 
 namespace shardkit::shardify {
 namespace {
 
-// Follows a dotted path through nested objects. Sets `problem` when a step is missing.
-simdjson::dom::element lookup(simdjson::dom::element root, const std::string& path,
-                              std::string& problem) {
-  simdjson::dom::element cur = root;
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t dot = path.find('.', start);
-    std::string_view key(path.data() + start,
-                         (dot == std::string::npos ? path.size() : dot) - start);
-    simdjson::dom::object obj;
-    if (cur.get_object().get(obj) != simdjson::SUCCESS) {
-      problem = "field '" + path + "' not found (not an object at '" + std::string(key) + "')";
-      return {};
-    }
-    if (obj.at_key(key).get(cur) != simdjson::SUCCESS) {
-      problem = "missing field '" + path + "'";
-      return {};
-    }
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  return cur;
-}
-
 class JsonlReader : public ExampleReader {
  public:
   JsonlReader(std::unique_ptr<LineReader> lines, uint32_t file_index, const ReaderOptions& options)
-      : lines_(std::move(lines)), file_index_(file_index), options_(options) {}
+      : lines_(std::move(lines)), file_index_(file_index), fields_(options) {}
 
   bool next(Example& ex) override {
     std::string_view line;
     if (!start_example_at_next_line(*lines_, file_index_, ex, line))
       return stream_error_example(*lines_, file_index_, ex);
-    simdjson::dom::element root;
     // In place: the line reader guarantees simdjson's padding after every line.
-    static_assert(LineReader::kPadding >= simdjson::SIMDJSON_PADDING);
-    auto err = parser_.parse(line.data(), line.size(), false).get(root);
+    static_assert(LineReader::kPadding >= JsonFields::kPadding);
+    fields_.parse(line);
     // The parsed document holds its own copy of the strings: a long line's buffer can go before
     // its text is copied out, and the parser's buffers (sized by the longest line) after.
     const bool long_line = line.size() > kLongLine;
-    if (long_line && !err) lines_->release_line();
-    read_fields(line, err, root, ex);
-    if (long_line) parser_ = simdjson::dom::parser{};
+    if (long_line && fields_.parsed_ok()) lines_->release_line();
+    fields_.read(line, ex);
+    if (long_line) fields_.release_buffers();
     return true;
   }
 
@@ -58,117 +32,9 @@ class JsonlReader : public ExampleReader {
  private:
   static constexpr size_t kLongLine = 4 << 20;
 
-  void read_fields(std::string_view line, simdjson::error_code err, simdjson::dom::element root,
-                   Example& ex) {
-    if (err) {
-      ex.error = err == simdjson::UTF8_ERROR
-                     ? utf8_problem(line, "the line")
-                     : std::string("malformed JSON: ") + simdjson::error_message(err);
-      if (ex.error.empty()) ex.error = "malformed JSON: invalid UTF-8";
-      return;
-    }
-    if (!root.is_object()) {
-      ex.error = "malformed JSON: the line is not a JSON object";
-      return;
-    }
-    if (options_.qa) {
-      read_qa(root, ex);
-      return;
-    }
-    if (!options_.labels_only) {
-      if (!string_field(root, options_.text_field, ex.text, ex.error)) return;
-      if (!options_.pair_field.empty() &&
-          !string_field(root, options_.pair_field, ex.text_pair, ex.error))
-        return;
-    }
-    if (!options_.label_field.empty()) label_field(root, ex);
-  }
-
-  bool string_field(simdjson::dom::element root, const std::string& path, std::string& out,
-                    std::string& problem) {
-    simdjson::dom::element e = lookup(root, path, problem);
-    if (!problem.empty()) return false;
-    std::string_view s;
-    if (e.get_string().get(s) != simdjson::SUCCESS) {
-      problem = "field '" + path + "' is not a string";
-      return false;
-    }
-    out.assign(s);
-    return true;
-  }
-
-  void read_qa(simdjson::dom::element root, Example& ex) {
-    QaQuestion q;
-    q.example_index = next_question_++;
-    if (!string_field(root, options_.text_field, ex.text, ex.error)) return;
-    if (!string_field(root, options_.question_field, q.question, ex.error)) return;
-    simdjson::dom::element answers = lookup(root, options_.answers_field, ex.error);
-    if (!ex.error.empty()) return;
-    // HF datasets: {"text": [...], "answer_start": [...]}; SQuAD: [{"text", "answer_start"}].
-    simdjson::dom::array texts, starts, list;
-    std::string_view text;
-    int64_t start = -1;
-    bool any = false;
-    if (answers.get_object().error() == simdjson::SUCCESS) {
-      if (answers["text"].get_array().get(texts) ||
-          answers["answer_start"].get_array().get(starts) || texts.size() != starts.size()) {
-        ex.error = "field '" + options_.answers_field +
-                   "' needs equally long 'text' and 'answer_start' lists";
-        return;
-      }
-      if ((any = texts.size() > 0) && (texts.at(0).get_string().get(text) ||
-                                       starts.at(0).get_int64().get(start) || start < 0)) {
-        ex.error =
-            "the first answer needs a 'text' string and a non-negative integer 'answer_start'";
-        return;
-      }
-    } else if (answers.get_array().get(list) == simdjson::SUCCESS) {
-      if ((any = list.size() > 0)) {
-        simdjson::dom::element first = list.at(0);
-        if (first["text"].get_string().get(text) || first["answer_start"].get_int64().get(start) ||
-            start < 0) {
-          ex.error =
-              "the first answer needs a 'text' string and a non-negative integer 'answer_start'";
-          return;
-        }
-      }
-    } else {
-      ex.error = "field '" + options_.answers_field + "' is neither an object nor a list";
-      return;
-    }
-    if (any)
-      resolve_answer(ex.text, text, start, q);
-    else
-      q.impossible = true;
-    ex.questions.push_back(std::move(q));
-  }
-
-  void label_field(simdjson::dom::element root, Example& ex) {
-    simdjson::dom::element e = lookup(root, options_.label_field, ex.error);
-    if (!ex.error.empty()) return;
-    std::string_view s;
-    int64_t i;
-    uint64_t u;
-    bool b;
-    if (e.get_string().get(s) == simdjson::SUCCESS) {
-      ex.label.assign(s);
-    } else if (e.get_int64().get(i) == simdjson::SUCCESS) {
-      ex.label = std::to_string(i);
-    } else if (e.get_uint64().get(u) == simdjson::SUCCESS) {
-      ex.label = std::to_string(u);
-    } else if (e.get_bool().get(b) == simdjson::SUCCESS) {
-      ex.label = b ? "true" : "false";
-    } else {
-      ex.error =
-          "label field '" + options_.label_field + "' must be a string, an integer or a boolean";
-    }
-  }
-
   std::unique_ptr<LineReader> lines_;
   uint32_t file_index_;
-  ReaderOptions options_;
-  simdjson::dom::parser parser_;
-  uint32_t next_question_ = 0;
+  JsonFields fields_;
 };
 
 }  // namespace

@@ -11,16 +11,23 @@
 Batches are built ahead by C++ threads (the GIL is released while Python waits for one), and
 arrive as tensors that share the loader's buffers. ``state_dict()``/``load_state_dict()`` resume
 mid-epoch exactly.
+
+    shardkit.write_dataset(rows, "data/train", task="lm", tokenizer="tokenizer.json")
+
+converts rows held in Python (a generator of dicts, a pandas DataFrame, a datasets.Dataset) with
+shardify's converter and threads, as ``shardify`` would convert the same rows written as JSONL.
 """
 import json as _json
+import os as _os
 
 import numpy as _np
 import torch as _torch
 
+from . import _rows
 from . import _shardkit
 from ._shardkit import ShardkitError
 
-__all__ = ["Dataset", "Loader", "IterableDataset", "ShardkitError"]
+__all__ = ["Dataset", "Loader", "IterableDataset", "ShardkitError", "write_dataset"]
 
 # torch 1.13 has no uint16/uint32 tensors: such fields widen to the next signed type.
 _WIDEN = {_np.dtype(_np.uint16): _np.int32, _np.dtype(_np.uint32): _np.int64}
@@ -179,3 +186,69 @@ class IterableDataset(_torch.utils.data.IterableDataset):
         if info is not None and info.num_workers > 1:
             raise RuntimeError("shardkit.IterableDataset prefetches on its own threads; use num_workers=0")
         return iter(Loader(self.path, epoch=self.epoch, **self.options))
+
+
+_LABELLED_TASKS = ("cls", "pair")
+
+
+def write_dataset(rows, out, task="lm", tokenizer=None, progress=True, **options):
+    """Converts rows into a dataset at ``out`` with shardify's converter and its threads.
+
+    ``rows`` is any iterable of dicts: a generator, a list, ``DataFrame.to_dict("records")`` or
+    ``DataFrame.itertuples()``, a pandas ``DataFrame`` itself, a ``datasets.Dataset``. Each row is
+    read as ``shardify`` reads a line of a JSONL file (fields by ``text_field``, ``pair_field``,
+    ``label_field``, dotted paths into nested dicts; for ``task="qa"`` ``context_field``,
+    ``question_field``, ``answers_field``), and the dataset is byte-identical to ``shardify``'s on
+    the same rows written as JSONL. Every shardify option is a keyword, named as its flag with
+    ``_`` for ``-``: max_len, no_pack, position_ids, doc_stride, max_query_len, labels (a list of
+    names in index order, or "a,b,c"), threads (default: all cores), on_error ("fail" or "skip"),
+    force, allow_empty, zstd_level, block_size, shard_size, filter. cls and pair without
+    ``labels`` read the rows twice (labels first), which a generator cannot: pass ``labels``.
+
+    A bad row raises ShardkitError naming it as "row N", counting from 0 in the order the rows
+    were given (as Parquet rows are counted; the same row is line N + 1 of a JSONL file); with
+    ``on_error="skip"`` it is skipped and counted. An exception from the rows (a generator
+    raising, KeyboardInterrupt) stops the conversion and leaves no dataset behind. The GIL is
+    held only while the next chunk of rows is pulled and turned into JSON. ``progress`` shows a
+    tqdm bar when tqdm is installed.
+
+    Returns the conversion summary as a dict (documents, records, tokens, truncated, skipped,
+    bytes, seconds, the first errors) with the dataset's info under "info".
+    """
+    if tokenizer is None:
+        raise TypeError("write_dataset: tokenizer= is required (tokenizer.json, vocab.txt or encoder.json)")
+    passes = 2 if task in _LABELLED_TASKS and options.get("labels") is None else 1
+    if passes == 2 and not _rows.can_read_twice(rows):
+        raise ShardkitError(
+            f"task={task!r} without labels= reads the rows twice (labels first, to number them as "
+            "shardify does), and these rows can be read only once: pass labels=[...] in index "
+            "order, or rows that can be read again (a list, a DataFrame, a datasets.Dataset)")
+    bar = _progress_bar(rows) if progress else None
+    opened = []
+
+    def open_rows():
+        opened.append(None)
+        last = len(opened) == passes
+        return _rows.chunk_function(_rows.records(rows),
+                                    bar.update if bar is not None and last else None)
+
+    try:
+        summary = _json.loads(_shardkit.write_dataset(
+            open_rows, _os.fspath(out), task=task, tokenizer=_os.fspath(tokenizer), **options))
+    finally:
+        if bar is not None:
+            bar.close()
+    summary["info"] = Dataset(out).info
+    return summary
+
+
+def _progress_bar(rows):
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    try:
+        total = len(rows)
+    except TypeError:
+        total = None
+    return tqdm(total=total, unit=" rows", desc="write_dataset")

@@ -1,6 +1,7 @@
 // bench_shardify's input-format rows: the same documents as JSONL (the baseline), JSONL.zst and
-// Parquet (zstd, written by DuckDB) through `shardify::convert --task lm` end to end, with the
-// ratio to JSONL and a check that all three give the same shard bytes.
+// Parquet (zstd, written by DuckDB) through `shardify::convert --task lm` end to end, and handed
+// to the Python module's write_dataset by a generator (write_dataset_bench.py), with the ratio to
+// JSONL and a check that all of them give the same shard bytes.
 #pragma once
 
 #include <cstdio>
@@ -83,6 +84,22 @@ inline void bench_input_formats(const std::string& tokenizer, const std::vector<
   const double mb = text_bytes / 1e6;
   double base[3] = {0, 0, 0};
   std::string base_shards;
+  // One table row and its ratios to the first (JSONL); `dir` holds the dataset it wrote.
+  auto row = [&](const std::string& name, double file_mb, const double* best, double cpu_best,
+                 const std::filesystem::path& dir) {
+    const std::string shards = d::shard_bytes(dir);
+    if (base[1] == 0) {
+      base[1] = best[1];
+      base[2] = best[2];
+      base[0] = cpu_best;
+      base_shards = shards;
+    }
+    std::printf("%-28s %10.2f %9.3f %9.2f %9.3f %9.2f %8.3f\n", name.c_str(), file_mb, best[1],
+                mb / best[1], best[2], mb / best[2], cpu_best);
+    std::printf("%-28s %10s %8.1f%% %9s %8.1f%% %9s %7.1f%%   shards %s\n", "  time vs JSONL", "",
+                100 * best[1] / base[1], "", 100 * best[2] / base[2], "", 100 * cpu_best / base[0],
+                shards == base_shards ? "identical" : "DIFFER");
+  };
   for (const Input& in : inputs) {
     double best[3] = {1e30, 1e30, 1e30}, cpu_best = 1e30;
     for (int r = 0; r < runs; ++r)
@@ -102,19 +119,34 @@ inline void bench_input_formats(const std::string& tokenizer, const std::vector<
             best[th], std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         if (th == 1) cpu_best = std::min(cpu_best, cpu_now() - c0);
       }
-    const std::string shards = d::shard_bytes(tmp / "fmt");
-    if (base[1] == 0) {
-      base[1] = best[1];
-      base[2] = best[2];
-      base[0] = cpu_best;
-      base_shards = shards;
+    row(in.name, std::filesystem::file_size(in.path) / 1e6, best, cpu_best, tmp / "fmt");
+  }
+  // The same documents handed to shardkit.write_dataset by a Python generator.
+  const std::string module_dir = std::string(SHARDKIT_BINARY_DIR) + "/python/shardkit";
+  bool have_module = false;
+  if (std::filesystem::exists(module_dir))
+    for (const auto& e : std::filesystem::directory_iterator(module_dir))
+      have_module |= e.path().filename().string().starts_with("_shardkit");
+  if (have_module) {
+    const std::filesystem::path script =
+        std::filesystem::path(SHARDKIT_SOURCE_DIR) / "tests/bench/write_dataset_bench.py";
+    const std::string cmd = "PYTHONPATH='" + std::string(SHARDKIT_BINARY_DIR) +
+                            "/python' OMP_NUM_THREADS=1 /usr/bin/python3 '" + script.string() +
+                            "' '" + tokenizer + "' '" + jsonl + "' " + std::to_string(max_len) +
+                            " " + std::to_string(runs) + " '" + (tmp / "py").string() + "'";
+    std::string out;
+    if (FILE* p = ::popen(cmd.c_str(), "r")) {
+      char buf[256];
+      while (std::fgets(buf, sizeof buf, p)) out += buf;
+      ::pclose(p);
     }
-    std::printf("%-28s %10.2f %9.3f %9.2f %9.3f %9.2f %8.3f\n", in.name.c_str(),
-                std::filesystem::file_size(in.path) / 1e6, best[1], mb / best[1], best[2],
-                mb / best[2], cpu_best);
-    std::printf("%-28s %10s %8.1f%% %9s %8.1f%% %9s %7.1f%%   shards %s\n", "  time vs JSONL", "",
-                100 * best[1] / base[1], "", 100 * best[2] / base[2], "", 100 * cpu_best / base[0],
-                shards == base_shards ? "identical" : "DIFFER");
+    double best[3] = {0, 0, 0}, cpu = 0;
+    if (std::sscanf(out.c_str(), "%lf %lf %lf", &best[1], &best[2], &cpu) == 3)
+      row("Python write_dataset (gen.)", 0, best, cpu, tmp / "py");
+    else
+      std::printf("(Python row failed: %s)\n", out.c_str());
+  } else {
+    std::printf("(Python row skipped: no _shardkit module in %s)\n", module_dir.c_str());
   }
   // The reader alone: the one serial stage of a conversion, so the ceiling of its speed however
   // many threads tokenize.

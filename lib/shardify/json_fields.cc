@@ -1,0 +1,142 @@
+#include "shardify/json_fields.h"
+
+#include "shardify/readers_internal.h"
+
+namespace shardkit::shardify {
+namespace {
+
+// Follows a dotted path through nested objects. Sets `problem` when a step is missing.
+simdjson::dom::element lookup(simdjson::dom::element root, const std::string& path,
+                              std::string& problem) {
+  simdjson::dom::element cur = root;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t dot = path.find('.', start);
+    std::string_view key(path.data() + start,
+                         (dot == std::string::npos ? path.size() : dot) - start);
+    simdjson::dom::object obj;
+    if (cur.get_object().get(obj) != simdjson::SUCCESS) {
+      problem = "field '" + path + "' not found (not an object at '" + std::string(key) + "')";
+      return {};
+    }
+    if (obj.at_key(key).get(cur) != simdjson::SUCCESS) {
+      problem = "missing field '" + path + "'";
+      return {};
+    }
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return cur;
+}
+
+}  // namespace
+
+void JsonFields::parse(std::string_view json) {
+  error_ = parser_.parse(json.data(), json.size(), false).get(root_);
+}
+
+void JsonFields::read(std::string_view json, Example& ex) {
+  if (error_) {
+    ex.error = error_ == simdjson::UTF8_ERROR
+                   ? utf8_problem(json, "the line")
+                   : std::string("malformed JSON: ") + simdjson::error_message(error_);
+    if (ex.error.empty()) ex.error = "malformed JSON: invalid UTF-8";
+    return;
+  }
+  if (!root_.is_object()) {
+    ex.error = "malformed JSON: the line is not a JSON object";
+    return;
+  }
+  if (options_.qa) {
+    read_qa(root_, ex);
+    return;
+  }
+  if (!options_.labels_only) {
+    if (!string_field(root_, options_.text_field, ex.text, ex.error)) return;
+    if (!options_.pair_field.empty() &&
+        !string_field(root_, options_.pair_field, ex.text_pair, ex.error))
+      return;
+  }
+  if (!options_.label_field.empty()) label_field(root_, ex);
+}
+
+bool JsonFields::string_field(simdjson::dom::element root, const std::string& path,
+                              std::string& out, std::string& problem) {
+  simdjson::dom::element e = lookup(root, path, problem);
+  if (!problem.empty()) return false;
+  std::string_view s;
+  if (e.get_string().get(s) != simdjson::SUCCESS) {
+    problem = "field '" + path + "' is not a string";
+    return false;
+  }
+  out.assign(s);
+  return true;
+}
+
+void JsonFields::read_qa(simdjson::dom::element root, Example& ex) {
+  QaQuestion q;
+  q.example_index = next_question_++;
+  if (!string_field(root, options_.text_field, ex.text, ex.error)) return;
+  if (!string_field(root, options_.question_field, q.question, ex.error)) return;
+  simdjson::dom::element answers = lookup(root, options_.answers_field, ex.error);
+  if (!ex.error.empty()) return;
+  // HF datasets: {"text": [...], "answer_start": [...]}; SQuAD: [{"text", "answer_start"}].
+  simdjson::dom::array texts, starts, list;
+  std::string_view text;
+  int64_t start = -1;
+  bool any = false;
+  if (answers.get_object().error() == simdjson::SUCCESS) {
+    if (answers["text"].get_array().get(texts) || answers["answer_start"].get_array().get(starts) ||
+        texts.size() != starts.size()) {
+      ex.error = "field '" + options_.answers_field +
+                 "' needs equally long 'text' and 'answer_start' lists";
+      return;
+    }
+    if ((any = texts.size() > 0) &&
+        (texts.at(0).get_string().get(text) || starts.at(0).get_int64().get(start) || start < 0)) {
+      ex.error = "the first answer needs a 'text' string and a non-negative integer 'answer_start'";
+      return;
+    }
+  } else if (answers.get_array().get(list) == simdjson::SUCCESS) {
+    if ((any = list.size() > 0)) {
+      simdjson::dom::element first = list.at(0);
+      if (first["text"].get_string().get(text) || first["answer_start"].get_int64().get(start) ||
+          start < 0) {
+        ex.error =
+            "the first answer needs a 'text' string and a non-negative integer 'answer_start'";
+        return;
+      }
+    }
+  } else {
+    ex.error = "field '" + options_.answers_field + "' is neither an object nor a list";
+    return;
+  }
+  if (any)
+    resolve_answer(ex.text, text, start, q);
+  else
+    q.impossible = true;
+  ex.questions.push_back(std::move(q));
+}
+
+void JsonFields::label_field(simdjson::dom::element root, Example& ex) {
+  simdjson::dom::element e = lookup(root, options_.label_field, ex.error);
+  if (!ex.error.empty()) return;
+  std::string_view s;
+  int64_t i;
+  uint64_t u;
+  bool b;
+  if (e.get_string().get(s) == simdjson::SUCCESS) {
+    ex.label.assign(s);
+  } else if (e.get_int64().get(i) == simdjson::SUCCESS) {
+    ex.label = std::to_string(i);
+  } else if (e.get_uint64().get(u) == simdjson::SUCCESS) {
+    ex.label = std::to_string(u);
+  } else if (e.get_bool().get(b) == simdjson::SUCCESS) {
+    ex.label = b ? "true" : "false";
+  } else {
+    ex.error =
+        "label field '" + options_.label_field + "' must be a string, an integer or a boolean";
+  }
+}
+
+}  // namespace shardkit::shardify

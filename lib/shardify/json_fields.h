@@ -1,0 +1,48 @@
+// The fields of one JSON object as an Example, by the JSONL rules: dotted paths, string texts,
+// string/integer/boolean labels, QA answers in HF datasets' or SQuAD's layout. Shared by the
+// JSONL reader (a line of a file) and the row reader (a row handed in from outside), so that the
+// same object gives the same example whichever way it arrives.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <simdjson.h>
+
+#include "shardify/example.h"
+#include "shardify/example_reader.h"
+
+namespace shardkit::shardify {
+
+class JsonFields {
+ public:
+  // simdjson reads this many bytes past the end of the text it parses in place.
+  static constexpr size_t kPadding = simdjson::SIMDJSON_PADDING;
+
+  explicit JsonFields(const ReaderOptions& options) : options_(options) {}
+
+  // Parses `json` in place: kPadding readable bytes must follow it. The parsed document keeps
+  // its own copy of the strings, so `json` may go before read().
+  void parse(std::string_view json);
+  bool parsed_ok() const { return !error_; }
+  // The parsed object's fields into `ex` (ex.error when it has none usable). `json` is the text
+  // given to parse(), still alive when parsing failed (the error names the bad UTF-8 byte).
+  void read(std::string_view json, Example& ex);
+  // Frees the parser's buffers (sized by the longest text so far).
+  void release_buffers() { parser_ = simdjson::dom::parser{}; }
+
+ private:
+  bool string_field(simdjson::dom::element root, const std::string& path, std::string& out,
+                    std::string& problem);
+  void read_qa(simdjson::dom::element root, Example& ex);
+  void label_field(simdjson::dom::element root, Example& ex);
+
+  ReaderOptions options_;
+  simdjson::dom::parser parser_;
+  simdjson::dom::element root_;
+  simdjson::error_code error_ = simdjson::SUCCESS;
+  uint32_t next_question_ = 0;  // QA: ordinal of the question within its input
+};
+
+}  // namespace shardkit::shardify

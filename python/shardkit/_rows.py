@@ -1,0 +1,104 @@
+"""Rows -> chunks of JSON lines for the C++ converter (shardkit.write_dataset).
+
+This is the one place where a Python row becomes what the converter reads: a JSON object, one
+line per row, read by the same field rules as a JSONL file (text_field, pair_field, label_field
+as dotted paths, QA answers), so that rows convert exactly as the same rows written as JSONL.
+A row that cannot become JSON is handed over as a problem (row number and reason) instead.
+"""
+import itertools as _itertools
+import json as _json
+import sys as _sys
+from collections.abc import Mapping as _Mapping
+
+CHUNK_ROWS = 1024
+
+
+def _plain(value):
+    """NumPy scalars and arrays (pandas, HF datasets with a numpy format) as Python values."""
+    if getattr(value, "shape", None) == () and hasattr(value, "item"):
+        return value.item()
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"a value of type {type(value).__name__} has no JSON form")
+
+
+# allow_nan=False: NaN is not JSON (pandas' missing values are turned into None before this).
+_encoder = _json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=False,
+                             separators=(",", ":"), default=_plain)
+_c_encoder = getattr(_json.encoder, "c_make_encoder", None)
+if _c_encoder is not None:
+    # The C encoder made once: JSONEncoder.encode() builds it again for every row (a third of
+    # the per-row cost on short rows; bench_shardify's Python row).
+    _c_encoder = _c_encoder(None, _plain, _json.encoder.c_encode_basestring, None, ":", ",",
+                            False, False, False)
+
+    def _encode(row):
+        return "".join(_c_encoder(row, 0))
+else:
+    _encode = _encoder.encode
+
+
+class _NotARow(TypeError):
+    pass
+
+
+def _as_dict(row):
+    if isinstance(row, _Mapping):
+        return dict(row)
+    if hasattr(row, "_asdict"):  # a namedtuple, e.g. from DataFrame.itertuples()
+        return row._asdict()
+    if hasattr(row, "to_dict"):  # a pandas Series, e.g. from DataFrame.iterrows()
+        return row.to_dict()
+    raise _NotARow(f"a row must be a dict (or a mapping), not {type(row).__name__}")
+
+
+def _frame_records(frame):
+    """A pandas DataFrame's rows as dicts, a chunk at a time, with missing values as None."""
+    for start in range(0, len(frame), CHUNK_ROWS):
+        part = frame.iloc[start:start + CHUNK_ROWS]
+        part = part.astype(object).where(part.notna(), None)
+        yield from part.to_dict("records")
+
+
+def is_dataframe(rows):
+    pandas = _sys.modules.get("pandas")
+    return pandas is not None and isinstance(rows, pandas.DataFrame)
+
+
+def records(rows):
+    return _frame_records(rows) if is_dataframe(rows) else iter(rows)
+
+
+def can_read_twice(rows):
+    """Whether iter(rows) starts over (a list, a DataFrame, a datasets.Dataset) rather than
+    continuing a one-shot iterator (a generator)."""
+    if is_dataframe(rows):
+        return True
+    try:
+        return iter(rows) is not rows
+    except TypeError:
+        return False
+
+
+def chunk_function(rows_iter, on_chunk=None):
+    """next_chunk() -> (JSON lines as UTF-8 bytes, [(row in chunk, reason)]), or None at the end."""
+    def next_chunk():
+        lines, problems = [], []
+        for row in _itertools.islice(rows_iter, CHUNK_ROWS):
+            try:
+                lines.append(_encode(row if type(row) is dict else _as_dict(row)))
+            except _NotARow as e:
+                problems.append((len(lines), str(e)))
+                lines.append("")
+            except (TypeError, ValueError, RecursionError) as e:
+                problems.append((len(lines), f"cannot be written as JSON: {e}"))
+                lines.append("")
+        if not lines:
+            return None
+        if on_chunk is not None:
+            on_chunk(len(lines))
+        lines.append("")
+        # surrogatepass: a lone surrogate becomes invalid UTF-8, which the reader reports for
+        # its row alone.
+        return "\n".join(lines).encode("utf-8", "surrogatepass"), problems
+    return next_chunk

@@ -1,0 +1,331 @@
+"""shardkit.write_dataset against the shardify CLI on the same rows written as JSONL (by Python's
+json module or by pandas, not by shardkit): byte-identical shards and the same manifest apart from
+the source, at 1 and 2 threads, for cls (given and derived labels), pair with dotted paths,
+packed lm and qa, from a generator, a list and a pandas DataFrame. Then bad rows (error naming
+the row, or skipped and counted), an exception from the rows and a KeyboardInterrupt (a real
+SIGINT) in the middle, which leave no dataset behind, progress through tqdm, and the README's
+snippet.
+
+    SHARDKIT_SOURCE=. SHARDKIT_BIN=build SHARDKIT_VOCAB=vocab.txt PYTHONPATH=build/python \
+        python3 tests/python/test_write_dataset.py
+"""
+import contextlib
+import io
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+import pandas
+
+sys.path.insert(0, os.path.dirname(__file__))
+import pyutil  # noqa: E402
+import shardkit  # noqa: E402
+
+VOCAB = pyutil.VOCAB
+GPT2 = os.path.join(os.path.dirname(VOCAB), "gpt2.json")
+WORDS = ("the a of cat dog sat on mat naïve café Zürich 東京 données \"quoted\" back\\slash "
+         "tab\there new\nline emoji🙂 ümlaut ß œuvre").split(" ")
+
+
+def sentence(rng, lo, hi):
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randrange(lo, hi)))
+
+
+def cls_rows(n, seed):
+    rng = random.Random(seed)
+    return [{"text": sentence(rng, 1, 40), "label": rng.choice(["neg", "pos", "neutral"]),
+             "id": i} for i in range(n)]
+
+
+def shardify(rows_jsonl, out, task, tokenizer, *flags, threads=1):
+    subprocess.run([pyutil.SHARDIFY, "--input", rows_jsonl, "--task", task, "--tokenizer",
+                    tokenizer, "--out", out, "--threads", str(threads), "--block-size", "4096",
+                    *flags], check=True, capture_output=True)
+
+
+def write_jsonl(rows, path):
+    with open(path, "w") as f:
+        for row in rows:
+            f.write(json.dumps(row) + "\n")  # ensure_ascii: \\u escapes, unlike write_dataset
+    return path
+
+
+def assert_same_dataset(cli, mine):
+    names = sorted(os.listdir(cli))
+    assert names == sorted(os.listdir(mine)), (names, os.listdir(mine))
+    assert any(n.endswith(".shard") for n in names), names
+    for name in names:
+        if name == "manifest.json":
+            continue
+        with open(os.path.join(cli, name), "rb") as a, open(os.path.join(mine, name), "rb") as b:
+            assert a.read() == b.read(), f"{name} differs between {cli} and {mine}"
+    with open(os.path.join(cli, "manifest.json")) as a, open(os.path.join(mine, "manifest.json")) as b:
+        ma, mb = json.load(a), json.load(b)
+    assert ma["dataset"]["source"]["format"] == "jsonl"
+    assert mb["dataset"]["source"]["format"] == "rows"
+    assert ma["dataset"]["source"]["columns"] == mb["dataset"]["source"]["columns"]
+    # The manifest's own checksum covers the source, which names different inputs.
+    for m in (ma, mb):
+        del m["dataset"]["source"], m["manifest_xxh3"]
+    assert ma == mb, (ma, mb)
+
+
+def compare(tmp, name, rows_for_cli, make_rows, task, tokenizer, flags, options, jsonl=None):
+    """CLI on the JSONL of the rows vs write_dataset on make_rows(), at 1 and 2 threads."""
+    jsonl = jsonl or write_jsonl(rows_for_cli, os.path.join(tmp, name + ".jsonl"))
+    for threads in (1, 2):
+        cli, mine = os.path.join(tmp, f"{name}-cli-{threads}"), os.path.join(tmp, f"{name}-py-{threads}")
+        shardify(jsonl, cli, task, tokenizer, *flags, threads=threads)
+        summary = shardkit.write_dataset(make_rows(), mine, task=task, tokenizer=tokenizer,
+                                         threads=threads, block_size=4096, progress=False, **options)
+        assert_same_dataset(cli, mine)
+        assert summary["records"] == len(shardkit.Dataset(mine)) > 0, summary
+        assert summary["skipped"] == 0 and summary["info"]["source"]["format"] == "rows", summary
+    print(f"  {name}: identical to shardify at 1 and 2 threads ({summary['records']} records)")
+
+
+def test_identical_to_cli(tmp):
+    rows = cls_rows(3000, seed=1)
+    # A generator with the labels given, as a generator must (it cannot be read twice).
+    compare(tmp, "cls-generator", rows, lambda: (dict(r) for r in rows), "cls", VOCAB,
+            ["--labels", "pos,neg,neutral", "--max-len", "48"],
+            {"labels": ["pos", "neg", "neutral"], "max_len": 48})
+    # A list: labels derived from the rows in a first pass, in shardify's order.
+    compare(tmp, "cls-list-derived-labels", rows, lambda: rows, "cls", VOCAB, ["--max-len", "48"],
+            {"max_len": 48})
+    rng = random.Random(2)
+    pairs = [{"premise": {"text": sentence(rng, 1, 30)}, "hypothesis": sentence(rng, 1, 30),
+              "gold": {"label": rng.randrange(3)}} for _ in range(1500)]
+    compare(tmp, "pair-dotted-paths", pairs, lambda: iter(pairs), "pair", VOCAB,
+            ["--text-field", "premise.text", "--pair-field", "hypothesis", "--label-field",
+             "gold.label", "--max-len", "64", "--labels", "0,1,2"],
+            {"text_field": "premise.text", "pair_field": "hypothesis", "label_field": "gold.label",
+             "max_len": 64, "labels": "0,1,2"})
+    docs = [{"text": sentence(rng, 5, 400)} for _ in range(2000)]
+    compare(tmp, "lm-packed-generator", docs, lambda: (d for d in docs), "lm", GPT2,
+            ["--max-len", "128", "--position-ids"], {"max_len": 128, "position_ids": True})
+    compare(tmp, "lm-no-pack", docs, lambda: (d for d in docs), "lm", VOCAB,
+            ["--max-len", "64", "--no-pack"], {"max_len": 64, "no_pack": True})
+    qa = []
+    for i in range(400):
+        context = sentence(rng, 20, 200)
+        words = context.split(" ")
+        start_word = rng.randrange(len(words))
+        answer = words[start_word]
+        start = len(" ".join(words[:start_word])) + (1 if start_word else 0)
+        answers = ({"text": [answer], "answer_start": [start]} if i % 5
+                   else {"text": [], "answer_start": []})
+        qa.append({"context": context, "question": sentence(rng, 2, 10) + "?", "answers": answers})
+    compare(tmp, "qa", qa, lambda: (q for q in qa), "qa", VOCAB,
+            ["--max-len", "96", "--doc-stride", "16", "--max-query-len", "24"],
+            {"max_len": 96, "doc_stride": 16, "max_query_len": 24})
+
+
+def test_dataframe(tmp):
+    rows = cls_rows(2500, seed=3)
+    frame = pandas.DataFrame(rows)
+    frame["label"] = frame["label"].map({"neg": 0, "pos": 1, "neutral": 2}).astype("int64")
+    # pandas writes the JSONL here (its own JSON writer), and itertuples/to_dict are accepted too.
+    jsonl = os.path.join(tmp, "frame.jsonl")
+    frame.to_json(jsonl, orient="records", lines=True, force_ascii=False)
+    flags, options = ["--max-len", "40"], {"max_len": 40}
+    compare(tmp, "dataframe", None, lambda: frame, "cls", VOCAB, flags, options, jsonl=jsonl)
+    compare(tmp, "dataframe-records", None, lambda: frame.to_dict("records"), "cls", VOCAB, flags,
+            options, jsonl=jsonl)
+    compare(tmp, "dataframe-itertuples", None, lambda: frame.itertuples(index=False), "cls", VOCAB,
+            flags + ["--labels", "0,1,2"], dict(options, labels=[0, 1, 2]), jsonl=jsonl)
+    # A missing text (NaN in a float column, None in an object one) is a bad row, as null is in
+    # JSONL: named by its position in the frame, or skipped and counted.
+    holes = pandas.DataFrame({"text": ["fine", float("nan"), "also fine", "x"],
+                              "label": ["a", "b", None, "a"]})
+    try:
+        shardkit.write_dataset(holes, os.path.join(tmp, "holes"), task="cls", tokenizer=VOCAB,
+                               progress=False, labels=["a", "b"])
+        raise AssertionError("a None text was accepted")
+    except shardkit.ShardkitError as e:
+        assert "row 1: field 'text' is not a string" in str(e), str(e)
+    assert not os.path.exists(os.path.join(tmp, "holes"))
+    summary = shardkit.write_dataset(holes, os.path.join(tmp, "holes"), task="cls", tokenizer=VOCAB,
+                                     progress=False, labels=["a", "b"], on_error="skip")
+    assert summary["skipped"] == 2 and summary["records"] == 2, summary
+    assert summary["errors"][1].startswith("rows: row 2: label field 'label' must be"), summary
+    print("  DataFrame with missing values: row named, or skipped and counted")
+
+
+def test_bad_rows(tmp):
+    good = {"text": "fine"}
+    rows = [good, good, {"txt": "no text"}, good, {"text": 7}, b"not a row", {"text": b"bytes"},
+            {"text": "nan", "x": float("nan")}, {"text": "\ud800 lone surrogate"}, good]
+    out = os.path.join(tmp, "bad")
+    try:
+        shardkit.write_dataset(iter(rows), out, task="lm", tokenizer=VOCAB, progress=False)
+        raise AssertionError("a bad row was accepted")
+    except shardkit.ShardkitError as e:
+        # Counted from 0, in the order given: rows[2] is the first bad one.
+        assert str(e) == "rows: row 2: missing field 'text'", str(e)
+    assert not os.path.exists(out)
+    summary = shardkit.write_dataset(iter(rows), out, task="lm", tokenizer=VOCAB, progress=False,
+                                     on_error="skip", max_len=16)
+    assert summary["skipped"] == 6 and summary["documents"] == 4, summary
+    errors = summary["errors"]
+    assert errors[0] == "rows: row 2: missing field 'text'", errors
+    assert errors[1] == "rows: row 4: field 'text' is not a string", errors
+    assert errors[2] == "rows: row 5: a row must be a dict (or a mapping), not bytes", errors
+    assert errors[3].startswith("rows: row 6: cannot be written as JSON"), errors
+    assert errors[4] == ("rows: row 7: cannot be written as JSON: Out of range float values are "
+                         "not JSON compliant"), errors
+    assert len(errors) == 5, errors  # the summary lists the first five
+    try:
+        shardkit.write_dataset([good, {"text": "a lone \ud800 surrogate"}], out, tokenizer=VOCAB,
+                               progress=False, force=True)
+        raise AssertionError("a lone surrogate was accepted")
+    except shardkit.ShardkitError as e:
+        assert str(e).startswith("rows: row 1: invalid UTF-8 at byte 16 of the line"), str(e)
+    print("  bad rows: the first raises naming row 2; with on_error='skip' 6 of 10 skipped")
+
+
+def test_one_shot_rows_need_labels(tmp):
+    try:
+        shardkit.write_dataset((r for r in cls_rows(10, 0)), os.path.join(tmp, "once"), task="cls",
+                               tokenizer=VOCAB, progress=False)
+        raise AssertionError("a generator was read twice")
+    except shardkit.ShardkitError as e:
+        assert "labels=" in str(e), str(e)
+    for bad in ({"where": "x > 1"}, {"no_such_option": 1}):
+        try:
+            shardkit.write_dataset([], os.path.join(tmp, "x"), tokenizer=VOCAB, progress=False,
+                                   **bad)
+            raise AssertionError(f"{bad} accepted")
+        except TypeError as e:
+            assert list(bad)[0] in str(e), str(e)
+
+
+def entries(directory):
+    return sorted(os.listdir(directory))
+
+
+def test_exception_from_rows_leaves_nothing(tmp):
+    parent = os.path.join(tmp, "raising")
+    os.makedirs(parent)
+
+    class Boom(Exception):
+        pass
+
+    def rows():
+        rng = random.Random(5)
+        for i in range(100000):
+            if i == 30000:
+                raise Boom("the source broke")
+            yield {"text": sentence(rng, 5, 50)}
+
+    try:
+        shardkit.write_dataset(rows(), os.path.join(parent, "ds"), tokenizer=VOCAB, threads=2,
+                               progress=False, shard_size=20000)
+        raise AssertionError("the generator's exception was lost")
+    except Boom as e:
+        assert str(e) == "the source broke"
+    assert entries(parent) == [], entries(parent)
+    print("  an exception from the generator propagates; no dataset, no staging left")
+
+
+def test_keyboard_interrupt_leaves_nothing(tmp):
+    parent = os.path.join(tmp, "interrupted")
+    os.makedirs(parent)
+    out = os.path.join(parent, "ds")
+    # An existing dataset that the interrupted conversion was to replace (force=True) survives.
+    shardkit.write_dataset([{"text": "the old dataset"}], out, tokenizer=VOCAB, progress=False)
+    with open(os.path.join(out, "manifest.json"), "rb") as f:
+        old_manifest = f.read()
+    pulled = []
+
+    def endless():
+        rng = random.Random(6)
+        while True:
+            if len(pulled) == 20000:
+                os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, mid-way through the rows
+            pulled.append(None)
+            yield {"text": sentence(rng, 5, 50)}
+
+    try:
+        shardkit.write_dataset(endless(), out, tokenizer=VOCAB, threads=2, progress=False,
+                               force=True, shard_size=20000)
+        raise AssertionError("SIGINT did not stop write_dataset")
+    except KeyboardInterrupt:
+        pass
+    assert 20000 <= len(pulled) < 40000, len(pulled)
+    assert entries(parent) == ["ds"], entries(parent)
+    with open(os.path.join(out, "manifest.json"), "rb") as f:
+        assert f.read() == old_manifest
+    assert len(shardkit.Dataset(out)) == 1
+    print(f"  SIGINT after {len(pulled)} rows: KeyboardInterrupt, the old dataset intact, no staging")
+
+
+def test_progress(tmp):
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        shardkit.write_dataset(cls_rows(3000, 0), os.path.join(tmp, "bar"), tokenizer=VOCAB)
+        shardkit.write_dataset(cls_rows(10, 0), os.path.join(tmp, "quiet"), tokenizer=VOCAB,
+                               progress=False)
+    shown = err.getvalue()
+    assert "3000/3000" in shown and "write_dataset" in shown, shown
+    assert shown.count("write_dataset:") >= 1 and "/10 " not in shown and "10/10" not in shown, shown
+    print("  progress: a tqdm bar to 3000/3000 rows; nothing with progress=False")
+
+
+def test_readme_snippet(tmp):
+    """The README's write_dataset block, run verbatim where its files exist."""
+    source = os.environ["SHARDKIT_SOURCE"]
+    code = subprocess.run([sys.executable, os.path.join(source, "tests", "integration", "readme_snippet.py"),
+                           os.path.join(source, "README.md"), "fenced", "python", "shardkit.write_dataset"],
+                          check=True, capture_output=True, text=True).stdout
+    work = os.path.join(tmp, "readme")
+    os.makedirs(os.path.join(work, "books"))
+    shutil.copy(VOCAB, os.path.join(work, "vocab.txt"))
+    shutil.copy(GPT2, os.path.join(work, "tokenizer.json"))
+    rng = random.Random(8)
+    reviews = [{"review": sentence(rng, 3, 30), "stars": rng.randrange(1, 6)} for _ in range(300)]
+    write_jsonl(reviews, os.path.join(work, "reviews.jsonl"))
+    for i in range(5):
+        with open(os.path.join(work, "books", f"{i:02d}.txt"), "w") as f:
+            f.write(sentence(rng, 200, 600))
+    cwd = os.getcwd()
+    os.chdir(work)
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
+            exec(compile(code, "README.md", "exec"), {})
+    finally:
+        os.chdir(cwd)
+    data = shardkit.Dataset(os.path.join(work, "data", "reviews"))
+    assert len(data) == 300 and data.info["labels"]["names"] == ["1", "2", "3", "4", "5"], data.info
+    # Labels by the stars the rows were made with.
+    assert [int(data[i]["labels"]) for i in range(300)] == [r["stars"] - 1 for r in reviews]
+    books = shardkit.Dataset(os.path.join(work, "data", "books"))
+    records, skipped, kind = printed.getvalue().split()
+    assert int(records) == len(books) > 5 and skipped == "0" and kind == "bpe", printed.getvalue()
+    print(f"  README snippet: {len(data)} reviews, {len(books)} packed book records")
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="shardkit-write-")
+    try:
+        test_identical_to_cli(tmp)
+        test_dataframe(tmp)
+        test_bad_rows(tmp)
+        test_one_shot_rows_need_labels(tmp)
+        test_exception_from_rows_leaves_nothing(tmp)
+        test_keyboard_interrupt_leaves_nothing(tmp)
+        test_progress(tmp)
+        test_readme_snippet(tmp)
+        print("write_dataset: ok")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
