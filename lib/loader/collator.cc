@@ -132,7 +132,8 @@ void Collator::init_documents(const Schema& schema, const DatasetInfo& info,
   const DocumentOptions& d = options.documents;
   const std::string task = info.task.name.empty() ? "none" : info.task.name;
   const Field* starts = d.starts_field.empty() ? nullptr : schema.find(d.starts_field);
-  if (!d.starts_field.empty() && (!starts || starts->dtype != DType::kU8 || starts->shape.size() != 1))
+  if (!d.starts_field.empty() &&
+      (!starts || starts->dtype != DType::kU8 || starts->shape.size() != 1))
     throw Error(ErrorCode::kInvalidArgument, "",
                 "document starts field '" + d.starts_field + "' is not a u8 bitmap in " +
                     schema.canonical());
@@ -202,8 +203,8 @@ void Collator::collate_sft_labels(const std::vector<const unsigned char*>& rows,
     using T = std::remove_pointer_t<decltype(p)>;
     for (size_t i = 0; i < n; ++i) {
       const unsigned char* row = rows[i];
-      const size_t len =
-          static_cast<size_t>(std::clamp<int64_t>(scalar(row, length_), 0, static_cast<int64_t>(t)));
+      const size_t len = static_cast<size_t>(
+          std::clamp<int64_t>(scalar(row, length_), 0, static_cast<int64_t>(t)));
       cast_elements(ids_->dtype, row + ids_->offset, DType::kI64, ids.data(), len);
       T* dst = p + i * t;
       for (size_t k = 0; k < len; ++k) {

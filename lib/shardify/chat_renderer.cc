@@ -132,10 +132,13 @@ std::unique_ptr<ChatRenderer::Process> ChatRenderer::start(bool* generation) con
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
   const std::string script_s = script.string(), config_s = config_.string();
   // -I: neither PYTHONPATH nor the script's own directory can shadow the standard library.
-  std::vector<char*> argv{const_cast<char*>(python.c_str()), const_cast<char*>("-I"),
-                          const_cast<char*>(script_s.c_str()), const_cast<char*>("--serve"),
+  std::vector<char*> argv{const_cast<char*>(python.c_str()),
+                          const_cast<char*>("-I"),
+                          const_cast<char*>(script_s.c_str()),
+                          const_cast<char*>("--serve"),
                           const_cast<char*>(config_s.c_str()),
-                          const_cast<char*>(spans_arg(spans_)), nullptr};
+                          const_cast<char*>(spans_arg(spans_)),
+                          nullptr};
   pid_t pid = 0;
   const int rc = ::posix_spawnp(&pid, python.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
@@ -160,15 +163,20 @@ std::unique_ptr<ChatRenderer::Process> ChatRenderer::start(bool* generation) con
   return process;
 }
 
-ChatRenderer::ChatRenderer(fs::path config, Spans spans) : config_(std::move(config)), spans_(spans) {
-  const std::string text = read_file(config_);
-  simdjson::dom::parser parser;
-  simdjson::dom::element root, tpl;
-  if (parser.parse(text).get(root) || root["chat_template"].get(tpl))
+ChatRenderer::ChatRenderer(fs::path config, Spans spans)
+    : config_(std::move(config)), spans_(spans) {
+  // On demand: only the template is parsed (Llama 3's file has a model_max_length of 10^30, a
+  // number the DOM parser refuses). The fingerprint covers its JSON text as the file has it.
+  const simdjson::padded_string text(read_file(config_));
+  simdjson::ondemand::parser parser;
+  simdjson::ondemand::document doc;
+  simdjson::ondemand::value tpl;
+  std::string_view raw;
+  if (parser.iterate(text).get(doc) || doc.find_field_unordered("chat_template").get(tpl) ||
+      simdjson::to_json_string(tpl).get(raw))
     throw Error(ErrorCode::kInvalidArgument, config_.string(),
                 "not a tokenizer_config.json with a chat_template");
-  const std::string canonical = simdjson::to_string(tpl);
-  fingerprint_ = checksum_hex(xxh3_64(canonical.data(), canonical.size()));
+  fingerprint_ = checksum_hex(xxh3_64(raw.data(), raw.size()));
   idle_.push_back(start(&generation_));
 }
 

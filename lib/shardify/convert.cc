@@ -56,8 +56,9 @@ void check_task_and_format(Task task, InputFormat fmt) {
     throw Error(ErrorCode::kInvalidArgument, "",
                 "plain text has no labels; --task cls and pair read jsonl, tsv or csv");
   if (task == Task::kSft && fmt == InputFormat::kText)
-    throw Error(ErrorCode::kInvalidArgument, "",
-                "plain text has no prompt and response; --task sft reads jsonl, parquet, tsv or csv");
+    throw Error(
+        ErrorCode::kInvalidArgument, "",
+        "plain text has no prompt and response; --task sft reads jsonl, parquet, tsv or csv");
 }
 
 ReaderOptions reader_options(const ConvertOptions& o, InputFormat fmt) {
@@ -253,10 +254,10 @@ ConvertResult convert(const ConvertOptions& o,
   if (labelled) labels = o.labels ? LabelMap::from_list(*o.labels) : observe_labels(files, ropt);
   std::unique_ptr<ChatRenderer> renderer;
   if (o.task.task == Task::kSft && !o.task.chat_template.empty())
-    renderer = std::make_unique<ChatRenderer>(o.task.chat_template,
-                                              o.task.train_on == TrainOn::kAll    ? ChatRenderer::Spans::kNone
-                                              : o.task.train_on == TrainOn::kLast ? ChatRenderer::Spans::kLast
-                                                                                  : ChatRenderer::Spans::kAll);
+    renderer = std::make_unique<ChatRenderer>(
+        o.task.chat_template, o.task.train_on == TrainOn::kAll    ? ChatRenderer::Spans::kNone
+                              : o.task.train_on == TrainOn::kLast ? ChatRenderer::Spans::kLast
+                                                                  : ChatRenderer::Spans::kAll);
   const TaskEncoder encoder(*tokenizer, o.task, labelled ? &labels : nullptr, renderer.get());
   const RecordLayout layout(o.task, tokenizer->vocab_size(), encoder.padding_id());
   Packer packer(layout, o.task.position_ids);

@@ -104,7 +104,8 @@ void TaskEncoder::encode_sft(const Example& ex, EncodedBatch& out) const {
   row.first = static_cast<uint32_t>(out.ids.size());
   row.count = static_cast<uint32_t>(n - cut);
   out.ids.insert(out.ids.end(), ids.begin() + cut, ids.end());
-  if (options_.loss_mask()) out.loss_mask.insert(out.loss_mask.end(), mask.begin() + cut, mask.end());
+  if (options_.loss_mask())
+    out.loss_mask.insert(out.loss_mask.end(), mask.begin() + cut, mask.end());
   out.stats.loss_tokens += static_cast<uint64_t>(std::count(mask.begin() + cut, mask.end(), 1));
   out.rows.push_back(row);
 }

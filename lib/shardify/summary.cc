@@ -52,8 +52,7 @@ std::string ConvertResult::to_text() const {
   std::string o = buf;
   if (stats.dropped)
     o += "  dropped    " + std::to_string(stats.dropped) + " (longer than --max-len)\n";
-  if (stats.loss_tokens)
-    o += "  loss on    " + std::to_string(stats.loss_tokens) + " tokens\n";
+  if (stats.loss_tokens) o += "  loss on    " + std::to_string(stats.loss_tokens) + " tokens\n";
   if (!first_errors.empty()) {
     o += "  first errors (skipped):\n";
     for (const auto& e : first_errors) o += "    " + e + "\n";

@@ -90,9 +90,8 @@ void run_convert(const ConvertArgs& a) {
   o.task.chat_template = a.chat_template;
   o.task.train_on = parse_train_on(a.train_on);
   o.task.sft_truncation = parse_sft_truncation(a.truncation);
-  if (o.task.task != Task::kSft &&
-      (!a.messages_field.empty() || !a.chat_template.empty() || a.train_on != "assistant" ||
-       a.truncation != "drop"))
+  if (o.task.task != Task::kSft && (!a.messages_field.empty() || !a.chat_template.empty() ||
+                                    a.train_on != "assistant" || a.truncation != "drop"))
     throw shardkit::Error(shardkit::ErrorCode::kInvalidArgument, "",
                           "--messages-field, --chat-template, --train-on and --truncation are for "
                           "--task sft");
