@@ -144,6 +144,8 @@ loader::LoaderOptions options_from(const py::dict& kw) {
       o.documents.max_mask_length = value.cast<uint32_t>();
     else if (key == "separator_id")
       o.documents.separator_id = value.cast<uint32_t>();
+    else if (key == "sft_labels")
+      o.sft_labels = value.cast<bool>();
     else if (key == "mlm_probability") {
       o.mlm.enabled = true;
       o.mlm.probability = value.cast<double>();

@@ -60,6 +60,7 @@ shardify::ConvertOptions convert_options(const py::dict& kw) {
   ConvertOptions o;
   o.threads = std::max(1u, std::thread::hardware_concurrency());
   std::optional<uint32_t> max_len;
+  std::optional<bool> pack;  // sft packs when asked (--pack); lm unless told not to (--no-pack)
   for (auto [key_obj, value] : kw) {
     const std::string key = py::str(key_obj);
     if (value.is_none()) continue;
@@ -79,6 +80,21 @@ shardify::ConvertOptions convert_options(const py::dict& kw) {
       o.question_field = value.cast<std::string>();
     else if (key == "answers_field")
       o.answers_field = value.cast<std::string>();
+    else if (key == "prompt_field")
+      o.prompt_field = value.cast<std::string>();
+    else if (key == "response_field")
+      o.response_field = value.cast<std::string>();
+    else if (key == "messages_field") {
+      o.messages_field = value.cast<std::string>();
+      o.task.messages = true;
+    } else if (key == "chat_template")
+      o.task.chat_template = py::str(value).cast<std::string>();
+    else if (key == "train_on")
+      o.task.train_on = parse_train_on(value.cast<std::string>());
+    else if (key == "truncation")
+      o.task.sft_truncation = parse_sft_truncation(value.cast<std::string>());
+    else if (key == "pack")
+      pack = value.cast<bool>();
     else if (key == "labels") {
       if (py::isinstance<py::str>(value)) {
         o.labels = value.cast<std::string>();
@@ -91,7 +107,7 @@ shardify::ConvertOptions convert_options(const py::dict& kw) {
     } else if (key == "max_len")
       max_len = value.cast<uint32_t>();
     else if (key == "no_pack")
-      o.task.pack = !value.cast<bool>();
+      pack = !value.cast<bool>();
     else if (key == "position_ids")
       o.task.position_ids = value.cast<bool>();
     else if (key == "doc_stride")
@@ -128,6 +144,7 @@ shardify::ConvertOptions convert_options(const py::dict& kw) {
       refuse(key, "is not a shardify option");
   }
   o.task.max_len = max_len.value_or(o.task.task == Task::kQa ? 384 : 512);
+  o.task.pack = pack.value_or(o.task.task != Task::kSft);
   return o;
 }
 

@@ -37,7 +37,9 @@ fi
 if [ -f tests/oracle/package.json ]; then
   if [ ! -d tests/oracle/node_modules ] || [ tests/oracle/package-lock.json -nt tests/oracle/node_modules ]; then
     echo "install-deps: npm ci (tests/oracle)"
-    (cd tests/oracle && npm ci --no-audit --no-fund --loglevel=error)
+    # --ignore-scripts: transformers.js's optional onnxruntime and sharp would download binaries
+    # at install; the chat-template oracle needs neither (nothing here needs a package's script).
+    (cd tests/oracle && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
     touch tests/oracle/node_modules
   fi
 fi

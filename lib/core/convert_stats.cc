@@ -18,6 +18,8 @@ void ConvertStats::add(const ConvertStats& o) {
   truncated += o.truncated;
   skipped += o.skipped;
   qa_unanswerable_windows += o.qa_unanswerable_windows;
+  dropped += o.dropped;
+  loss_tokens += o.loss_tokens;
   for (size_t i = 0; i < kLengthBuckets; ++i) length_histogram[i] += o.length_histogram[i];
 }
 

@@ -19,6 +19,8 @@ struct ConvertStats {
   uint64_t truncated = 0;                // examples cut at max_len (qa: contexts needing windows)
   uint64_t skipped = 0;                  // examples dropped by --on-error skip
   uint64_t qa_unanswerable_windows = 0;  // qa windows labelled 0/0
+  uint64_t dropped = 0;      // sft: conversations longer than max_len left out (--truncation)
+  uint64_t loss_tokens = 0;  // sft: stored tokens the loss is computed on
   std::array<uint64_t, kLengthBuckets> length_histogram{};  // untruncated example lengths
 
   void add(const ConvertStats& other);

@@ -12,7 +12,7 @@ namespace {
 using nlohmann::ordered_json;
 using simdjson::dom::element;
 
-constexpr std::array<std::pair<FieldRole, std::string_view>, 11> kRoleNames{{
+constexpr std::array<std::pair<FieldRole, std::string_view>, 13> kRoleNames{{
     {FieldRole::kTokenIds, "token_ids"},
     {FieldRole::kLength, "length"},
     {FieldRole::kTokenTypeIds, "token_type_ids"},
@@ -23,11 +23,13 @@ constexpr std::array<std::pair<FieldRole, std::string_view>, 11> kRoleNames{{
     {FieldRole::kEndPosition, "end_position"},
     {FieldRole::kExampleIndex, "example_index"},
     {FieldRole::kSourceIndex, "source_index"},
+    {FieldRole::kLossMask, "loss_mask"},
+    {FieldRole::kDocumentStarts, "document_starts"},
     {FieldRole::kOther, "other"},
 }};
 
 // The field names shardify writes (HF's names), for schemas that carry no DatasetInfo.
-constexpr std::array<std::pair<std::string_view, FieldRole>, 9> kConventionalNames{{
+constexpr std::array<std::pair<std::string_view, FieldRole>, 11> kConventionalNames{{
     {"input_ids", FieldRole::kTokenIds},
     {"length", FieldRole::kLength},
     {"token_type_ids", FieldRole::kTokenTypeIds},
@@ -37,6 +39,8 @@ constexpr std::array<std::pair<std::string_view, FieldRole>, 9> kConventionalNam
     {"end_positions", FieldRole::kEndPosition},
     {"example_index", FieldRole::kExampleIndex},
     {"source_index", FieldRole::kSourceIndex},
+    {"loss_mask", FieldRole::kLossMask},
+    {"document_starts", FieldRole::kDocumentStarts},
 }};
 
 constexpr std::array<std::pair<const char*, std::optional<uint32_t> SpecialIds::*>, 7> kSpecials{{
@@ -177,6 +181,8 @@ bool is_model_field(FieldRole role) {
     case FieldRole::kFirstSegmentLength:
     case FieldRole::kExampleIndex:
     case FieldRole::kSourceIndex:
+    case FieldRole::kLossMask:
+    case FieldRole::kDocumentStarts:
       return false;
     default:
       return true;
@@ -285,6 +291,9 @@ ordered_json to_json_value(const ConvertStats& s) {
   j["truncated"] = s.truncated;
   j["skipped"] = s.skipped;
   j["qa_unanswerable_windows"] = s.qa_unanswerable_windows;
+  // sft's counts only where they are counted, so that other datasets keep their manifests.
+  if (s.dropped) j["dropped"] = s.dropped;
+  if (s.loss_tokens) j["loss_tokens"] = s.loss_tokens;
   j["length_histogram_log2"] = s.length_histogram;
   return j;
 }
@@ -298,6 +307,8 @@ ConvertStats convert_stats_from(element e, const std::string& where) {
   s.truncated = r.u64("truncated");
   s.skipped = r.u64("skipped");
   s.qa_unanswerable_windows = r.u64("qa_unanswerable_windows");
+  if (r.has("dropped")) s.dropped = r.u64("dropped");
+  if (r.has("loss_tokens")) s.loss_tokens = r.u64("loss_tokens");
   auto hist = r.array("length_histogram_log2");
   if (hist.size() != kLengthBuckets) r.fail("'length_histogram_log2' has the wrong length");
   size_t i = 0;
@@ -316,6 +327,8 @@ ordered_json to_json_value(const DatasetInfo& info) {
     if (info.task.packed) task["packed"] = true;
     if (info.task.separator_id) task["separator_id"] = *info.task.separator_id;
     if (!info.task.truncation.empty()) task["truncation"] = info.task.truncation;
+    if (!info.task.train_on.empty()) task["train_on"] = info.task.train_on;
+    if (!info.task.chat_template.empty()) task["chat_template"] = info.task.chat_template;
     if (info.task.name == "qa") {
       task["doc_stride"] = info.task.doc_stride;
       task["max_query_len"] = info.task.max_query_len;
@@ -365,6 +378,8 @@ DatasetInfo dataset_info_from(element e, const std::string& where) {
     info.task.packed = task.has("packed") && task.boolean("packed");
     info.task.separator_id = task.opt_u32("separator_id");
     info.task.truncation = task.opt_str("truncation");
+    info.task.train_on = task.opt_str("train_on");
+    info.task.chat_template = task.opt_str("chat_template");
     info.task.doc_stride = task.opt_u32("doc_stride").value_or(0);
     info.task.max_query_len = task.opt_u32("max_query_len").value_or(0);
   }

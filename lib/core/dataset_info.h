@@ -33,27 +33,35 @@ enum class FieldRole : uint8_t {
   kEndPosition,         // QA: answer end token
   kExampleIndex,        // QA: which question of the source a window belongs to (metadata)
   kSourceIndex,         // QA: which input file (metadata)
+  kLossMask,            // sft: bit k set when token k is trained on (labels derive from it)
+  kDocumentStarts,      // packed sft: bit k set when token k starts a conversation
   kOther,               // anything a program stores for itself
 };
 
 // "token_ids", "length", "token_type_ids", "position_ids", "label", "start_position",
-// "end_position", "example_index", "source_index", "other".
+// "end_position", "example_index", "source_index", "loss_mask", "document_starts", "other".
 std::string_view field_role_name(FieldRole role);
 std::optional<FieldRole> parse_field_role(std::string_view name);
 // Whether batches carry the field by default: model inputs and targets do, provenance and
-// bookkeeping (length, example and source index) only when asked for.
+// bookkeeping (length, example and source index, sft's loss mask and document starts, which
+// readers turn into labels and boundaries) only when asked for.
 bool is_model_field(FieldRole role);
 
 struct TaskInfo {
-  std::string name;  // "lm", "cls", "pair", "qa"; empty for datasets not written by shardify
+  std::string name;  // "lm", "cls", "pair", "qa", "sft"; empty for datasets not written by shardify
   uint32_t max_len = 0;
   // The id stored after `length` in every row: the tokenizer's pad id, else 0 (GPT-2 has none).
   uint32_t padding_id = 0;
-  // lm: documents packed into rows, each followed by separator_id.
+  // lm: documents packed into rows, each followed by separator_id. sft: whole conversations
+  // packed into rows, their starts stored (FieldRole::kDocumentStarts).
   bool packed = false;
   std::optional<uint32_t> separator_id;
-  // pair: how two texts were cut to fit ("longest_first").
+  // pair: how two texts were cut to fit ("longest_first"); sft: "drop" or "left".
   std::string truncation;
+  // sft: "assistant", "last" or "all"; and the XXH3-64 (16 hex digits) of the chat template
+  // that rendered the conversations, empty for prompt + response + eos.
+  std::string train_on;
+  std::string chat_template;
   // qa: context windows.
   uint32_t doc_stride = 0;
   uint32_t max_query_len = 0;

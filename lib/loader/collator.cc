@@ -114,6 +114,7 @@ Collator::Collator(const Schema& schema, const DatasetInfo& info, const LoaderOp
                  length_ && !schema.find("attention_mask");
   if (options.documents.any()) init_documents(schema, info, options);
   derive_types_ = seq_len_ > 0 && length_ && first_length_ && !schema.find("token_type_ids");
+  if (options.sft_labels && info.task.name == "sft") init_sft_labels(schema, info, options);
   if (options.mlm.enabled) {
     const bool clash = std::any_of(outputs_.begin(), outputs_.end(), [&](const Output& o) {
       return o.field->name == options.mlm.labels_field;
@@ -130,7 +131,13 @@ void Collator::init_documents(const Schema& schema, const DatasetInfo& info,
                               const LoaderOptions& options) {
   const DocumentOptions& d = options.documents;
   const std::string task = info.task.name.empty() ? "none" : info.task.name;
-  if (!d.separator_id)
+  const Field* starts = d.starts_field.empty() ? nullptr : schema.find(d.starts_field);
+  if (!d.starts_field.empty() &&
+      (!starts || starts->dtype != DType::kU8 || starts->shape.size() != 1))
+    throw Error(ErrorCode::kInvalidArgument, "",
+                "document starts field '" + d.starts_field + "' is not a u8 bitmap in " +
+                    schema.canonical());
+  if (!d.separator_id && !starts)
     throw Error(ErrorCode::kInvalidArgument, "",
                 "document boundaries need a packed dataset whose documents end with a separator "
                 "id (task.packed, task.separator_id); this dataset's task is '" +
@@ -153,7 +160,67 @@ void Collator::init_documents(const Schema& schema, const DatasetInfo& info,
                   std::string("document boundaries write '") + name +
                       "' but the dataset stores a field of that name: select fields without it");
   const DType positions = derived_dtype_ == DType::kU8 ? DType::kI32 : derived_dtype_;
-  documents_.emplace(*ids, length_, *d.separator_id, d, positions);
+  documents_.emplace(*ids, length_, d.separator_id.value_or(0), d, positions, starts);
+}
+
+void Collator::init_sft_labels(const Schema& schema, const DatasetInfo& info,
+                               const LoaderOptions& options) {
+  ids_ = schema.find(options.sequence_field);
+  if (!ids_ || seq_len_ == 0 || !length_)
+    throw Error(ErrorCode::kInvalidArgument, "",
+                "sft labels need the token ids and length fields; select them or set "
+                "sft_labels=false");
+  if (options.mlm.enabled)
+    throw Error(ErrorCode::kInvalidArgument, "",
+                "MLM and sft both write 'labels': set sft_labels=false for MLM on an sft dataset");
+  for (const Output& o : outputs_)
+    if (o.field->name == "labels")
+      throw Error(ErrorCode::kInvalidArgument, "",
+                  "sft writes 'labels' but the dataset stores a field of that name");
+  auto bitmap = [&](FieldRole role) -> const Field* {
+    const std::string* name = info.field(role);
+    const Field* f = name ? schema.find(*name) : nullptr;
+    return f && f->dtype == DType::kU8 && f->shape.size() == 1 ? f : nullptr;
+  };
+  loss_mask_ = bitmap(FieldRole::kLossMask);
+  conversation_starts_ = bitmap(FieldRole::kDocumentStarts);
+  labels_dtype_ = options.int_output == IntOutput::kInt64 ? DType::kI64 : DType::kI32;
+  ignore_index_ = options.ignore_index;
+  derive_labels_ = true;
+}
+
+// labels[i][k]: the id where the loss mask is on, ignore_index elsewhere, on padding and on the
+// first token of each packed conversation.
+void Collator::collate_sft_labels(const std::vector<const unsigned char*>& rows, size_t t,
+                                  Batch& out) const {
+  const size_t n = rows.size();
+  Column col("labels", labels_dtype_, {static_cast<int64_t>(n), static_cast<int64_t>(t)});
+  std::vector<int64_t> ids(t);
+  auto bit = [](const unsigned char* bits, const Field* f, size_t k) {
+    return k < f->element_count() * 8 && ((bits[k >> 3] >> (k & 7)) & 1) != 0;
+  };
+  auto write = [&](auto* p) {
+    using T = std::remove_pointer_t<decltype(p)>;
+    for (size_t i = 0; i < n; ++i) {
+      const unsigned char* row = rows[i];
+      const size_t len = static_cast<size_t>(
+          std::clamp<int64_t>(scalar(row, length_), 0, static_cast<int64_t>(t)));
+      cast_elements(ids_->dtype, row + ids_->offset, DType::kI64, ids.data(), len);
+      T* dst = p + i * t;
+      for (size_t k = 0; k < len; ++k) {
+        const bool trained = (!loss_mask_ || bit(row + loss_mask_->offset, loss_mask_, k)) &&
+                             !(conversation_starts_ &&
+                               bit(row + conversation_starts_->offset, conversation_starts_, k));
+        dst[k] = static_cast<T>(trained ? ids[k] : ignore_index_);
+      }
+      std::fill(dst + len, dst + t, static_cast<T>(ignore_index_));
+    }
+  };
+  if (labels_dtype_ == DType::kI64)
+    write(col.as<int64_t>());
+  else
+    write(col.as<int32_t>());
+  out.columns.push_back(std::move(col));
 }
 
 int64_t Collator::scalar(const unsigned char* row, const Field* f) const {
@@ -229,10 +296,12 @@ void Collator::collate(const std::vector<const unsigned char*>& rows, Batch& out
     if (derive_types_) fill("token_type_ids", first, len);
   }
   if (documents_) documents_->collate(rows, t, out);
+  if (derive_labels_) collate_sft_labels(rows, t, out);
 }
 
 size_t Collator::max_batch_bytes(size_t rows) const {
-  size_t per_row = mlm_label_bytes_ + (derive_mask_ + derive_types_) * seq_len_ * 8;
+  size_t per_row =
+      mlm_label_bytes_ + (derive_mask_ + derive_types_ + derive_labels_) * seq_len_ * 8;
   for (const Output& o : outputs_) per_row += o.field->element_count() * dtype_size(o.dtype);
   if (documents_) per_row += documents_->max_row_bytes();
   return per_row * rows + 64 * (outputs_.size() + 7);

@@ -2,7 +2,8 @@
 // buffer (widening integers as asked), trims [L]-shaped fields to the longest row (dynamic
 // padding), and derives attention_mask and token_type_ids from stored lengths. By default the
 // stored lengths and QA's indices stay out of the batch (LoaderOptions::include_metadata).
-// For packed lm it adds document boundaries (LoaderOptions::documents).
+// For packed lm and sft it adds document boundaries (LoaderOptions::documents); for sft the
+// labels, from the ids and the stored loss mask (LoaderOptions::sft_labels).
 #pragma once
 
 #include <cstddef>
@@ -36,6 +37,9 @@ class Collator {
   size_t sequence_length_of(const std::vector<const unsigned char*>& rows) const;
   int64_t scalar(const unsigned char* row, const Field* f) const;
   void init_documents(const Schema& schema, const DatasetInfo& info, const LoaderOptions& options);
+  void init_sft_labels(const Schema& schema, const DatasetInfo& info, const LoaderOptions& options);
+  void collate_sft_labels(const std::vector<const unsigned char*>& rows, size_t t,
+                          Batch& out) const;
 
   std::vector<Output> outputs_;
   uint32_t seq_len_ = 0;  // L, 0 when there is no sequence field
@@ -48,6 +52,12 @@ class Collator {
   DType derived_dtype_ = DType::kI64;
   size_t mlm_label_bytes_ = 0;
   std::optional<DocumentBoundaries> documents_;
+  bool derive_labels_ = false;
+  const Field* ids_ = nullptr;
+  const Field* loss_mask_ = nullptr;
+  const Field* conversation_starts_ = nullptr;
+  DType labels_dtype_ = DType::kI64;
+  int64_t ignore_index_ = -100;
 };
 
 DType output_dtype(DType stored, IntOutput mode);

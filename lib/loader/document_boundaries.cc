@@ -11,10 +11,12 @@
 namespace shardkit::loader {
 
 DocumentBoundaries::DocumentBoundaries(const Field& ids, const Field* length, uint32_t separator,
-                                       const DocumentOptions& options, DType position_dtype)
+                                       const DocumentOptions& options, DType position_dtype,
+                                       const Field* starts)
     : ids_(ids),
       length_(length),
       separator_(separator),
+      starts_(starts),
       options_(options),
       position_dtype_(position_dtype) {
   const uint32_t seq_len = ids.shape.at(0);
@@ -29,15 +31,16 @@ DocumentBoundaries::DocumentBoundaries(const Field& ids, const Field* length, ui
 namespace {
 
 // One pass over a row's real tokens: where each token's document starts, and each document's
-// end (cu_seqlens) as soon as its separator or the row's end is seen.
-template <typename Position>
-void scan_row(const uint32_t* ids, size_t len, uint32_t separator, Position* positions,
-              uint32_t* starts, std::vector<int32_t>* cu, int64_t offset, int32_t& longest) {
+// end (cu_seqlens) as soon as ends_at(k) (its separator, or the next document's start) or the
+// row's end is seen.
+template <typename Position, typename EndsAt>
+void scan_row(size_t len, const EndsAt& ends_at, Position* positions, uint32_t* starts,
+              std::vector<int32_t>* cu, int64_t offset, int32_t& longest) {
   uint32_t begin = 0;
   for (size_t k = 0; k < len; ++k) {
     if (positions) positions[k] = static_cast<Position>(k - begin);
     if (starts) starts[k] = begin;
-    if (ids[k] == separator || k + 1 == len) {
+    if (ends_at(k) || k + 1 == len) {
       if (cu) {
         longest = std::max(longest, static_cast<int32_t>(k + 1 - begin));
         cu->push_back(static_cast<int32_t>(offset + static_cast<int64_t>(k + 1)));
@@ -68,13 +71,23 @@ void DocumentBoundaries::collate(const std::vector<const unsigned char*>& rows, 
     int64_t real = static_cast<int64_t>(t);
     if (length_) cast_elements(length_->dtype, rows[i] + length_->offset, DType::kI64, &real, 1);
     const size_t len = static_cast<size_t>(std::clamp<int64_t>(real, 0, static_cast<int64_t>(t)));
-    cast_elements(ids_.dtype, rows[i] + ids_.offset, DType::kU32, ids.data(), len);
+    if (!starts_) cast_elements(ids_.dtype, rows[i] + ids_.offset, DType::kU32, ids.data(), len);
+    const unsigned char* bits = starts_ ? rows[i] + starts_->offset : nullptr;
+    const size_t bit_count = starts_ ? starts_->element_count() * 8 : 0;
     uint32_t* row_starts = starts.empty() ? nullptr : starts.data() + i * t;
     std::vector<int32_t>* row_cu = options_.cu_seqlens ? &cu : nullptr;
     auto scan = [&](auto* p) {
       using T = std::remove_pointer_t<decltype(p)>;
       T* row = p ? p + i * t : nullptr;
-      scan_row(ids.data(), len, separator_, row, row_starts, row_cu, offset, longest);
+      if (bits) {
+        auto next_starts = [&](size_t k) {
+          return k + 1 < bit_count && ((bits[(k + 1) >> 3] >> ((k + 1) & 7)) & 1) != 0;
+        };
+        scan_row(len, next_starts, row, row_starts, row_cu, offset, longest);
+      } else {
+        auto at_separator = [&](size_t k) { return ids[k] == separator_; };
+        scan_row(len, at_separator, row, row_starts, row_cu, offset, longest);
+      }
       if (row) std::fill(row + len, row + t, T{0});
     };
     if (positions && position_dtype_ == DType::kI32)

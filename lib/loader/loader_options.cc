@@ -11,6 +11,7 @@ LoaderOptions with_dataset_defaults(LoaderOptions o, const DatasetInfo& info) {
   if (o.length_field.empty()) o.length_field = role(FieldRole::kLength);
   if (!o.documents.separator_id && info.task.packed)
     o.documents.separator_id = info.task.separator_id;
+  if (o.documents.starts_field.empty()) o.documents.starts_field = role(FieldRole::kDocumentStarts);
   MlmOptions& m = o.mlm;
   if (m.input_field.empty()) m.input_field = role(FieldRole::kTokenIds);
   const TokenizerInfo& t = info.tokenizer;

@@ -40,7 +40,7 @@ using BatchTransform = std::function<void(Batch&)>;
 // Packed lm (DatasetInfo task.packed): where each document of a row begins, derived from the
 // stored ids, since every document ends with task.separator_id (format/SPEC.md "Dataset info"
 // says when that is exact). A row's first token starts a document even when it continues one
-// from the row before.
+// from the row before. Packed sft stores where its conversations start (starts_field).
 struct DocumentOptions {
   // position_ids [B, T]: 0, 1, ... restarting after each separator; 0 on padding.
   bool position_ids = false;
@@ -55,6 +55,8 @@ struct DocumentOptions {
   uint32_t max_mask_length = 4096;  // the [B, 1, T, T] mask is refused for a longer L
   // Left unset: the dataset's task.separator_id.
   std::optional<uint32_t> separator_id;
+  // Left empty: the field with the document_starts role (packed sft), which wins over a separator.
+  std::string starts_field;
   bool any() const { return position_ids || cu_seqlens || attention_mask; }
 };
 
@@ -101,6 +103,13 @@ struct LoaderOptions {
   // the first_segment_length role unless stored.
   bool attention_mask = true;
   MlmOptions mlm;
+  // sft (DatasetInfo task "sft"): `labels` [B, T] materialised from the ids and the stored loss
+  // mask (the field with the loss_mask role; without one every real token is trained): the id
+  // where the mask is on, ignore_index elsewhere, on padding and on the first token of every
+  // packed conversation (which a causal loss would otherwise predict from the conversation
+  // before). Signed: int64, or int32 when int_output asks for narrower integers.
+  bool sft_labels = true;
+  int64_t ignore_index = -100;
   DocumentOptions documents;
   std::vector<BatchTransform> transforms;
 };

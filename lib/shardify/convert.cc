@@ -12,6 +12,8 @@
 #include "core/dataset_writer.h"
 #include "core/error.h"
 #include "core/worker_pool.h"
+#include "shardify/chat_renderer.h"
+#include "shardify/conversation_packer.h"
 #include "shardify/packer.h"
 #include "shardify/record_layout.h"
 #include "shardify/task_encoder.h"
@@ -41,6 +43,15 @@ InputFormat resolve_format(const ConvertOptions& o, const std::vector<InputFile>
   return *first;
 }
 
+void check_sft_options(const TaskOptions& t) {
+  if (t.task != Task::kSft && (t.messages || !t.chat_template.empty() ||
+                               t.train_on != TrainOn::kAssistant ||
+                               t.sft_truncation != SftTruncation::kDrop))
+    throw Error(ErrorCode::kInvalidArgument, "",
+                "--messages-field, --chat-template, --train-on and --truncation are for "
+                "--task sft");
+}
+
 void check_task_and_format(Task task, InputFormat fmt) {
   if (task == Task::kQa && fmt != InputFormat::kSquad && fmt != InputFormat::kJsonl &&
       fmt != InputFormat::kParquet)
@@ -50,6 +61,10 @@ void check_task_and_format(Task task, InputFormat fmt) {
   if ((task == Task::kCls || task == Task::kPair) && fmt == InputFormat::kText)
     throw Error(ErrorCode::kInvalidArgument, "",
                 "plain text has no labels; --task cls and pair read jsonl, tsv or csv");
+  if (task == Task::kSft && fmt == InputFormat::kText)
+    throw Error(
+        ErrorCode::kInvalidArgument, "",
+        "plain text has no prompt and response; --task sft reads jsonl, parquet, tsv or csv");
 }
 
 ReaderOptions reader_options(const ConvertOptions& o, InputFormat fmt) {
@@ -64,6 +79,17 @@ ReaderOptions reader_options(const ConvertOptions& o, InputFormat fmt) {
   r.decode_threads = std::max(1u, o.threads / 2);
   if (o.task.task == Task::kPair) r.pair_field = o.pair_field;
   if (o.task.task == Task::kCls || o.task.task == Task::kPair) r.label_field = o.label_field;
+  if (o.task.task == Task::kSft) {
+    if (o.task.messages) {
+      if (fmt != InputFormat::kJsonl)
+        throw Error(ErrorCode::kInvalidArgument, "",
+                    "--messages-field reads JSONL (a list of {role, content} objects per line)");
+      r.messages_field = o.messages_field;
+    } else {
+      r.text_field = o.prompt_field;
+      r.pair_field = o.response_field;
+    }
+  }
   if (o.task.task == Task::kQa) {
     r.qa = true;
     r.text_field = o.context_field;
@@ -93,7 +119,8 @@ LabelMap observe_labels(size_t inputs, const OpenInput& open, ReaderOptions r) {
 DatasetInfo describe_conversion(const ConvertOptions& o, InputFormat fmt,
                                 const std::vector<InputFile>& files,
                                 const tok::Tokenizer& tokenizer, const TaskEncoder& encoder,
-                                const RecordLayout& layout, const LabelMap* labels) {
+                                const RecordLayout& layout, const LabelMap* labels,
+                                const ChatRenderer* renderer) {
   DatasetInfo info;
   const TaskOptions& t = o.task;
   info.task.name = task_name(t.task);
@@ -101,7 +128,12 @@ DatasetInfo describe_conversion(const ConvertOptions& o, InputFormat fmt,
   info.task.padding_id = encoder.padding_id();
   if (t.packing()) {
     info.task.packed = true;
-    info.task.separator_id = encoder.separator_id();
+    if (t.task == Task::kLm) info.task.separator_id = encoder.separator_id();
+  }
+  if (t.task == Task::kSft) {
+    info.task.truncation = sft_truncation_name(t.sft_truncation);
+    info.task.train_on = train_on_name(t.train_on);
+    if (renderer) info.task.chat_template = renderer->fingerprint();
   }
   if (t.task == Task::kPair) info.task.truncation = "longest_first";
   if (t.task == Task::kQa) {
@@ -115,6 +147,11 @@ DatasetInfo describe_conversion(const ConvertOptions& o, InputFormat fmt,
   if (t.task == Task::kQa && (fmt == InputFormat::kJsonl || fmt == InputFormat::kParquet)) {
     info.source.columns = {
         {"context", o.context_field}, {"question", o.question_field}, {"answers", o.answers_field}};
+  } else if (t.task == Task::kSft) {
+    if (t.messages)
+      info.source.columns["messages"] = o.messages_field;
+    else
+      info.source.columns = {{"prompt", o.prompt_field}, {"response", o.response_field}};
   } else if (fmt != InputFormat::kText && fmt != InputFormat::kSquad) {
     info.source.columns["text"] = o.text_field;
     if (t.task == Task::kPair) info.source.columns["pair"] = o.pair_field;
@@ -150,7 +187,8 @@ class ExampleBatcher {
           batch.ends_file = true;
           break;
         }
-        text_bytes += ex.text.size() + ex.text_pair.size() + 64 * ex.questions.size();
+        text_bytes +=
+            ex.text.size() + ex.text_pair.size() + ex.messages.size() + 64 * ex.questions.size();
         examples.push_back(std::move(ex));
       }
       if (batch.ends_file) {
@@ -207,6 +245,7 @@ ConvertResult convert(const ConvertOptions& o,
       o.rows ? std::vector<InputFile>{{o.rows_name, 0}} : list_input_files(o.inputs);
   const InputFormat fmt = o.rows ? InputFormat::kJsonl : resolve_format(o, files);
   check_task_and_format(o.task.task, fmt);
+  check_sft_options(o.task);
   const ReaderOptions ropt = reader_options(o, fmt);
   const OpenInput open_input = [&](size_t i, const ReaderOptions& r) {
     const auto index = static_cast<uint32_t>(i);
@@ -220,9 +259,16 @@ ConvertResult convert(const ConvertOptions& o,
   if (labelled)
     labels =
         o.labels ? LabelMap::from_list(*o.labels) : observe_labels(files.size(), open_input, ropt);
-  const TaskEncoder encoder(*tokenizer, o.task, labelled ? &labels : nullptr);
+  std::unique_ptr<ChatRenderer> renderer;
+  if (o.task.task == Task::kSft && !o.task.chat_template.empty())
+    renderer = std::make_unique<ChatRenderer>(
+        o.task.chat_template, o.task.train_on == TrainOn::kAll    ? ChatRenderer::Spans::kNone
+                              : o.task.train_on == TrainOn::kLast ? ChatRenderer::Spans::kLast
+                                                                  : ChatRenderer::Spans::kAll);
+  const TaskEncoder encoder(*tokenizer, o.task, labelled ? &labels : nullptr, renderer.get());
   const RecordLayout layout(o.task, tokenizer->vocab_size(), encoder.padding_id());
   Packer packer(layout, o.task.position_ids);
+  ConversationPacker conversations(layout);
 
   const PartSpec part = o.part.value_or(PartSpec{});
   const auto [first_file, end_file] = part_file_range(files.size(), part);
@@ -263,9 +309,24 @@ ConvertResult convert(const ConvertOptions& o,
     }
     result.stats.add(batch.stats);
     records.clear();
-    if (o.task.packing()) {
+    if (o.task.packing() && o.task.task == Task::kSft) {
+      conversations.add(batch, records, result.stats);
+      if (batch.ends_file) conversations.end_file(records, result.stats);
+    } else if (o.task.packing()) {
       packer.add(batch, records, result.stats);
       if (batch.ends_file) packer.end_file(records, result.stats);
+    } else if (o.task.task == Task::kSft) {
+      const size_t rs = layout.record_size();
+      records.resize(batch.rows.size() * rs);
+      for (size_t i = 0; i < batch.rows.size(); ++i) {
+        const EncodedRow& row = batch.rows[i];
+        std::span<const uint8_t> mask;
+        if (!batch.loss_mask.empty()) mask = {batch.loss_mask.data() + row.first, row.count};
+        layout.write_conversations(records.data() + i * rs,
+                                   {batch.ids.data() + row.first, row.count}, mask, {});
+        result.stats.tokens += row.count;
+      }
+      result.stats.records += batch.rows.size();
     } else {
       const size_t rs = layout.record_size();
       records.resize(batch.rows.size() * rs);
@@ -321,8 +382,8 @@ ConvertResult convert(const ConvertOptions& o,
                     "); check the input and --text-field, or pass --allow-empty");
   }
 
-  DatasetInfo info =
-      describe_conversion(o, fmt, files, *tokenizer, encoder, layout, labelled ? &labels : nullptr);
+  DatasetInfo info = describe_conversion(o, fmt, files, *tokenizer, encoder, layout,
+                                         labelled ? &labels : nullptr, renderer.get());
   if (o.rows) {
     info.source.format = "rows";
     info.source.files.front().bytes = result.bytes_in;

@@ -35,6 +35,10 @@ struct ConvertOptions {
   std::string context_field = "context";
   std::string question_field = "question";
   std::string answers_field = "answers";
+  // --task sft: prompt/response fields, or (task.messages) a messages field.
+  std::string prompt_field = "prompt";
+  std::string response_field = "response";
+  std::string messages_field = "messages";
   DocSeparator doc_separator = DocSeparator::kFile;
   bool quoting = true;  // TSV/CSV
   std::string where;    // Parquet: DuckDB SQL predicate over the file's columns (--where)

@@ -33,7 +33,8 @@ struct EncodedBatch {
   uint32_t file_index = 0;
   bool ends_file = false;  // the last batch of its input file
   std::vector<uint32_t> ids;
-  std::vector<uint8_t> type_ids;  // parallel to ids for tasks with segments, else empty
+  std::vector<uint8_t> type_ids;   // parallel to ids for tasks with segments, else empty
+  std::vector<uint8_t> loss_mask;  // sft: parallel to ids, 1 where the loss is computed
   std::vector<EncodedRow> rows;
   std::vector<ExampleError> errors;
   ConvertStats stats;  // examples, truncations and lengths; records and tokens are counted later

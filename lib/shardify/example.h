@@ -21,10 +21,11 @@ struct QaQuestion {
 
 struct Example {
   uint32_t file_index = 0;
-  uint64_t line = 0;  // 1-based line of the example's start; 0 when lines do not apply
-  std::string where;  // location when lines do not apply
-  std::string text;   // the document, the first text, or the QA context
-  std::string text_pair;
+  uint64_t line = 0;      // 1-based line of the example's start; 0 when lines do not apply
+  std::string where;      // location when lines do not apply
+  std::string text;       // the document, the first text, the QA context, or the SFT prompt
+  std::string text_pair;  // the second text, or the SFT response
+  std::string messages;   // sft --messages-field: the JSON array of {role, content}, minified
   std::string label;
   std::vector<QaQuestion> questions;
   std::string error;

@@ -35,6 +35,9 @@ struct ReaderOptions {
   std::string text_field = "text";  // JSONL, Parquet: dotted path; TSV/CSV: column name
   std::string pair_field;           // empty: no second text
   std::string label_field;          // empty: no label
+  // JSONL, sft: a dotted path to an OpenAI-style [{role, content}] array (Example::messages);
+  // empty: prompt/response in text_field/pair_field.
+  std::string messages_field;
   DocSeparator doc_separator = DocSeparator::kFile;
   bool quoting = true;       // TSV/CSV: RFC 4180 quotes; false: quotes are ordinary characters
   bool labels_only = false;  // the label pre-pass: skip texts

@@ -51,6 +51,10 @@ void JsonFields::read(std::string_view json, Example& ex) {
     read_qa(root_, ex);
     return;
   }
+  if (!options_.messages_field.empty()) {
+    read_messages(root_, ex);
+    return;
+  }
   if (!options_.labels_only) {
     if (!string_field(root_, options_.text_field, ex.text, ex.error)) return;
     if (!options_.pair_field.empty() &&
@@ -71,6 +75,34 @@ bool JsonFields::string_field(simdjson::dom::element root, const std::string& pa
   }
   out.assign(s);
   return true;
+}
+
+// Every message an object with a string role and a string, null or list content (multimodal
+// parts); other keys (tool_calls, reasoning_content) pass through to the template untouched.
+void JsonFields::read_messages(simdjson::dom::element root, Example& ex) {
+  simdjson::dom::element e = lookup(root, options_.messages_field, ex.error);
+  if (!ex.error.empty()) return;
+  simdjson::dom::array messages;
+  if (e.get_array().get(messages) != simdjson::SUCCESS) {
+    ex.error = "field '" + options_.messages_field + "' is not a list of messages";
+    return;
+  }
+  size_t i = 0;
+  for (simdjson::dom::element m : messages) {
+    const std::string at = options_.messages_field + "[" + std::to_string(i++) + "]";
+    simdjson::dom::element content;
+    std::string_view role;
+    if (!m.is_object() || m["role"].get_string().get(role)) {
+      ex.error = at + " needs a string 'role'";
+      return;
+    }
+    if (m["content"].get(content) ||
+        !(content.is_string() || content.is_null() || content.is_array())) {
+      ex.error = at + " needs a 'content' that is a string, null or a list";
+      return;
+    }
+  }
+  ex.messages = simdjson::minify(e);
 }
 
 void JsonFields::read_qa(simdjson::dom::element root, Example& ex) {

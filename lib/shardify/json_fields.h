@@ -35,6 +35,7 @@ class JsonFields {
  private:
   bool string_field(simdjson::dom::element root, const std::string& path, std::string& out,
                     std::string& problem);
+  void read_messages(simdjson::dom::element root, Example& ex);
   void read_qa(simdjson::dom::element root, Example& ex);
   void label_field(simdjson::dom::element root, Example& ex);
 

@@ -21,7 +21,7 @@ RecordLayout::RecordLayout(const TaskOptions& o, size_t vocab_size, uint32_t pad
   add("input_ids", token_dtype_, {o.max_len}, FieldRole::kTokenIds);
   if (task_has_segments(o.task))
     add("token_type_ids", DType::kU8, {o.max_len}, FieldRole::kTokenTypeIds);
-  if (o.packing() && o.position_ids)
+  if (o.task == Task::kLm && o.packing() && o.position_ids)
     add("position_ids", DType::kU16, {o.max_len}, FieldRole::kPositionIds);
   add("length", DType::kU32, {}, FieldRole::kLength);
   if (task_has_labels(o.task)) add("labels", DType::kI32, {}, FieldRole::kLabel);
@@ -31,6 +31,10 @@ RecordLayout::RecordLayout(const TaskOptions& o, size_t vocab_size, uint32_t pad
     add("example_index", DType::kU32, {}, FieldRole::kExampleIndex);
     add("source_index", DType::kU32, {}, FieldRole::kSourceIndex);
   }
+  const uint32_t bitmap_bytes = (o.max_len + 7) / 8;
+  if (o.loss_mask()) add("loss_mask", DType::kU8, {bitmap_bytes}, FieldRole::kLossMask);
+  if (o.task == Task::kSft && o.packing())
+    add("document_starts", DType::kU8, {bitmap_bytes}, FieldRole::kDocumentStarts);
   schema_ = Schema(std::move(f));
   auto offset = [&](const char* name) -> std::optional<size_t> {
     if (const Field* field = schema_.find(name)) return field->offset;
@@ -45,6 +49,8 @@ RecordLayout::RecordLayout(const TaskOptions& o, size_t vocab_size, uint32_t pad
   end_offset_ = offset("end_positions");
   example_offset_ = offset("example_index");
   source_offset_ = offset("source_index");
+  loss_mask_offset_ = offset("loss_mask");
+  document_starts_offset_ = offset("document_starts");
 }
 
 void RecordLayout::put_ids(unsigned char* record, std::span<const uint32_t> ids) const {
@@ -78,6 +84,23 @@ void RecordLayout::write(unsigned char* record, std::span<const uint32_t> ids,
   put(end_offset_, static_cast<uint32_t>(row.end_position));
   put(example_offset_, row.example_index);
   put(source_offset_, row.source_index);
+}
+
+void RecordLayout::write_conversations(unsigned char* record, std::span<const uint32_t> ids,
+                                       std::span<const uint8_t> mask,
+                                       std::span<const uint32_t> starts) const {
+  std::memset(record, 0, record_size());
+  put_ids(record, ids);
+  if (loss_mask_offset_) {
+    unsigned char* bits = record + *loss_mask_offset_;
+    for (size_t k = 0; k < mask.size() && k < max_len_; ++k)
+      if (mask[k]) bits[k >> 3] |= static_cast<unsigned char>(1u << (k & 7));
+  }
+  if (document_starts_offset_) {
+    unsigned char* bits = record + *document_starts_offset_;
+    for (uint32_t k : starts)
+      if (k < max_len_) bits[k >> 3] |= static_cast<unsigned char>(1u << (k & 7));
+  }
 }
 
 void RecordLayout::write_window(unsigned char* record, std::span<const uint32_t> ids,

@@ -16,6 +16,8 @@ std::string ConvertResult::to_json() const {
   j["tokens"] = stats.tokens;
   j["truncated"] = stats.truncated;
   j["skipped"] = stats.skipped;
+  j["dropped"] = stats.dropped;
+  j["loss_tokens"] = stats.loss_tokens;
   j["bytes_in"] = bytes_in;
   j["bytes_in_compressed"] = bytes_in_compressed;
   j["bytes_out"] = bytes_out;
@@ -48,6 +50,9 @@ std::string ConvertResult::to_text() const {
                 stats.tokens ? double(bytes_out) / double(stats.tokens) : 0.0, seconds,
                 seconds > 0 ? bytes_in / 1e6 / seconds : 0.0);
   std::string o = buf;
+  if (stats.dropped)
+    o += "  dropped    " + std::to_string(stats.dropped) + " (longer than --max-len)\n";
+  if (stats.loss_tokens) o += "  loss on    " + std::to_string(stats.loss_tokens) + " tokens\n";
   if (!first_errors.empty()) {
     o += "  first errors (skipped):\n";
     for (const auto& e : first_errors) o += "    " + e + "\n";

@@ -55,8 +55,8 @@ std::string_view lstrip(std::string_view s) {
 }  // namespace
 
 TaskEncoder::TaskEncoder(const tok::Tokenizer& tokenizer, const TaskOptions& options,
-                         const LabelMap* labels)
-    : tok_(tokenizer), options_(options), labels_(labels) {
+                         const LabelMap* labels, const ChatRenderer* renderer)
+    : tok_(tokenizer), options_(options), labels_(labels), renderer_(renderer) {
   const auto& sp = tok_.special_tokens();
   padding_id_ = sp.pad.value_or(0);
   separator_ = sp.eos ? sp.eos : sp.sep;
@@ -66,6 +66,17 @@ TaskEncoder::TaskEncoder(const tok::Tokenizer& tokenizer, const TaskOptions& opt
                 "--max-len " + std::to_string(options.max_len) +
                     " leaves no room beside the tokenizer's " + std::to_string(added) +
                     " special tokens");
+  if (options.task == Task::kSft) {
+    if (options.messages && !renderer)
+      throw Error(ErrorCode::kInvalidArgument, "",
+                  "--messages-field needs --chat-template (a tokenizer_config.json) to render "
+                  "conversations");
+    if (!renderer && !separator_)
+      throw Error(ErrorCode::kInvalidArgument, "",
+                  "prompt + response without --chat-template ends with the tokenizer's "
+                  "end-of-text token, and this tokenizer has none; pass --chat-template");
+    return;
+  }
   if (options.packing() && !separator_)
     throw Error(
         ErrorCode::kInvalidArgument, "",
@@ -117,6 +128,9 @@ void TaskEncoder::encode(const Example& ex, EncodedBatch& out) const {
         break;
       case Task::kQa:
         encode_qa(ex, out);
+        break;
+      case Task::kSft:
+        encode_sft(ex, out);
         break;
     }
   } catch (const Error& e) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "shardify/chat_renderer.h"
 #include "shardify/encoded_batch.h"
 #include "shardify/example.h"
 #include "shardify/label_map.h"
@@ -16,8 +17,10 @@ namespace shardkit::shardify {
 
 class TaskEncoder {
  public:
-  // Throws Error(kInvalidArgument) when the options cannot work with this tokenizer.
-  TaskEncoder(const tok::Tokenizer& tokenizer, const TaskOptions& options, const LabelMap* labels);
+  // Throws Error(kInvalidArgument) when the options cannot work with this tokenizer. sft with
+  // a chat template renders through `renderer`.
+  TaskEncoder(const tok::Tokenizer& tokenizer, const TaskOptions& options, const LabelMap* labels,
+              const ChatRenderer* renderer = nullptr);
   // The id stored after `length`: the tokenizer's pad id, else 0.
   uint32_t padding_id() const { return padding_id_; }
   // The id that ends each document when packing (eos, else sep); nullopt when there is none.
@@ -31,11 +34,16 @@ class TaskEncoder {
                      int32_t label) const;
   void encode_pair(const Example& ex, EncodedBatch& out) const;
   void encode_qa(const Example& ex, EncodedBatch& out) const;
+  // sft: ids and the loss mask of one conversation (sft_encoder.cc).
+  void encode_sft(const Example& ex, EncodedBatch& out) const;
+  bool sft_tokens(const Example& ex, EncodedBatch& out, std::vector<uint32_t>& ids,
+                  std::vector<uint8_t>& mask) const;
   bool label_index(const Example& ex, EncodedBatch& out, int32_t& index) const;
 
   const tok::Tokenizer& tok_;
   TaskOptions options_;
   const LabelMap* labels_;
+  const ChatRenderer* renderer_;
   uint32_t padding_id_ = 0;
   std::optional<uint32_t> separator_;
 };

@@ -21,6 +21,7 @@
 #include "core/dataset.h"
 #include "core/dataset_writer.h"
 #include "input_formats_bench.h"
+#include "sft_bench.h"
 #include "shardify/byte_source.h"
 #include "shardify/convert.h"
 #include "tokenizer/tokenizer.h"
@@ -109,7 +110,10 @@ uint64_t rewrite(const fs::path& src, const fs::path& dst, int level, format::Bl
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s TOKENIZER TEXT_FILE [max_len=512] [runs=3]\n", argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s TOKENIZER TEXT_FILE [max_len=512] [runs=3] [tokenizer_config.json]\n"
+                 "  (the last adds the sft rows, rendering with its chat template)\n",
+                 argv[0]);
     return 2;
   }
   const std::string tokenizer = argv[1], text = argv[2];
@@ -196,6 +200,7 @@ int main(int argc, char** argv) {
   std::printf("%-34s %10.2f %10s\n", "  ... at --zstd-level 1 (load incl.)", mb / conv_cpu[0], "");
 
   shardkit::bench::bench_input_formats(tokenizer, docs, bytes, max_len, runs, tmp, cpu_now);
+  if (argc > 5) shardkit::bench::bench_sft(tokenizer, argv[5], docs, max_len, runs, tmp);
 
   // Storage. Real tokens: every stored non-pad token (documents' ids plus one separator each).
   const uint64_t real = result.stats.tokens;

@@ -26,13 +26,15 @@ fi
 
 # What the tour made, read back with the tools and Python's json, not from the tour's output.
 inspect="$build/tools/shard-inspect"
-for ds in train qa nli lm; do "$inspect" verify "$work/data/$ds" >/dev/null; done
+for ds in train qa nli lm sft; do "$inspect" verify "$work/data/$ds" >/dev/null; done
 records() { "$inspect" info --json "$work/data/$1" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["records"])'; }
 [ "$(records train)" = 300 ] || { echo "data/train: $(records train) records, expected 300 mails"; exit 1; }
 # --doc-sep file is the default: one document per book.
 books=$(ls "$source"/tests/data/tokenizer/en_*.txt | wc -l)
 docs=$(/usr/bin/python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["dataset"]["stats"]["examples"])' "$work/data/lm/manifest.json")
 [ "$docs" = "$books" ] || { echo "data/lm: $docs documents from $books books"; exit 1; }
+# sft: the five conversations of the fixture, packed, with a loss mask.
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["dataset"]; assert d["stats"]["examples"] == 5 and d["task"]["packed"] and "loss_mask" in d["fields"], d' "$work/data/sft/manifest.json"
 grep -q "input text / output" "$work/tour.log"
 grep -q "records / on disk" "$work/tour.log"
 

@@ -1,4 +1,4 @@
-// shardify --input PATH... --task lm|cls|pair|qa --tokenizer FILE --out DIR [flags]: the
+// shardify --input PATH... --task lm|cls|pair|qa|sft --tokenizer FILE --out DIR [flags]: the
 // default command, run when no subcommand is named.
 #include <unistd.h>
 
@@ -23,6 +23,9 @@ struct ConvertArgs {
   std::string text_field = "text", pair_field = "text_pair", label_field = "label", filter = "none";
   std::string context_field = "context", question_field = "question", answers_field = "answers";
   std::string where;
+  std::string prompt_field = "prompt", response_field = "response", messages_field, chat_template;
+  std::string train_on = "assistant", truncation = "drop";
+  bool pack = false;
   uint32_t max_len = 0, doc_stride = 128, max_query_len = 64;
   bool no_quoting = false;
   bool no_pack = false, position_ids = false, force = false, json = false, allow_empty = false;
@@ -78,7 +81,17 @@ void run_convert(const ConvertArgs& a) {
   o.doc_separator = parse_doc_separator(a.doc_sep);
   o.task.task = parse_task(a.task);
   o.task.max_len = a.max_len ? a.max_len : (o.task.task == Task::kQa ? 384 : 512);
-  o.task.pack = !a.no_pack;
+  o.task.pack = o.task.task == Task::kSft ? a.pack : !a.no_pack;
+  if (a.pack && o.task.task != Task::kSft)
+    throw shardkit::Error(shardkit::ErrorCode::kInvalidArgument, "",
+                          "--pack is for --task sft (lm packs unless --no-pack)");
+  o.prompt_field = a.prompt_field;
+  o.response_field = a.response_field;
+  o.task.messages = !a.messages_field.empty();
+  if (o.task.messages) o.messages_field = a.messages_field;
+  o.task.chat_template = a.chat_template;
+  o.task.train_on = parse_train_on(a.train_on);
+  o.task.sft_truncation = parse_sft_truncation(a.truncation);
   o.task.position_ids = a.position_ids;
   o.task.doc_stride = a.doc_stride;
   o.task.max_query_len = a.max_query_len;
@@ -123,9 +136,10 @@ const shardify_cli::RegisterCommand kConvert([](CLI::App& app) {
   app.add_option("--where", a->where,
                  "parquet: keep the rows where this DuckDB SQL predicate over the file's columns "
                  "holds, e.g. \"lang = 'en' AND length(text) > 100\"");
-  app.add_option("--task", a->task, "Record layout: lm (packed windows), cls, pair or qa")
+  app.add_option("--task", a->task,
+                 "Record layout: lm (packed windows), cls, pair, qa or sft (loss-masked chat)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"lm", "cls", "pair", "qa"}));
+      ->check(CLI::IsMember({"lm", "cls", "pair", "qa", "sft"}));
   app.add_option("--tokenizer", a->tokenizer,
                  "tokenizer.json, WordPiece vocab.txt or GPT-2 encoder.json");
   app.add_option(
@@ -139,6 +153,28 @@ const shardify_cli::RegisterCommand kConvert([](CLI::App& app) {
       ->capture_default_str();
   app.add_option("--label-field", a->label_field, "Field of the label (--task cls, pair)")
       ->capture_default_str();
+  app.add_option("--prompt-field", a->prompt_field, "sft: field of the prompt")
+      ->capture_default_str();
+  app.add_option("--response-field", a->response_field, "sft: field of the response (trained on)")
+      ->capture_default_str();
+  app.add_option("--messages-field", a->messages_field,
+                 "sft, JSONL: field of an OpenAI-style [{role, content}] list (instead of "
+                 "prompt/response); needs --chat-template");
+  app.add_option("--chat-template", a->chat_template,
+                 "sft: render with the chat_template of this HF tokenizer_config.json (Python 3 "
+                 "and python3-jinja2); without it: prompt ids + response ids + end-of-text");
+  app.add_option("--train-on", a->train_on,
+                 "sft: loss on every assistant turn, the last one, or all tokens")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"assistant", "last", "all"}));
+  app.add_option("--truncation", a->truncation,
+                 "sft: a conversation over --max-len is dropped, or loses its oldest tokens "
+                 "(left) while every trained token still fits")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"drop", "left"}));
+  app.add_flag("--pack", a->pack,
+               "sft: pack whole conversations into rows (their starts are stored, so the loader "
+               "gives position_ids/cu_seqlens per conversation)");
   app.add_option("--context-field", a->context_field, "qa from JSONL: field of the context")
       ->capture_default_str();
   app.add_option("--question-field", a->question_field, "qa from JSONL: field of the question")

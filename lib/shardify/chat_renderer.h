@@ -1,0 +1,67 @@
+// Renders conversations with the chat template of a HF tokenizer_config.json. Jinja has no C++
+// library in Debian, so shardify runs shardkit's one renderer, python/shardkit/chat_template.py
+// (Debian's python3-jinja2, configured as HF transformers configures it), as coprocesses: one
+// JSON line of messages in, one line of rendered text and assistant byte spans out. Each worker
+// thread that renders checks a process out of a pool and back in, so rendering runs in parallel;
+// rendering is a pure function of the conversation, so the output does not depend on which
+// process rendered what.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace shardkit::shardify {
+
+struct RenderedChat {
+  std::string text;
+  // [start, end) UTF-8 byte spans of the assistant turns in `text`, in order.
+  std::vector<std::pair<uint32_t, uint32_t>> spans;
+  std::string error;  // the template refused the conversation (raise_exception, bad messages)
+};
+
+class ChatRenderer {
+ public:
+  enum class Spans { kAll, kLast, kNone };
+
+  // Starts one renderer process for `config` (tokenizer_config.json) and waits until it has read
+  // the template. Throws Error(kInvalidArgument) when Python, jinja2 or the script is missing or
+  // the file has no usable chat template.
+  ChatRenderer(std::filesystem::path config, Spans spans);
+  ~ChatRenderer();
+  ChatRenderer(const ChatRenderer&) = delete;
+  ChatRenderer& operator=(const ChatRenderer&) = delete;
+
+  // `messages_json` is one JSON array of {role, content} objects, without newlines outside
+  // strings. Thread-safe. Throws Error(kIo) when a renderer process dies.
+  RenderedChat render(std::string_view messages_json) const;
+
+  // Whether the template marks assistant turns itself with {% generation %}.
+  bool template_marks_generation() const { return generation_; }
+  // XXH3-64 (16 hex digits) of the config's chat_template text: what determines the ids.
+  const std::string& fingerprint() const { return fingerprint_; }
+
+  // The renderer script: $SHARDKIT_CHAT_RENDERER, else beside the installed programs
+  // (<bin>/../share/shardkit/chat_template.py, or <bin>/../../chat_template.py inside a pip
+  // installed package), else the source tree this program was built from.
+  static std::filesystem::path script_path();
+
+ private:
+  class Process;
+  // Starts a process and reads its ready line (whether the template has {% generation %}).
+  std::unique_ptr<Process> start(bool* generation = nullptr) const;
+
+  std::filesystem::path config_;
+  Spans spans_;
+  bool generation_ = false;
+  std::string fingerprint_;
+  mutable std::mutex mutex_;
+  mutable std::vector<std::unique_ptr<Process>> idle_;
+};
+
+}  // namespace shardkit::shardify
