@@ -35,7 +35,10 @@ std::unique_ptr<Tokenizer> Tokenizer::from_file(const std::filesystem::path& pat
     // A tokenizer.json has a "model" object; an encoder.json maps tokens (even "model") to ids.
     element model;
     if (!o.at_key("model").get(model) && model.type() == element_type::OBJECT) {
-      return load_tokenizer_json(j, o, xxh3_64(content.data(), content.size()));
+      auto tokenizer = load_tokenizer_json(j, o, xxh3_64(content.data(), content.size()));
+      if (auto* base = dynamic_cast<TokenizerBase*>(tokenizer.get()))
+        apply_tokenizer_config(*base, path.parent_path() / "tokenizer_config.json");
+      return tokenizer;
     }
     // Merges: --merges, else vocab.bpe or merges.txt beside it, else NAME-vocab.bpe for a
     // NAME-encoder.json.

@@ -34,6 +34,8 @@ std::shared_ptr<const Regex> read_pattern(const Json& j, object o, const std::st
                                           std::string* literal);
 
 std::unique_ptr<Tokenizer> load_tokenizer_json(const Json& j, object root, uint64_t fingerprint);
+// Takes the special tokens a HF tokenizer_config.json names, when the file exists.
+void apply_tokenizer_config(TokenizerBase& tokenizer, const std::filesystem::path& config);
 std::unique_ptr<Tokenizer> load_gpt2(const Json& j, element root,
                                      const std::filesystem::path& merges_path,
                                      uint64_t fingerprint);

