@@ -67,10 +67,9 @@ struct Three {
   std::vector<uint64_t> sizes{700, 300, 130};
   Three() {
     for (size_t i = 0; i < 3; ++i)
-      t::write_fixture(path(i), {.records = sizes[i],
-                                 .block_bytes = 3000,
-                                 .shard_bytes = 20000,
-                                 .label_base = bases[i]});
+      t::write_fixture(
+          path(i),
+          {.records = sizes[i], .block_bytes = 3000, .shard_bytes = 20000, .label_base = bases[i]});
   }
   std::string path(size_t i) const { return (tmp / ("ds" + std::to_string(i))).string(); }
   std::vector<MixtureSource> weighted(std::vector<double> w) const {
@@ -104,9 +103,9 @@ TEST_CASE("one source with weight 1 (or repeat 1, or none) is exactly the single
     std::vector<size_t> single_sizes;
     const auto want = drain(single, three.bases, &single_sizes);
     REQUIRE(!want.empty());
-    for (const MixtureSource& src : {MixtureSource{three.path(0), 1.0, {}, {}},
-                                     MixtureSource{three.path(0), {}, 1.0, {}},
-                                     MixtureSource{three.path(0), {}, {}, {}}}) {
+    for (const MixtureSource& src :
+         {MixtureSource{three.path(0), 1.0, {}, {}}, MixtureSource{three.path(0), {}, 1.0, {}},
+          MixtureSource{three.path(0), {}, {}, {}}}) {
       Loader mixed(std::vector<MixtureSource>{src}, o);
       CHECK(mixed.window_blocks() == single.window_blocks());
       mixed.set_epoch(2);
@@ -160,9 +159,8 @@ TEST_CASE("every prefix of the stream holds each source's share to within one sa
 
 TEST_CASE("repeat and choose: exact counts per epoch, fresh permutation per pass") {
   Three three;
-  std::vector<MixtureSource> sources = {{three.path(0), {}, {}, 100},
-                                        {three.path(1), {}, 0.5, {}},
-                                        {three.path(2), {}, 2.5, {}}};
+  std::vector<MixtureSource> sources = {
+      {three.path(0), {}, {}, 100}, {three.path(1), {}, 0.5, {}}, {three.path(2), {}, 2.5, {}}};
   Loader loader(sources, options(10, 9, 2));
   CHECK(loader.epoch_samples() == 100 + 150 + 325);
   const auto rows = drain(loader, three.bases);
@@ -189,8 +187,9 @@ TEST_CASE("repeat and choose: exact counts per epoch, fresh permutation per pass
   }
 }
 
-TEST_CASE("a mixture's stream does not depend on threads; it resumes with other threads and "
-          "world sizes") {
+TEST_CASE(
+    "a mixture's stream does not depend on threads; it resumes with other threads and "
+    "world sizes") {
   Three three;
   const auto sources = three.weighted({2, 1, 1});
   std::vector<Row> reference;
@@ -212,8 +211,10 @@ TEST_CASE("a mixture's stream does not depend on threads; it resumes with other 
       o.drop_last = true;
       o.max_tokens = 9000;
       ranks.push_back(std::make_unique<Loader>(sources, o));
-      if (from) ranks.back()->restore(*from);
-      else ranks.back()->set_epoch(3);
+      if (from)
+        ranks.back()->restore(*from);
+      else
+        ranks.back()->set_epoch(3);
     }
     std::vector<std::vector<Row>> out;
     for (size_t s = 0; s < steps; ++s) {
