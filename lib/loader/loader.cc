@@ -459,8 +459,8 @@ uint64_t Loader::epoch_samples() const { return impl_->stream->size(); }
 const LoaderOptions& Loader::options() const { return impl_->opt; }
 unsigned Loader::threads() const { return impl_->thread_count; }
 uint64_t Loader::window_blocks() const {
-  std::lock_guard lock(impl_->mu);
-  return impl_->plan->order(0).pass0().window_blocks();
+  const Impl& i = *impl_;
+  return window_blocks_for(i.src[0].geo, i.record_size, i.opt, i.opt.memory_budget / i.src.size());
 }
 
 void Loader::set_epoch(uint64_t epoch) { impl_->reset(epoch, 0, 0); }

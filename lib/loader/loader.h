@@ -50,7 +50,7 @@ class Loader {
   uint64_t epoch_samples() const;
   const LoaderOptions& options() const;
   unsigned threads() const;
-  uint64_t window_blocks() const;
+  uint64_t window_blocks() const;  // of the first source
 
   // Starts `epoch` from its beginning (discarding batches built ahead).
   void set_epoch(uint64_t epoch);
