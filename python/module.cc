@@ -8,6 +8,7 @@
 #include "core/dataset.h"
 #include "core/error.h"
 #include "loader/loader.h"
+#include "loader/mixture_spec.h"
 #include "write_dataset.h"
 
 namespace py = pybind11;
@@ -110,6 +111,12 @@ loader::LoaderOptions options_from(const py::dict& kw) {
       o.rank = value.cast<uint32_t>();
     else if (key == "world_size")
       o.world_size = value.cast<uint32_t>();
+    else if (key == "max_samples")
+      o.max_samples = value.cast<uint64_t>();
+    else if (key == "max_tokens")
+      o.max_tokens = value.cast<uint64_t>();
+    else if (key == "source_field")
+      o.source_field = value.cast<bool>();
     else if (key == "drop_last")
       o.drop_last = value.cast<bool>();
     else if (key == "window_blocks")
@@ -161,6 +168,17 @@ loader::LoaderOptions options_from(const py::dict& kw) {
   return o;
 }
 
+// (path, weight, repeat, choose) per source, as shardkit/__init__.py normalises them.
+using SourceTuple =
+    std::tuple<std::string, std::optional<double>, std::optional<double>, std::optional<uint64_t>>;
+
+std::vector<loader::MixtureSource> sources_from(const std::vector<SourceTuple>& list) {
+  std::vector<loader::MixtureSource> out;
+  for (const auto& [path, weight, repeat, choose] : list)
+    out.push_back({path, weight, repeat, choose});
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_shardkit, m) {
@@ -208,11 +226,27 @@ PYBIND11_MODULE(_shardkit, m) {
           },
           py::arg("index"));
 
+  m.def(
+      "read_mixture_spec",
+      [](const std::string& file) {
+        const loader::MixtureSpec spec = loader::read_mixture_spec(file);
+        std::vector<SourceTuple> sources;
+        for (const loader::MixtureSource& s : spec.sources)
+          sources.emplace_back(s.path, s.weight, s.repeat, s.choose);
+        return py::make_tuple(sources, spec.seed, spec.max_samples);
+      },
+      py::arg("file"));
+
   py::class_<loader::Loader>(m, "Loader")
       .def(py::init([](const std::string& path, const py::kwargs& kw) {
              return std::make_unique<loader::Loader>(path, options_from(kw));
            }),
            py::arg("path"))
+      .def(py::init([](const std::vector<SourceTuple>& sources, const py::kwargs& kw) {
+             return std::make_unique<loader::Loader>(sources_from(sources), options_from(kw));
+           }),
+           py::arg("sources"))
+      .def_property_readonly("epoch_samples", &loader::Loader::epoch_samples)
       .def("set_epoch", &loader::Loader::set_epoch, py::arg("epoch"))
       .def_property_readonly("epoch", &loader::Loader::epoch)
       .def_property_readonly("threads", &loader::Loader::threads)
@@ -227,21 +261,28 @@ PYBIND11_MODULE(_shardkit, m) {
              }
              if (!b) return py::none();
              py::dict d = batch_to_dict(b);
-             return py::make_tuple(d, b->records, b->index);
+             return py::make_tuple(d, b->records, b->index, b->sources);
            })
       .def("state",
            [](const loader::Loader& l) {
              loader::LoaderState s = l.state();
-             return py::make_tuple(s.seed, s.epoch, s.samples_consumed);
+             return py::make_tuple(s.seed, s.epoch, s.samples_consumed, s.tokens_consumed);
            })
-      .def("restore",
-           [](loader::Loader& l, py::object seed, py::object epoch, py::object consumed) {
-             const std::string size = std::to_string(l.dataset().size());
-             l.restore({state_field(seed, "seed", "0..2^64-1"),
-                        state_field(epoch, "epoch", "0..2^64-1"),
-                        state_field(consumed, "samples_consumed",
-                                    "0.." + size + " (the dataset's records)")});
-           })
+      .def(
+          "restore",
+          [](loader::Loader& l, py::object seed, py::object epoch, py::object consumed,
+             py::object tokens) {
+            const bool one = l.sources() == 1 && l.options().max_samples == 0;
+            const std::string size = std::to_string(l.epoch_samples());
+            l.restore(
+                {state_field(seed, "seed", "0..2^64-1"), state_field(epoch, "epoch", "0..2^64-1"),
+                 state_field(
+                     consumed, "samples_consumed",
+                     "0.." + size + (one ? " (the dataset's records)" : " (the epoch's samples)")),
+                 state_field(tokens, "tokens_consumed", "0..2^64-1")});
+          },
+          py::arg("seed"), py::arg("epoch"), py::arg("samples_consumed"),
+          py::arg("tokens_consumed") = py::int_(0))
       .def("planned_records", &loader::Loader::planned_records, py::arg("batch"));
 
   python::bind_write_dataset(m);

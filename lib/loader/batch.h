@@ -50,7 +50,9 @@ class Column {
 struct Batch {
   uint64_t epoch = 0;
   uint64_t index = 0;             // this rank's batch number within the epoch
-  std::vector<uint64_t> records;  // global record index of each row
+  std::vector<uint64_t> records;  // record index of each row in its source's dataset
+  std::vector<uint32_t> sources;  // the source of each row (all 0 for one dataset)
+  uint64_t step_tokens = 0;       // with max_tokens: every rank's tokens of this global step
   std::vector<Column> columns;
 
   size_t size() const { return records.size(); }

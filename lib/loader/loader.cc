@@ -16,6 +16,7 @@
 #include "loader/distributed_env.h"
 #include "loader/mlm.h"
 #include "loader/plan.h"
+#include "loader/source_layout.h"
 
 namespace shardkit::loader {
 
@@ -31,14 +32,24 @@ struct Built {
 }  // namespace
 
 struct Loader::Impl {
+  // One dataset of the loader, with its own block cache and windows.
+  struct Source {
+    Dataset ds;
+    Geometry geo;
+    std::optional<RowLayout> layout;  // how its rows read as source 0's; unset for source 0
+    const Field* length = nullptr;    // for max_tokens
+  };
+
   LoaderOptions opt;
-  Dataset ds;
-  Geometry geo;
-  size_t record_size;
-  Collator collator;
+  std::vector<Source> src;
+  std::shared_ptr<const MixtureStream> stream;
+  std::vector<SourceShape> shapes;
+  std::optional<Collator> collator;
+  size_t record_size = 0;  // of source 0, the layout batches are collated from
   unsigned thread_count = 1;
   size_t depth = 2;
   DType labels_dtype = DType::kI64;
+  DType source_dtype = DType::kI64;
 
   mutable std::mutex mu;
   std::condition_variable work_cv, ready_cv;
@@ -48,55 +59,84 @@ struct Loader::Impl {
   std::shared_ptr<const EpochPlan> plan;
   uint64_t next_sched = 0;     // next batch a worker will take
   uint64_t consumer_next = 0;  // next batch next() returns
+  uint64_t tokens_consumed = 0;
   std::set<uint64_t> in_flight;
   std::map<uint64_t, Built> ready;
-  uint64_t low_window = 0;         // window of the first row of the lowest batch not yet built
+  // Per source: the window of the lowest batch not yet built (its first sample of the source).
+  std::vector<uint64_t> low_window;
   bool readahead_pending = false;  // the plan's first two windows are not asked for yet
-  // The last window asked for ahead: no batch reaching past it is started before it is, so a
-  // remote block is never read before it is asked for (which would fetch it twice).
-  uint64_t readahead_upto = 0;
+  // Per source, the last window asked for ahead: no batch reaching past it is started before
+  // it is, so a remote block is never read before it is asked for (which would fetch it twice).
+  std::vector<uint64_t> readahead_upto;
+  // The windows next_sched reaches, computed once per batch; cursors step the mixture forward.
+  uint64_t upto_batch = UINT64_MAX;
+  std::vector<uint64_t> upto;
+  MixtureStream::Cursor upto_cursor, low_cursor;
   uint64_t batches_built = 0;
   std::vector<std::thread> workers;
 
-  // Decoded blocks live in the dataset's BlockCache, pinned to the window that needs them and
-  // released once every batch that reads that window is built. The cache's LRU budget is 0:
+  // Decoded blocks live in each dataset's BlockCache, pinned to the window that needs them and
+  // released once every batch that reads that window is built. The caches' LRU budget is 0:
   // the window logic alone decides what stays resident.
   std::atomic<uint64_t> decoded{0};
 
-  // Remote bytes fetched ahead are held in memory until read: half the budget unless set.
-  static LoaderOptions with_source_defaults(LoaderOptions o) {
-    if (o.source.prefetch_bytes == 0)
-      o.source.prefetch_bytes = std::max<size_t>(1, o.memory_budget / 2);
-    return o;
+  static std::vector<Source> open_sources(const std::vector<MixtureSource>& sources,
+                                          const LoaderOptions& o) {
+    if (sources.empty())
+      throw Error(ErrorCode::kInvalidArgument, "", "a loader needs at least one source");
+    SourceOptions so = o.source;
+    // Remote bytes fetched ahead are held in memory until read: half the budget unless set.
+    if (so.prefetch_bytes == 0)
+      so.prefetch_bytes = std::max<size_t>(1, o.memory_budget / 2 / sources.size());
+    std::vector<Source> out;
+    for (const MixtureSource& m : sources) {
+      Dataset ds = Dataset::open(m.path, DatasetOptions{0, so});
+      Geometry geo = Geometry::of(ds.manifest());
+      out.push_back(Source{std::move(ds), std::move(geo), std::nullopt, nullptr});
+    }
+    return out;
   }
 
-  Impl(const std::filesystem::path& dir, LoaderOptions o)
-      : Impl(with_source_defaults(std::move(o)), dir) {}
-  Impl(LoaderOptions&& o, const std::filesystem::path& dir)
-      : Impl(Dataset::open(dir, DatasetOptions{0, o.source}), std::move(o)) {}
-  // `o` by reference: the dataset argument reads o.source, and a by-value parameter could be
-  // moved into before that argument is evaluated.
-  Impl(Dataset dataset, LoaderOptions&& o)
-      : opt(with_dataset_defaults(std::move(o), dataset.info())),
-        ds(std::move(dataset)),
-        geo(Geometry::of(ds.manifest())),
-        record_size(ds.schema().record_size()),
-        collator(ds.schema(), ds.info(), opt) {
+  Impl(const std::vector<MixtureSource>& sources, LoaderOptions o)
+      : opt(std::move(o)), src(open_sources(sources, opt)) {
+    opt = with_dataset_defaults(std::move(opt), src[0].ds.info());
+    const Dataset& first = src[0].ds;
+    collator.emplace(first.schema(), first.info(), opt);
+    record_size = first.schema().record_size();
     opt.rank = effective_rank(opt);
     opt.world_size = effective_world_size(opt);
     validate_mlm(opt.mlm);
-    if (opt.mlm.enabled && !ds.schema().find(opt.mlm.input_field))
-      throw Error(ErrorCode::kInvalidArgument, ds.path().string(),
+    if (opt.mlm.enabled && !first.schema().find(opt.mlm.input_field))
+      throw Error(ErrorCode::kInvalidArgument, first.path().string(),
                   "MLM input field '" + opt.mlm.input_field + "' is not in the dataset");
+    if (opt.source_field && first.schema().find("source"))
+      throw Error(ErrorCode::kInvalidArgument, first.path().string(),
+                  "source_field writes 'source' but the dataset stores a field of that name");
+    std::vector<uint64_t> sizes;
+    for (size_t i = 0; i < src.size(); ++i) {
+      if (i > 0) src[i].layout.emplace(first, src[i].ds, opt);
+      if (opt.max_tokens) {
+        src[i].length = src[i].ds.schema().find(opt.length_field);
+        if (!src[i].length || !src[i].length->shape.empty() || src[i].length->dtype == DType::kF32)
+          throw Error(ErrorCode::kInvalidArgument, src[i].ds.path().string(),
+                      "max_tokens counts each row's length, but the dataset has no integer "
+                      "length field ('" +
+                          opt.length_field + "')");
+      }
+      sizes.push_back(src[i].geo.records());
+      shapes.push_back(SourceShape{src[i].geo, src[i].ds.schema().record_size()});
+    }
+    stream = std::make_shared<const MixtureStream>(sources, sizes, opt.max_samples);
     labels_dtype = opt.int_output == IntOutput::kInt32 ? DType::kI32 : DType::kI64;
+    source_dtype = opt.int_output == IntOutput::kInt64 ? DType::kI64 : DType::kI32;
     thread_count = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
     // Batches in flight (built ahead plus being built) get a quarter of the budget.
-    const size_t batch_bytes = std::max<size_t>(1, collator.max_batch_bytes(opt.batch_size));
+    const size_t batch_bytes = std::max<size_t>(1, collator->max_batch_bytes(opt.batch_size));
     const size_t fit = opt.memory_budget / 4 / batch_bytes;
     depth = opt.prefetch_batches ? opt.prefetch_batches : 2 * size_t{thread_count};
     if (fit > thread_count) depth = std::min(depth, fit - thread_count);
     depth = std::max<size_t>(depth, 1);
-    reset(0, 0);
+    reset(0, 0, 0);
     for (unsigned i = 0; i < thread_count; ++i) workers.emplace_back([this] { work(); });
   }
 
@@ -109,37 +149,51 @@ struct Loader::Impl {
     for (std::thread& t : workers) t.join();
   }
 
-  uint64_t window_of_row(const EpochPlan& p, uint64_t batch, uint64_t row) const {
-    return p.order().window_of(p.position(batch, row));
+  std::string where() const {
+    return src.size() == 1 ? src[0].ds.path().string()
+                           : "mixture of " + std::to_string(src.size()) + " datasets";
   }
 
-  void reset(uint64_t epoch, uint64_t start) {
+  void reset(uint64_t epoch, uint64_t start, uint64_t tokens) {
     {
       std::lock_guard lock(mu);
       ++generation;
-      plan = std::make_shared<const EpochPlan>(geo, record_size, opt, epoch, start);
+      plan =
+          std::make_shared<const EpochPlan>(stream, shapes, opt, epoch, start, opt.max_tokens > 0);
       next_sched = consumer_next = 0;
+      tokens_consumed = tokens;
       in_flight.clear();
       ready.clear();
-      low_window = plan->batches() ? window_of_row(*plan, 0, 0) : 0;
+      low_cursor.reset();
+      upto_cursor.reset();
+      upto_batch = UINT64_MAX;
+      low_window = plan->batches() ? plan->windows_from(0, &low_cursor)
+                                   : std::vector<uint64_t>(src.size(), 0);
       readahead_pending = plan->batches() > 0;
       readahead_upto = low_window;
     }
-    ds.cache().release_below(generation_now(), 0);
-    ds.begin_epoch(epoch);
+    const uint64_t gen = generation_now();
+    for (Source& s : src) {
+      s.ds.cache().release_below(gen, 0);
+      s.ds.begin_epoch(epoch);
+    }
     work_cv.notify_all();
   }
 
-  bool can_schedule_locked() const {
+  bool can_schedule_locked() {
     if (!started || readahead_pending || next_sched >= plan->batches() ||
         next_sched >= consumer_next + depth)
       return false;
     const uint64_t lowest = in_flight.empty() ? next_sched : *in_flight.begin();
     if (next_sched == lowest) return true;
-    // Keep at most the window being read and the next one resident.
-    const uint64_t last = plan->batch_size(next_sched) - 1;
-    const uint64_t window = window_of_row(*plan, next_sched, last);
-    return window <= low_window + 1 && window <= readahead_upto;
+    // Keep at most the window being read and the next one resident, in every source.
+    if (upto_batch != next_sched) {
+      upto = plan->windows_upto(next_sched, &upto_cursor);
+      upto_batch = next_sched;
+    }
+    for (size_t s = 0; s < src.size(); ++s)
+      if (upto[s] > low_window[s] + 1 || upto[s] > readahead_upto[s]) return false;
+    return true;
   }
 
   void work() {
@@ -164,65 +218,77 @@ struct Loader::Impl {
       ready.emplace(i, std::move(built));
       ++batches_built;
       const uint64_t lowest = in_flight.empty() ? next_sched : *in_flight.begin();
-      bool advanced = false;
+      std::vector<size_t> advanced;
       if (lowest < p->batches()) {
-        const uint64_t w = window_of_row(*p, lowest, 0);
-        if (w > low_window) {
-          low_window = w;
-          evict_below(w, gen);
-          advanced = true;
-        }
+        const std::vector<uint64_t> from = p->windows_from(lowest, &low_cursor);
+        for (size_t s = 0; s < src.size(); ++s)
+          if (from[s] > low_window[s]) {
+            low_window[s] = from[s];
+            src[s].ds.cache().release_below(gen, from[s]);
+            advanced.push_back(s);
+          }
       } else {
-        evict_below(UINT64_MAX, gen);
+        for (Source& s : src) s.ds.cache().release_below(gen, UINT64_MAX);
       }
       ready_cv.notify_all();
       work_cv.notify_all();
-      if (advanced && low_window + 1 < p->order().window_count()) {
-        // The window after next may now be read: ask for its blocks first (kernel readahead,
-        // which the shuffled block order would otherwise keep from guessing, or remote
-        // fetches), then let batches reach into it.
-        const uint64_t upcoming = low_window + 1;
-        lock.unlock();
-        readahead(p->order().blocks_of_window(upcoming));
-        lock.lock();
-        if (gen == generation && upcoming > readahead_upto) {
-          readahead_upto = upcoming;
+      for (size_t s : advanced) {
+        if (gen != generation) break;
+        if (low_window[s] + 1 < p->window_count(s)) {
+          // The window after next may now be read: ask for its blocks first (kernel readahead,
+          // which the shuffled block order would otherwise keep from guessing, or remote
+          // fetches), then let batches reach into it.
+          const uint64_t upcoming = low_window[s] + 1;
+          lock.unlock();
+          readahead(s, p->order(s).blocks_of_window(upcoming));
+          lock.lock();
+          if (gen == generation && upcoming > readahead_upto[s]) {
+            readahead_upto[s] = upcoming;
+            work_cv.notify_all();
+          }
+        } else {
+          readahead_upto[s] = std::max(readahead_upto[s], low_window[s] + 1);
           work_cv.notify_all();
         }
-      } else if (advanced) {
-        readahead_upto = std::max(readahead_upto, low_window + 1);
-        work_cv.notify_all();
       }
     }
   }
 
-  // The blocks of windows [first, end): those of this rank's first batches in the order they
-  // will be read, then the rest. A remote source fetches in the order asked, so the first
-  // batches do not wait behind a whole window.
-  std::vector<uint64_t> blocks_in_read_order(const EpochPlan& p, uint64_t first,
-                                             uint64_t end) const {
-    std::vector<uint64_t> blocks;
-    std::unordered_set<uint64_t> seen;
+  // The blocks of each source's windows [first, end): those of this rank's first batches in the
+  // order they will be read, then the rest. A remote source fetches in the order asked, so the
+  // first batches do not wait behind a whole window.
+  std::vector<std::pair<size_t, uint64_t>> blocks_in_read_order(
+      const EpochPlan& p, const std::vector<uint64_t>& first,
+      const std::vector<uint64_t>& end) const {
+    std::vector<std::pair<size_t, uint64_t>> blocks;
+    std::set<std::pair<size_t, uint64_t>> seen;
     for (uint64_t b = 0; b < std::min<uint64_t>(p.batches(), 64); ++b) {
-      if (p.batch_size(b) == 0 || window_of_row(p, b, 0) >= end) break;
-      const std::vector<uint64_t> records = p.records(b);
-      for (uint64_t row = 0; row < records.size(); ++row) {
+      if (p.batch_size(b) == 0) break;
+      const PlannedRows rows = p.rows(b);
+      bool past = false;
+      for (size_t row = 0; row < rows.size(); ++row) {
+        const size_t s = rows.sources[row];
         // Rows past the last window asked for are asked for with their own window: asking
         // twice would fetch a remote block twice when it was read in between.
-        if (window_of_row(p, b, row) >= end) break;
-        if (const uint64_t block = geo.block_of_record(records[row]); seen.insert(block).second)
-          blocks.push_back(block);
+        if (rows.windows[row] >= end[s]) {
+          past = true;
+          continue;
+        }
+        const uint64_t block = src[s].geo.block_of_record(rows.records[row]);
+        if (seen.insert({s, block}).second) blocks.emplace_back(s, block);
       }
+      if (past) break;
     }
-    for (uint64_t w = first; w < end; ++w)
-      for (uint64_t block : p.order().blocks_of_window(w))
-        if (seen.insert(block).second) blocks.push_back(block);
+    for (size_t s = 0; s < src.size(); ++s)
+      for (uint64_t w = first[s]; w < end[s]; ++w)
+        for (uint64_t block : p.order(s).blocks_of_window(w))
+          if (seen.insert({s, block}).second) blocks.emplace_back(s, block);
     return blocks;
   }
 
-  void readahead(const std::vector<uint64_t>& blocks) const {
+  void readahead(size_t source, const std::vector<uint64_t>& blocks) const {
     for (uint64_t b : blocks) try {
-        ds.prefetch(b);
+        src[source].ds.prefetch(b);
       } catch (...) {
         // A shard that fails to open is reported when its block is read, with its context.
       }
@@ -233,25 +299,29 @@ struct Loader::Impl {
     return generation;
   }
 
-  void evict_below(uint64_t window, uint64_t gen) { ds.cache().release_below(gen, window); }
+  struct Wanted {
+    size_t source;
+    uint64_t block;
+    uint64_t window;
+  };
 
   // Blocks for a batch: claims one block nobody is decoding yet, decodes it, and repeats; then
   // waits for the blocks other threads claimed. Claiming one at a time lets threads building
   // neighbouring batches (which need mostly the same blocks when a window starts) split the
   // decoding instead of one thread claiming them all.
-  std::vector<BlockPtr> acquire(const std::vector<std::pair<uint64_t, uint64_t>>& wanted,
-                                uint64_t gen) {
+  std::vector<BlockPtr> acquire(const std::vector<Wanted>& wanted, uint64_t gen) {
     std::vector<std::shared_future<BlockPtr>> futures(wanted.size());
     for (size_t i = 0; i < wanted.size(); ++i) {
-      const auto [block, window] = wanted[i];
-      BlockCache::Claim claim = ds.cache().claim(block, {gen, window});
+      const Wanted& w = wanted[i];
+      const Dataset& ds = src[w.source].ds;
+      BlockCache::Claim claim = ds.cache().claim(w.block, {gen, w.window});
       futures[i] = claim.block;
       if (!claim.mine()) continue;
       try {
-        ds.cache().finish(block, claim, ds.decode_block(block));
+        ds.cache().finish(w.block, claim, ds.decode_block(w.block));
         decoded.fetch_add(1, std::memory_order_relaxed);
       } catch (...) {
-        ds.cache().finish(block, claim, std::current_exception());
+        ds.cache().finish(w.block, claim, std::current_exception());
       }
     }
     std::vector<BlockPtr> blocks(wanted.size());
@@ -259,28 +329,65 @@ struct Loader::Impl {
     return blocks;
   }
 
+  // Each row's (wanted block index, record slot), adding the blocks not yet wanted.
+  std::vector<std::pair<size_t, uint32_t>> locate_rows(
+      const PlannedRows& rows, std::vector<Wanted>& wanted,
+      std::map<std::pair<size_t, uint64_t>, size_t>& index) const {
+    std::vector<std::pair<size_t, uint32_t>> where(rows.size());
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const size_t s = rows.sources[r];
+      const uint64_t rec = rows.records[r];
+      const uint64_t block = src[s].geo.block_of_record(rec);
+      auto [it, fresh] = index.emplace(std::make_pair(s, block), wanted.size());
+      if (fresh) wanted.push_back({s, block, rows.windows[r]});
+      where[r] = {it->second, static_cast<uint32_t>(rec - src[s].geo.block_first_record(block))};
+    }
+    return where;
+  }
+
   std::shared_ptr<Batch> build(const EpochPlan& p, uint64_t index, uint64_t gen) {
     auto batch = std::make_shared<Batch>();
     batch->epoch = p.epoch();
     batch->index = index;
-    batch->records = p.records(index);
-    const size_t n = batch->records.size();
-    const uint64_t w_first = window_of_row(p, index, 0);
-    const bool one_window = n == 0 || window_of_row(p, index, n - 1) == w_first;
-    std::vector<std::pair<uint64_t, uint64_t>> wanted;  // (block, window)
-    std::unordered_map<uint64_t, size_t> slot_of_block;
-    std::vector<std::pair<size_t, uint32_t>> where(n);  // (wanted index, record slot)
-    for (size_t r = 0; r < n; ++r) {
-      const uint64_t rec = batch->records[r];
-      const uint64_t block = geo.block_of_record(rec);
-      auto [it, fresh] = slot_of_block.emplace(block, wanted.size());
-      if (fresh) wanted.emplace_back(block, one_window ? w_first : window_of_row(p, index, r));
-      where[r] = {it->second, static_cast<uint32_t>(rec - geo.block_first_record(block))};
+    const PlannedRows rows = p.rows(index);
+    const size_t n = rows.size();
+    std::vector<Wanted> wanted;
+    std::map<std::pair<size_t, uint64_t>, size_t> slot_of_block;
+    const auto where = locate_rows(rows, wanted, slot_of_block);
+    // max_tokens: every rank's rows of the step are counted, the same sum on every rank.
+    PlannedRows step;
+    std::vector<std::pair<size_t, uint32_t>> step_where;
+    if (opt.max_tokens) {
+      step = p.step_rows(index);
+      step_where = locate_rows(step, wanted, slot_of_block);
     }
     const std::vector<BlockPtr> blocks = acquire(wanted, gen);
-    std::vector<const unsigned char*> rows(n);
-    for (size_t r = 0; r < n; ++r) rows[r] = blocks[where[r].first]->record(where[r].second);
-    collator.collate(rows, *batch);
+    for (size_t r = 0; r < step.size(); ++r) {
+      const Field* len = src[step.sources[r]].length;
+      const unsigned char* row = blocks[step_where[r].first]->record(step_where[r].second);
+      int64_t v = 0;
+      cast_elements(len->dtype, row + len->offset, DType::kI64, &v, 1);
+      batch->step_tokens += static_cast<uint64_t>(std::max<int64_t>(v, 0));
+    }
+    std::vector<const unsigned char*> ptrs(n);
+    std::vector<unsigned char> repacked;
+    for (size_t r = 0; r < n; ++r) {
+      ptrs[r] = blocks[where[r].first]->record(where[r].second);
+      const Source& s = src[rows.sources[r]];
+      if (s.layout && !s.layout->same()) {
+        if (repacked.empty()) repacked.assign(n * record_size, 0);
+        s.layout->repack(ptrs[r], repacked.data() + r * record_size);
+        ptrs[r] = repacked.data() + r * record_size;
+      }
+    }
+    batch->records = rows.records;
+    batch->sources = rows.sources;
+    collator->collate(ptrs, *batch);
+    if (opt.source_field) {
+      Column col("source", source_dtype, {static_cast<int64_t>(n)});
+      for (size_t r = 0; r < n; ++r) col.set(r, rows.sources[r]);
+      batch->columns.push_back(std::move(col));
+    }
     if (opt.mlm.enabled)
       apply_mlm(*batch, opt.mlm, p.seed(), batch->find(opt.length_field), labels_dtype);
     for (const BatchTransform& t : opt.transforms) t(*batch);
@@ -299,19 +406,24 @@ struct Loader::Impl {
       // and before any worker starts: a block read before it is asked for would be fetched
       // twice from a remote dataset.
       std::shared_ptr<const EpochPlan> p = plan;
-      const uint64_t first = low_window;
+      const std::vector<uint64_t> first = low_window;
+      std::vector<uint64_t> end(src.size());
+      for (size_t s = 0; s < src.size(); ++s)
+        end[s] = std::min(first[s] + 2, std::max(p->window_count(s), first[s]));
       lock.unlock();
-      readahead(blocks_in_read_order(*p, first, std::min(first + 2, p->order().window_count())));
+      for (const auto& [s, block] : blocks_in_read_order(*p, first, end)) readahead(s, {block});
       lock.lock();
       readahead_pending = false;
-      readahead_upto = std::max(readahead_upto, first + 1);
+      for (size_t s = 0; s < src.size(); ++s)
+        readahead_upto[s] = std::max(readahead_upto[s], first[s] + 1);
       work_cv.notify_all();
     }
     if (consumer_next >= plan->batches()) return nullptr;
+    if (opt.max_tokens && tokens_consumed >= opt.max_tokens) return nullptr;
     auto have = [&] { return ready.count(consumer_next) > 0; };
     if (opt.timeout.count() > 0) {
       if (!ready_cv.wait_for(lock, opt.timeout, have))
-        throw Error(ErrorCode::kTimeout, ds.path().string(),
+        throw Error(ErrorCode::kTimeout, where(),
                     "no batch within " + std::to_string(opt.timeout.count()) + " ms (batch " +
                         std::to_string(consumer_next) + " of epoch " +
                         std::to_string(plan->epoch()) + ")");
@@ -324,6 +436,7 @@ struct Loader::Impl {
     std::shared_ptr<Batch> batch = std::move(it->second.batch);
     ready.erase(it);
     ++consumer_next;
+    tokens_consumed += batch->step_tokens;
     work_cv.notify_all();
     return batch;
   }
@@ -332,22 +445,28 @@ struct Loader::Impl {
     std::lock_guard lock(mu);
     const uint64_t consumed =
         consumer_next == 0 ? plan->start() : plan->consumed_after(consumer_next - 1);
-    return LoaderState{plan->seed(), plan->epoch(), consumed};
+    return LoaderState{plan->seed(), plan->epoch(), consumed, tokens_consumed};
   }
 };
 
 Loader::Loader(const std::filesystem::path& dir, LoaderOptions options)
-    : impl_(std::make_unique<Impl>(dir, std::move(options))) {}
+    : Loader(std::vector<MixtureSource>{MixtureSource{dir.string(), {}, {}, {}}},
+             std::move(options)) {}
+Loader::Loader(const std::vector<MixtureSource>& sources, LoaderOptions options)
+    : impl_(std::make_unique<Impl>(sources, std::move(options))) {}
 Loader::~Loader() = default;
 
-const Dataset& Loader::dataset() const { return impl_->ds; }
+const Dataset& Loader::dataset(size_t source) const { return impl_->src.at(source).ds; }
+size_t Loader::sources() const { return impl_->src.size(); }
+uint64_t Loader::epoch_samples() const { return impl_->stream->size(); }
 const LoaderOptions& Loader::options() const { return impl_->opt; }
 unsigned Loader::threads() const { return impl_->thread_count; }
 uint64_t Loader::window_blocks() const {
-  return window_blocks_for(impl_->geo, impl_->record_size, impl_->opt);
+  const Impl& i = *impl_;
+  return window_blocks_for(i.src[0].geo, i.record_size, i.opt, i.opt.memory_budget / i.src.size());
 }
 
-void Loader::set_epoch(uint64_t epoch) { impl_->reset(epoch, 0); }
+void Loader::set_epoch(uint64_t epoch) { impl_->reset(epoch, 0, 0); }
 
 uint64_t Loader::epoch() const {
   std::lock_guard lock(impl_->mu);
@@ -363,30 +482,36 @@ std::shared_ptr<Batch> Loader::next() { return impl_->next(); }
 LoaderState Loader::state() const { return impl_->state(); }
 
 void Loader::restore(const LoaderState& state) {
-  const uint64_t epoch_size = impl_->geo.records();
+  const uint64_t epoch_size = impl_->stream->size();
   if (state.samples_consumed > epoch_size)
-    throw Error(ErrorCode::kInvalidArgument, impl_->ds.path().string(),
+    throw Error(ErrorCode::kInvalidArgument, impl_->where(),
                 "samples_consumed " + std::to_string(state.samples_consumed) +
                     " is past the epoch's end: the valid range is 0.." +
-                    std::to_string(epoch_size) + " (the dataset's records)");
+                    std::to_string(epoch_size) +
+                    (impl_->src.size() == 1 && !impl_->opt.max_samples ? " (the dataset's records)"
+                                                                       : " (the epoch's samples)"));
   {
     std::lock_guard lock(impl_->mu);
     impl_->opt.seed = state.seed;
   }
-  impl_->reset(state.epoch, state.samples_consumed);
+  impl_->reset(state.epoch, state.samples_consumed, state.tokens_consumed);
 }
 
 std::vector<uint64_t> Loader::planned_records(uint64_t batch) const {
+  return planned_rows(batch).records;
+}
+
+PlannedRows Loader::planned_rows(uint64_t batch) const {
   std::shared_ptr<const EpochPlan> p;
   {
     std::lock_guard lock(impl_->mu);
     p = impl_->plan;
   }
   if (batch >= p->batches())
-    throw Error(ErrorCode::kInvalidArgument, impl_->ds.path().string(),
+    throw Error(ErrorCode::kInvalidArgument, impl_->where(),
                 "batch " + std::to_string(batch) + " is past the epoch's " +
                     std::to_string(p->batches()) + " batches");
-  return p->records(batch);
+  return p->rows(batch);
 }
 
 LoaderStats Loader::stats() const {
@@ -396,7 +521,8 @@ LoaderStats Loader::stats() const {
     std::lock_guard lock(impl_->mu);
     s.batches_built = impl_->batches_built;
   }
-  s.resident_block_bytes = impl_->ds.cache().resident_bytes();
+  for (const Impl::Source& src : impl_->src)
+    s.resident_block_bytes += src.ds.cache().resident_bytes();
   return s;
 }
 

@@ -20,6 +20,8 @@
 #include "core/dataset.h"
 #include "loader/batch.h"
 #include "loader/loader_options.h"
+#include "loader/mixture.h"
+#include "loader/plan.h"
 
 namespace shardkit::loader {
 
@@ -32,19 +34,29 @@ struct LoaderStats {
 class Loader {
  public:
   explicit Loader(const std::filesystem::path& dir, LoaderOptions options = {});
+  // A mixture: each source's samples in its own order, interleaved by MixtureSchedule, with
+  // weight/repeat/choose as mixture.h says. The first source's schema and DatasetInfo define
+  // the batch; the others must hold the fields it reads, for the same task and tokenizer
+  // (RowLayout), else Error(kInvalidArgument) names both datasets and the difference. One
+  // source with no weight, repeat or choose is the same as Loader(dir, options).
+  explicit Loader(const std::vector<MixtureSource>& sources, LoaderOptions options = {});
   ~Loader();
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
 
-  const Dataset& dataset() const;
+  const Dataset& dataset(size_t source = 0) const;
+  size_t sources() const;
+  // Samples (global, all ranks) in an epoch: the sources' shares, cut to max_samples.
+  uint64_t epoch_samples() const;
   const LoaderOptions& options() const;
   unsigned threads() const;
-  uint64_t window_blocks() const;
+  uint64_t window_blocks() const;  // of the first source
 
   // Starts `epoch` from its beginning (discarding batches built ahead).
   void set_epoch(uint64_t epoch);
   uint64_t epoch() const;
-  // Batches this rank gets in the current epoch, counted from the epoch's (or restore's) start.
+  // Batches this rank gets in the current epoch, counted from the epoch's (or restore's) start;
+  // with max_tokens, an upper bound (the epoch may end sooner).
   uint64_t batches() const;
   // The next batch, or nullptr once the epoch is exhausted.
   std::shared_ptr<Batch> next();
@@ -58,6 +70,8 @@ class Loader {
 
   // The records of batch `batch` (counted like batches()) without reading any data.
   std::vector<uint64_t> planned_records(uint64_t batch) const;
+  // Also each row's source.
+  PlannedRows planned_rows(uint64_t batch) const;
   LoaderStats stats() const;
 
  private:

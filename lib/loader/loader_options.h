@@ -73,6 +73,17 @@ struct LoaderOptions {
   bool drop_last = false;
   // Blocks mixed together by the shuffle; 0 derives it from memory_budget (see README). [order]
   uint64_t window_blocks = 0;
+  // Budgets per epoch; 0: none. [order]
+  // max_samples: the epoch ends after this many samples (global, all ranks). A weighted mixture
+  // runs for exactly max_samples (its sources wrap); otherwise the epoch is cut to it.
+  uint64_t max_samples = 0;
+  // max_tokens: the epoch ends after the first global step whose tokens, summed over every
+  // rank's rows of this epoch's steps so far, reach max_tokens; a row's tokens are its `length`
+  // (real tokens, padding excluded). That step is delivered whole, so every rank stops after the
+  // same step and an epoch delivers at least max_tokens and less than max_tokens plus one global
+  // step's tokens (unless the samples run out first). Each rank reads the lengths of the other
+  // ranks' rows of a step to count them.
+  uint64_t max_tokens = 0;
 
   // Resources.
   unsigned threads = 0;                  // 0: std::thread::hardware_concurrency()
@@ -102,6 +113,8 @@ struct LoaderOptions {
   // attention_mask is derived from length_field unless stored; token_type_ids from a field with
   // the first_segment_length role unless stored.
   bool attention_mask = true;
+  // Adds `source` [B]: the index of the source each row came from (mixtures; 0 for one dataset).
+  bool source_field = false;
   MlmOptions mlm;
   // sft (DatasetInfo task "sft"): `labels` [B, T] materialised from the ids and the stored loss
   // mask (the field with the loss_mask role; without one every real token is trained): the id
@@ -119,11 +132,13 @@ struct LoaderOptions {
 // and special ids.
 LoaderOptions with_dataset_defaults(LoaderOptions options, const DatasetInfo& info);
 
-// The state that restores a stream exactly: seed, epoch and global samples consumed.
+// The state that restores a stream exactly: seed, epoch, global samples consumed and, with
+// max_tokens, the global tokens counted so far this epoch.
 struct LoaderState {
   uint64_t seed = 0;
   uint64_t epoch = 0;
   uint64_t samples_consumed = 0;
+  uint64_t tokens_consumed = 0;
   bool operator==(const LoaderState&) const = default;
 };
 

@@ -7,35 +7,148 @@
 namespace shardkit::loader {
 
 uint64_t window_blocks_for(const Geometry& geometry, size_t record_size,
-                           const LoaderOptions& options) {
+                           const LoaderOptions& options, size_t memory_budget) {
   if (options.window_blocks) return options.window_blocks;
   const size_t block_bytes = std::max<size_t>(1, geometry.records_per_block() * record_size);
-  return std::max<uint64_t>(1, options.memory_budget / 4 * 3 / 2 / block_bytes);
+  return std::max<uint64_t>(1, memory_budget / 4 * 3 / 2 / block_bytes);
+}
+
+uint64_t window_blocks_for(const Geometry& geometry, size_t record_size,
+                           const LoaderOptions& options) {
+  return window_blocks_for(geometry, record_size, options, options.memory_budget);
+}
+
+EpochPlan::EpochPlan(std::shared_ptr<const MixtureStream> stream,
+                     const std::vector<SourceShape>& sources, const LoaderOptions& options,
+                     uint64_t epoch, uint64_t start, bool whole_steps)
+    : epoch_(epoch),
+      seed_(options.seed),
+      whole_steps_(whole_steps),
+      stream_(std::move(stream)),
+      schedule_(ScheduleParams{stream_->size(), start, options.batch_size, effective_rank(options),
+                               effective_world_size(options), options.drop_last}) {
+  // Each source's windows get an equal part of the budget.
+  const size_t budget = options.memory_budget / std::max<size_t>(1, sources.size());
+  for (const SourceShape& s : sources)
+    orders_.push_back(std::make_unique<SourceOrder>(
+        s.geometry, OrderParams{options.shuffle, options.seed, epoch,
+                                window_blocks_for(s.geometry, s.record_size, options, budget)}));
 }
 
 EpochPlan::EpochPlan(const Geometry& geometry, size_t record_size, const LoaderOptions& options,
                      uint64_t epoch, uint64_t start)
-    : epoch_(epoch),
-      seed_(options.seed),
-      order_(geometry, OrderParams{options.shuffle, options.seed, epoch,
-                                   window_blocks_for(geometry, record_size, options)}),
-      schedule_(ScheduleParams{geometry.records(), start, options.batch_size,
-                               effective_rank(options), effective_world_size(options),
-                               options.drop_last}) {}
+    : EpochPlan(std::make_shared<const MixtureStream>(std::vector<MixtureSource>{MixtureSource{}},
+                                                      std::vector<uint64_t>{geometry.records()},
+                                                      options.max_samples),
+                {SourceShape{geometry, record_size}}, options, epoch, start) {}
 
-std::vector<uint64_t> EpochPlan::records(uint64_t batch) const {
+PlannedRows EpochPlan::rows_of(const std::vector<std::pair<uint64_t, uint64_t>>& runs) const {
+  PlannedRows out;
+  size_t n = 0;
+  for (const auto& [first, count] : runs) n += count;
+  out.sources.resize(n);
+  out.records.resize(n);
+  out.windows.resize(n);
+  std::vector<uint64_t> samples(n);
+  size_t j = 0;
+  for (const auto& [first, count] : runs) {
+    stream_->locate(first, count, out.sources.data() + j, samples.data() + j);
+    j += count;
+  }
+  // Each source's samples are consecutive except where the last batch wraps: read them in runs.
+  std::vector<size_t> rows;
+  std::vector<uint64_t> got;
+  for (uint32_t s = 0; s < orders_.size(); ++s) {
+    rows.clear();
+    for (size_t r = 0; r < n; ++r)
+      if (out.sources[r] == s) rows.push_back(r);
+    const SourceOrder& order = *orders_[s];
+    size_t i = 0;
+    while (i < rows.size()) {
+      const uint64_t first = samples[rows[i]];
+      size_t run = 1;
+      while (i + run < rows.size() && samples[rows[i + run]] == first + run) ++run;
+      got.resize(run);
+      order.records(first, run, got.data());
+      const uint64_t w_first = order.window_of(first);
+      const bool one_window = order.window_of(first + run - 1) == w_first;
+      for (size_t k = 0; k < run; ++k) {
+        out.records[rows[i + k]] = got[k];
+        out.windows[rows[i + k]] = one_window ? w_first : order.window_of(first + k);
+      }
+      i += run;
+    }
+  }
+  return out;
+}
+
+PlannedRows EpochPlan::rows(uint64_t batch) const {
   const uint64_t n = schedule_.batch_size(batch);
-  std::vector<uint64_t> out(n);
+  std::vector<std::pair<uint64_t, uint64_t>> runs;
   // Rows are consecutive positions except where the last batch wraps around.
   uint64_t j = 0;
   while (j < n) {
     const uint64_t first = schedule_.position(batch, j);
     uint64_t run = 1;
     while (j + run < n && schedule_.position(batch, j + run) == first + run) ++run;
-    order_.records(first, run, out.data() + j);
+    runs.emplace_back(first, run);
     j += run;
   }
+  return rows_of(runs);
+}
+
+PlannedRows EpochPlan::step_rows(uint64_t batch) const {
+  const uint64_t first = schedule_.step_first(batch), count = schedule_.step_size(batch);
+  const uint64_t n = stream_->size();
+  std::vector<std::pair<uint64_t, uint64_t>> runs;
+  if (count > 0 && n > 0) {
+    uint64_t at = first % n, left = count;
+    while (left > 0) {
+      const uint64_t run = std::min(left, n - at);
+      runs.emplace_back(at, run);
+      left -= run;
+      at = 0;
+    }
+  }
+  return rows_of(runs);
+}
+
+std::pair<uint64_t, uint64_t> EpochPlan::read_range(uint64_t batch) const {
+  const uint64_t n = stream_->size();
+  if (n == 0) return {0, 0};
+  uint64_t first, count;
+  if (whole_steps_) {
+    first = schedule_.step_first(batch);
+    count = schedule_.step_size(batch);
+  } else {
+    first = schedule_.position(batch, 0);
+    count = schedule_.batch_size(batch);
+  }
+  if (first >= n) first %= n;
+  return {first, std::min(first + std::max<uint64_t>(count, 1), n) - 1};
+}
+
+std::vector<uint64_t> EpochPlan::windows_from(uint64_t batch, MixtureStream::Cursor* cursor) const {
+  const std::vector<uint64_t> before = stream_->counts_before(read_range(batch).first, cursor);
+  std::vector<uint64_t> out(orders_.size());
+  for (size_t s = 0; s < orders_.size(); ++s) out[s] = orders_[s]->window_of(before[s]);
   return out;
+}
+
+std::vector<uint64_t> EpochPlan::windows_upto(uint64_t batch, MixtureStream::Cursor* cursor) const {
+  const auto [first, last] = read_range(batch);
+  if (orders_.size() == 1) return {orders_[0]->window_of(last)};
+  const std::vector<uint64_t> before = stream_->counts_before(first, cursor);
+  const std::vector<uint64_t> through = stream_->counts_before(last + 1, cursor);
+  std::vector<uint64_t> out(orders_.size(), 0);
+  for (size_t s = 0; s < orders_.size(); ++s)
+    if (through[s] > before[s]) out[s] = orders_[s]->window_of(through[s] - 1);
+  return out;
+}
+
+uint64_t EpochPlan::window_count(size_t source) const {
+  const uint64_t samples = stream_->samples_bound(source);
+  return samples == 0 ? 0 : orders_[source]->window_of(samples - 1) + 1;
 }
 
 }  // namespace shardkit::loader

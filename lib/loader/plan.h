@@ -1,44 +1,88 @@
 // Which records each of this rank's batches holds in one epoch, from a starting point: the
-// order (EpochOrder) cut into batches (RankSchedule). Pure arithmetic, no data read: the loader
-// and `shard-inspect order` both use it, so they cannot disagree.
+// sources' interleaving (MixtureStream), each source's order (SourceOrder) and the cut into
+// batches (RankSchedule). Pure arithmetic, no data read: the loader and `shard-inspect order`
+// both use it, so they cannot disagree.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/geometry.h"
 #include "core/manifest.h"
-#include "loader/epoch_order.h"
 #include "loader/loader_options.h"
+#include "loader/mixture.h"
 #include "loader/rank_schedule.h"
+#include "loader/source_order.h"
 
 namespace shardkit::loader {
 
 // The shuffle window, in blocks: options.window_blocks, or else what fits twice (the window
-// being read and the next one) into three quarters of the memory budget.
+// being read and the next one) into three quarters of `memory_budget`.
+uint64_t window_blocks_for(const Geometry& geometry, size_t record_size,
+                           const LoaderOptions& options, size_t memory_budget);
 uint64_t window_blocks_for(const Geometry& geometry, size_t record_size,
                            const LoaderOptions& options);
 
+// What the plan needs of each source.
+struct SourceShape {
+  Geometry geometry;
+  size_t record_size = 0;
+};
+
+// Rows of a batch: source, record within that source, and the record's window in its source.
+struct PlannedRows {
+  std::vector<uint32_t> sources;
+  std::vector<uint64_t> records;
+  std::vector<uint64_t> windows;
+  size_t size() const { return records.size(); }
+};
+
 class EpochPlan {
  public:
+  // `whole_steps`: the loader reads every rank's rows of a step (max_tokens counts them), so
+  // the windows a batch reaches are those of its whole step.
+  EpochPlan(std::shared_ptr<const MixtureStream> stream, const std::vector<SourceShape>& sources,
+            const LoaderOptions& options, uint64_t epoch, uint64_t start, bool whole_steps = false);
+  // One dataset, read once per epoch (cut to options.max_samples).
   EpochPlan(const Geometry& geometry, size_t record_size, const LoaderOptions& options,
             uint64_t epoch, uint64_t start);
 
   uint64_t epoch() const { return epoch_; }
   uint64_t seed() const { return seed_; }
+  size_t sources() const { return orders_.size(); }
+  uint64_t size() const { return stream_->size(); }  // samples per epoch
   uint64_t batches() const { return schedule_.batches(); }
   uint64_t batch_size(uint64_t batch) const { return schedule_.batch_size(batch); }
   uint64_t position(uint64_t batch, uint64_t row) const { return schedule_.position(batch, row); }
-  std::vector<uint64_t> records(uint64_t batch) const;
   uint64_t consumed_after(uint64_t batch) const { return schedule_.consumed_after(batch); }
   uint64_t start() const { return schedule_.params().start; }
-  const EpochOrder& order() const { return order_; }
   const RankSchedule& schedule() const { return schedule_; }
 
+  PlannedRows rows(uint64_t batch) const;
+  // Every rank's rows of the step of this rank's batch `batch`.
+  PlannedRows step_rows(uint64_t batch) const;
+  std::vector<uint64_t> records(uint64_t batch) const { return rows(batch).records; }
+
+  // Per source, the window of its first sample at or after the first position the batch reads.
+  // `cursor` (MixtureStream::counts_before) speeds up a caller asking for increasing batches.
+  std::vector<uint64_t> windows_from(uint64_t batch, MixtureStream::Cursor* cursor = nullptr) const;
+  // Per source, the window of the last sample the batch reads from it (wrapped rows of an
+  // epoch's last batch aside); 0 when it reads none.
+  std::vector<uint64_t> windows_upto(uint64_t batch, MixtureStream::Cursor* cursor = nullptr) const;
+  const SourceOrder& order(size_t source) const { return *orders_[source]; }
+  // Windows source `source` reads this epoch (an upper bound, by at most one).
+  uint64_t window_count(size_t source) const;
+
  private:
+  PlannedRows rows_of(const std::vector<std::pair<uint64_t, uint64_t>>& runs) const;
+  std::pair<uint64_t, uint64_t> read_range(uint64_t batch) const;  // [first, last] unwrapped
+
   uint64_t epoch_;
   uint64_t seed_;
-  EpochOrder order_;
+  bool whole_steps_;
+  std::shared_ptr<const MixtureStream> stream_;
+  std::vector<std::unique_ptr<SourceOrder>> orders_;
   RankSchedule schedule_;
 };
 

@@ -28,6 +28,14 @@ uint64_t RankSchedule::position(uint64_t batch, uint64_t j) const {
   return pos < p_.epoch_size ? pos : pos % p_.epoch_size;
 }
 
+uint64_t RankSchedule::step_first(uint64_t batch) const {
+  return p_.start + std::min(batch, full_) * global_batch_;
+}
+
+uint64_t RankSchedule::step_size(uint64_t batch) const {
+  return batch < full_ ? global_batch_ : last_size_ * p_.world_size;
+}
+
 uint64_t RankSchedule::consumed_after(uint64_t batch) const {
   if (batch + 1 >= batches()) return std::max(p_.epoch_size, p_.start);
   return p_.start + (batch + 1) * global_batch_;

@@ -33,6 +33,10 @@ class RankSchedule {
   // Global positions consumed once this rank's batch `batch` (and the same step on every other
   // rank) is done: the resume point to store.
   uint64_t consumed_after(uint64_t batch) const;
+  // The global step of this rank's batch `batch`: every rank's rows are the positions
+  // step_first + i (wrapped into the epoch) for i < step_size.
+  uint64_t step_first(uint64_t batch) const;
+  uint64_t step_size(uint64_t batch) const;
   const ScheduleParams& params() const { return p_; }
 
  private:

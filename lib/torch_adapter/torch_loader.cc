@@ -80,18 +80,33 @@ TensorBatch to_tensors(std::shared_ptr<loader::Batch> batch, const TensorOptions
                 "int_dtype must be torch::kInt64 or torch::kInt32");
   TensorBatch out;
   out.records_ = batch->records;
+  out.sources_ = batch->sources;
   for (loader::Column& col : batch->columns)
     out.items_.emplace_back(col.name(), column_tensor(batch, col, options));
   return out;
 }
 
+namespace {
+
+loader::LoaderOptions with_int_output(loader::LoaderOptions options, const TensorOptions& t) {
+  options.int_output =
+      t.int_dtype == c10::ScalarType::Int ? loader::IntOutput::kInt32 : loader::IntOutput::kInt64;
+  return options;
+}
+
+}  // namespace
+
 TorchLoader::TorchLoader(const std::filesystem::path& dir, loader::LoaderOptions options,
                          TensorOptions tensor_options)
-    : tensor_options_(tensor_options) {
-  options.int_output = tensor_options.int_dtype == c10::ScalarType::Int ? loader::IntOutput::kInt32
-                                                                        : loader::IntOutput::kInt64;
-  loader_ = std::make_unique<loader::Loader>(dir, std::move(options));
-}
+    : loader_(std::make_unique<loader::Loader>(
+          dir, with_int_output(std::move(options), tensor_options))),
+      tensor_options_(tensor_options) {}
+
+TorchLoader::TorchLoader(const std::vector<loader::MixtureSource>& sources,
+                         loader::LoaderOptions options, TensorOptions tensor_options)
+    : loader_(std::make_unique<loader::Loader>(
+          sources, with_int_output(std::move(options), tensor_options))),
+      tensor_options_(tensor_options) {}
 
 std::optional<TensorBatch> TorchLoader::next() {
   auto batch = loader_->next();

@@ -44,11 +44,13 @@ class TensorBatch {
   const std::vector<std::pair<std::string, at::Tensor>>& items() const { return items_; }
   int64_t size() const { return static_cast<int64_t>(records_.size()); }
   const std::vector<uint64_t>& records() const { return records_; }
+  const std::vector<uint32_t>& sources() const { return sources_; }  // each row's source
 
  private:
   friend TensorBatch to_tensors(std::shared_ptr<loader::Batch>, const TensorOptions&);
   std::vector<std::pair<std::string, at::Tensor>> items_;
   std::vector<uint64_t> records_;
+  std::vector<uint32_t> sources_;
 };
 
 // Integer columns become `int_dtype` (a copy only when the column has another dtype).
@@ -58,6 +60,9 @@ class TorchLoader {
  public:
   // options.int_output is set from tensor_options.int_dtype so tensors need no conversion.
   TorchLoader(const std::filesystem::path& dir, loader::LoaderOptions options,
+              TensorOptions tensor_options = {});
+  // A weighted mixture (loader/mixture.h); options.source_field adds batch["source"].
+  TorchLoader(const std::vector<loader::MixtureSource>& sources, loader::LoaderOptions options,
               TensorOptions tensor_options = {});
 
   loader::Loader& loader() { return *loader_; }

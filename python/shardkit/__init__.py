@@ -12,6 +12,11 @@ Batches are built ahead by C++ threads (the GIL is released while Python waits f
 arrive as tensors that share the loader's buffers. ``state_dict()``/``load_state_dict()`` resume
 mid-epoch exactly.
 
+A weighted mixture of datasets is the same Loader over a list of sources:
+
+    loader = shardkit.Loader([shardkit.Source("data/web", weight=0.7),
+                              shardkit.Source("data/code", weight=0.3)], batch_size=32)
+
     shardkit.write_dataset(rows, "data/train", task="lm", tokenizer="tokenizer.json")
 
 converts rows held in Python (a generator of dicts, a pandas DataFrame, a datasets.Dataset) with
@@ -27,7 +32,8 @@ from . import _rows
 from . import _shardkit
 from ._shardkit import ShardkitError
 
-__all__ = ["Dataset", "Loader", "IterableDataset", "ShardkitError", "write_dataset"]
+__all__ = ["Dataset", "Loader", "Source", "read_mixture", "IterableDataset", "ShardkitError",
+           "write_dataset"]
 
 # torch 1.13 has no uint16/uint32 tensors: such fields widen to the next signed type.
 _WIDEN = {_np.dtype(_np.uint16): _np.int32, _np.dtype(_np.uint32): _np.int64}
@@ -88,12 +94,66 @@ class Dataset:
         return {k: _to_tensor(v) for k, v in self._ds.record(index).items()}
 
 
+class Source:
+    """One dataset of a mixture and how much of it an epoch takes (at most one of):
+    ``weight``: its share of the epoch's samples (relative; give it for every source or none);
+    ``repeat``: how many times its samples are used per epoch (fractional allowed);
+    ``choose``: its samples per epoch. None of them: repeat=1.
+
+    With weights an epoch has ``max_samples`` samples, or the sources' total records when
+    unset; otherwise the sum of the sources' samples (cut to ``max_samples``). At every prefix
+    of the stream each source's count is within one sample of its share. A source's samples
+    follow its own shuffled order, wrapping into a fresh permutation when used more than once.
+    """
+
+    __slots__ = ("path", "weight", "repeat", "choose")
+
+    def __init__(self, path, weight=None, repeat=None, choose=None):
+        self.path = _os.fspath(path)
+        self.weight = weight
+        self.repeat = repeat
+        self.choose = choose
+
+    def __repr__(self):
+        given = ", ".join(f"{k}={getattr(self, k)!r}" for k in ("weight", "repeat", "choose")
+                          if getattr(self, k) is not None)
+        return f"Source({self.path!r}{', ' + given if given else ''})"
+
+
+def _source_tuple(item):
+    if isinstance(item, Source):
+        src = item
+    elif isinstance(item, dict):
+        src = Source(**item)
+    else:
+        src = Source(item)
+    return (src.path,
+            None if src.weight is None else float(src.weight),
+            None if src.repeat is None else float(src.repeat),
+            None if src.choose is None else int(src.choose))
+
+
+def read_mixture(spec):
+    """A mixture spec file (JSON, as ``shard-inspect order --mixture`` reads it) as
+    ``(sources, options)``: ``Loader(sources, **options)`` yields what that command prints."""
+    sources, seed, max_samples = _shardkit.read_mixture_spec(_os.fspath(spec))
+    options = {}
+    if seed is not None:
+        options["seed"] = seed
+    if max_samples is not None:
+        options["max_samples"] = max_samples
+    return [Source(*s) for s in sources], options
+
+
 class Loader:
-    """Batches of a dataset as dicts of torch.Tensor.
+    """Batches of a dataset, or of a weighted mixture of datasets, as dicts of torch.Tensor.
 
     ``path`` is a dataset directory or a URL: ``http(s)://host/path`` or ``s3://bucket/prefix``
     (credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN or
-    ~/.aws/credentials, endpoint from AWS_ENDPOINT_URL).
+    ~/.aws/credentials, endpoint from AWS_ENDPOINT_URL); or a list of sources (``Source``, a
+    dict with the same keys, or a path), mixed as ``Source`` describes. The first source's
+    fields define the batch; every other must hold the fields read, for the same task and
+    tokenizer, else ShardkitError names both datasets and the difference.
 
     Options (all keyword): batch_size=32, shuffle=True, seed=0, epoch=0, rank and world_size
     (default: RANK and WORLD_SIZE from the environment, as torchrun sets them, else 0 and 1),
@@ -110,12 +170,21 @@ class Loader:
     bool, causal within each document, for scaled_dot_product_attention), max_mask_length=4096,
     separator_id=None (the dataset's); how bytes are read: read_mode="pread"
     ("mmap" maps local files), remote_concurrency=8, cache_dir=None (an on-disk cache shared by
-    processes), cache_limit=4 GiB, remote_retries=5, remote_timeout_ms=30000.
+    processes), cache_limit=4 GiB, remote_retries=5, remote_timeout_ms=30000; budgets per
+    epoch: max_samples=None (the epoch ends after that many samples; a weighted mixture's
+    length), max_tokens=None (the epoch ends after the first global step whose tokens, the
+    ``length`` of every rank's rows so far, reach it; that step is delivered whole on every
+    rank); source_field=False (adds ``source``: each row's source index).
     """
 
     def __init__(self, path, epoch=0, **options):
-        self.path = str(path)
-        self._loader = _shardkit.Loader(self.path, **options)
+        if isinstance(path, (list, tuple)):
+            sources = [_source_tuple(s) for s in path]
+            self.path = sources[0][0] if sources else ""
+            self._loader = _shardkit.Loader(sources, **options)
+        else:
+            self.path = _os.fspath(path)
+            self._loader = _shardkit.Loader(self.path, **options)
         self._loader.set_epoch(epoch)
         self._fresh = True
 
@@ -131,6 +200,11 @@ class Loader:
     def threads(self):
         return self._loader.threads
 
+    @property
+    def epoch_samples(self):
+        """Samples (all ranks) in an epoch."""
+        return self._loader.epoch_samples
+
     def __len__(self):
         """Batches this rank gets in the current epoch."""
         return self._loader.batches()
@@ -143,7 +217,7 @@ class Loader:
             item = self._loader.next()
             if item is None:
                 return
-            arrays, _records, _index = item
+            arrays = item[0]
             yield {k: _to_tensor(v, k) for k, v in arrays.items()}
 
     def next_with_records(self):
@@ -151,17 +225,27 @@ class Loader:
         item = self._loader.next()
         if item is None:
             return None
-        arrays, records, _ = item
+        arrays, records = item[0], item[1]
         return {k: _to_tensor(v, k) for k, v in arrays.items()}, list(records)
 
+    def next_with_sources(self):
+        """The next batch with each row's (source, record), or None at epoch end."""
+        item = self._loader.next()
+        if item is None:
+            return None
+        arrays, records, _, sources = item
+        return {k: _to_tensor(v, k) for k, v in arrays.items()}, list(zip(sources, records))
+
     def state_dict(self):
-        seed, epoch, consumed = self._loader.state()
-        return {"seed": seed, "epoch": epoch, "samples_consumed": consumed}
+        seed, epoch, consumed, tokens = self._loader.state()
+        return {"seed": seed, "epoch": epoch, "samples_consumed": consumed, "tokens_consumed": tokens}
 
     def load_state_dict(self, state):
         # Values are checked in C++: a negative or out-of-range one raises ShardkitError naming
         # the field and its valid range.
-        self._loader.restore(state["seed"], state["epoch"], state["samples_consumed"])
+        # tokens_consumed is absent from states saved before budgets existed.
+        self._loader.restore(state["seed"], state["epoch"], state["samples_consumed"],
+                             state.get("tokens_consumed", 0))
 
     def planned_records(self, batch):
         return list(self._loader.planned_records(batch))
@@ -174,7 +258,7 @@ class IterableDataset(_torch.utils.data.IterableDataset):
 
     def __init__(self, path, **options):
         super().__init__()
-        self.path = str(path)
+        self.path = path if isinstance(path, (list, tuple)) else _os.fspath(path)
         self.options = options
         self.epoch = options.pop("epoch", 0)
 

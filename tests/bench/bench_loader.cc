@@ -1,7 +1,7 @@
 // Loader benchmark: one run prints every figure and ratio of BENCHMARKS.md's loader section.
 //
 //   bench_loader [--work DIR] [--samples N] [--python /usr/bin/python3] [--no-python]
-//                [--io-only]
+//                [--io-only] [--loader-rows]
 //
 // 1. samples/s, shuffled, batch 256 x 512 tokens (int64 out), against torch DataLoader over the
 //    same tokens held three ways (tests/bench/loader_baselines.py), each at its best num_workers;
@@ -11,6 +11,8 @@
 // 4. time to first batch on a dataset of 10,000 small shards, local and over nginx;
 // 6. I/O rows (loader_io_rows.h): pread vs mmap cold/hot with peak RSS, and remote epochs over
 //    nginx and s3rver against local disk. --io-only runs these (and the 10,000-shard rows) alone.
+// --loader-rows runs only the loader's own rows of 1: plain, packed documents (position_ids +
+// cu_seqlens) and a 3-way mixture, each with its ratio to the plain single-dataset row.
 #include <zstd.h>
 
 #include <algorithm>
@@ -82,15 +84,16 @@ struct Throughput {
   double amplification = 0;
 };
 
-Throughput loader_throughput(const fs::path& dir, unsigned threads, IntOutput out, int epochs,
-                             const DocumentOptions& documents = {}) {
+Throughput loader_throughput(const std::vector<MixtureSource>& sources, unsigned threads,
+                             IntOutput out, int epochs, const DocumentOptions& documents = {}) {
   LoaderOptions o;
   o.documents = documents;
   o.batch_size = kBatch;
   o.seed = 1;
   o.threads = threads;
   o.int_output = out;
-  Loader loader(dir, o);
+  o.source_field = sources.size() > 1;
+  Loader loader(sources, o);
   uint64_t samples = 0;
   Clock::time_point t0;
   for (int e = 0; e < epochs; ++e) {
@@ -105,9 +108,17 @@ Throughput loader_throughput(const fs::path& dir, unsigned threads, IntOutput ou
   }
   Throughput t;
   t.samples_per_s = static_cast<double>(samples) / seconds_since(t0);
+  uint64_t blocks = 0;
+  for (size_t i = 0; i < loader.sources(); ++i) blocks += loader.dataset(i).block_count();
   t.amplification = static_cast<double>(loader.stats().blocks_decoded) /
-                    static_cast<double>(epochs * loader.dataset().block_count());
+                    static_cast<double>(static_cast<uint64_t>(epochs) * blocks);
   return t;
+}
+
+Throughput loader_throughput(const fs::path& dir, unsigned threads, IntOutput out, int epochs,
+                             const DocumentOptions& documents = {}) {
+  return loader_throughput({MixtureSource{dir.string(), {}, {}, {}}}, threads, out, epochs,
+                           documents);
 }
 
 // Every stored block: zstd-decompressed (no byte-plane unfilter, no checksum) and copied into a
@@ -204,6 +215,7 @@ int main(int argc, char** argv) {
   std::string python = "/usr/bin/python3";
   bool use_python = true;
   bool io_only = false;
+  bool loader_rows = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--work" && i + 1 < argc)
@@ -216,6 +228,8 @@ int main(int argc, char** argv) {
       use_python = false;
     else if (a == "--io-only")
       io_only = true;
+    else if (a == "--loader-rows")
+      loader_rows = true;
   }
   fs::create_directories(work);
   const fs::path source = fs::path(SHARDKIT_SOURCE_DIR) / "tests/bench";
@@ -252,8 +266,8 @@ int main(int argc, char** argv) {
         static_cast<unsigned long long>(ds.block_count()), ds.records_per_block(),
         ds.manifest().bytes_on_disk() / 1e6, ids.size() * 2 / 1e6);
   }
-  if (io_only) use_python = false;
-  bench_io::run(work, ds_dir, 1);
+  if (io_only || loader_rows) use_python = false;
+  if (!loader_rows) bench_io::run(work, ds_dir, 1);
   if (!io_only) {
     std::map<std::string, double> loader_sps;
     for (unsigned threads : {1u, 2u}) {
@@ -283,6 +297,32 @@ int main(int argc, char** argv) {
             threads, t.samples_per_s, threads, t.samples_per_s / loader_sps[name]);
       }
     }
+    // A 3-way mixture of the same tokens split into three datasets of 50/30/20%, each read once
+    // (repeat 1: weights 0.5/0.3/0.2, exact), so an epoch reads the single dataset's samples: the
+    // cost of interleaving sources (schedule, three block caches and window sets, the source
+    // column).
+    {
+      const uint64_t n = ids.size() / kSeq;
+      const uint64_t cut[4] = {0, n / 2, n / 2 + n * 3 / 10, n};
+      std::vector<MixtureSource> sources;
+      for (int i = 0; i < 3; ++i) {
+        const fs::path d = work / ("mix" + std::to_string(i));
+        write_tokens(d, std::vector<uint16_t>(ids.begin() + static_cast<ptrdiff_t>(cut[i] * kSeq),
+                                              ids.begin() + static_cast<ptrdiff_t>(cut[i + 1] * kSeq)));
+        sources.push_back({d.string(), {}, {}, {}});
+      }
+      for (unsigned threads : {1u, 2u}) {
+        const Throughput t = loader_throughput(sources, threads, IntOutput::kInt64, 3);
+        const std::string name = "int64/" + std::to_string(threads) + "t";
+        std::printf(
+            "loader int64 3-way mixture/%ut   %10.0f samples/s   RATIO vs int64/%ut: %.2f   "
+            "[goal >= 0.90]  (decode amplification %.3f)
+",
+            threads, t.samples_per_s, threads, t.samples_per_s / loader_sps[name],
+            t.amplification);
+      }
+    }
+    if (loader_rows) return 0;
     // 2. Physical limit.
     std::map<unsigned, double> limit;
     for (unsigned threads : {1u, 2u}) {

@@ -26,7 +26,7 @@ fi
 
 # What the tour made, read back with the tools and Python's json, not from the tour's output.
 inspect="$build/tools/shard-inspect"
-for ds in train qa nli lm sft; do "$inspect" verify "$work/data/$ds" >/dev/null; done
+for ds in train valid qa nli lm sft; do "$inspect" verify "$work/data/$ds" >/dev/null; done
 records() { "$inspect" info --json "$work/data/$1" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["records"])'; }
 [ "$(records train)" = 300 ] || { echo "data/train: $(records train) records, expected 300 mails"; exit 1; }
 # --doc-sep file is the default: one document per book.
@@ -37,6 +37,9 @@ docs=$(/usr/bin/python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); pri
 /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["dataset"]; assert d["stats"]["examples"] == 5 and d["task"]["packed"] and "loss_mask" in d["fields"], d' "$work/data/sft/manifest.json"
 grep -q "input text / output" "$work/tour.log"
 grep -q "records / on disk" "$work/tour.log"
+# The mixture's first 8 samples, weights 3:1: exactly 6 from data/train (source 0), 2 from valid.
+mix=$(grep -E '^[01] [0-9]+$' "$work/tour.log" | cut -d' ' -f1 | sort | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' ')
+[ "$mix" = "6x0 2x1 " ] || { echo "mixture order: '$mix', expected 6 from train and 2 from valid"; exit 1; }
 
 # The demo's step titles: bold on a terminal, plain when piped or under NO_COLOR.
 sed -n '/^if \[ -t 1 \]/,/^fi$/p' "$source/scripts/demo.sh" >"$work/step.sh"

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "core/dataset_writer.h"
@@ -34,9 +35,12 @@ struct FixtureOptions {
   uint32_t block_bytes = 4096;
   uint64_t shard_bytes = 1 << 20;
   bool with_length_a = false;
+  int64_t label_base = 0;  // labels = label_base + record index (tells mixture sources apart)
+  std::string task;        // DatasetInfo task.name, when set
 };
 
-// Schema: input_ids u16[48], length u16, [length_a u16,] labels i64 (= the record index).
+// Schema: input_ids u16[48], length u16, [length_a u16,] labels i64 (= label_base + the record
+// index).
 inline void write_fixture(const std::filesystem::path& dir, const FixtureOptions& o = {}) {
   std::vector<Field> fields = {{"input_ids", DType::kU16, {kSeqLen}}, {"length", DType::kU16, {}}};
   if (o.with_length_a) fields.push_back({"length_a", DType::kU16, {}});
@@ -47,9 +51,10 @@ inline void write_fixture(const std::filesystem::path& dir, const FixtureOptions
   wo.shard_bytes = o.shard_bytes;
   wo.zstd_level = 1;
   DatasetWriter w(dir, schema, wo);
-  if (o.with_length_a) {
+  if (o.with_length_a || !o.task.empty()) {
     DatasetInfo info = DatasetInfo::infer(schema);
-    info.fields[2].role = FieldRole::kFirstSegmentLength;
+    if (o.with_length_a) info.fields[2].role = FieldRole::kFirstSegmentLength;
+    info.task.name = o.task;
     w.set_info(info);
   }
   std::vector<unsigned char> rec(schema.record_size());
@@ -63,7 +68,7 @@ inline void write_fixture(const std::filesystem::path& dir, const FixtureOptions
       const uint16_t la = fixture_length_a(i);
       std::memcpy(rec.data() + schema.at("length_a").offset, &la, 2);
     }
-    const int64_t label = static_cast<int64_t>(i);
+    const int64_t label = o.label_base + static_cast<int64_t>(i);
     std::memcpy(rec.data() + schema.at("labels").offset, &label, 8);
     w.append(rec.data());
   }

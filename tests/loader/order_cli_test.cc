@@ -68,3 +68,73 @@ TEST_CASE("shard-inspect order matches the loader's stream") {
     CHECK(!expect.empty());
   }
 }
+
+TEST_CASE("shard-inspect order --mixture prints the mixture loader's stream") {
+  TempDir tmp("ordmix");
+  const uint64_t sizes[3] = {500, 260, 90};
+  for (int i = 0; i < 3; ++i)
+    t::write_fixture(tmp / ("d" + std::to_string(i)),
+                     {.records = sizes[i], .block_bytes = 3000, .shard_bytes = 20000});
+  // Relative paths are relative to the spec's directory.
+  t::write_file(tmp / "weights.json", R"({"seed": 41, "sources": [
+      {"path": "d0", "weight": 0.6}, {"path": "d1", "weight": 0.3}, {"path": "d2", "weight": 0.1}]})");
+  t::write_file(tmp / "counts.json", R"({"sources": [{"path": "d0", "choose": 120},
+      {"path": "d1", "repeat": 0.5}, {"path": "d2", "repeat": 3}], "max_samples": 600})");
+  struct Case {
+    std::string spec;
+    std::vector<MixtureSource> sources;
+    uint64_t seed, epoch, max_samples;
+    uint32_t rank, world;
+    uint64_t batch;
+    bool drop_last;
+  };
+  const std::string d0 = (tmp / "d0").string(), d1 = (tmp / "d1").string(),
+                    d2 = (tmp / "d2").string();
+  const std::vector<MixtureSource> weights = {
+      {d0, 0.6, {}, {}}, {d1, 0.3, {}, {}}, {d2, 0.1, {}, {}}};
+  const std::vector<MixtureSource> counts = {
+      {d0, {}, {}, 120}, {d1, {}, 0.5, {}}, {d2, {}, 3.0, {}}};
+  const Case cases[] = {{"weights.json", weights, 41, 0, 0, 0, 1, 32, false},
+                        {"weights.json", weights, 41, 2, 0, 1, 3, 10, true},
+                        {"weights.json", weights, 41, 1, 2000, 2, 3, 16, false},
+                        {"counts.json", counts, 0, 5, 600, 0, 2, 7, false}};
+  for (const Case& c : cases) {
+    LoaderOptions o;
+    o.seed = c.seed;
+    o.rank = c.rank;
+    o.world_size = c.world;
+    o.batch_size = c.batch;
+    o.drop_last = c.drop_last;
+    o.max_samples = c.max_samples;
+    o.threads = 2;
+    Loader loader(c.sources, o);
+    loader.set_epoch(c.epoch);
+    std::vector<uint64_t> expect;
+    while (auto b = loader.next())
+      for (size_t r = 0; r < b->size(); ++r) {
+        expect.push_back(b->sources[r]);
+        expect.push_back(b->records[r]);
+      }
+    std::string cmd = t::tool_path("shard-inspect") + " order --mixture " +
+                      (tmp / c.spec).string() + " --epoch " + std::to_string(c.epoch) + " --rank " +
+                      std::to_string(c.rank) + " --world-size " + std::to_string(c.world) +
+                      " --batch-size " + std::to_string(c.batch) +
+                      (c.drop_last ? " --drop-last" : "") +
+                      (c.max_samples && c.spec == "weights.json"
+                           ? " --max-samples " + std::to_string(c.max_samples)
+                           : "");
+    std::string out;
+    REQUIRE(t::run_command(cmd, &out) == 0);
+    CAPTURE(cmd);
+    CHECK(parse_lines(out) == expect);
+    CHECK(expect.size() > 20);
+  }
+  // A misspelt key is refused, naming the file and the key.
+  t::write_file(tmp / "typo.json", R"({"sources": [{"path": "d0", "wieght": 1}]})");
+  std::string out;
+  CHECK(t::run_command(t::tool_path("shard-inspect") + " order --mixture " +
+                           (tmp / "typo.json").string() + " 2>&1",
+                       &out) != 0);
+  CHECK(out.find("wieght") != std::string::npos);
+  CHECK(out.find("typo.json") != std::string::npos);
+}

@@ -35,8 +35,33 @@ def main():
     assert sorted(model.seen) == ["labels", "token_type_ids"] and model.seen["labels"] is not None
     import torch
     state = torch.load(os.path.join(work, "ckpt.pt"))["loader"]
-    assert state == {"seed": 1, "epoch": 2, "samples_consumed": len(labels)}, state  # epoch 2 done
-    print("1 passed, 0 failed")
+    assert state == {"seed": 1, "epoch": 2, "samples_consumed": len(labels), "tokens_consumed": 0}, state  # epoch 2 done
+    # The mixture snippet, on data/train and a second dataset at data/valid.
+    code = subprocess.run([sys.executable, SNIPPET, README, "fenced", "python", "shardkit.Source"],
+                          check=True, capture_output=True, text=True).stdout
+    pyutil.make_corpus(os.path.join(work, "valid.jsonl"), 80, seed=3)
+    pyutil.shardify(os.path.join(work, "valid.jsonl"), os.path.join(work, "data", "valid"))
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(code, "README.md", "exec"), {"shardkit": shardkit_module(), "model": model})
+    mix, tokens = printed.getvalue().rsplit("]", 1)
+    # 280 records, weighted 3:1 over 280 samples: the last batch of 24 holds 18 and 6.
+    assert mix + "]" == "[18, 6]", printed.getvalue()
+    assert int(tokens) == sum(int(ds["length"]) for ds in all_lengths(work)), printed.getvalue()
+    print("2 passed, 0 failed")
+
+
+def shardkit_module():
+    import shardkit
+    return shardkit
+
+
+def all_lengths(work):
+    import shardkit
+    mix = shardkit.Loader([shardkit.Source(os.path.join(work, "data", "train"), weight=3),
+                           shardkit.Source(os.path.join(work, "data", "valid"), weight=1)],
+                          batch_size=1000, seed=1, include_metadata=True)
+    return [{"length": n} for batch in mix for n in batch["length"].tolist()]
 
 
 if __name__ == "__main__":

@@ -82,6 +82,32 @@ TEST_CASE("a dataset over HTTP yields the local copy's batches, fetching only it
   CHECK(report.records_checked == 20000);
 }
 
+TEST_CASE("a mixture of two URLs yields the local mixture's batches, fetching each block once") {
+  Served s;
+  t::write_fixture(
+      s.root / "small",
+      {.records = 6000, .block_bytes = 4096, .shard_bytes = 64 << 10, .label_base = 100000});
+  LoaderOptions o = t::remote_options(3);
+  o.source_field = true;
+  auto sources = [](const std::string& a, const std::string& b) {
+    return std::vector<MixtureSource>{{a, {}, {}, {}}, {b, {}, 2.0, {}}};
+  };
+  Loader local(sources(s.local().string(), (s.root / "small").string()), o);
+  Loader remote(sources(s.url(), s.nginx->url("small")), o);
+  const auto expected = t::all_batches(local);
+  const auto got = t::all_batches(remote);
+  REQUIRE(expected.size() == (20000 + 12000 + 31) / 32);
+  CHECK(got == expected);
+  // The small source is read twice (repeat 2): two passes, each fetching its blocks once.
+  const double big = double(remote.dataset(0).manifest().bytes_on_disk());
+  const double small = double(remote.dataset(1).manifest().bytes_on_disk());
+  const double fetched0 = double(remote.dataset(0).io_stats().bytes_fetched);
+  const double fetched1 = double(remote.dataset(1).io_stats().bytes_fetched);
+  MESSAGE("fetched " << fetched0 / big << "x and " << fetched1 / small << "x the datasets");
+  CHECK(fetched0 <= 1.05 * big);
+  CHECK(fetched1 <= 2.1 * small);
+}
+
 TEST_CASE("403 and 404 are errors naming the URL") {
   Served s;
   fs::copy(s.local(), s.root / "denied");

@@ -94,3 +94,34 @@ TEST_CASE("document boundaries: a bool [B, 1, T, T] mask without a copy, int32 c
     CHECK(batch["cu_seqlens"][-1].item<int64_t>() == total);
   }
 }
+
+TEST_CASE("a mixture: source tensor per row, labels from the right dataset, exact shares") {
+  TempDir tmp("tamix");
+  t::write_fixture(tmp / "a", {.records = 200});
+  t::write_fixture(tmp / "b", {.records = 90, .label_base = 5000});
+  loader::LoaderOptions o;
+  o.batch_size = 10;
+  o.seed = 4;
+  o.source_field = true;
+  o.max_samples = 400;
+  TorchLoader tl(std::vector<loader::MixtureSource>{{(tmp / "a").string(), 3.0, {}, {}},
+                                                    {(tmp / "b").string(), 1.0, {}, {}}},
+                 o, {.int_dtype = torch::kInt32});
+  int64_t seen[2] = {0, 0};
+  int64_t k = 0;
+  for (auto& batch : tl) {
+    const torch::Tensor source = batch["source"];
+    CHECK(source.dtype() == torch::kInt32);
+    for (int64_t r = 0; r < batch.size(); ++r) {
+      const uint32_t s = batch.sources()[static_cast<size_t>(r)];
+      REQUIRE(source[r].item<int32_t>() == static_cast<int32_t>(s));
+      const int64_t rec = static_cast<int64_t>(batch.records()[static_cast<size_t>(r)]);
+      CHECK(batch["labels"][r].item<int32_t>() == (s ? 5000 : 0) + rec);
+      ++seen[s];
+      ++k;
+      CHECK(std::abs(double(seen[1]) - 0.25 * double(k)) < 1.0);
+    }
+  }
+  CHECK(seen[0] == 300);
+  CHECK(seen[1] == 100);
+}

@@ -1,12 +1,18 @@
 // shard-inspect order DIR --seed S --epoch E --rank R --world-size W [--batch-size B]
 //   [--start K] [--count N] [--no-shuffle] [--drop-last] [--window-blocks K] [--memory-budget B]
+//   [--max-samples N]
+// shard-inspect order --mixture SPEC.json [same options]
 // Prints, one per line, the global record indices a Loader with the same options yields to
-// this rank: the same EpochPlan code, no data read.
+// this rank (for a mixture, "SOURCE RECORD": the source's index in the spec and the record in
+// it): the same EpochPlan code, no data read.
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "core/dataset_store.h"
+#include "core/error.h"
 #include "core/manifest.h"
+#include "loader/mixture_spec.h"
 #include "loader/plan.h"
 #include "shard_inspect/commands.h"
 
@@ -14,6 +20,8 @@ namespace {
 
 struct OrderArgs {
   std::string dir;
+  std::string mixture;
+  bool seed_given = false;
   shardkit::loader::LoaderOptions options;
   uint64_t epoch = 0;
   uint64_t start = 0;
@@ -22,11 +30,30 @@ struct OrderArgs {
 };
 
 void run_order(const OrderArgs& args) {
-  const shardkit::Manifest m = shardkit::open_store(args.dir)->load_manifest();
-  shardkit::loader::LoaderOptions options = args.options;
+  namespace loader = shardkit::loader;
+  loader::LoaderOptions options = args.options;
   options.shuffle = !args.no_shuffle;
-  const auto geometry = shardkit::Geometry::of(m);
-  const shardkit::loader::EpochPlan plan(geometry, m.schema.record_size(), options, args.epoch, 0);
+  if (args.dir.empty() == args.mixture.empty())
+    throw shardkit::Error(shardkit::ErrorCode::kInvalidArgument, "",
+                          "order takes a dataset DIR or --mixture SPEC.json, not both");
+  std::vector<loader::MixtureSource> sources{{args.dir, {}, {}, {}}};
+  if (!args.mixture.empty()) {
+    const loader::MixtureSpec spec = loader::read_mixture_spec(args.mixture);
+    sources = spec.sources;
+    if (spec.seed && !args.seed_given) options.seed = *spec.seed;
+    if (spec.max_samples && !options.max_samples) options.max_samples = *spec.max_samples;
+  }
+  std::vector<uint64_t> sizes;
+  std::vector<loader::SourceShape> shapes;
+  for (const loader::MixtureSource& s : sources) {
+    const shardkit::Manifest m = shardkit::open_store(s.path)->load_manifest();
+    shapes.push_back({shardkit::Geometry::of(m), m.schema.record_size()});
+    sizes.push_back(shapes.back().geometry.records());
+  }
+  const bool mixed = !args.mixture.empty();
+  const loader::EpochPlan plan(
+      std::make_shared<const loader::MixtureStream>(sources, sizes, options.max_samples), shapes,
+      options, args.epoch, 0);
   // Every batch but the last is full, so the batch holding row `start` is found by division.
   const uint64_t full = options.batch_size;
   uint64_t batch = args.start / full;
@@ -34,9 +61,10 @@ void run_order(const OrderArgs& args) {
   uint64_t printed = 0;
   std::string out;
   while (batch < plan.batches() && printed < args.count) {
-    const auto records = plan.records(batch);
-    for (; row < records.size() && printed < args.count; ++row, ++printed)
-      out += std::to_string(records[row]) + "\n";
+    const loader::PlannedRows rows = plan.rows(batch);
+    for (; row < rows.size() && printed < args.count; ++row, ++printed)
+      out += (mixed ? std::to_string(rows.sources[row]) + " " : std::string()) +
+             std::to_string(rows.records[row]) + "\n";
     if (out.size() > (1 << 16)) {
       std::fputs(out.c_str(), stdout);
       out.clear();
@@ -51,9 +79,12 @@ const shard_inspect::RegisterCommand kOrder([](CLI::App& app) {
   auto args = std::make_shared<OrderArgs>();
   CLI::App* cmd = app.add_subcommand(
       "order", "Print the global record indices a loader with these options yields, one per line");
-  cmd->add_option("dir", args->dir, "Dataset directory or URL (http://, https://, s3://)")
-      ->required();
-  cmd->add_option("--seed", args->options.seed, "Shuffle seed")->default_val(0);
+  cmd->add_option("dir", args->dir, "Dataset directory or URL (http://, https://, s3://)");
+  cmd->add_option("--mixture", args->mixture,
+                  "A mixture spec (JSON: sources with path and weight/repeat/choose, seed, "
+                  "max_samples); prints SOURCE RECORD per line");
+  auto* seed = cmd->add_option("--seed", args->options.seed, "Shuffle seed (overrides the spec's)")
+                   ->default_val(0);
   cmd->add_option("--epoch", args->epoch, "Epoch")->default_val(0);
   cmd->add_option("--rank", args->options.rank, "This process's rank")->default_val(0);
   cmd->add_option("--world-size", args->options.world_size, "Number of ranks")->default_val(1);
@@ -69,7 +100,13 @@ const shard_inspect::RegisterCommand kOrder([](CLI::App& app) {
       ->default_val(0);
   cmd->add_option("--memory-budget", args->options.memory_budget, "Loader memory budget, bytes")
       ->default_val(args->options.memory_budget);
-  cmd->callback([args] { run_order(*args); });
+  cmd->add_option("--max-samples", args->options.max_samples,
+                  "Samples per epoch (a budget; a weighted mixture's length)")
+      ->default_val(0);
+  cmd->callback([args, seed] {
+    args->seed_given = seed->count() > 0;
+    run_order(*args);
+  });
 });
 
 }  // namespace

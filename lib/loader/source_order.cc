@@ -1,0 +1,56 @@
+#include "loader/source_order.h"
+
+#include <algorithm>
+
+namespace shardkit::loader {
+
+namespace {
+constexpr uint64_t kPassTag = 0x5061737365ull;  // "Passe"
+constexpr size_t kPassesKept = 4;
+}  // namespace
+
+SourceOrder::SourceOrder(const Geometry& geometry, OrderParams params)
+    : params_(params), first_(geometry, params) {}
+
+std::shared_ptr<const EpochOrder> SourceOrder::pass(uint64_t p) const {
+  std::lock_guard lock(mu_);
+  if (auto it = later_.find(p); it != later_.end()) return it->second;
+  OrderParams o = params_;
+  o.seed = hash_of(params_.seed, kPassTag, p);
+  auto order = std::make_shared<const EpochOrder>(first_.geometry(), o);
+  // Passes are read in increasing order: drop the oldest.
+  if (later_.size() >= kPassesKept) later_.erase(later_.begin());
+  later_.emplace(p, order);
+  return order;
+}
+
+void SourceOrder::records(uint64_t first, uint64_t count, uint64_t* out) const {
+  const uint64_t n = size();
+  while (count > 0) {
+    const uint64_t p = first / n, at = first % n;
+    const uint64_t run = std::min(count, n - at);
+    if (p == 0)
+      first_.records(at, run, out);
+    else
+      pass(p)->records(at, run, out);
+    first += run;
+    count -= run;
+    out += run;
+  }
+}
+
+uint64_t SourceOrder::window_of(uint64_t sample) const {
+  const uint64_t n = size();
+  if (n == 0) return 0;
+  const uint64_t p = sample / n, at = sample % n;
+  // Every pass has blocks / window_blocks windows.
+  return p * first_.window_count() + (p == 0 ? first_ : *pass(p)).window_of(at);
+}
+
+std::vector<uint64_t> SourceOrder::blocks_of_window(uint64_t window) const {
+  const uint64_t per = std::max<uint64_t>(1, first_.window_count());
+  const uint64_t p = window / per;
+  return (p == 0 ? first_ : *pass(p)).blocks_of_window(window % per);
+}
+
+}  // namespace shardkit::loader
