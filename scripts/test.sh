@@ -15,7 +15,9 @@ ctest --test-dir "$BUILD" -j"$(nproc)" --output-on-failure --timeout 600
 # -O1, asserts on), then a bounded run of every libFuzzer target (clang; SHARDKIT_FUZZ_SECONDS
 # each). SHARDKIT_SANITIZERS=0 skips both.
 if [ "${SHARDKIT_SANITIZERS:-1}" != 0 ]; then
-  NOTORCH=(-DSHARDKIT_WITH_TORCH=OFF -DSHARDKIT_WITH_PYTHON=OFF -DCMAKE_BUILD_TYPE=Release
+  # The benchmarks are built (and kept compiling) by stage 1; the sanitizer builds skip them.
+  NOTORCH=(-DSHARDKIT_WITH_TORCH=OFF -DSHARDKIT_WITH_PYTHON=OFF -DSHARDKIT_BUILD_BENCHMARKS=OFF
+           -DCMAKE_BUILD_TYPE=Release
            -DCMAKE_CXX_FLAGS_RELEASE=-O1 -DCMAKE_C_FLAGS_RELEASE=-O1)
   echo "test.sh: 2/3 the torch-free suite under ASan and UBSan ($BUILD-asan; SHARDKIT_SANITIZERS=0 skips 2 and 3)"
   cmake -S . -B "$BUILD-asan" -G Ninja -DSHARDKIT_SANITIZE=ON "${NOTORCH[@]}" >/dev/null

@@ -61,7 +61,10 @@ class TinyDecoder(torch.nn.Module):
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data", required=True, help="a packed shardify --task sft dataset")
+    p.add_argument("--data", required=True, nargs="+",
+                   help="packed shardify --task sft datasets (several: a weighted mixture)")
+    p.add_argument("--weights", type=float, nargs="*",
+                   help="each dataset's share of the samples (default: equal)")
     p.add_argument("--steps", type=int, default=50)
     p.add_argument("--batch-size", type=int, default=4)
     p.add_argument("--dim", type=int, default=64)
@@ -70,16 +73,22 @@ def main():
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
 
-    info = shardkit.Dataset(args.data).info
+    weights = args.weights or [1.0] * len(args.data)
+    if len(weights) != len(args.data):
+        raise SystemExit(f"{len(args.data)} datasets but {len(weights)} weights")
+    # The loader refuses sources whose task, tokenizer or fields differ; the first speaks for all.
+    info = shardkit.Dataset(args.data[0]).info
     if info["task"].get("name") != "sft":
-        raise SystemExit(f"{args.data} is not an sft dataset (task {info['task'].get('name')})")
+        raise SystemExit(f"{args.data[0]} is not an sft dataset (task {info['task'].get('name')})")
     torch.manual_seed(args.seed)
     vocab = info["tokenizer"]["vocab_size"]
     max_len = info["task"]["max_len"]
     model = TinyDecoder(vocab, args.dim, args.layers, heads=4, max_len=max_len)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr)
-    loader = shardkit.Loader(args.data, batch_size=args.batch_size, shuffle=True, seed=args.seed,
-                             document_mask=True, document_positions=True)
+    sources = [shardkit.Source(d, weight=w) for d, w in zip(args.data, weights)]
+    loader = shardkit.Loader(sources, batch_size=args.batch_size, shuffle=True, seed=args.seed,
+                             document_mask=True, document_positions=True, source_field=True)
+    rows_from = [0] * len(sources)
     step, epoch, t0 = 0, 0, time.time()
     while step < args.steps:
         loader.set_epoch(epoch)
@@ -90,6 +99,8 @@ def main():
             loss.backward()
             opt.step()
             step += 1
+            for k in batch["source"].tolist():
+                rows_from[k] += 1
             trained = int((batch["labels"] != -100).sum())
             print(f"step {step:4d}  epoch {epoch}  loss {loss.item():.4f}  "
                   f"trained tokens {trained}  ({time.time() - t0:.1f} s)", flush=True)
@@ -98,6 +109,7 @@ def main():
             if step >= args.steps:
                 break
         epoch += 1
+    print("rows per source: " + ", ".join(f"{d} {n}" for d, n in zip(args.data, rows_from)))
 
 
 if __name__ == "__main__":

