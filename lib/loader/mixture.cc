@@ -107,11 +107,11 @@ void MixtureStream::locate(uint64_t first, uint64_t count, uint32_t* source,
 
 uint64_t MixtureStream::samples_bound(size_t source) const {
   if (!schedule_) return size_;
-  // Every prefix is within one sample of its share.
+  // Every prefix's count c is within one sample of its share x (|c - x| < 1), so c <= ceil(x).
   const unsigned __int128 share =
       static_cast<unsigned __int128>(schedule_->shares()[source]) * size_;
   const uint64_t den = schedule_->denominator();
-  return std::min<uint64_t>(size_, static_cast<uint64_t>((share + den - 1) / den) + 1);
+  return std::min<uint64_t>(size_, static_cast<uint64_t>((share + den - 1) / den));
 }
 
 std::vector<uint64_t> MixtureStream::counts_before(uint64_t position, Cursor* cursor) const {

@@ -307,8 +307,9 @@ int main(int argc, char** argv) {
       std::vector<MixtureSource> sources;
       for (int i = 0; i < 3; ++i) {
         const fs::path d = work / ("mix" + std::to_string(i));
-        write_tokens(d, std::vector<uint16_t>(ids.begin() + static_cast<ptrdiff_t>(cut[i] * kSeq),
-                                              ids.begin() + static_cast<ptrdiff_t>(cut[i + 1] * kSeq)));
+        write_tokens(
+            d, std::vector<uint16_t>(ids.begin() + static_cast<ptrdiff_t>(cut[i] * kSeq),
+                                     ids.begin() + static_cast<ptrdiff_t>(cut[i + 1] * kSeq)));
         sources.push_back({d.string(), {}, {}, {}});
       }
       for (unsigned threads : {1u, 2u}) {
@@ -316,10 +317,8 @@ int main(int argc, char** argv) {
         const std::string name = "int64/" + std::to_string(threads) + "t";
         std::printf(
             "loader int64 3-way mixture/%ut   %10.0f samples/s   RATIO vs int64/%ut: %.2f   "
-            "[goal >= 0.90]  (decode amplification %.3f)
-",
-            threads, t.samples_per_s, threads, t.samples_per_s / loader_sps[name],
-            t.amplification);
+            "[goal >= 0.90]  (decode amplification %.3f)\n",
+            threads, t.samples_per_s, threads, t.samples_per_s / loader_sps[name], t.amplification);
       }
     }
     if (loader_rows) return 0;
