@@ -45,10 +45,9 @@ MixtureStream::MixtureStream(const std::vector<MixtureSource>& sources,
     size_ = max_samples ? max_samples : std::accumulate(sizes.begin(), sizes.end(), uint64_t{0});
     std::vector<double> weights;
     for (const MixtureSource& s : sources) weights.push_back(*s.weight);
-    if (sources.size() > 1)
-      schedule_.emplace(weights);
-    else
-      MixtureSchedule check(weights);  // refuses a zero weight
+    const MixtureSchedule schedule(weights);  // refuses weights that are all zero
+    // One source needs no schedule: position k is its sample k.
+    if (sources.size() > 1) schedule_ = schedule;
     return;
   }
   std::vector<uint64_t> chosen;
