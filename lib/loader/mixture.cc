@@ -45,10 +45,9 @@ MixtureStream::MixtureStream(const std::vector<MixtureSource>& sources,
     size_ = max_samples ? max_samples : std::accumulate(sizes.begin(), sizes.end(), uint64_t{0});
     std::vector<double> weights;
     for (const MixtureSource& s : sources) weights.push_back(*s.weight);
-    if (sources.size() > 1)
-      schedule_.emplace(weights);
-    else
-      MixtureSchedule check(weights);  // refuses a zero weight
+    const MixtureSchedule schedule(weights);  // refuses weights that are all zero
+    // One source needs no schedule: position k is its sample k.
+    if (sources.size() > 1) schedule_ = schedule;
     return;
   }
   std::vector<uint64_t> chosen;
@@ -107,11 +106,11 @@ void MixtureStream::locate(uint64_t first, uint64_t count, uint32_t* source,
 
 uint64_t MixtureStream::samples_bound(size_t source) const {
   if (!schedule_) return size_;
-  // Every prefix is within one sample of its share.
+  // Every prefix's count c is within one sample of its share x (|c - x| < 1), so c <= ceil(x).
   const unsigned __int128 share =
       static_cast<unsigned __int128>(schedule_->shares()[source]) * size_;
   const uint64_t den = schedule_->denominator();
-  return std::min<uint64_t>(size_, static_cast<uint64_t>((share + den - 1) / den) + 1);
+  return std::min<uint64_t>(size_, static_cast<uint64_t>((share + den - 1) / den));
 }
 
 std::vector<uint64_t> MixtureStream::counts_before(uint64_t position, Cursor* cursor) const {

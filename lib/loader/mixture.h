@@ -48,7 +48,8 @@ class MixtureStream {
   size_t sources() const { return sizes_.size(); }
   uint64_t size() const { return size_; }  // samples per epoch
   uint64_t source_size(size_t source) const { return sizes_[source]; }
-  // At least the samples source `source` has in the epoch, and at most one more.
+  // At least the samples source `source` has in the epoch, and at most one more (exact when its
+  // share of the epoch is a whole number of samples).
   uint64_t samples_bound(size_t source) const;
   // For positions first .. first + count - 1: the source and that source's sample number (its
   // count of samples before this one in the epoch; >= its size once it wraps).

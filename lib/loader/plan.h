@@ -71,7 +71,8 @@ class EpochPlan {
   // epoch's last batch aside); 0 when it reads none.
   std::vector<uint64_t> windows_upto(uint64_t batch, MixtureStream::Cursor* cursor = nullptr) const;
   const SourceOrder& order(size_t source) const { return *orders_[source]; }
-  // Windows source `source` reads this epoch (an upper bound, by at most one).
+  // Windows source `source` reads this epoch (an upper bound: one more when its sample count
+  // is not known exactly and the extra sample would start a window).
   uint64_t window_count(size_t source) const;
 
  private:

@@ -44,7 +44,7 @@ def test_shares_labels_and_order_cli(a, b, labels_a, labels_b, work):
                                           {"path": os.path.relpath(b, work), "weight": 0.25}]}, f)
     sources, options = shardkit.read_mixture(spec)
     assert options == {"seed": 9}
-    loader = shardkit.Loader(sources, batch_size=32, threads=2, source_field=True)
+    loader = shardkit.Loader(sources, batch_size=32, threads=2, source_field=True, **options)
     assert loader.epoch_samples == 1000 + 400
     rows = []
     counts = [0, 0]

@@ -98,7 +98,8 @@ TEST_CASE("a mixture of two URLs yields the local mixture's batches, fetching ea
   const auto got = t::all_batches(remote);
   REQUIRE(expected.size() == (20000 + 12000 + 31) / 32);
   CHECK(got == expected);
-  // The small source is read twice (repeat 2): two passes, each fetching its blocks once.
+  // The small source is read twice (repeat 2): two passes, each fetching its blocks once; no
+  // block of a pass the epoch does not reach is asked for.
   const double big = double(remote.dataset(0).manifest().bytes_on_disk());
   const double small = double(remote.dataset(1).manifest().bytes_on_disk());
   const double fetched0 = double(remote.dataset(0).io_stats().bytes_fetched);
