@@ -21,8 +21,18 @@ import torch
 import shardkit
 
 
+def attend(q, k, v, mask):
+    """SDPA with a boolean attn_mask (True: query i may attend key j), written out: Debian's torch
+    1.13 has no scaled_dot_product_attention. A fully masked (padding) row gets zeros, not NaN."""
+    if mask.dim() == 3:
+        mask = mask.unsqueeze(1)  # one mask for every head
+    scores = (q @ k.transpose(-1, -2)) / q.shape[-1] ** 0.5
+    weights = scores.masked_fill(~mask, float("-inf")).softmax(-1).nan_to_num(0.0)
+    return weights @ v
+
+
 class TinyDecoder(torch.nn.Module):
-    """Token + position embeddings, pre-norm transformer blocks with SDPA under an explicit
+    """Token + position embeddings, pre-norm transformer blocks with attention under an explicit
     boolean mask (the loader's block-diagonal causal mask), and a tied output projection."""
 
     def __init__(self, vocab_size, dim, layers, heads, max_len):
@@ -44,7 +54,7 @@ class TinyDecoder(torch.nn.Module):
         x = self.tokens(input_ids) + self.positions(position_ids)
         for blk in self.blocks:
             q, k, v = blk["qkv"](blk["norm1"](x)).view(b, t, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
-            a = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=attention_mask)
+            a = attend(q, k, v, attention_mask)
             x = x + blk["proj"](a.transpose(1, 2).reshape(b, t, -1))
             x = x + blk["mlp"](blk["norm2"](x))
         hidden = self.norm(x)
