@@ -44,9 +44,9 @@ InputFormat resolve_format(const ConvertOptions& o, const std::vector<InputFile>
 }
 
 void check_sft_options(const TaskOptions& t) {
-  if (t.task != Task::kSft && (t.messages || !t.chat_template.empty() ||
-                               t.train_on != TrainOn::kAssistant ||
-                               t.sft_truncation != SftTruncation::kDrop))
+  if (t.task != Task::kSft &&
+      (t.messages || !t.chat_template.empty() || t.train_on != TrainOn::kAssistant ||
+       t.sft_truncation != SftTruncation::kDrop))
     throw Error(ErrorCode::kInvalidArgument, "",
                 "--messages-field, --chat-template, --train-on and --truncation are for "
                 "--task sft");

@@ -60,8 +60,9 @@ TEST_CASE("Qwen's hand-written pre-tokenizer splits exactly like Oniguruma") {
   CHECK(diff == 0);
 }
 
-TEST_CASE("bos/eos/pad come from tokenizer_config.json beside tokenizer.json, as transformers.js "
-          "reads them") {
+TEST_CASE(
+    "bos/eos/pad come from tokenizer_config.json beside tokenizer.json, as transformers.js "
+    "reads them") {
   // Without the config, names mislead: Qwen3's vocabulary holds an ordinary "</s>" (id 128247)
   // while its end-of-sequence token is <|im_end|>; Gemma 3's is <end_of_turn>.
   for (std::string family :
