@@ -2,23 +2,19 @@
 // bos/eos/pad/... from there, not from tokenizer.json, and the names alone can mislead: Qwen3's
 // vocabulary holds an ordinary "</s>", while its end-of-sequence token is <|im_end|>.
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <simdjson.h>
 
 #include "core/error.h"
+#include "tokenizer/json_reader.h"
 #include "tokenizer/tokenizer_base.h"
 
 namespace shardkit::tok {
 
 void apply_tokenizer_config(TokenizerBase& tokenizer, const std::filesystem::path& config) {
-  std::ifstream in(config, std::ios::binary);
-  if (!in) return;
-  std::ostringstream text;
-  text << in.rdbuf();
+  if (!std::filesystem::exists(config)) return;
   // On demand: Llama 3's file has a model_max_length of 10^30, a number the DOM parser refuses.
-  const simdjson::padded_string padded(text.str());
+  const simdjson::padded_string padded(read_all(config));
   simdjson::ondemand::parser parser;
   simdjson::ondemand::document doc;
   simdjson::ondemand::object root;
