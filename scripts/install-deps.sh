@@ -9,7 +9,7 @@ APT_PACKAGES=(
   libzstd-dev libxxhash-dev libsimdjson-dev libcli11-dev doctest-dev
   libutf8proc-dev libonig-dev zlib1g-dev
   libtorch-dev python3-torch python3-dev python3-numpy pybind11-dev
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev ccache
   nlohmann-json3-dev libtbb-dev libcurl4-openssl-dev
   libsentencepiece-dev sentencepiece python3-sentencepiece python3-protobuf
   python3-pandas python3-jinja2 python3-tqdm python3-pip python3-venv python3-build
