@@ -74,6 +74,11 @@ class Reader {
     if (at(key).get_uint64().get(v)) fail(std::string("'") + key + "' is not an unsigned integer");
     return v;
   }
+  int64_t i64(const char* key) const {
+    int64_t v;
+    if (at(key).get_int64().get(v)) fail(std::string("'") + key + "' is not an integer");
+    return v;
+  }
   uint32_t u32(const char* key) const {
     const uint64_t v = u64(key);
     if (v > UINT32_MAX) fail(std::string("'") + key + "' is out of range");
@@ -158,6 +163,19 @@ PartInfo part_from(const Reader& r) {
   if (p.count == 0 || p.index >= p.count) r.fail("index is not below count");
   p.first_file = r.u64("first_file");
   p.end_file = r.u64("end_file");
+  if (r.has("shard_bytes")) p.shard_bytes = r.u64("shard_bytes");
+  if (r.has("zstd_level")) {
+    const int64_t level = r.i64("zstd_level");
+    if (level < -(1 << 17) || level > 22) r.fail("'zstd_level' is out of range");
+    p.zstd_level = static_cast<int>(level);
+  }
+  if (r.has("filter")) {
+    const std::string filter = r.str("filter");
+    if (filter == "byteplanes")
+      p.filter = format::BlockFilter::kBytePlanes;
+    else if (filter != "none")
+      r.fail("'filter' is neither none nor byteplanes");
+  }
   return p;
 }
 
@@ -360,10 +378,14 @@ ordered_json to_json_value(const DatasetInfo& info) {
   }
   if (info.stats) j["stats"] = to_json_value(*info.stats);
   if (info.part)
-    j["part"] = ordered_json{{"index", info.part->index},
-                             {"count", info.part->count},
-                             {"first_file", info.part->first_file},
-                             {"end_file", info.part->end_file}};
+    j["part"] = ordered_json{
+        {"index", info.part->index},
+        {"count", info.part->count},
+        {"first_file", info.part->first_file},
+        {"end_file", info.part->end_file},
+        {"shard_bytes", info.part->shard_bytes},
+        {"zstd_level", info.part->zstd_level},
+        {"filter", info.part->filter == format::BlockFilter::kBytePlanes ? "byteplanes" : "none"}};
   return j;
 }
 

@@ -18,6 +18,7 @@
 #include "core/convert_stats.h"
 #include "core/schema.h"
 #include "core/tokenizer_info.h"
+#include "format/shard_format.h"
 
 namespace shardkit {
 
@@ -97,6 +98,11 @@ struct PartInfo {
   uint32_t count = 1;
   uint64_t first_file = 0;
   uint64_t end_file = 0;
+  // How the part's blocks were written, so that merge re-encodes them as one run would have.
+  // Parts written before these were recorded read as the converter's defaults.
+  uint64_t shard_bytes = 256ull << 20;
+  int zstd_level = 3;
+  format::BlockFilter filter = format::BlockFilter::kNone;
   bool operator==(const PartInfo&) const = default;
 };
 

@@ -389,7 +389,9 @@ ConvertResult convert(const ConvertOptions& o,
     info.source.files.front().bytes = result.bytes_in;
   }
   info.stats = result.stats;
-  if (o.part) info.part = PartInfo{part.index, part.count, first_file, end_file};
+  if (o.part)
+    info.part = PartInfo{part.index,    part.count,   first_file, end_file,
+                         o.shard_bytes, o.zstd_level, o.filter};
   writer.set_info(std::move(info));
   Manifest m = writer.finish();
   result.bytes_out = m.bytes_on_disk();

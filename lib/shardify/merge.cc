@@ -1,14 +1,11 @@
 #include "shardify/merge.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "core/dataset.h"
 #include "core/dataset_writer.h"
 #include "core/error.h"
-#include "core/manifest.h"
-#include "core/staged_directory.h"
-#include "format/shard_format.h"
 
 namespace shardkit::shardify {
 namespace fs = std::filesystem;
@@ -36,18 +33,20 @@ DatasetInfo shared_facts(DatasetInfo info) {
   return info;
 }
 
+bool same_encoding(const PartInfo& a, const PartInfo& b) {
+  return a.shard_bytes == b.shard_bytes && a.zstd_level == b.zstd_level && a.filter == b.filter;
+}
+
 }  // namespace
 
 std::string MergeResult::to_json() const {
-  return nlohmann::ordered_json{{"parts", parts},
-                                {"shards", shards},
-                                {"records", records},
-                                {"bytes", bytes},
-                                {"shards_copied", shards_copied}}
+  return nlohmann::ordered_json{
+      {"parts", parts}, {"shards", shards}, {"records", records}, {"bytes", bytes}}
       .dump();
 }
 
-MergeResult merge_parts(const std::string& out, const std::vector<std::string>& dirs, bool force) {
+MergeResult merge_parts(const std::string& out, const std::vector<std::string>& dirs, bool force,
+                        unsigned threads) {
   if (dirs.empty()) throw Error(ErrorCode::kInvalidArgument, "", "merge needs at least one part");
   std::vector<Part> parts;
   for (const auto& d : dirs) parts.push_back(load_part(d));
@@ -55,7 +54,8 @@ MergeResult merge_parts(const std::string& out, const std::vector<std::string>& 
     return a.manifest.info.part->index < b.manifest.info.part->index;
   });
   const Part& base = parts.front();
-  const uint32_t count = base.manifest.info.part->count;
+  const PartInfo& base_part = *base.manifest.info.part;
+  const uint32_t count = base_part.count;
   if (parts.size() != count)
     throw Error(ErrorCode::kInvalidArgument, "",
                 "got " + std::to_string(parts.size()) + " parts of a " + std::to_string(count) +
@@ -71,8 +71,10 @@ MergeResult merge_parts(const std::string& out, const std::vector<std::string>& 
                       " does not fit: expected part " + std::to_string(i) + "/" +
                       std::to_string(count) + " (each part exactly once)");
     if (!(p.manifest.schema == base.manifest.schema) ||
-        p.manifest.records_per_block != base.manifest.records_per_block)
-      throw Error(ErrorCode::kInvalidArgument, p.dir, "schema or block size differs from part 0");
+        p.manifest.records_per_block != base.manifest.records_per_block ||
+        !same_encoding(pi, base_part))
+      throw Error(ErrorCode::kInvalidArgument, p.dir,
+                  "schema, block, shard or zstd settings differ from part 0");
     if (!(shared_facts(p.manifest.info) == shared))
       throw Error(ErrorCode::kInvalidArgument, p.dir,
                   "dataset info (task, tokenizer, labels or source) differs from part 0 (" +
@@ -82,42 +84,37 @@ MergeResult merge_parts(const std::string& out, const std::vector<std::string>& 
     if (p.manifest.info.stats) stats.add(*p.manifest.info.stats);
   }
 
-  StagedDirectory staged(out, force);
-  Manifest merged;
-  merged.producer = default_producer();
-  merged.schema = base.manifest.schema;
-  merged.records_per_block = base.manifest.records_per_block;
-  merged.metadata = base.manifest.metadata;
-  merged.info = shared;
-  if (base.manifest.info.stats) merged.info.stats = stats;
-  MergeResult result;
-  result.parts = parts.size();
+  WriterOptions w;
+  w.block_bytes = base.manifest.records_per_block * base.manifest.schema.record_size();
+  w.shard_bytes = base_part.shard_bytes;
+  w.zstd_level = base_part.zstd_level;
+  w.filter = base_part.filter;
+  w.overwrite = force;
+  w.threads = threads;
+  DatasetWriter writer(out, base.manifest.schema, w);
+  DatasetInfo info = shared;
+  if (base.manifest.info.stats) info.stats = stats;
+  writer.set_info(std::move(info));
+  for (const auto& [key, raw_json] : base.manifest.metadata) writer.set_metadata(key, raw_json);
+  // Blocks are decoded one at a time and bypass the cache: a merge holds one block per part in
+  // memory, plus the writer's blocks in flight.
+  DatasetOptions read;
+  read.cache_bytes = 0;
   for (const Part& p : parts) {
-    for (const ShardEntry& s : p.manifest.shards) {
-      const fs::path from = fs::path(p.dir) / s.name;
-      std::error_code ec;
-      const uint64_t size = fs::file_size(from, ec);
-      if (ec || size != s.bytes)
-        throw Error(ErrorCode::kCorrupt, from.string(),
-                    "shard size differs from the part's manifest");
-      const std::string name = shard_file_name(merged.shards.size());
-      const fs::path to = staged.staging() / name;
-      fs::create_hard_link(from, to, ec);
-      if (ec) {
-        ++result.shards_copied;
-        if (!fs::copy_file(from, to, ec) || ec)
-          throw Error(ErrorCode::kIo, to.string(), "cannot link or copy shard: " + ec.message());
-      }
-      ShardEntry e = s;
-      e.name = name;
-      merged.shards.push_back(e);
-      result.records += s.records;
-      result.bytes += s.bytes;
+    const Dataset part = Dataset::open(std::filesystem::path(p.dir), read);
+    for (uint64_t g = 0; g < part.block_count(); ++g) {
+      const auto block = part.decode_block(g);
+      writer.append_many(block->bytes.data(), block->records);
     }
   }
+  const Manifest merged = writer.finish();
+  MergeResult result;
+  result.parts = parts.size();
   result.shards = merged.shards.size();
-  merged.write_to(staged.staging() / format::kManifestName);
-  staged.publish();
+  for (const ShardEntry& s : merged.shards) {
+    result.records += s.records;
+    result.bytes += s.bytes;
+  }
   return result;
 }
 

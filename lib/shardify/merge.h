@@ -1,7 +1,8 @@
-// `shardify merge OUT PART_DIRS...`: the datasets of a --part i/N fan-out become one dataset
-// whose records are a single run's records in the same order. Shards are hard-linked (copied
-// across file systems) under new sequential names with their checksums kept; the manifest is
-// rebuilt with the parts' statistics summed; the directory is published atomically.
+// `shardify merge OUT PART_DIRS...`: the datasets of a --part i/N fan-out become the dataset one
+// run would have written, byte for byte. Each part's blocks are read in order (checksums
+// verified) and their records re-encoded with the parts' recorded block, shard and zstd
+// settings, so that blocks and shards fall where a single run puts them; the statistics are
+// summed and the directory is published atomically.
 #pragma once
 
 #include <cstdint>
@@ -15,13 +16,14 @@ struct MergeResult {
   uint64_t shards = 0;
   uint64_t records = 0;
   uint64_t bytes = 0;
-  uint64_t shards_copied = 0;  // not hard-linked
 
   std::string to_json() const;
 };
 
 // Parts may be given in any order; they must be all parts 0..N-1 of one conversion (same
-// schema, tokenizer, task, labels and inputs). Throws Error naming the part that disagrees.
-MergeResult merge_parts(const std::string& out, const std::vector<std::string>& parts, bool force);
+// schema, tokenizer, task, labels, inputs and encoding). Throws Error naming the part that
+// disagrees, or the shard and block that fails its checksum. `threads` encode blocks.
+MergeResult merge_parts(const std::string& out, const std::vector<std::string>& parts, bool force,
+                        unsigned threads = 1);
 
 }  // namespace shardkit::shardify

@@ -1,6 +1,7 @@
 // shardify end to end: conversion MB/s at 1 and 2 threads beside tokenizer-only speed on the
 // same text, and bytes per real token on disk beside a Megatron-style uint16 .bin/.idx and
-// torch.save of int64 tensors (Debian's python3-torch via tests/bench/torch_save_baseline.py).
+// torch.save of int64 tensors (Debian's python3-torch via tests/bench/torch_save_baseline.py);
+// input formats, a --part/merge round trip and (given a chat template) sft rows.
 //
 //   build/tests/bench/bench_shardify TOKENIZER TEXT_FILE [max_len=512] [runs=3]
 //
@@ -21,6 +22,7 @@
 #include "core/dataset.h"
 #include "core/dataset_writer.h"
 #include "input_formats_bench.h"
+#include "merge_bench.h"
 #include "sft_bench.h"
 #include "shardify/byte_source.h"
 #include "shardify/convert.h"
@@ -200,6 +202,7 @@ int main(int argc, char** argv) {
   std::printf("%-34s %10.2f %10s\n", "  ... at --zstd-level 1 (load incl.)", mb / conv_cpu[0], "");
 
   shardkit::bench::bench_input_formats(tokenizer, docs, bytes, max_len, runs, tmp, cpu_now);
+  shardkit::bench::bench_merge(tokenizer, docs, max_len, runs, tmp);
   if (argc > 5) shardkit::bench::bench_sft(tokenizer, argv[5], docs, max_len, runs, tmp);
 
   // Storage. Real tokens: every stored non-pad token (documents' ids plus one separator each).

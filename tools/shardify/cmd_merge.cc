@@ -1,6 +1,8 @@
-// shardify merge OUT PART_DIRS... [--force] [--json]
+// shardify merge OUT PART_DIRS... [--threads N] [--force] [--json]
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <thread>
 
 #include "output_location.h"
 #include "shardify/commands.h"
@@ -11,6 +13,7 @@ namespace {
 struct MergeArgs {
   std::string out;
   std::vector<std::string> parts;
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   bool force = false, json = false;
 };
 
@@ -21,21 +24,22 @@ const shardify_cli::RegisterCommand kMerge([](CLI::App& app) {
       "Combine the datasets of --part 0/N .. N-1/N into one (records in single-run order)");
   cmd->add_option("out", a->out, "Merged dataset directory, or s3://bucket/prefix")->required();
   cmd->add_option("parts", a->parts, "Part dataset directories, any order")->required();
+  cmd->add_option("--threads", a->threads, "Threads that re-encode blocks (default: all cores)");
   cmd->add_flag("--force", a->force, "Replace an existing dataset at OUT");
   cmd->add_flag("--json", a->json, "Print the result as one JSON object");
   cmd->callback([a] {
-    // An s3:// output is staged beside the first part: same file system, so shards are linked.
+    // An s3:// output is staged beside the first part, on a disk that already holds the data.
     const std::filesystem::path beside = std::filesystem::absolute(a->parts.front()).parent_path();
     shardify_cli::OutputLocation out(a->out, a->force, beside);
-    auto r = shardkit::shardify::merge_parts(out.local(), a->parts, a->force);
+    auto r =
+        shardkit::shardify::merge_parts(out.local(), a->parts, a->force, std::max(1u, a->threads));
     out.publish();
     if (a->json)
       std::printf("%s\n", r.to_json().c_str());
     else
-      std::printf("shardify: merged %llu parts into %s: %llu shards, %llu records, %llu bytes%s\n",
+      std::printf("shardify: merged %llu parts into %s: %llu shards, %llu records, %llu bytes\n",
                   (unsigned long long)r.parts, a->out.c_str(), (unsigned long long)r.shards,
-                  (unsigned long long)r.records, (unsigned long long)r.bytes,
-                  r.shards_copied ? " (some shards copied: different file systems)" : "");
+                  (unsigned long long)r.records, (unsigned long long)r.bytes);
   });
 });
 
