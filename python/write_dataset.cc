@@ -8,6 +8,7 @@
 
 #include <thread>
 
+#include "core/block_codec.h"
 #include "core/error.h"
 #include "shardify/convert.h"
 
@@ -132,9 +133,9 @@ shardify::ConvertOptions convert_options(const py::dict& kw) {
       o.shard_bytes = value.cast<uint64_t>();
     else if (key == "filter") {
       const std::string v = value.cast<std::string>();
-      if (v != "none" && v != "byteplanes")
-        refuse(key, "is 'none' or 'byteplanes', not '" + v + "'");
-      o.filter = v == "none" ? format::BlockFilter::kNone : format::BlockFilter::kBytePlanes;
+      const auto filter = parse_block_filter(v);
+      if (!filter) refuse(key, "is 'none' or 'byteplanes', not '" + v + "'");
+      o.filter = *filter;
     } else if (key == "input" || key == "format" || key == "where" || key == "no_quoting" ||
                key == "doc_sep" || key == "part")
       refuse(key, "is about input files; write_dataset reads the rows it is given");

@@ -151,4 +151,14 @@ void BlockDecoder::decode(const Schema& schema, format::BlockFilter filter,
   if (planes) remove_byte_planes(schema, target, record_count, out);
 }
 
+std::string_view block_filter_name(format::BlockFilter filter) {
+  return filter == format::BlockFilter::kBytePlanes ? "byteplanes" : "none";
+}
+
+std::optional<format::BlockFilter> parse_block_filter(std::string_view name) {
+  if (name == "none") return format::BlockFilter::kNone;
+  if (name == "byteplanes") return format::BlockFilter::kBytePlanes;
+  return std::nullopt;
+}
+
 }  // namespace shardkit

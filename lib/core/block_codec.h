@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "core/schema.h"
@@ -61,5 +63,9 @@ void apply_byte_planes(const Schema& schema, const unsigned char* records, size_
                        unsigned char* out);
 void remove_byte_planes(const Schema& schema, const unsigned char* planes, size_t record_count,
                         unsigned char* out);
+
+// The filter's name where people and manifests write it: "none" or "byteplanes".
+std::string_view block_filter_name(format::BlockFilter filter);
+std::optional<format::BlockFilter> parse_block_filter(std::string_view name);
 
 }  // namespace shardkit

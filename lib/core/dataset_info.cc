@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "core/block_codec.h"
 #include "core/dataset_info_json.h"
 #include "core/error.h"
 
@@ -170,11 +171,9 @@ PartInfo part_from(const Reader& r) {
     p.zstd_level = static_cast<int>(level);
   }
   if (r.has("filter")) {
-    const std::string filter = r.str("filter");
-    if (filter == "byteplanes")
-      p.filter = format::BlockFilter::kBytePlanes;
-    else if (filter != "none")
-      r.fail("'filter' is neither none nor byteplanes");
+    const auto filter = parse_block_filter(r.str("filter"));
+    if (!filter) r.fail("'filter' is neither none nor byteplanes");
+    p.filter = *filter;
   }
   return p;
 }
@@ -378,14 +377,13 @@ ordered_json to_json_value(const DatasetInfo& info) {
   }
   if (info.stats) j["stats"] = to_json_value(*info.stats);
   if (info.part)
-    j["part"] = ordered_json{
-        {"index", info.part->index},
-        {"count", info.part->count},
-        {"first_file", info.part->first_file},
-        {"end_file", info.part->end_file},
-        {"shard_bytes", info.part->shard_bytes},
-        {"zstd_level", info.part->zstd_level},
-        {"filter", info.part->filter == format::BlockFilter::kBytePlanes ? "byteplanes" : "none"}};
+    j["part"] = ordered_json{{"index", info.part->index},
+                             {"count", info.part->count},
+                             {"first_file", info.part->first_file},
+                             {"end_file", info.part->end_file},
+                             {"shard_bytes", info.part->shard_bytes},
+                             {"zstd_level", info.part->zstd_level},
+                             {"filter", block_filter_name(info.part->filter)}};
   return j;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "core/block_codec.h"
 #include "core/error.h"
 #include "output_location.h"
 #include "shardify/commands.h"
@@ -110,8 +111,7 @@ void run_convert(const ConvertArgs& a) {
   o.zstd_level = a.zstd_level;
   o.block_bytes = static_cast<uint32_t>(a.block_size);
   o.shard_bytes = a.shard_size;
-  o.filter = a.filter == "none" ? shardkit::format::BlockFilter::kNone
-                                : shardkit::format::BlockFilter::kBytePlanes;
+  o.filter = *shardkit::parse_block_filter(a.filter);  // checked by --filter's IsMember
 
   ProgressLine line;
   std::function<void(const ConvertProgress&)> progress;
