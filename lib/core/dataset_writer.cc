@@ -59,7 +59,7 @@ struct DatasetWriter::Impl {
       throw Error(ErrorCode::kInvalidArgument, "", "block size is too large");
     pool = options.pool;
     if (!pool) {
-      own_pool = std::make_unique<WorkerPool>(options.threads > 1 ? options.threads : 0);
+      own_pool = std::make_unique<WorkerPool>(options.threads);
       pool = own_pool.get();
     }
     manifest.info = DatasetInfo::infer(schema);
@@ -78,13 +78,13 @@ struct DatasetWriter::Impl {
                          static_cast<uint32_t>(count)});
     pending = {};
     pending.reserve(size_t{records_per_block} * schema.record_size());
-    while (in_flight.size() > 2 * std::max(1u, pool->threads())) drain_one();
+    while (in_flight.size() > 2 * size_t{pool->threads()}) drain_one();
   }
 
   void drain_one() {
     auto [future, count] = std::move(in_flight.front());
     in_flight.pop_front();
-    store(future.get(), count);
+    store(pool->get(future), count);
   }
 
   void store(const EncodedBlock& block, uint32_t count) {

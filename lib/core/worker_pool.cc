@@ -3,8 +3,21 @@
 namespace shardkit {
 
 WorkerPool::WorkerPool(unsigned threads) {
-  workers_.reserve(threads);
-  for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this] { run(); });
+  const unsigned workers = threads > 1 ? threads - 1 : 0;
+  workers_.reserve(workers);
+  for (unsigned i = 0; i < workers; ++i) workers_.emplace_back([this] { run(); });
+}
+
+bool WorkerPool::run_one() {
+  std::function<void()> task;
+  {
+    std::lock_guard lock(mu_);
+    if (queue_.empty()) return false;
+    task = std::move(queue_.front());
+    queue_.pop_front();
+  }
+  task();
+  return true;
 }
 
 WorkerPool::~WorkerPool() {

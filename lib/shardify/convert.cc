@@ -280,7 +280,7 @@ ConvertResult convert(const ConvertOptions& o,
   // Workers tokenize batches and compress blocks on the same threads; this thread reads the
   // input, turns rows into records in input order and writes them. Declared after everything
   // the tasks use and before the writer, whose pending blocks it still has to compress.
-  WorkerPool pool(o.threads > 1 ? o.threads : 0);
+  WorkerPool pool(o.threads);
   WriterOptions wopt;
   wopt.block_bytes = o.block_bytes;
   wopt.shard_bytes = o.shard_bytes;
@@ -361,12 +361,12 @@ ConvertResult convert(const ConvertOptions& o,
       examples->clear();  // a long text goes before its rows become records
       return std::move(batch);
     }));
-    while (in_flight.size() > max_in_flight || (pool.threads() == 0 && !in_flight.empty())) {
-      write(in_flight.front().get());
+    while (in_flight.size() > max_in_flight || (pool.runs_inline() && !in_flight.empty())) {
+      write(pool.get(in_flight.front()));
       in_flight.pop_front();
     }
   }
-  for (; !in_flight.empty(); in_flight.pop_front()) write(in_flight.front().get());
+  for (; !in_flight.empty(); in_flight.pop_front()) write(pool.get(in_flight.front()));
   result.bytes_in = batcher.text_bytes();
   // Rows handed in have no file: their JSON text is what was read, and what "stored" them.
   if (o.rows) result.bytes_in_compressed = result.bytes_in;

@@ -123,16 +123,16 @@ struct Sink {
 
 // As shardify does it: one pool; tokenize futures and block futures consumed in submit order.
 Sink run_pool(const Work& w, unsigned threads) {
-  WorkerPool pool(threads > 1 ? threads : 0);
+  WorkerPool pool(threads);
   Packer packer(w);
   Sink sink;
   std::deque<std::future<EncodedBlock>> encoding;
-  const size_t max_blocks = 2 * std::max(1u, pool.threads());
+  const size_t max_blocks = 2 * size_t{pool.threads()};
   auto submit_blocks = [&](std::vector<std::vector<unsigned char>>& blocks) {
     for (auto& b : blocks) {
       encoding.push_back(pool.submit([&w, b = std::move(b)] { return compress(w, b); }));
-      while (encoding.size() > max_blocks || (pool.threads() == 0 && !encoding.empty())) {
-        sink.take(encoding.front().get());
+      while (encoding.size() > max_blocks || (pool.runs_inline() && !encoding.empty())) {
+        sink.take(pool.get(encoding.front()));
         encoding.pop_front();
       }
     }
@@ -151,15 +151,15 @@ Sink run_pool(const Work& w, unsigned threads) {
       w.tokenize(batch);
       return std::move(batch);
     }));
-    while (tokenizing.size() > max_batches || (pool.threads() == 0 && !tokenizing.empty())) {
-      consume(tokenizing.front().get());
+    while (tokenizing.size() > max_batches || (pool.runs_inline() && !tokenizing.empty())) {
+      consume(pool.get(tokenizing.front()));
       tokenizing.pop_front();
     }
   }
-  for (; !tokenizing.empty(); tokenizing.pop_front()) consume(tokenizing.front().get());
+  for (; !tokenizing.empty(); tokenizing.pop_front()) consume(pool.get(tokenizing.front()));
   packer.finish(blocks);
   submit_blocks(blocks);
-  for (; !encoding.empty(); encoding.pop_front()) sink.take(encoding.front().get());
+  for (; !encoding.empty(); encoding.pop_front()) sink.take(pool.get(encoding.front()));
   return sink;
 }
 
