@@ -30,24 +30,53 @@ DocumentBoundaries::DocumentBoundaries(const Field& ids, const Field* length, ui
 
 namespace {
 
-// One pass over a row's real tokens: where each token's document starts, and each document's
-// end (cu_seqlens) as soon as ends_at(k) (its separator, or the next document's start) or the
-// row's end is seen.
-template <typename Position, typename EndsAt>
-void scan_row(size_t len, const EndsAt& ends_at, Position* positions, uint32_t* starts,
-              std::vector<int32_t>* cu, int64_t offset, int32_t& longest) {
-  uint32_t begin = 0;
-  for (size_t k = 0; k < len; ++k) {
-    if (positions) positions[k] = static_cast<Position>(k - begin);
-    if (starts) starts[k] = begin;
-    if (ends_at(k) || k + 1 == len) {
-      if (cu) {
-        longest = std::max(longest, static_cast<int32_t>(k + 1 - begin));
-        cu->push_back(static_cast<int32_t>(offset + static_cast<int64_t>(k + 1)));
-      }
-      begin = static_cast<uint32_t>(k + 1);
-    }
+// Writes one document, tokens [begin, end) of a row: positions restarting at 0, each token's
+// document start, and its end (cu_seqlens). Whole documents at a time, so that the fills are
+// plain loops the compiler vectorizes.
+template <typename Position>
+void emit_document(size_t begin, size_t end, Position* positions, uint32_t* starts,
+                   std::vector<int32_t>* cu, int64_t offset, int32_t& longest) {
+  if (positions)
+    for (size_t k = begin; k < end; ++k) positions[k] = static_cast<Position>(k - begin);
+  if (starts) std::fill(starts + begin, starts + end, static_cast<uint32_t>(begin));
+  if (cu) {
+    longest = std::max(longest, static_cast<int32_t>(end - begin));
+    cu->push_back(static_cast<int32_t>(offset + static_cast<int64_t>(end)));
   }
+}
+
+// The documents of a row's first `len` tokens: each ends after its separator, the last at len.
+template <typename Position>
+void scan_separators(const uint32_t* ids, size_t len, uint32_t separator, Position* positions,
+                     uint32_t* starts, std::vector<int32_t>* cu, int64_t offset, int32_t& longest) {
+  size_t begin = 0;
+  while (begin < len) {
+    const size_t end = std::find(ids + begin, ids + len, separator) - ids;
+    const size_t stop = end < len ? end + 1 : len;
+    emit_document(begin, stop, positions, starts, cu, offset, longest);
+    begin = stop;
+  }
+}
+
+// The same from a bitmap of document starts (bit k of byte k/8): a document ends before the
+// next set bit, the last at len. Bit 0 is the row's first document whether set or not.
+template <typename Position>
+void scan_start_bits(const unsigned char* bits, size_t bit_count, size_t len, Position* positions,
+                     uint32_t* starts, std::vector<int32_t>* cu, int64_t offset, int32_t& longest) {
+  size_t begin = 0;
+  const size_t limit = std::min(len, bit_count);
+  for (size_t k = 1; k < limit;) {
+    if ((k & 7) == 0 && k + 8 <= limit && bits[k >> 3] == 0) {  // a byte without starts
+      k += 8;
+      continue;
+    }
+    if ((bits[k >> 3] >> (k & 7)) & 1) {
+      emit_document(begin, k, positions, starts, cu, offset, longest);
+      begin = k;
+    }
+    ++k;
+  }
+  if (begin < len) emit_document(begin, len, positions, starts, cu, offset, longest);
 }
 
 }  // namespace
@@ -79,15 +108,10 @@ void DocumentBoundaries::collate(const std::vector<const unsigned char*>& rows, 
     auto scan = [&](auto* p) {
       using T = std::remove_pointer_t<decltype(p)>;
       T* row = p ? p + i * t : nullptr;
-      if (bits) {
-        auto next_starts = [&](size_t k) {
-          return k + 1 < bit_count && ((bits[(k + 1) >> 3] >> ((k + 1) & 7)) & 1) != 0;
-        };
-        scan_row(len, next_starts, row, row_starts, row_cu, offset, longest);
-      } else {
-        auto at_separator = [&](size_t k) { return ids[k] == separator_; };
-        scan_row(len, at_separator, row, row_starts, row_cu, offset, longest);
-      }
+      if (bits)
+        scan_start_bits(bits, bit_count, len, row, row_starts, row_cu, offset, longest);
+      else
+        scan_separators(ids.data(), len, separator_, row, row_starts, row_cu, offset, longest);
       if (row) std::fill(row + len, row + t, T{0});
     };
     if (positions && position_dtype_ == DType::kI32)
