@@ -75,11 +75,6 @@ class Reader {
     if (at(key).get_uint64().get(v)) fail(std::string("'") + key + "' is not an unsigned integer");
     return v;
   }
-  int64_t i64(const char* key) const {
-    int64_t v;
-    if (at(key).get_int64().get(v)) fail(std::string("'") + key + "' is not an integer");
-    return v;
-  }
   uint32_t u32(const char* key) const {
     const uint64_t v = u64(key);
     if (v > UINT32_MAX) fail(std::string("'") + key + "' is out of range");
@@ -166,8 +161,8 @@ PartInfo part_from(const Reader& r) {
   p.end_file = r.u64("end_file");
   if (r.has("shard_bytes")) p.shard_bytes = r.u64("shard_bytes");
   if (r.has("zstd_level")) {
-    const int64_t level = r.i64("zstd_level");
-    if (level < -(1 << 17) || level > 22) r.fail("'zstd_level' is out of range");
+    const uint32_t level = r.u32("zstd_level");
+    if (level < 1 || level > 22) r.fail("'zstd_level' is not in 1..22");
     p.zstd_level = static_cast<int>(level);
   }
   if (r.has("filter")) {

@@ -134,8 +134,23 @@ void DiskCache::put(const std::string& key, const unsigned char* data, size_t si
 }
 
 void DiskCache::evict(uint64_t target_bytes) {
-  std::unique_lock lock(evict_mu_, std::try_to_lock);
-  if (!lock.owns_lock()) return;  // another thread is already evicting
+  // A writer that asks while the pass runs may have renamed its file after the pass listed the
+  // directory: the evicting thread passes again. (The flag is cleared before the listing, so a
+  // request that comes earlier is covered by it.)
+  for (;;) {
+    std::unique_lock lock(evict_mu_, std::try_to_lock);
+    if (!lock.owns_lock()) {
+      evict_again_.store(true);
+      return;
+    }
+    evict_again_.store(false);
+    evict_pass(target_bytes);
+    lock.unlock();
+    if (!evict_again_.load() || approx_bytes_.load() <= limit_) return;
+  }
+}
+
+void DiskCache::evict_pass(uint64_t target_bytes) {
   struct File {
     fs::path path;
     uint64_t bytes;

@@ -47,13 +47,17 @@ class DiskCache {
   const std::string& dir() const { return dir_; }
 
  private:
+  // Evicts until the cache holds target_bytes or less. A caller that finds another thread
+  // evicting leaves the work to it, and that thread passes again for the files written meanwhile.
   void evict(uint64_t target_bytes);
+  void evict_pass(uint64_t target_bytes);
   // The modification time that marks a file consumed in the current epoch, now.
   struct timespec consumed_stamp() const;
 
   std::string dir_;
   uint64_t limit_;
   std::mutex evict_mu_;
+  std::atomic<bool> evict_again_{false};
   std::atomic<uint64_t> epoch_{0};
   std::atomic<int64_t> epoch_started_{0};  // nanoseconds (CLOCK_REALTIME)
   std::atomic<uint64_t> approx_bytes_{0};
