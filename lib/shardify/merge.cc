@@ -14,14 +14,17 @@ namespace {
 
 struct Part {
   std::string dir;
-  Manifest manifest;
+  Dataset data;
+  const Manifest& manifest() const { return data.manifest(); }
 };
 
+// Blocks are decoded one at a time and bypass the cache: a merge holds one block per part in
+// memory, plus the writer's blocks in flight.
 Part load_part(const std::string& dir) {
-  Part p;
-  p.dir = dir;
-  p.manifest = Manifest::load(dir);
-  if (!p.manifest.info.part)
+  DatasetOptions read;
+  read.cache_bytes = 0;
+  Part p{dir, Dataset::open(fs::path(dir), read)};
+  if (!p.manifest().info.part)
     throw Error(ErrorCode::kInvalidArgument, dir, "not a --part dataset (no part in its info)");
   return p;
 }
@@ -51,59 +54,54 @@ MergeResult merge_parts(const std::string& out, const std::vector<std::string>& 
   std::vector<Part> parts;
   for (const auto& d : dirs) parts.push_back(load_part(d));
   std::sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) {
-    return a.manifest.info.part->index < b.manifest.info.part->index;
+    return a.manifest().info.part->index < b.manifest().info.part->index;
   });
   const Part& base = parts.front();
-  const PartInfo& base_part = *base.manifest.info.part;
+  const PartInfo& base_part = *base.manifest().info.part;
   const uint32_t count = base_part.count;
   if (parts.size() != count)
     throw Error(ErrorCode::kInvalidArgument, "",
                 "got " + std::to_string(parts.size()) + " parts of a " + std::to_string(count) +
                     "-part conversion");
   ConvertStats stats;
-  const DatasetInfo shared = shared_facts(base.manifest.info);
+  const DatasetInfo shared = shared_facts(base.manifest().info);
   for (size_t i = 0; i < parts.size(); ++i) {
     const Part& p = parts[i];
-    const PartInfo& pi = *p.manifest.info.part;
+    const PartInfo& pi = *p.manifest().info.part;
     if (pi.count != count || pi.index != i)
       throw Error(ErrorCode::kInvalidArgument, p.dir,
                   "part " + std::to_string(pi.index) + "/" + std::to_string(pi.count) +
                       " does not fit: expected part " + std::to_string(i) + "/" +
                       std::to_string(count) + " (each part exactly once)");
-    if (!(p.manifest.schema == base.manifest.schema) ||
-        p.manifest.records_per_block != base.manifest.records_per_block ||
+    if (!(p.manifest().schema == base.manifest().schema) ||
+        p.manifest().records_per_block != base.manifest().records_per_block ||
         !same_encoding(pi, base_part))
       throw Error(ErrorCode::kInvalidArgument, p.dir,
                   "schema, block, shard or zstd settings differ from part 0");
-    if (!(shared_facts(p.manifest.info) == shared))
+    if (!(shared_facts(p.manifest().info) == shared))
       throw Error(ErrorCode::kInvalidArgument, p.dir,
                   "dataset info (task, tokenizer, labels or source) differs from part 0 (" +
                       base.dir + ")");
-    if (p.manifest.metadata != base.manifest.metadata)
+    if (p.manifest().metadata != base.manifest().metadata)
       throw Error(ErrorCode::kInvalidArgument, p.dir, "metadata differs from part 0");
-    if (p.manifest.info.stats) stats.add(*p.manifest.info.stats);
+    if (p.manifest().info.stats) stats.add(*p.manifest().info.stats);
   }
 
   WriterOptions w;
-  w.block_bytes = base.manifest.records_per_block * base.manifest.schema.record_size();
+  w.block_bytes = base.manifest().records_per_block * base.manifest().schema.record_size();
   w.shard_bytes = base_part.shard_bytes;
   w.zstd_level = base_part.zstd_level;
   w.filter = base_part.filter;
   w.overwrite = force;
   w.threads = threads;
-  DatasetWriter writer(out, base.manifest.schema, w);
+  DatasetWriter writer(out, base.manifest().schema, w);
   DatasetInfo info = shared;
-  if (base.manifest.info.stats) info.stats = stats;
+  if (base.manifest().info.stats) info.stats = stats;
   writer.set_info(std::move(info));
-  for (const auto& [key, raw_json] : base.manifest.metadata) writer.set_metadata(key, raw_json);
-  // Blocks are decoded one at a time and bypass the cache: a merge holds one block per part in
-  // memory, plus the writer's blocks in flight.
-  DatasetOptions read;
-  read.cache_bytes = 0;
+  for (const auto& [key, raw_json] : base.manifest().metadata) writer.set_metadata(key, raw_json);
   for (const Part& p : parts) {
-    const Dataset part = Dataset::open(std::filesystem::path(p.dir), read);
-    for (uint64_t g = 0; g < part.block_count(); ++g) {
-      const auto block = part.decode_block(g);
+    for (uint64_t g = 0; g < p.data.block_count(); ++g) {
+      const auto block = p.data.decode_block(g);
       writer.append_many(block->bytes.data(), block->records);
     }
   }
