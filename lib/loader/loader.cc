@@ -389,7 +389,8 @@ struct Loader::Impl {
       batch->columns.push_back(std::move(col));
     }
     if (opt.mlm.enabled)
-      apply_mlm(*batch, opt.mlm, p.seed(), batch->find(opt.length_field), labels_dtype);
+      apply_mlm(*batch, opt.mlm, p.seed(), batch->find(opt.length_field), labels_dtype,
+                rows.passes);
     for (const BatchTransform& t : opt.transforms) t(*batch);
     return batch;
   }

@@ -27,7 +27,7 @@ void validate_mlm(const MlmOptions& o) {
 }
 
 void apply_mlm(Batch& batch, const MlmOptions& o, uint64_t seed, const Column* lengths,
-               DType labels_dtype) {
+               DType labels_dtype, std::span<const uint32_t> passes) {
   Column& ids = batch.at(o.input_field);
   if (ids.shape().size() != 2)
     throw Error(ErrorCode::kInvalidArgument, "",
@@ -39,7 +39,11 @@ void apply_mlm(Batch& batch, const MlmOptions& o, uint64_t seed, const Column* l
   special.push_back(o.mask_token_id);
   std::sort(special.begin(), special.end());
   for (size_t i = 0; i < rows; ++i) {
-    const uint64_t row_key = hash_of(seed, batch.epoch, batch.records[i], kMlmTag);
+    uint64_t row_key = hash_of(seed, batch.epoch, batch.records[i], kMlmTag);
+    // One dataset read once keeps the key it always had (and so its masks).
+    const uint32_t source = batch.sources.empty() ? 0 : batch.sources[i];
+    const uint32_t pass = passes.empty() ? 0 : passes[i];
+    if (source != 0 || pass != 0) row_key = hash_of(row_key, source, pass);
     const size_t real =
         lengths ? static_cast<size_t>(std::clamp<int64_t>(lengths->get(i), 0, t)) : t;
     for (size_t j = 0; j < t; ++j) {

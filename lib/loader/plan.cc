@@ -49,6 +49,7 @@ PlannedRows EpochPlan::rows_of(const std::vector<std::pair<uint64_t, uint64_t>>&
   out.sources.resize(n);
   out.records.resize(n);
   out.windows.resize(n);
+  out.passes.resize(n);
   std::vector<uint64_t> samples(n);
   size_t j = 0;
   for (const auto& [first, count] : runs) {
@@ -72,8 +73,10 @@ PlannedRows EpochPlan::rows_of(const std::vector<std::pair<uint64_t, uint64_t>>&
       order.records(first, run, got.data());
       const uint64_t w_first = order.window_of(first);
       const bool one_window = order.window_of(first + run - 1) == w_first;
+      const uint64_t size = stream_->source_size(s);
       for (size_t k = 0; k < run; ++k) {
         out.records[rows[i + k]] = got[k];
+        out.passes[rows[i + k]] = static_cast<uint32_t>((first + k) / size);
         out.windows[rows[i + k]] = one_window ? w_first : order.window_of(first + k);
       }
       i += run;

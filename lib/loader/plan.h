@@ -35,6 +35,8 @@ struct PlannedRows {
   std::vector<uint32_t> sources;
   std::vector<uint64_t> records;
   std::vector<uint64_t> windows;
+  // Which pass over its source each row belongs to (0 unless a mixture repeats the source).
+  std::vector<uint32_t> passes;
   size_t size() const { return records.size(); }
 };
 
