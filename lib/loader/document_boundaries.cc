@@ -1,6 +1,8 @@
 #include "loader/document_boundaries.h"
 
 #include <algorithm>
+#include <cstring>
+#include <limits>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -30,14 +32,25 @@ DocumentBoundaries::DocumentBoundaries(const Field& ids, const Field* length, ui
 
 namespace {
 
+// 0, 1, 2, ... of each position dtype, long enough for any row: a document's positions are a
+// copy of its first (end - begin) entries.
+template <typename Position>
+const Position* ascending(size_t length) {
+  thread_local std::vector<Position> table;
+  if (table.size() < length) {
+    table.resize(length);
+    for (size_t k = 0; k < length; ++k) table[k] = static_cast<Position>(k);
+  }
+  return table.data();
+}
+
 // Writes one document, tokens [begin, end) of a row: positions restarting at 0, each token's
-// document start, and its end (cu_seqlens). Whole documents at a time, so that the fills are
-// plain loops the compiler vectorizes.
+// document start, and its end (cu_seqlens).
 template <typename Position>
 void emit_document(size_t begin, size_t end, Position* positions, uint32_t* starts,
                    std::vector<int32_t>* cu, int64_t offset, int32_t& longest) {
   if (positions)
-    for (size_t k = begin; k < end; ++k) positions[k] = static_cast<Position>(k - begin);
+    std::memcpy(positions + begin, ascending<Position>(end), (end - begin) * sizeof(Position));
   if (starts) std::fill(starts + begin, starts + end, static_cast<uint32_t>(begin));
   if (cu) {
     longest = std::max(longest, static_cast<int32_t>(end - begin));
@@ -45,17 +58,26 @@ void emit_document(size_t begin, size_t end, Position* positions, uint32_t* star
   }
 }
 
-// The documents of a row's first `len` tokens: each ends after its separator, the last at len.
-template <typename Position>
-void scan_separators(const uint32_t* ids, size_t len, uint32_t separator, Position* positions,
+// The documents of a row's first `len` tokens, read in their stored type (rows are not aligned
+// to it): each ends after its separator, the last at len.
+template <typename Id, typename Position>
+void scan_separators(const unsigned char* ids, size_t len, uint32_t separator, Position* positions,
                      uint32_t* starts, std::vector<int32_t>* cu, int64_t offset, int32_t& longest) {
-  size_t begin = 0;
-  while (begin < len) {
-    const size_t end = std::find(ids + begin, ids + len, separator) - ids;
-    const size_t stop = end < len ? end + 1 : len;
-    emit_document(begin, stop, positions, starts, cu, offset, longest);
-    begin = stop;
+  if (separator > std::numeric_limits<Id>::max()) {  // no stored id can be the separator
+    if (len > 0) emit_document(0, len, positions, starts, cu, offset, longest);
+    return;
   }
+  const Id sep = static_cast<Id>(separator);
+  size_t begin = 0;
+  for (size_t k = 0; k < len; ++k) {
+    Id id;
+    std::memcpy(&id, ids + k * sizeof(Id), sizeof(Id));
+    if (id == sep) {
+      emit_document(begin, k + 1, positions, starts, cu, offset, longest);
+      begin = k + 1;
+    }
+  }
+  if (begin < len) emit_document(begin, len, positions, starts, cu, offset, longest);
 }
 
 // The same from a bitmap of document starts (bit k of byte k/8): a document ends before the
@@ -93,25 +115,41 @@ void DocumentBoundaries::collate(const std::vector<const unsigned char*>& rows, 
   // starts[i * t + k]: where the document of token k of row i begins; padding (after `length`)
   // counts as one more document so that its mask rows are never empty (SDPA would give NaN).
   std::vector<uint32_t> starts(options_.attention_mask ? n * t : 0);
-  std::vector<uint32_t> ids(t);
   int64_t offset = 0;
   int32_t longest = 0;
   for (size_t i = 0; i < n; ++i) {
     int64_t real = static_cast<int64_t>(t);
     if (length_) cast_elements(length_->dtype, rows[i] + length_->offset, DType::kI64, &real, 1);
     const size_t len = static_cast<size_t>(std::clamp<int64_t>(real, 0, static_cast<int64_t>(t)));
-    if (!starts_) cast_elements(ids_.dtype, rows[i] + ids_.offset, DType::kU32, ids.data(), len);
     const unsigned char* bits = starts_ ? rows[i] + starts_->offset : nullptr;
     const size_t bit_count = starts_ ? starts_->element_count() * 8 : 0;
     uint32_t* row_starts = starts.empty() ? nullptr : starts.data() + i * t;
     std::vector<int32_t>* row_cu = options_.cu_seqlens ? &cu : nullptr;
+    auto scan_stored_ids = [&](const unsigned char* ids, size_t len, auto* row, uint32_t* starts,
+                               std::vector<int32_t>* cu, int64_t offset, int32_t& longest) {
+      auto as = [&](auto id) {
+        scan_separators<decltype(id)>(ids, len, separator_, row, starts, cu, offset, longest);
+      };
+      switch (ids_.dtype) {
+        case DType::kU8:
+          return as(uint8_t{});
+        case DType::kU16:
+          return as(uint16_t{});
+        case DType::kU32:
+          return as(uint32_t{});
+        case DType::kI32:
+          return as(int32_t{});
+        default:
+          return as(int64_t{});
+      }
+    };
     auto scan = [&](auto* p) {
       using T = std::remove_pointer_t<decltype(p)>;
       T* row = p ? p + i * t : nullptr;
       if (bits)
         scan_start_bits(bits, bit_count, len, row, row_starts, row_cu, offset, longest);
       else
-        scan_separators(ids.data(), len, separator_, row, row_starts, row_cu, offset, longest);
+        scan_stored_ids(rows[i] + ids_.offset, len, row, row_starts, row_cu, offset, longest);
       if (row) std::fill(row + len, row + t, T{0});
     };
     if (positions && position_dtype_ == DType::kI32)
