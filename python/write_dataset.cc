@@ -1,5 +1,5 @@
 // The C++ half of shardkit.write_dataset: the same converter as the shardify CLI, fed by Python
-// rows. The converter pulls a chunk of rows (a list, from shardkit/_rows.py) on its reading
+// rows. The converter pulls a chunk of rows from their iterator on its reading
 // thread, taking the GIL only for that, and tokenizes and writes with the GIL released. A row
 // that is an exact dict of plain values has its fields taken out here, under the GIL; every
 // other row is turned into a JSON line by Python (_rows.encode_rows) and read by the JSONL rules,
@@ -140,17 +140,22 @@ bool plain_json(PyObject* v, int depth) {
   return false;
 }
 
-// Pulls chunks from a Python callable returning a list of rows, or None at the end. Lives on the
-// converter's thread, which holds no GIL. Rows it cannot take fields from go to encode_rows,
-// which returns (bytes of JSON lines, [(row in its list, reason)]).
+// Pulls rows from a Python iterator, kChunkRows at a time, on the converter's thread (which
+// holds no GIL otherwise). A row is dropped as soon as its fields are taken (a chunk of live
+// rows would survive the GC's young collections and make it scan the old generations); the rows
+// it cannot take fields from go to encode_rows, which returns (bytes of JSON lines,
+// [(row in its list, reason)]). on_chunk(n), when not None, hears of every n rows pulled.
 class PythonRowFeed : public shardify::RowFeed {
  public:
-  PythonRowFeed(py::object next_chunk, py::object encode_rows)
-      : next_chunk_(std::move(next_chunk)), encode_rows_(std::move(encode_rows)) {}
+  static constexpr size_t kChunkRows = 1024;
+
+  PythonRowFeed(py::object rows, py::object on_chunk, py::object encode_rows)
+      : rows_(std::move(rows)),
+        on_chunk_(std::move(on_chunk)),
+        encode_rows_(std::move(encode_rows)) {}
   ~PythonRowFeed() override {
     py::gil_scoped_acquire gil;
-    next_chunk_ = py::object();
-    encode_rows_ = py::object();
+    rows_ = on_chunk_ = encode_rows_ = py::object();
     text_ = pair_ = label_ = py::object();
   }
 
@@ -165,30 +170,32 @@ class PythonRowFeed : public shardify::RowFeed {
   }
 
   bool next(RowChunk& chunk) override {
+    if (done_) return false;
     py::gil_scoped_acquire gil;
     // Ctrl-C arrives here, between chunks: the KeyboardInterrupt unwinds the conversion.
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-    py::object got = next_chunk_();
-    if (got.is_none()) return false;
-    const auto rows = got.cast<py::list>();
-    if (!direct_) {
-      add_json(chunk, rows, nullptr);
-      return true;
-    }
     py::list slow;
     slow_rows_.clear();
-    const size_t n = rows.size();
-    for (size_t i = 0; i < n; ++i) {
-      PyObject* row = PyList_GET_ITEM(rows.ptr(), static_cast<Py_ssize_t>(i));
+    size_t n = 0;
+    for (; n < kChunkRows; ++n) {
+      // An exception from the rows (a generator raising, a KeyboardInterrupt) passes through.
+      const auto row = py::reinterpret_steal<py::object>(PyIter_Next(rows_.ptr()));
+      if (!row) {
+        if (PyErr_Occurred()) throw py::error_already_set();
+        done_ = true;
+        break;
+      }
       RowFields f;
-      if (take_fields(row, f)) {
-        chunk.direct.emplace_back(i, std::move(f));
+      if (direct_ && take_fields(row.ptr(), f)) {
+        chunk.direct.emplace_back(n, std::move(f));
       } else {
         slow.append(row);
-        slow_rows_.push_back(i);
+        slow_rows_.push_back(n);
       }
     }
-    if (!slow_rows_.empty()) add_json(chunk, slow, &slow_rows_);
+    if (n == 0) return false;
+    if (!slow_rows_.empty()) add_json(chunk, slow, slow_rows_);
+    if (!on_chunk_.is_none()) on_chunk_(n);
     return true;
   }
 
@@ -224,8 +231,8 @@ class PythonRowFeed : public shardify::RowFeed {
     return PyUnicode_Check(v) && append_utf8(v, out);
   }
 
-  // The JSON lines of `rows` (chunk rows `at`, or 0.. when null) and their problems.
-  void add_json(RowChunk& chunk, const py::list& rows, const std::vector<size_t>* at) {
+  // The JSON lines of `rows` (chunk rows `at`) and their problems.
+  void add_json(RowChunk& chunk, const py::list& rows, const std::vector<size_t>& at) {
     const auto parts = encode_rows_(rows).cast<py::tuple>();
     char* data = nullptr;
     Py_ssize_t size = 0;
@@ -234,12 +241,12 @@ class PythonRowFeed : public shardify::RowFeed {
     for (py::handle p : parts[1].cast<py::list>()) {
       const auto problem = p.cast<py::tuple>();
       const auto i = problem[0].cast<size_t>();
-      chunk.problems.emplace_back(at ? at->at(i) : i, problem[1].cast<std::string>());
+      chunk.problems.emplace_back(at.at(i), problem[1].cast<std::string>());
     }
   }
 
-  py::object next_chunk_, encode_rows_;
-  bool direct_ = false;
+  py::object rows_, on_chunk_, encode_rows_;
+  bool direct_ = false, done_ = false;
   py::object text_, pair_, label_;  // the keys read directly (null: not read)
   std::vector<size_t> slow_rows_;
 };
@@ -354,7 +361,8 @@ void bind_write_dataset(py::module_& m) {
         // Runs on the converter's thread without the GIL; the feed takes it per chunk.
         o.rows = [open_rows, encode_rows]() -> std::unique_ptr<shardify::RowFeed> {
           py::gil_scoped_acquire gil;
-          return std::make_unique<PythonRowFeed>(open_rows(), encode_rows);
+          const auto opened = open_rows().cast<py::tuple>();
+          return std::make_unique<PythonRowFeed>(opened[0], opened[1], encode_rows);
         };
         std::string summary;
         {
@@ -364,9 +372,9 @@ void bind_write_dataset(py::module_& m) {
         return summary;
       },
       py::arg("open_rows"), py::arg("encode_rows"), py::arg("out"),
-      "Converts rows with shardify's converter; open_rows() returns a chunk function and "
-      "encode_rows(list) writes rows as JSON lines (see shardkit/_rows.py). Returns the summary "
-      "as JSON.");
+      "Converts rows with shardify's converter; open_rows() returns (an iterator of rows, "
+      "on_chunk(n) or None) and encode_rows(list) writes rows as JSON lines (see "
+      "shardkit/_rows.py). Returns the summary as JSON.");
 }
 
 }  // namespace shardkit::python

@@ -314,8 +314,7 @@ def write_dataset(rows, out, task="lm", tokenizer=None, progress=True, **options
     def open_rows():
         opened.append(None)
         last = len(opened) == passes
-        return _rows.chunk_function(_rows.records(rows),
-                                    bar.update if bar is not None and last else None)
+        return _rows.records(rows), bar.update if bar is not None and last else None
 
     try:
         summary = _json.loads(_shardkit.write_dataset(

@@ -1,18 +1,17 @@
-"""Rows for the C++ converter (shardkit.write_dataset): chunks of rows, and their JSON lines.
+"""Rows for the C++ converter (shardkit.write_dataset): the rows' iterator, and JSON lines.
 
-The converter takes a chunk of rows at a time (next_chunk()). A row that is an exact dict of
+The converter pulls rows from records(rows) a chunk at a time. A row that is an exact dict of
 plain values (str, int, float, bool, None, lists and dicts of them) has its fields taken out in
 C++ (python/write_dataset.cc); every other row comes here, to encode_rows(), and becomes a JSON
 object on one line, read by the same field rules as a JSONL file (text_field, pair_field,
 label_field as dotted paths, QA answers), so that rows convert exactly as the same rows written
 as JSONL. A row that cannot become JSON is handed over as a problem (row number and reason).
 """
-import itertools as _itertools
 import json as _json
 import sys as _sys
 from collections.abc import Mapping as _Mapping
 
-CHUNK_ROWS = 1024
+CHUNK_ROWS = 1024  # DataFrame rows made into dicts at a time
 
 
 def _plain(value):
@@ -99,14 +98,3 @@ def encode_rows(rows):
     # alone.
     return "\n".join(lines).encode("utf-8", "surrogatepass"), problems
 
-
-def chunk_function(rows_iter, on_chunk=None):
-    """next_chunk() -> a list of up to CHUNK_ROWS rows, or None at the end."""
-    def next_chunk():
-        rows = list(_itertools.islice(rows_iter, CHUNK_ROWS))
-        if not rows:
-            return None
-        if on_chunk is not None:
-            on_chunk(len(rows))
-        return rows
-    return next_chunk
