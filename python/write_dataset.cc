@@ -1,9 +1,9 @@
 // The C++ half of shardkit.write_dataset: the same converter as the shardify CLI, fed by Python
-// rows. The converter pulls a chunk of rows from their iterator on its reading
-// thread, taking the GIL only for that, and tokenizes and writes with the GIL released. A row
-// that is an exact dict of plain values has its fields taken out here, under the GIL; every
-// other row is turned into a JSON line by Python (_rows.encode_rows) and read by the JSONL rules,
-// as it would be from a JSONL file.
+// rows. The converter pulls a chunk of rows from their iterator on its reading thread, taking the
+// GIL only for that, and tokenizes and writes with the GIL released. A row that is an exact dict
+// of plain values has its fields taken out here, under the GIL; every other row is turned into a
+// JSON line by Python (_rows.encode_rows) and read by the JSONL rules, as it would be from a
+// JSONL file.
 #include "write_dataset.h"
 
 #include <pybind11/stl.h>
