@@ -1,11 +1,14 @@
 // The C++ half of shardkit.write_dataset: the same converter as the shardify CLI, fed by Python
-// rows. Python (shardkit/_rows.py) turns rows into chunks of JSON lines; the converter pulls a
-// chunk on its reading thread, taking the GIL only for that, and tokenizes and writes with the
-// GIL released.
+// rows. The converter pulls a chunk of rows from their iterator on its reading thread, taking the
+// GIL only for that, and tokenizes and writes with the GIL released. A row that is an exact dict
+// of plain values has its fields taken out here, under the GIL; every other row is turned into a
+// JSON line by Python (_rows.encode_rows) and read by the JSONL rules, as it would be from a
+// JSONL file.
 #include "write_dataset.h"
 
 #include <pybind11/stl.h>
 
+#include <cmath>
 #include <thread>
 
 #include "core/block_codec.h"
@@ -18,37 +21,234 @@ namespace shardkit::python {
 namespace {
 
 using shardify::RowChunk;
+using shardify::RowFields;
 
-// Pulls chunks from a Python callable returning (bytes of JSON lines, [(row in chunk, reason)])
-// or None at the end. Lives on the converter's thread, which holds no GIL.
+// Appends the UTF-8 of a str; false for a lone surrogate (JSON would carry it as invalid UTF-8,
+// which the reader reports for the whole row: that row goes the JSON way).
+bool append_utf8(PyObject* s, std::string& out) {
+#if PY_VERSION_HEX < 0x030C0000
+  if (PyUnicode_READY(s) != 0) {
+    PyErr_Clear();
+    return false;
+  }
+#endif
+  const Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+  if (PyUnicode_IS_ASCII(s)) {
+    out.append(static_cast<const char*>(PyUnicode_DATA(s)), static_cast<size_t>(n));
+    return true;
+  }
+  const int kind = PyUnicode_KIND(s);
+  const void* data = PyUnicode_DATA(s);
+  const size_t at = out.size();
+  out.resize(at + static_cast<size_t>(n) * (kind == PyUnicode_1BYTE_KIND ? 2 : 4));
+  char* p = out.data() + at;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    const Py_UCS4 c = PyUnicode_READ(kind, data, i);
+    if (c < 0x80) {
+      *p++ = static_cast<char>(c);
+    } else if (c < 0x800) {
+      *p++ = static_cast<char>(0xC0 | (c >> 6));
+      *p++ = static_cast<char>(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+      if (c >= 0xD800 && c <= 0xDFFF) {
+        out.resize(at);
+        return false;
+      }
+      *p++ = static_cast<char>(0xE0 | (c >> 12));
+      *p++ = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      *p++ = static_cast<char>(0x80 | (c & 0x3F));
+    } else {
+      *p++ = static_cast<char>(0xF0 | (c >> 18));
+      *p++ = static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+      *p++ = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      *p++ = static_cast<char>(0x80 | (c & 0x3F));
+    }
+  }
+  out.resize(static_cast<size_t>(p - out.data()));
+  return true;
+}
+
+bool has_surrogate(PyObject* s) {
+#if PY_VERSION_HEX < 0x030C0000
+  if (PyUnicode_READY(s) != 0) {
+    PyErr_Clear();
+    return true;
+  }
+#endif
+  const int kind = PyUnicode_KIND(s);
+  if (kind == PyUnicode_1BYTE_KIND) return false;
+  const Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+  const void* data = PyUnicode_DATA(s);
+  bool any = false;
+  if (kind == PyUnicode_2BYTE_KIND) {
+    const Py_UCS2* u = static_cast<const Py_UCS2*>(data);
+    for (Py_ssize_t i = 0; i < n; ++i) any |= (u[i] & 0xF800) == 0xD800;
+  } else {
+    const Py_UCS4* u = static_cast<const Py_UCS4*>(data);
+    for (Py_ssize_t i = 0; i < n; ++i) any |= (u[i] & 0xFFFFF800) == 0xD800;
+  }
+  return any;
+}
+
+// An int that simdjson reads back (within [-2^63, 2^64)); sets `text` to its digits.
+bool json_int(PyObject* v, std::string* text) {
+  int overflow = 0;
+  const long long i = PyLong_AsLongLongAndOverflow(v, &overflow);
+  if (overflow == 0) {
+    if (i == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+    if (text) *text = std::to_string(i);
+    return true;
+  }
+  if (overflow < 0) return false;
+  const unsigned long long u = PyLong_AsUnsignedLongLong(v);
+  if (u == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  if (text) *text = std::to_string(u);
+  return true;
+}
+
+// Whether `v` becomes JSON that the reader parses without error, as _rows.encode_rows writes it:
+// None, booleans, ints in simdjson's range, finite floats, str without lone surrogates, and
+// exact lists, tuples and dicts (str keys) of these, not too deep. Anything else (NaN, objects
+// that need _rows._plain, subclasses of containers) is for the JSON route to judge.
+bool plain_json(PyObject* v, int depth) {
+  if (v == Py_None || PyBool_Check(v)) return true;
+  if (PyUnicode_Check(v)) return !has_surrogate(v);
+  if (PyLong_Check(v)) return json_int(v, nullptr);
+  if (PyFloat_Check(v)) return std::isfinite(PyFloat_AS_DOUBLE(v));
+  if (depth >= 16) return false;
+  if (PyDict_CheckExact(v)) {
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(v, &pos, &key, &value))
+      if (!PyUnicode_CheckExact(key) || has_surrogate(key) || !plain_json(value, depth + 1))
+        return false;
+    return true;
+  }
+  if (PyList_CheckExact(v) || PyTuple_CheckExact(v)) {
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(v);
+    PyObject** items = PySequence_Fast_ITEMS(v);
+    for (Py_ssize_t i = 0; i < n; ++i)
+      if (!plain_json(items[i], depth + 1)) return false;
+    return true;
+  }
+  return false;
+}
+
+// Pulls rows from a Python iterator, kChunkRows at a time, on the converter's thread (which
+// holds no GIL otherwise). A row is dropped as soon as its fields are taken (a chunk of live
+// rows would survive the GC's young collections and make it scan the old generations); the rows
+// it cannot take fields from go to encode_rows, which returns (bytes of JSON lines,
+// [(row in its list, reason)]). on_chunk(n), when not None, hears of every n rows pulled.
 class PythonRowFeed : public shardify::RowFeed {
  public:
-  explicit PythonRowFeed(py::object next_chunk) : next_chunk_(std::move(next_chunk)) {}
+  static constexpr size_t kChunkRows = 1024;
+
+  PythonRowFeed(py::object rows, py::object on_chunk, py::object encode_rows)
+      : rows_(std::move(rows)),
+        on_chunk_(std::move(on_chunk)),
+        encode_rows_(std::move(encode_rows)) {}
   ~PythonRowFeed() override {
     py::gil_scoped_acquire gil;
-    next_chunk_ = py::object();
+    rows_ = on_chunk_ = encode_rows_ = py::object();
+    text_ = pair_ = label_ = py::object();
+  }
+
+  void start(const shardify::ReaderOptions& options) override {
+    const auto d = shardify::direct_fields(options);
+    if (!d) return;
+    py::gil_scoped_acquire gil;
+    direct_ = true;
+    if (d->text) text_ = py::str(*d->text);
+    if (d->pair) pair_ = py::str(*d->pair);
+    if (d->label) label_ = py::str(*d->label);
   }
 
   bool next(RowChunk& chunk) override {
+    if (done_) return false;
     py::gil_scoped_acquire gil;
     // Ctrl-C arrives here, between chunks: the KeyboardInterrupt unwinds the conversion.
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-    py::object got = next_chunk_();
-    if (got.is_none()) return false;
-    const auto parts = got.cast<py::tuple>();
+    py::list slow;
+    slow_rows_.clear();
+    size_t n = 0;
+    for (; n < kChunkRows; ++n) {
+      // An exception from the rows (a generator raising, a KeyboardInterrupt) passes through.
+      const auto row = py::reinterpret_steal<py::object>(PyIter_Next(rows_.ptr()));
+      if (!row) {
+        if (PyErr_Occurred()) throw py::error_already_set();
+        done_ = true;
+        break;
+      }
+      RowFields f;
+      if (direct_ && take_fields(row.ptr(), f)) {
+        chunk.direct.emplace_back(n, std::move(f));
+      } else {
+        slow.append(row);
+        slow_rows_.push_back(n);
+      }
+    }
+    if (n == 0) return false;
+    if (!slow_rows_.empty()) add_json(chunk, slow, slow_rows_);
+    if (!on_chunk_.is_none()) on_chunk_(n);
+    return true;
+  }
+
+ private:
+  // The fields of an exact dict of plain values whose fields read without error; false sends
+  // the row the JSON way (which also gives every error its usual wording).
+  bool take_fields(PyObject* row, RowFields& f) const {
+    if (!PyDict_CheckExact(row) || !plain_json(row, 0)) return false;
+    if (text_ && !take_string(row, text_.ptr(), f.text)) return false;
+    if (pair_ && !take_string(row, pair_.ptr(), f.text_pair)) return false;
+    if (label_) {
+      PyObject* v = PyDict_GetItemWithError(row, label_.ptr());
+      if (v == nullptr) {
+        PyErr_Clear();
+        return false;
+      }
+      if (PyUnicode_Check(v)) return append_utf8(v, f.label);
+      if (PyBool_Check(v)) {
+        f.label = v == Py_True ? "true" : "false";
+        return true;
+      }
+      return PyLong_Check(v) && json_int(v, &f.label);
+    }
+    return true;
+  }
+
+  static bool take_string(PyObject* row, PyObject* key, std::string& out) {
+    PyObject* v = PyDict_GetItemWithError(row, key);
+    if (v == nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    return PyUnicode_Check(v) && append_utf8(v, out);
+  }
+
+  // The JSON lines of `rows` (chunk rows `at`) and their problems.
+  void add_json(RowChunk& chunk, const py::list& rows, const std::vector<size_t>& at) {
+    const auto parts = encode_rows_(rows).cast<py::tuple>();
     char* data = nullptr;
     Py_ssize_t size = 0;
     if (PyBytes_AsStringAndSize(parts[0].ptr(), &data, &size) != 0) throw py::error_already_set();
     chunk.json.assign(data, static_cast<size_t>(size));
     for (py::handle p : parts[1].cast<py::list>()) {
       const auto problem = p.cast<py::tuple>();
-      chunk.problems.emplace_back(problem[0].cast<size_t>(), problem[1].cast<std::string>());
+      const auto i = problem[0].cast<size_t>();
+      chunk.problems.emplace_back(at.at(i), problem[1].cast<std::string>());
     }
-    return true;
   }
 
- private:
-  py::object next_chunk_;
+  py::object rows_, on_chunk_, encode_rows_;
+  bool direct_ = false, done_ = false;
+  py::object text_, pair_, label_;  // the keys read directly (null: not read)
+  std::vector<size_t> slow_rows_;
 };
 
 [[noreturn]] void refuse(const std::string& key, const std::string& why) {
@@ -154,13 +354,15 @@ shardify::ConvertOptions convert_options(const py::dict& kw) {
 void bind_write_dataset(py::module_& m) {
   m.def(
       "write_dataset",
-      [](py::object open_rows, const std::string& out, const py::kwargs& kw) {
+      [](py::object open_rows, py::object encode_rows, const std::string& out,
+         const py::kwargs& kw) {
         shardify::ConvertOptions o = convert_options(kw);
         o.out = out;
         // Runs on the converter's thread without the GIL; the feed takes it per chunk.
-        o.rows = [open_rows]() -> std::unique_ptr<shardify::RowFeed> {
+        o.rows = [open_rows, encode_rows]() -> std::unique_ptr<shardify::RowFeed> {
           py::gil_scoped_acquire gil;
-          return std::make_unique<PythonRowFeed>(open_rows());
+          const auto opened = open_rows().cast<py::tuple>();
+          return std::make_unique<PythonRowFeed>(opened[0], opened[1], encode_rows);
         };
         std::string summary;
         {
@@ -169,8 +371,9 @@ void bind_write_dataset(py::module_& m) {
         }
         return summary;
       },
-      py::arg("open_rows"), py::arg("out"),
-      "Converts rows with shardify's converter; open_rows() returns a chunk function (see "
+      py::arg("open_rows"), py::arg("encode_rows"), py::arg("out"),
+      "Converts rows with shardify's converter; open_rows() returns (an iterator of rows, "
+      "on_chunk(n) or None) and encode_rows(list) writes rows as JSON lines (see "
       "shardkit/_rows.py). Returns the summary as JSON.");
 }
 

@@ -48,6 +48,7 @@ class WordPieceTokenizer : public TokenizerBase {
 
  private:
   struct WordState;
+  static WordState& thread_word_state();  // the calling thread's
   void tokenize_word(WordState& w, std::vector<uint32_t>& ids, Encoding* detail) const;
   void add_codepoint(WordState& w, char32_t cp, uint32_t start, uint32_t end,
                      std::vector<uint32_t>& ids, Encoding* detail) const;

@@ -293,7 +293,8 @@ def write_dataset(rows, out, task="lm", tokenizer=None, progress=True, **options
     were given (as Parquet rows are counted; the same row is line N + 1 of a JSONL file); with
     ``on_error="skip"`` it is skipped and counted. An exception from the rows (a generator
     raising, KeyboardInterrupt) stops the conversion and leaves no dataset behind. The GIL is
-    held only while the next chunk of rows is pulled and turned into JSON. ``progress`` shows a
+    held only while the next chunk of rows is pulled and its fields taken out (an exact dict of
+    plain values directly, any other row through JSON). ``progress`` shows a
     tqdm bar when tqdm is installed.
 
     Returns the conversion summary as a dict (documents, records, tokens, truncated, skipped,
@@ -313,12 +314,11 @@ def write_dataset(rows, out, task="lm", tokenizer=None, progress=True, **options
     def open_rows():
         opened.append(None)
         last = len(opened) == passes
-        return _rows.chunk_function(_rows.records(rows),
-                                    bar.update if bar is not None and last else None)
+        return _rows.records(rows), bar.update if bar is not None and last else None
 
     try:
         summary = _json.loads(_shardkit.write_dataset(
-            open_rows, _os.fspath(out), task=task, tokenizer=_os.fspath(tokenizer), **options))
+            open_rows, _rows.encode_rows, _os.fspath(out), task=task, tokenizer=_os.fspath(tokenizer), **options))
     finally:
         if bar is not None:
             bar.close()

@@ -1,16 +1,17 @@
-"""Rows -> chunks of JSON lines for the C++ converter (shardkit.write_dataset).
+"""Rows for the C++ converter (shardkit.write_dataset): the rows' iterator, and JSON lines.
 
-This is the one place where a Python row becomes what the converter reads: a JSON object, one
-line per row, read by the same field rules as a JSONL file (text_field, pair_field, label_field
-as dotted paths, QA answers), so that rows convert exactly as the same rows written as JSONL.
-A row that cannot become JSON is handed over as a problem (row number and reason) instead.
+The converter pulls rows from records(rows) a chunk at a time. A row that is an exact dict of
+plain values (str, int, float, bool, None, lists and dicts of them) has its fields taken out in
+C++ (python/write_dataset.cc); every other row comes here, to encode_rows(), and becomes a JSON
+object on one line, read by the same field rules as a JSONL file (text_field, pair_field,
+label_field as dotted paths, QA answers), so that rows convert exactly as the same rows written
+as JSONL. A row that cannot become JSON is handed over as a problem (row number and reason).
 """
-import itertools as _itertools
 import json as _json
 import sys as _sys
 from collections.abc import Mapping as _Mapping
 
-CHUNK_ROWS = 1024
+CHUNK_ROWS = 1024  # DataFrame rows made into dicts at a time
 
 
 def _plain(value):
@@ -80,25 +81,20 @@ def can_read_twice(rows):
         return False
 
 
-def chunk_function(rows_iter, on_chunk=None):
-    """next_chunk() -> (JSON lines as UTF-8 bytes, [(row in chunk, reason)]), or None at the end."""
-    def next_chunk():
-        lines, problems = [], []
-        for row in _itertools.islice(rows_iter, CHUNK_ROWS):
-            try:
-                lines.append(_encode(row if type(row) is dict else _as_dict(row)))
-            except _NotARow as e:
-                problems.append((len(lines), str(e)))
-                lines.append("")
-            except (TypeError, ValueError, RecursionError) as e:
-                problems.append((len(lines), f"cannot be written as JSON: {e}"))
-                lines.append("")
-        if not lines:
-            return None
-        if on_chunk is not None:
-            on_chunk(len(lines))
-        lines.append("")
-        # surrogatepass: a lone surrogate becomes invalid UTF-8, which the reader reports for
-        # its row alone.
-        return "\n".join(lines).encode("utf-8", "surrogatepass"), problems
-    return next_chunk
+def encode_rows(rows):
+    """(JSON lines of the rows as UTF-8 bytes, [(row in rows, reason)] for those that have none)."""
+    lines, problems = [], []
+    for row in rows:
+        try:
+            lines.append(_encode(row if type(row) is dict else _as_dict(row)))
+        except _NotARow as e:
+            problems.append((len(lines), str(e)))
+            lines.append("")
+        except (TypeError, ValueError, RecursionError) as e:
+            problems.append((len(lines), f"cannot be written as JSON: {e}"))
+            lines.append("")
+    lines.append("")
+    # surrogatepass: a lone surrogate becomes invalid UTF-8, which the reader reports for its row
+    # alone.
+    return "\n".join(lines).encode("utf-8", "surrogatepass"), problems
+

@@ -1,8 +1,11 @@
 """shardkit.write_dataset against the shardify CLI on the same rows written as JSONL (by Python's
 json module or by pandas, not by shardkit): byte-identical shards and the same manifest apart from
 the source, at 1 and 2 threads, for cls (given and derived labels), pair with dotted paths,
-packed lm and qa, from a generator, a list and a pandas DataFrame. Then bad rows (error naming
-the row, or skipped and counted), an exception from the rows and a KeyboardInterrupt (a real
+packed lm and qa, from a generator, a list and a pandas DataFrame. Rows whose fields are taken
+out in C++ (exact dicts of plain values) mixed with rows that go through JSON (other mappings,
+numpy values, int keys, dotted paths), good and bad, for cls, pair with integer and boolean
+labels, and sft prompt/response: the same shards, skips and errors as shardify on their JSONL.
+Then bad rows (error naming the row, or skipped and counted), an exception from the rows and a KeyboardInterrupt (a real
 SIGINT) in the middle, which leave no dataset behind, progress through tqdm, and the README's
 snippet.
 
@@ -126,10 +129,153 @@ def test_identical_to_cli(tmp):
             {"max_len": 96, "doc_stride": 16, "max_query_len": 24})
 
 
+class _Str(str):
+    pass
+
+
+def _jsonable(value):
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    raise TypeError(type(value).__name__)
+
+
+def write_rows_jsonl(rows, path):
+    """The rows as a JSONL file by Python's json module, keeping lone surrogates as the invalid
+    UTF-8 that write_dataset hands its reader (so both report the same bad line)."""
+    with open(path, "wb") as f:
+        for row in rows:
+            f.write(json.dumps(dict(row), ensure_ascii=False, default=_jsonable)
+                    .encode("utf-8", "surrogatepass") + b"\n")
+    return path
+
+
+def compare_with_errors(tmp, name, rows, task, tokenizer, flags, options):
+    """write_dataset on `rows` against shardify on their JSONL, with on_error fail and skip:
+    the same first error (row N is line N + 1), the same skips and errors, identical shards."""
+    jsonl = write_rows_jsonl(rows, os.path.join(tmp, name + ".jsonl"))
+    cli_fail = subprocess.run([pyutil.SHARDIFY, "--input", jsonl, "--task", task, "--tokenizer",
+                               tokenizer, "--out", os.path.join(tmp, name + "-cli-fail"), *flags],
+                              capture_output=True, text=True)
+    def as_row(error):  # "FILE:N: message" -> "rows: row N - 1: message"
+        line, message = error.split(jsonl + ":", 1)[1].split(": ", 1)
+        return f"rows: row {int(line) - 1}: {message}"
+
+    line_error = [ln for ln in cli_fail.stderr.splitlines() if jsonl + ":" in ln]
+    expected = as_row(line_error[0]) if line_error else None
+    try:
+        shardkit.write_dataset(rows, os.path.join(tmp, name + "-py-fail"), task=task,
+                               tokenizer=tokenizer, progress=False, **options)
+        assert expected is None, f"{name}: accepted what shardify refused: {cli_fail.stderr}"
+    except shardkit.ShardkitError as e:
+        assert expected is not None and expected in str(e), (name, str(e), cli_fail.stderr)
+    for threads in (1, 2):
+        cli, mine = os.path.join(tmp, f"{name}-cli-{threads}"), os.path.join(tmp, f"{name}-py-{threads}")
+        done = subprocess.run([pyutil.SHARDIFY, "--input", jsonl, "--task", task, "--tokenizer",
+                               tokenizer, "--out", cli, "--threads", str(threads), "--block-size",
+                               "4096", "--on-error", "skip", "--json", *flags],
+                              check=True, capture_output=True, text=True)
+        want = json.loads(done.stdout)
+        summary = shardkit.write_dataset(rows, mine, task=task, tokenizer=tokenizer,
+                                         threads=threads, block_size=4096, progress=False,
+                                         on_error="skip", **options)
+        assert_same_dataset(cli, mine)
+        assert summary["skipped"] == want["skipped"] and summary["records"] == want["records"], \
+            (summary, want)
+        assert summary["errors"] == [as_row(e) for e in want["errors"]], \
+            (summary["errors"], want["errors"])
+    print(f"  {name}: as shardify at 1 and 2 threads ({summary['records']} records, "
+          f"{summary['skipped']} skipped; first error {expected!r})")
+    return summary
+
+
+def test_direct_and_json_rows(tmp):
+    import collections
+    import numpy
+    rng = random.Random(11)
+    rows = []
+    for i, row in enumerate(cls_rows(2000, seed=12)):
+        kind = i % 9
+        if kind == 1:
+            row = collections.OrderedDict(row)  # a dict subclass: through JSON
+        elif kind == 2:
+            row["id"] = numpy.int64(i)  # a numpy value: through JSON
+        elif kind == 3:  # nested plain values: taken directly
+            row["meta"] = {"tags": ["a", 1, 2.5, None, True, (3, "b")], "n": {"x": -1 << 63}}
+        elif kind == 4:
+            row["text"] = _Str(row["text"])  # a str subclass is a str to JSON too
+        elif kind == 5:
+            row[7] = "an int key"  # through JSON (where it becomes "7")
+        elif kind == 6:
+            row["score"] = rng.random() * 1e300
+        elif kind == 7 and i > 1500:
+            row["big"] = 1 << 64  # past what simdjson reads: through JSON, a bad row
+        elif kind == 8:
+            row["text"] += " nul\x00 controls\x01\x1f\x7f \u2028 \U0001f600"  # escaped in JSON
+        rows.append(row)
+    deep = [1]
+    for _ in range(20):  # deeper than the direct route looks: through JSON, a good row
+        deep = [{"k": deep}]
+    bad = [({"label": "pos"}), {"text": None, "label": "pos"}, {"text": 5, "label": "neg"},
+           {"text": "a float label", "label": 1.5}, {"text": "a list label", "label": ["pos"]},
+           {"text": "nan elsewhere", "label": "pos", "x": float("nan")},
+           {"text": "a lone \ud800 surrogate", "label": "pos"},
+           {"text": "fine", "label": "pos", "note": "elsewhere \udfff"},
+           {"text": "an unknown label", "label": "maybe"}, {"text": "no label"},
+           {"text": "a null label", "label": None}, {"text": "deep", "label": "pos", "d": deep}]
+    for j, b in enumerate(bad):
+        rows.insert(150 * j + 40, b)
+    # The first bad row both ways, then all of them skipped and listed in order.
+    labels = ["pos", "neg", "neutral"]
+    summary = compare_with_errors(tmp, "mixed-cls", rows, "cls", VOCAB,
+                                  ["--labels", ",".join(labels), "--max-len", "48"],
+                                  {"labels": labels, "max_len": 48})
+    # All but the deep row of `bad`, and the rows with 1 << 64.
+    assert summary["skipped"] == len(bad) - 1 + sum("big" in r for r in rows), summary
+    # Without bad rows the labels are derived from the rows (a first pass, labels only).
+    good = [r for r in rows if not any(r is b for b in bad) and "big" not in r]
+    compare_with_errors(tmp, "mixed-cls-derived", good, "cls", VOCAB, ["--max-len", "48"],
+                        {"max_len": 48})
+    # The fields taken directly: bytes_in counts their bytes, not a JSON line's.
+    plain = [{"text": "abc"}] * 10
+    summary = shardkit.write_dataset(plain, os.path.join(tmp, "plain"), tokenizer=VOCAB,
+                                     progress=False, max_len=8)
+    assert summary["bytes_in"] == 30, summary
+
+    # pair: integer labels up to 2^64 - 1, booleans, strings.
+    values = [0, -3, 1 << 63, (1 << 64) - 1, -(1 << 63), True, False, "str"]
+    pairs = []
+    for i in range(1200):
+        pairs.append({"premise": sentence(rng, 1, 30), "hypothesis": sentence(rng, 1, 30),
+                      "gold": values[i % len(values)]})
+    pairs[100]["gold"] = 1 << 64  # simdjson's BIGINT: through JSON, a bad row
+    pairs[200]["gold"] = -(1 << 63) - 1
+    pairs[300]["gold"] = numpy.int64(5)  # through JSON, read as 5: not a label
+    pairs[400]["hypothesis"] = None
+    del pairs[500]["premise"]
+    names = ["0", "-3", str(1 << 63), str((1 << 64) - 1), str(-(1 << 63)), "true", "false", "str"]
+    compare_with_errors(tmp, "pair-labels", pairs, "pair", VOCAB,
+                        ["--text-field", "premise", "--pair-field", "hypothesis", "--label-field",
+                         "gold", "--labels", ",".join(names), "--max-len", "64"],
+                        {"text_field": "premise", "pair_field": "hypothesis",
+                         "label_field": "gold", "labels": names, "max_len": 64})
+
+    # sft: prompt and response without a template.
+    sft = [{"prompt": sentence(rng, 1, 20), "response": sentence(rng, 1, 20), "turn": i}
+           for i in range(800)]
+    sft[10]["response"] = 3
+    sft[20] = collections.OrderedDict(sft[20])
+    compare_with_errors(tmp, "sft-prompt-response", sft, "sft", GPT2, ["--max-len", "64"],
+                        {"max_len": 64})
+    print("  direct and JSON rows mixed: identical shards, skips and errors")
+
+
 def test_dataframe(tmp):
     rows = cls_rows(2500, seed=3)
     frame = pandas.DataFrame(rows)
     frame["label"] = frame["label"].map({"neg": 0, "pos": 1, "neutral": 2}).astype("int64")
+    # Floats and missing values beside the fields read (taken directly, with the fields).
+    frame["score"] = [i / 7 for i in range(len(frame))]
+    frame["note"] = [None if i % 5 else "a note" for i in range(len(frame))]
     # pandas writes the JSONL here (its own JSON writer), and itertuples/to_dict are accepted too.
     jsonl = os.path.join(tmp, "frame.jsonl")
     frame.to_json(jsonl, orient="records", lines=True, force_ascii=False)
@@ -315,6 +461,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="shardkit-write-")
     try:
         test_identical_to_cli(tmp)
+        test_direct_and_json_rows(tmp)
         test_dataframe(tmp)
         test_bad_rows(tmp)
         test_one_shot_rows_need_labels(tmp)
