@@ -8,6 +8,16 @@ pkg_check_modules(ONIG REQUIRED IMPORTED_TARGET oniguruma)
 pkg_check_modules(PROTOBUF REQUIRED IMPORTED_TARGET protobuf)
 pkg_check_modules(SENTENCEPIECE IMPORTED_TARGET sentencepiece)
 find_package(simdjson REQUIRED)
+# The UnicodeScripts pre-tokenizer's script table is generated at build time from the Unicode
+# Character Database of Debian's unicode-data (lib/tokenizer/CMakeLists.txt).
+set(SHARDKIT_UNICODE_DATA_DIR /usr/share/unicode CACHE PATH
+    "Unicode Character Database with Scripts.txt and DerivedAge.txt (Debian's unicode-data)")
+foreach(f Scripts.txt DerivedAge.txt)
+  if(NOT EXISTS "${SHARDKIT_UNICODE_DATA_DIR}/${f}")
+    message(FATAL_ERROR "${SHARDKIT_UNICODE_DATA_DIR}/${f} not found: apt-get install unicode-data "
+                        "(scripts/install-deps.sh), or set SHARDKIT_UNICODE_DATA_DIR")
+  endif()
+endforeach()
 # Every JSON file and --json report is written through nlohmann::json (BENCHMARKS.md, "JSON").
 find_package(nlohmann_json 3 REQUIRED)
 # Debian's libsimdjson is built with threads enabled, which changes dom::parser's layout. Every

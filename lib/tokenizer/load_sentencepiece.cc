@@ -153,6 +153,7 @@ std::unique_ptr<Tokenizer> load_sentencepiece(const std::string& content, const 
   spec->escape_whitespaces = n.b("escape_whitespaces", true);
   for (size_t i = 0; i < vocab.size(); ++i)
     if (types[i] == kUserDefined) spec->user_defined.push_back(vocab[i]);
+  spec->prepare();
 
   PipelineConfig c;
   Normalizer sn;

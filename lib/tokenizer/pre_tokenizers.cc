@@ -5,6 +5,7 @@
 #include "tokenizer/byte_level.h"
 #include "tokenizer/normalizers.h"
 #include "tokenizer/unicode.h"
+#include "tokenizer/unicode_scripts.h"
 
 namespace shardkit::tok {
 
@@ -210,6 +211,30 @@ void PreTokenizer::apply(std::vector<Piece>& pieces) const {
           char_matches(w.s.text(), is_punct, m);
           split_piece(w, m, SplitBehavior::kIsolated, next);
         }
+        break;
+      }
+      case kUnicodeScripts: {
+        // HF's UnicodeScripts: a piece starts before every character whose script is not Any and
+        // differs from the last script other than Any (the first such character starts the first
+        // piece). Any characters (U+0020, unassigned code points) join the piece before them;
+        // leading ones, before any piece starts, are dropped, as HF drops them.
+        m.clear();
+        uint8_t last = kScriptAny;  // HF's None: no script seen yet
+        bool started = false;
+        uint32_t begin = 0;
+        for (size_t i = 0; i < t.size();) {
+          const auto b = static_cast<uint32_t>(i);
+          const uint8_t s = hf_script(decode_utf8(t, i));
+          if (s == kScriptAny) continue;
+          if (!started || s != last) {
+            if (started) m.push_back({{begin, b}, false});
+            started = true;
+            begin = b;
+          }
+          last = s;
+        }
+        if (started) m.push_back({{begin, static_cast<uint32_t>(t.size())}, false});
+        split_piece(p, m, SplitBehavior::kIsolated, next);
         break;
       }
       case kSplit:

@@ -1,6 +1,7 @@
 // HF tokenizers' pre-tokenizers for models other than byte-level BPE and WordPiece (which fuse
 // theirs): Metaspace, Whitespace, WhitespaceSplit, Punctuation, Digits, CharDelimiterSplit,
-// Split (Regex or String) and Sequence. Each splits normalized pieces into smaller ones.
+// Split (Regex or String), UnicodeScripts and Sequence. Each splits normalized pieces into smaller
+// ones.
 #pragma once
 
 #include <memory>
@@ -25,6 +26,7 @@ struct PreTokenizer {
     kDigits,
     kCharDelimiterSplit,
     kSplit,
+    kUnicodeScripts,  // a piece starts where the script changes (unicode_scripts.h)
     kBert,  // BertPreTokenizer outside the fused WordPiece: White_Space removed, punctuation
             // isolated
   } kind = kSequence;

@@ -84,6 +84,18 @@ size_t PrecompiledCharsmap::longest_prefix(std::string_view text, size_t pos,
   return best;
 }
 
+bool PrecompiledCharsmap::has_longer_key(unsigned char b) const {
+  if (units_.empty() || b == 0) return false;
+  size_t node = offset(units_[0]) ^ b;
+  if (node >= units_.size() || label(units_[node]) != b) return false;
+  node ^= offset(units_[node]);
+  for (unsigned c = 1; c < 256; ++c) {
+    size_t child = node ^ c;
+    if (child < units_.size() && label(units_[child]) == c) return true;
+  }
+  return false;
+}
+
 namespace {
 
 // HF's replace(): the new characters replace the old ones; extra ones are inserted, missing ones

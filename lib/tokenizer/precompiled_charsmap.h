@@ -24,6 +24,9 @@ class PrecompiledCharsmap {
   // replacement.
   size_t longest_prefix(std::string_view text, size_t pos, std::string_view* replacement) const;
   bool empty() const { return units_.empty(); }
+  // Whether some key longer than one byte starts with byte `b` (then longest_prefix at a `b`
+  // depends on what follows it).
+  bool has_longer_key(unsigned char b) const;
 
  private:
   // Values of every key that is a prefix of `key`, shortest first (Darts common_prefix_search).

@@ -1,5 +1,5 @@
 // pre_tokenizer for the general pipeline: Metaspace, Whitespace, WhitespaceSplit, Punctuation,
-// Digits, CharDelimiterSplit, Split, BertPreTokenizer and Sequence.
+// Digits, CharDelimiterSplit, Split, UnicodeScripts, BertPreTokenizer and Sequence.
 #include "tokenizer/byte_level.h"
 #include "tokenizer/readers.h"
 #include "tokenizer/unicode.h"
@@ -75,6 +75,8 @@ PreTokenizer read_pre_tokenizer(const Json& j, element e, const std::string& whe
     p.kind = PreTokenizer::kCharDelimiterSplit;
     p.delimiter = single_char(j, j.str(j.get(o, "delimiter", where), where + ".delimiter"),
                               where + ".delimiter");
+  } else if (type == "UnicodeScripts") {
+    p.kind = PreTokenizer::kUnicodeScripts;
   } else if (type == "Split") {
     p.kind = PreTokenizer::kSplit;
     p.regex = read_pattern(j, o, where, nullptr);

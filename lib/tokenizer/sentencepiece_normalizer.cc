@@ -1,5 +1,7 @@
 #include "tokenizer/sentencepiece_normalizer.h"
 
+#include <tuple>
+
 #include "tokenizer/unicode.h"
 
 namespace shardkit::tok {
@@ -34,7 +36,25 @@ std::pair<std::string_view, size_t> normalize_prefix(const SentencePieceNormaliz
   return {input.substr(pos, len), len};
 }
 
+constexpr char kAscii[129] =
+    "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"
+    "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f"
+    " !\"#$%&'()*+,-./"
+    "0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~\x7f";
+
 }  // namespace
+
+void SentencePieceNormalizerSpec::prepare() {
+  for (unsigned b = 0; b < 128; ++b) {
+    const std::string_view one(kAscii + b, 1);
+    bool alone = !(charsmap && charsmap->has_longer_key(static_cast<unsigned char>(b)));
+    for (const std::string& u : user_defined)
+      if (!u.empty() && static_cast<unsigned char>(u[0]) == b) alone = false;
+    ascii_alone[b] = alone;
+    if (alone) ascii_replacement[b] = normalize_prefix(*this, one, 0).first;
+  }
+  ascii_ready = true;
+}
 
 void sentencepiece_normalize(const SentencePieceNormalizerSpec& spec, std::string_view input,
                              NormalizedString& out) {
@@ -65,7 +85,14 @@ void sentencepiece_normalize(const SentencePieceNormalizerSpec& spec, std::strin
   if (spec.add_dummy_prefix) add(space, pos, pos);
   bool is_prev_space = spec.remove_extra_whitespaces;
   while (pos < input.size()) {
-    auto [sp, n] = normalize_prefix(spec, input, pos);
+    const auto b = static_cast<unsigned char>(input[pos]);
+    std::string_view sp;
+    size_t n = 1;
+    if (b < 0x80 && spec.ascii_ready && spec.ascii_alone[b]) {
+      sp = spec.ascii_replacement[b];
+    } else {
+      std::tie(sp, n) = normalize_prefix(spec, input, pos);
+    }
     if (is_prev_space)
       while (!sp.empty() && sp[0] == ' ') sp.remove_prefix(1);
     if (!sp.empty()) {

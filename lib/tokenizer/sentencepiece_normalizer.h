@@ -4,8 +4,10 @@
 // from.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tokenizer/normalized_string.h"
@@ -19,6 +21,14 @@ struct SentencePieceNormalizerSpec {
   bool remove_extra_whitespaces = true;
   bool escape_whitespaces = true;
   std::vector<std::string> user_defined;  // matched first, longest, never normalized
+
+  // Call once the fields above are set: finds the ASCII bytes whose normalization depends on
+  // nothing after them (no user-defined symbol and no longer charsmap key starts with them), so
+  // that sentencepiece_normalize maps them by table.
+  void prepare();
+  bool ascii_ready = false;
+  std::array<bool, 128> ascii_alone{};
+  std::array<std::string_view, 128> ascii_replacement{};
 };
 
 void sentencepiece_normalize(const SentencePieceNormalizerSpec& spec, std::string_view input,

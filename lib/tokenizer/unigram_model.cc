@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "tokenizer/byte_key_cache.h"
+#include "tokenizer/double_array_trie.h"
 #include "tokenizer/models.h"
 #include "tokenizer/unicode.h"
 
@@ -21,41 +22,6 @@ constexpr double kUnkPenalty = 10.0;
 // cache. A word's tokens carry offsets relative to the word.
 constexpr size_t kMaxCachedWordBytes = 64;
 using WordCache = ByteKeyCache<ModelToken>;
-
-// Byte trie over the pieces: (node << 8 | byte) -> child, and the piece id ending at a node.
-class PieceTrie {
- public:
-  void insert(std::string_view key, uint32_t id) {
-    uint32_t node = 0;
-    for (unsigned char c : key) {
-      uint64_t k = (uint64_t{node} << 8) | c;
-      uint64_t child = edges_.find(k);
-      if (child == U64Map::kEmpty) {
-        child = ids_.size();
-        ids_.push_back(kNoId);
-        edges_.insert(k, child);
-      }
-      node = static_cast<uint32_t>(child);
-    }
-    ids_[node] = id;
-  }
-  PieceTrie() { ids_.push_back(kNoId); }
-  // Calls f(length, id) for every piece that is a prefix of text[pos..], shortest first.
-  template <typename F>
-  void prefixes(std::string_view text, size_t pos, F&& f) const {
-    uint32_t node = 0;
-    for (size_t i = pos; i < text.size(); ++i) {
-      uint64_t child = edges_.find((uint64_t{node} << 8) | static_cast<unsigned char>(text[i]));
-      if (child == U64Map::kEmpty) return;
-      node = static_cast<uint32_t>(child);
-      if (ids_[node] != kNoId) f(i + 1 - pos, ids_[node]);
-    }
-  }
-
- private:
-  U64Map edges_;
-  std::vector<uint32_t> ids_;
-};
 
 class UnigramModel final : public Model {
  public:
@@ -81,11 +47,21 @@ class UnigramModel final : public Model {
         if (config_.user_defined[id]) config_.scores[id] = -0.1;  // replaced per length below
       max_score_ = static_cast<float>(max_score);
     }
+    std::vector<std::pair<std::string_view, uint32_t>> keys;
+    piece_score_.resize(n);
     for (uint32_t id = 0; id < n; ++id) {
+      // The score a match adds: SentencePiece's user-defined pieces score length * max - 0.1
+      // (float product, double sum, as its code computes it).
+      const size_t len = config_.pieces[id].size();
+      piece_score_[id] =
+          spm_ && config_.user_defined[id]
+              ? static_cast<double>(static_cast<float>(len) * static_cast<float>(max_score_)) - 0.1
+              : config_.scores[id];
       if (spm_ && !config_.matchable[id]) continue;
       if (by_piece_.find(config_.pieces[id]) != id) continue;  // duplicates: the last id wins
-      trie_.insert(config_.pieces[id], id);
+      keys.emplace_back(config_.pieces[id], id);
     }
+    trie_.build(std::move(keys));
     if (config_.unk_id && *config_.unk_id >= n)
       throw Error(ErrorCode::kInput, source, "Unigram: unk_id is outside the vocabulary");
     byte_ids_.fill(kNoId);
@@ -153,16 +129,9 @@ class UnigramModel final : public Model {
       if (start + mblen > size) mblen = size - start;
       // SentencePiece computes a candidate in double (its score expression is double) and
       // stores it in float; HF uses double throughout. Same code for both.
-      trie_.prefixes(s, start, [&](size_t len, uint32_t id) {
+      trie_.prefixes(p + start, p + size, [&](size_t len, uint32_t id) {
         Node<Score>& target = best[start + len];
-        double score;
-        if (spm_ && config_.user_defined[id]) {
-          score =
-              static_cast<double>(static_cast<float>(len) * static_cast<float>(max_score_)) - 0.1;
-        } else {
-          score = config_.scores[id];
-        }
-        const double candidate = score + static_cast<double>(here);
+        const double candidate = piece_score_[id] + static_cast<double>(here);
         if (target.starts_at < 0 || candidate > static_cast<double>(target.score)) {
           target.score = static_cast<Score>(candidate);
           target.starts_at = static_cast<int64_t>(start);
@@ -216,7 +185,8 @@ class UnigramModel final : public Model {
   uint64_t cache_owner_ = new_cache_owner();  // names this model's word caches
   UnigramConfig config_;
   StringIdMap by_piece_;
-  PieceTrie trie_;
+  DoubleArrayTrie trie_;
+  std::vector<double> piece_score_;  // by id: what a match adds to the path's score
   bool spm_ = false;
   double min_score_ = 0, max_score_ = 0;
   std::array<uint32_t, 256> byte_ids_{};

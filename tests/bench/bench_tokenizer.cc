@@ -1,7 +1,9 @@
 // Single-thread tokenizer throughput: shardkit vs HuggingFace tokenizers (Rust core, npm
 // binding, TOKENIZERS_PARALLELISM=false) vs tiktoken (WASM) on the same lines, in one run.
 //
-// usage: bench_tokenizer [--repeats N] [--copies N] [TEXT.txt|TEXT.txt.zst ...]
+// usage: bench_tokenizer [--repeats N] [--copies N] [--only WORD] [TEXT.txt|TEXT.txt.zst ...]
+// --only WORD runs just the rows whose name contains WORD (e.g. "unigram": the SentencePiece
+// Unigram .model and its tokenizer.json).
 // Without files it reads the committed fixtures (tests/data/tokenizer/*.txt), 20 copies of them
 // (30 KB is too little to time; word caches make copies cheaper than fresh text, for HF too,
 // so real corpora give the figures to quote). Needs the oracle
@@ -75,13 +77,15 @@ double time_lines(const std::vector<std::string_view>& lines, size_t bytes, int 
 // SentencePiece models trained on the benchmark text: ours on the .model against SentencePiece's
 // C++ encoder, and ours on the same model as tokenizer.json (written by the HF binding) against HF.
 void bench_sentencepiece(const fs::path& work, const fs::path& text_file,
-                         const std::vector<std::string_view>& lines, size_t bytes, int repeats) {
+                         const std::vector<std::string_view>& lines, size_t bytes, int repeats,
+                         const std::string& only) {
   const fs::path oracle = kSourceDir / "tests" / "oracle";
   std::printf("\n%-36s %9s %9s %8s %9s %8s  %s\n", "MB/s per CPU second", "ours", "spm C++",
               "ours/spm", "HF", "ours/HF", "tokens ours/spm/HF");
   for (auto [name, flags] : std::vector<std::pair<std::string, std::string>>{
            {"unigram", "--model_type=unigram"},
            {"bpe-bytes", "--model_type=bpe --byte_fallback=true"}}) {
+    if (name.find(only) == std::string::npos) continue;
     const fs::path prefix = work / ("spm-" + name);
     if (!fs::exists(prefix.string() + ".model"))
       run("spm_train --input=" + text_file.string() + " --model_prefix=" + prefix.string() +
@@ -147,6 +151,7 @@ struct Config {
 int main(int argc, char** argv) {
   int repeats = 3;
   int copies = 0;
+  std::string only;
   std::vector<fs::path> inputs;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -154,6 +159,8 @@ int main(int argc, char** argv) {
       repeats = std::stoi(argv[++i]);
     } else if (a == "--copies" && i + 1 < argc) {
       copies = std::stoi(argv[++i]);
+    } else if (a == "--only" && i + 1 < argc) {
+      only = argv[++i];
     } else {
       inputs.emplace_back(a);
     }
@@ -231,6 +238,7 @@ int main(int argc, char** argv) {
   std::printf("\n%-36s %9s %9s %8s %11s %8s  %s\n", "MB/s per CPU second", "ours", "HF", "ours/HF",
               "tiktoken", "ours/tt", "tokens ours/HF  [wall-clock MB/s ours HF tt]");
   for (const Config& c : configs) {
+    if (c.name.find(only) == std::string::npos) continue;
     auto tok = Tokenizer::from_file(c.ours, c.options);
     std::vector<uint32_t> ids;
     size_t tokens = 0;
@@ -283,7 +291,7 @@ int main(int argc, char** argv) {
   }
   std::printf("(ours/HF and ours/tt: ratios of MB per CPU second)\n");
 #ifdef SHARDKIT_SPM_ENCODE_BENCH
-  bench_sentencepiece(work, text_file, lines, bytes, repeats);
+  bench_sentencepiece(work, text_file, lines, bytes, repeats, only);
 #endif
   return 0;
 }

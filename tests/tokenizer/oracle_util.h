@@ -52,6 +52,19 @@ inline std::filesystem::path npm_file(const std::string& rel) {
   return oracle_dir() / "node_modules" / rel;
 }
 
+// Text split at '\n' as the oracle scripts split it (a final newline ends the last line).
+inline std::vector<std::string> split_lines(const std::string& all) {
+  std::vector<std::string> lines;
+  size_t pos = 0;
+  while (pos < all.size()) {
+    size_t nl = all.find('\n', pos);
+    if (nl == std::string::npos) nl = all.size();
+    lines.push_back(all.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  return lines;
+}
+
 // All fixture lines (tests/data/tokenizer/*.txt, sorted by name) in one file; returns its path.
 inline std::filesystem::path fixture_text(std::vector<std::string>* lines = nullptr) {
   auto dir = std::filesystem::path(SHARDKIT_SOURCE_DIR) / "tests" / "data" / "tokenizer";
@@ -68,19 +81,32 @@ inline std::filesystem::path fixture_text(std::vector<std::string>* lines = null
   // Per process: parallel test programs would otherwise rewrite it under each other's readers.
   auto out = oracle_files() / ("fixtures-" + std::to_string(::getpid()) + ".txt");
   write_file(out, all);
-  if (lines) {
-    lines->clear();
-    size_t pos = 0;
-    while (pos < all.size()) {
-      size_t nl = all.find('\n', pos);
-      lines->push_back(all.substr(pos, nl - pos));
-      pos = nl + 1;
-    }
-  }
+  if (lines) *lines = split_lines(all);
   return out;
 }
 
 // Runs hf_encode.js; returns one JSON document per line.
+// The fixture lines followed by tests/data/tokenizer_scripts/*.txt (lines written for the
+// UnicodeScripts pre-tokenizer), in one file; returns its path.
+inline std::filesystem::path scripts_fixture_text(std::vector<std::string>* lines = nullptr) {
+  auto out = fixture_text();
+  std::string all = read_file(out);
+  auto dir = std::filesystem::path(SHARDKIT_SOURCE_DIR) / "tests" / "data" / "tokenizer_scripts";
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".txt") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    std::string t = read_file(f);
+    if (!t.empty() && t.back() != '\n') t.push_back('\n');
+    all += t;
+  }
+  out = oracle_files() / ("scripts-fixtures-" + std::to_string(::getpid()) + ".txt");
+  write_file(out, all);
+  if (lines) *lines = split_lines(all);
+  return out;
+}
+
 inline std::vector<std::string> run_oracle(const std::filesystem::path& tokenizer,
                                            const std::filesystem::path& input,
                                            const std::string& flags, const std::string& tag) {

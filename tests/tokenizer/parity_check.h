@@ -19,12 +19,19 @@ struct Case {
   std::filesystem::path ours;
   Tokenizer::LoadOptions options;
   std::filesystem::path oracle;
+  // The input lines ('\n'-separated); empty: the fixture text (tests/data/tokenizer/*.txt).
+  std::filesystem::path input = {};
 };
 
 // Compares everything --full reports; returns the number of lines with any difference.
 inline void check_full(const Case& c) {
   std::vector<std::string> lines;
-  auto input = fixture_text(&lines);
+  auto input = c.input;
+  if (input.empty()) {
+    input = fixture_text(&lines);
+  } else {
+    lines = split_lines(read_file(input));
+  }
   auto expected = run_oracle(c.oracle, input, "--full", c.name);
   REQUIRE(expected.size() == lines.size());
   auto tok = Tokenizer::from_file(c.ours, c.options);

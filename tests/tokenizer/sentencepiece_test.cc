@@ -221,6 +221,36 @@ TEST_CASE("normalizers, pre-tokenizers, decoders and RobertaProcessing of the pi
   }
 }
 
+TEST_CASE("Unigram behind UnicodeScripts and Metaspace matches HF") {
+  // As SentencePiece-converted XLM/Marian-style files combine them; the lines written for
+  // UnicodeScripts (tests/data/tokenizer_scripts) follow the fixture lines.
+  auto base =
+      to_tokenizer_json(train("unigram", "--model_type=unigram --remove_extra_whitespaces=false"));
+  using nlohmann::json;
+  const json scripts = {{"type", "UnicodeScripts"}};
+  const json metaspace = {{"type", "Metaspace"},
+                          {"replacement", "\u2581"},
+                          {"prepend_scheme", "always"},
+                          {"split", true}};
+  const json metaspace_first = {{"type", "Metaspace"},
+                                {"replacement", "\u2581"},
+                                {"prepend_scheme", "first"},
+                                {"split", false}};
+  const std::vector<std::pair<std::string, json>> cases = {
+      {"unigram_scripts_metaspace",
+       {{"pre_tokenizer", {{"type", "Sequence"}, {"pretokenizers", {scripts, metaspace}}}}}},
+      {"unigram_metaspace_scripts",
+       {{"pre_tokenizer", {{"type", "Sequence"}, {"pretokenizers", {metaspace_first, scripts}}}}}},
+      {"unigram_scripts_alone", {{"pre_tokenizer", scripts}}},
+  };
+  auto input = scripts_fixture_text();
+  for (const auto& [name, changes] : cases) {
+    CAPTURE(name);
+    auto f = variant(base, name, changes);
+    check_full({name, f, {}, f, input});
+  }
+}
+
 TEST_CASE("WordLevel with a Whitespace pre-tokenizer matches HF") {
   std::vector<std::string> lines;
   fixture_text(&lines);

@@ -169,11 +169,11 @@ TEST_CASE("unsupported tokenizer.json content fails loudly, naming it") {
       wordpiece_json("added_tokens",
                      R"([{"id":4,"content":"[MASK]","normalized":true,"special":true}])"),
       "normalized");
-  std::string bpe_split =
+  std::string bpe_fixed_length =
       R"({"added_tokens":[],"normalizer":null,"post_processor":null,"decoder":null,
-    "pre_tokenizer":{"type":"UnicodeScripts"},
+    "pre_tokenizer":{"type":"FixedLength","length":5},
     "model":{"type":"BPE","vocab":{"a":0},"merges":[]}})";
-  expect_unsupported(bpe_split, "UnicodeScripts");
+  expect_unsupported(bpe_fixed_length, "FixedLength");
   std::string unigram_byte_level =
       R"({"added_tokens":[],"normalizer":null,"post_processor":null,"pre_tokenizer":null,
     "decoder":{"type":"ByteLevel"},"model":{"type":"Unigram","unk_id":0,"vocab":[["<unk>",0.0]]}})";
