@@ -1,11 +1,16 @@
 // The C++ half of shardkit.write_dataset: the same converter as the shardify CLI, fed by Python
 // rows. Python (shardkit/_rows.py) turns rows into chunks of JSON lines; the converter pulls a
-// chunk on its reading thread, taking the GIL only for that, and tokenizes and writes with the
-// GIL released.
+// chunk on whichever of its pipeline's threads reads, taking the GIL only for that, and tokenizes
+// and writes with the GIL released.
 #include "write_dataset.h"
 
 #include <pybind11/stl.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
 #include <thread>
 
 #include "core/block_codec.h"
@@ -19,20 +24,25 @@ namespace {
 
 using shardify::RowChunk;
 
+// Thrown by the feed once Python's thread has seen a signal; write_dataset raises that instead.
+struct Interrupted {};
+
 // Pulls chunks from a Python callable returning (bytes of JSON lines, [(row in chunk, reason)])
-// or None at the end. Lives on the converter's thread, which holds no GIL.
+// or None at the end. Called on the converter's threads, which hold no GIL.
 class PythonRowFeed : public shardify::RowFeed {
  public:
-  explicit PythonRowFeed(py::object next_chunk) : next_chunk_(std::move(next_chunk)) {}
+  PythonRowFeed(py::object next_chunk, const std::atomic<bool>& interrupted)
+      : next_chunk_(std::move(next_chunk)), interrupted_(interrupted) {}
   ~PythonRowFeed() override {
     py::gil_scoped_acquire gil;
     next_chunk_ = py::object();
   }
 
   bool next(RowChunk& chunk) override {
+    // Ctrl-C arrives here, between chunks: the conversion unwinds, then write_dataset raises
+    // the KeyboardInterrupt that Python's thread took (below).
+    if (interrupted_) throw Interrupted{};
     py::gil_scoped_acquire gil;
-    // Ctrl-C arrives here, between chunks: the KeyboardInterrupt unwinds the conversion.
-    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     py::object got = next_chunk_();
     if (got.is_none()) return false;
     const auto parts = got.cast<py::tuple>();
@@ -49,7 +59,52 @@ class PythonRowFeed : public shardify::RowFeed {
 
  private:
   py::object next_chunk_;
+  const std::atomic<bool>& interrupted_;
 };
+
+// Runs the conversion on a thread of its own while the calling thread waits without the GIL,
+// looking for signals every 10 ms: Python runs signal handlers (KeyboardInterrupt) on its main
+// thread only, and the feed runs on whichever pipeline thread reads the input.
+std::string convert_watching_signals(shardify::ConvertOptions o, std::atomic<bool>& interrupted) {
+  std::string summary;
+  std::exception_ptr failure;
+  bool done = false;
+  std::mutex mu;
+  std::condition_variable finished;
+  bool signalled = false;
+  {
+    py::gil_scoped_release release;
+    std::thread converter([&] {
+      try {
+        summary = shardify::convert(o).to_json();
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      std::lock_guard lock(mu);
+      done = true;
+      finished.notify_all();
+    });
+    std::unique_lock lock(mu);
+    while (!finished.wait_for(lock, std::chrono::milliseconds(10), [&] { return done; })) {
+      lock.unlock();
+      {
+        py::gil_scoped_acquire gil;
+        // The error stays set on this thread until it is raised below.
+        signalled = PyErr_CheckSignals() != 0;
+      }
+      lock.lock();
+      if (signalled) {
+        interrupted = true;
+        break;
+      }
+    }
+    lock.unlock();
+    converter.join();
+  }
+  if (signalled) throw py::error_already_set();
+  if (failure) std::rethrow_exception(failure);
+  return summary;
+}
 
 [[noreturn]] void refuse(const std::string& key, const std::string& why) {
   throw py::type_error("write_dataset: '" + key + "' " + why);
@@ -157,17 +212,13 @@ void bind_write_dataset(py::module_& m) {
       [](py::object open_rows, const std::string& out, const py::kwargs& kw) {
         shardify::ConvertOptions o = convert_options(kw);
         o.out = out;
-        // Runs on the converter's thread without the GIL; the feed takes it per chunk.
-        o.rows = [open_rows]() -> std::unique_ptr<shardify::RowFeed> {
+        std::atomic<bool> interrupted{false};
+        // Runs on the converter's threads without the GIL; the feed takes it per chunk.
+        o.rows = [open_rows, &interrupted]() -> std::unique_ptr<shardify::RowFeed> {
           py::gil_scoped_acquire gil;
-          return std::make_unique<PythonRowFeed>(open_rows());
+          return std::make_unique<PythonRowFeed>(open_rows(), interrupted);
         };
-        std::string summary;
-        {
-          py::gil_scoped_release release;
-          summary = shardify::convert(o).to_json();
-        }
-        return summary;
+        return convert_watching_signals(std::move(o), interrupted);
       },
       py::arg("open_rows"), py::arg("out"),
       "Converts rows with shardify's converter; open_rows() returns a chunk function (see "
