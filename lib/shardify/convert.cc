@@ -354,35 +354,30 @@ ConvertResult convert(const ConvertOptions& o,
     uint64_t input_bytes_done = 0;  // of the input files, once this batch was read
   };
   using BatchPtr = std::unique_ptr<Batch>;
+  const auto read = tbb::make_filter<void, BatchPtr>(tbb::filter_mode::serial_in_order,
+                                                     [&](tbb::flow_control& fc) -> BatchPtr {
+                                                       auto b = std::make_unique<Batch>();
+                                                       if (!batcher.next(b->examples, b->encoded)) {
+                                                         fc.stop();
+                                                         return nullptr;
+                                                       }
+                                                       b->input_bytes_done = batcher.bytes_done();
+                                                       return b;
+                                                     });
+  const auto tokenize =
+      tbb::make_filter<BatchPtr, BatchPtr>(tbb::filter_mode::parallel, [&encoder](BatchPtr b) {
+        for (const Example& ex : b->examples) encoder.encode(ex, b->encoded);
+        b->examples.clear();  // a long text goes before its rows become records
+        return b;
+      });
+  const auto to_records =
+      tbb::make_filter<BatchPtr, WriterBlocks>(tbb::filter_mode::serial_in_order, [&](BatchPtr b) {
+        auto blocks = std::make_unique<std::vector<RawBlock>>();
+        write(b->encoded, b->input_bytes_done, *blocks);
+        return blocks;
+      });
   tbb::task_arena arena = pipeline_arena(o.threads);
-  run_ordered_pipeline(
-      arena, tbb::make_filter<void, BatchPtr>(tbb::filter_mode::serial_in_order,
-                                              [&](tbb::flow_control& fc) -> BatchPtr {
-                                                auto b = std::make_unique<Batch>();
-                                                if (!batcher.next(b->examples, b->encoded)) {
-                                                  fc.stop();
-                                                  return nullptr;
-                                                }
-                                                b->input_bytes_done = batcher.bytes_done();
-                                                return b;
-                                              }) &
-                 tbb::make_filter<BatchPtr, BatchPtr>(tbb::filter_mode::parallel,
-                                                      [&encoder](BatchPtr b) {
-                                                        for (const Example& ex : b->examples)
-                                                          encoder.encode(ex, b->encoded);
-                                                        // A long text goes before its rows become
-                                                        // records.
-                                                        b->examples.clear();
-                                                        return b;
-                                                      }) &
-                 tbb::make_filter<BatchPtr, WriterBlocks>(
-                     tbb::filter_mode::serial_in_order,
-                     [&](BatchPtr b) {
-                       auto blocks = std::make_unique<std::vector<RawBlock>>();
-                       write(b->encoded, b->input_bytes_done, *blocks);
-                       return blocks;
-                     }) &
-                 encode_and_store(writer));
+  run_ordered_pipeline(arena, read & tokenize & to_records & encode_and_store(writer));
   result.bytes_in = batcher.text_bytes();
   // Rows handed in have no file: their JSON text is what was read, and what "stored" them.
   if (o.rows) result.bytes_in_compressed = result.bytes_in;

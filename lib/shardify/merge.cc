@@ -114,44 +114,39 @@ MergeResult merge_parts(const std::string& out, const std::vector<std::string>& 
   using PartBlockPtr = std::unique_ptr<PartBlock>;
   size_t next_part = 0;
   uint64_t next_block = 0;
+  const auto read = tbb::make_filter<void, PartBlockPtr>(
+      tbb::filter_mode::serial_in_order, [&](tbb::flow_control& fc) -> PartBlockPtr {
+        while (next_part < parts.size() && next_block == parts[next_part].data.block_count()) {
+          ++next_part;
+          next_block = 0;
+        }
+        if (next_part == parts.size()) {
+          fc.stop();
+          return nullptr;
+        }
+        auto b = std::make_unique<PartBlock>();
+        b->part = &parts[next_part];
+        b->global_block = next_block++;
+        return b;
+      });
+  const auto decode =
+      tbb::make_filter<PartBlockPtr, PartBlockPtr>(tbb::filter_mode::parallel, [](PartBlockPtr b) {
+        try {
+          b->decoded = b->part->data.decode_block(b->global_block);
+        } catch (...) {
+          b->error = std::current_exception();
+        }
+        return b;
+      });
+  const auto cut = tbb::make_filter<PartBlockPtr, WriterBlocks>(
+      tbb::filter_mode::serial_in_order, [&](PartBlockPtr b) {
+        if (b->error) std::rethrow_exception(b->error);
+        auto blocks = std::make_unique<std::vector<RawBlock>>();
+        writer.cut(b->decoded->bytes.data(), b->decoded->records, *blocks);
+        return blocks;
+      });
   tbb::task_arena arena = pipeline_arena(threads);
-  run_ordered_pipeline(
-      arena,
-      tbb::make_filter<void, PartBlockPtr>(
-          tbb::filter_mode::serial_in_order,
-          [&](tbb::flow_control& fc) -> PartBlockPtr {
-            while (next_part < parts.size() && next_block == parts[next_part].data.block_count()) {
-              ++next_part;
-              next_block = 0;
-            }
-            if (next_part == parts.size()) {
-              fc.stop();
-              return nullptr;
-            }
-            auto b = std::make_unique<PartBlock>();
-            b->part = &parts[next_part];
-            b->global_block = next_block++;
-            return b;
-          }) &
-          tbb::make_filter<PartBlockPtr, PartBlockPtr>(tbb::filter_mode::parallel,
-                                                       [](PartBlockPtr b) {
-                                                         try {
-                                                           b->decoded = b->part->data.decode_block(
-                                                               b->global_block);
-                                                         } catch (...) {
-                                                           b->error = std::current_exception();
-                                                         }
-                                                         return b;
-                                                       }) &
-          tbb::make_filter<PartBlockPtr, WriterBlocks>(
-              tbb::filter_mode::serial_in_order,
-              [&](PartBlockPtr b) {
-                if (b->error) std::rethrow_exception(b->error);
-                auto blocks = std::make_unique<std::vector<RawBlock>>();
-                writer.cut(b->decoded->bytes.data(), b->decoded->records, *blocks);
-                return blocks;
-              }) &
-          encode_and_store(writer));
+  run_ordered_pipeline(arena, read & decode & cut & encode_and_store(writer));
   const Manifest merged = writer.finish();
   MergeResult result;
   result.parts = parts.size();
