@@ -29,6 +29,9 @@ if(NOT CLI11_FOUND AND NOT EXISTS /usr/include/CLI/CLI.hpp)
   message(FATAL_ERROR "CLI11 not found: apt-get install libcli11-dev")
 endif()
 find_package(Threads REQUIRED)
+# shardkit's ordered pipeline (lib/core/ordered_pipeline.h) is oneTBB's parallel_pipeline:
+# Debian's libtbb-dev.
+find_package(TBB CONFIG REQUIRED)
 find_package(ZLIB REQUIRED)
 # Remote datasets (http://, https://, s3://): Debian's libcurl4-openssl-dev.
 find_package(CURL REQUIRED)

@@ -3,12 +3,18 @@
 // GIL only for that, and tokenizes and writes with the GIL released. A row that is an exact dict
 // of plain values has its fields taken out here, under the GIL; every other row is turned into a
 // JSON line by Python (_rows.encode_rows) and read by the JSONL rules, as it would be from a
-// JSONL file.
+// JSONL file. The reading stage runs on whichever of the pipeline's threads is free, so the
+// conversion runs on a thread of its own and the caller's thread watches for Ctrl-C.
 #include "write_dataset.h"
 
 #include <pybind11/stl.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
 #include <thread>
 
 #include "core/block_codec.h"
@@ -140,8 +146,11 @@ bool plain_json(PyObject* v, int depth) {
   return false;
 }
 
-// Pulls rows from a Python iterator, kChunkRows at a time, on the converter's thread (which
-// holds no GIL otherwise). A row is dropped as soon as its fields are taken (a chunk of live
+// Thrown by the feed once Python's thread has seen a signal; write_dataset raises that instead.
+struct Interrupted {};
+
+// Pulls rows from a Python iterator, kChunkRows at a time, on the converter's threads (which
+// hold no GIL otherwise). A row is dropped as soon as its fields are taken (a chunk of live
 // rows would survive the GC's young collections and make it scan the old generations); the rows
 // it cannot take fields from go to encode_rows, which returns (bytes of JSON lines,
 // [(row in its list, reason)]). on_chunk(n), when not None, hears of every n rows pulled.
@@ -149,10 +158,12 @@ class PythonRowFeed : public shardify::RowFeed {
  public:
   static constexpr size_t kChunkRows = 1024;
 
-  PythonRowFeed(py::object rows, py::object on_chunk, py::object encode_rows)
+  PythonRowFeed(py::object rows, py::object on_chunk, py::object encode_rows,
+                const std::atomic<bool>& interrupted)
       : rows_(std::move(rows)),
         on_chunk_(std::move(on_chunk)),
-        encode_rows_(std::move(encode_rows)) {}
+        encode_rows_(std::move(encode_rows)),
+        interrupted_(interrupted) {}
   ~PythonRowFeed() override {
     py::gil_scoped_acquire gil;
     rows_ = on_chunk_ = encode_rows_ = py::object();
@@ -171,9 +182,10 @@ class PythonRowFeed : public shardify::RowFeed {
 
   bool next(RowChunk& chunk) override {
     if (done_) return false;
+    // Ctrl-C arrives here, between chunks: the conversion unwinds, then write_dataset raises
+    // the KeyboardInterrupt that Python's thread took (convert_watching_signals).
+    if (interrupted_) throw Interrupted{};
     py::gil_scoped_acquire gil;
-    // Ctrl-C arrives here, between chunks: the KeyboardInterrupt unwinds the conversion.
-    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     py::list slow;
     slow_rows_.clear();
     size_t n = 0;
@@ -249,7 +261,52 @@ class PythonRowFeed : public shardify::RowFeed {
   bool direct_ = false, done_ = false;
   py::object text_, pair_, label_;  // the keys read directly (null: not read)
   std::vector<size_t> slow_rows_;
+  const std::atomic<bool>& interrupted_;
 };
+
+// Runs the conversion on a thread of its own while the calling thread waits without the GIL,
+// looking for signals every 10 ms: Python runs signal handlers (KeyboardInterrupt) on its main
+// thread only, and the feed runs on whichever pipeline thread reads the input.
+std::string convert_watching_signals(shardify::ConvertOptions o, std::atomic<bool>& interrupted) {
+  std::string summary;
+  std::exception_ptr failure;
+  bool done = false;
+  std::mutex mu;
+  std::condition_variable finished;
+  bool signalled = false;
+  {
+    py::gil_scoped_release release;
+    std::thread converter([&] {
+      try {
+        summary = shardify::convert(o).to_json();
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      std::lock_guard lock(mu);
+      done = true;
+      finished.notify_all();
+    });
+    std::unique_lock lock(mu);
+    while (!finished.wait_for(lock, std::chrono::milliseconds(10), [&] { return done; })) {
+      lock.unlock();
+      {
+        py::gil_scoped_acquire gil;
+        // The error stays set on this thread until it is raised below.
+        signalled = PyErr_CheckSignals() != 0;
+      }
+      lock.lock();
+      if (signalled) {
+        interrupted = true;
+        break;
+      }
+    }
+    lock.unlock();
+    converter.join();
+  }
+  if (signalled) throw py::error_already_set();
+  if (failure) std::rethrow_exception(failure);
+  return summary;
+}
 
 [[noreturn]] void refuse(const std::string& key, const std::string& why) {
   throw py::type_error("write_dataset: '" + key + "' " + why);
@@ -358,18 +415,14 @@ void bind_write_dataset(py::module_& m) {
          const py::kwargs& kw) {
         shardify::ConvertOptions o = convert_options(kw);
         o.out = out;
-        // Runs on the converter's thread without the GIL; the feed takes it per chunk.
-        o.rows = [open_rows, encode_rows]() -> std::unique_ptr<shardify::RowFeed> {
+        std::atomic<bool> interrupted{false};
+        // Runs on the converter's threads without the GIL; the feed takes it per chunk.
+        o.rows = [open_rows, encode_rows, &interrupted]() -> std::unique_ptr<shardify::RowFeed> {
           py::gil_scoped_acquire gil;
           const auto opened = open_rows().cast<py::tuple>();
-          return std::make_unique<PythonRowFeed>(opened[0], opened[1], encode_rows);
+          return std::make_unique<PythonRowFeed>(opened[0], opened[1], encode_rows, interrupted);
         };
-        std::string summary;
-        {
-          py::gil_scoped_release release;
-          summary = shardify::convert(o).to_json();
-        }
-        return summary;
+        return convert_watching_signals(std::move(o), interrupted);
       },
       py::arg("open_rows"), py::arg("encode_rows"), py::arg("out"),
       "Converts rows with shardify's converter; open_rows() returns (an iterator of rows, "

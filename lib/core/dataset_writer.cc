@@ -1,24 +1,16 @@
 #include "core/dataset_writer.h"
 
-#include <unistd.h>
+#include <oneapi/tbb/enumerable_thread_specific.h>
 
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
-#include <cstdio>
 #include <cstring>
-#include <deque>
-#include <future>
-#include <mutex>
-#include <thread>
 #include <vector>
 
-#include "core/block_codec.h"
 #include "core/error.h"
+#include "core/ordered_pipeline.h"
 #include "core/shard_file_writer.h"
 #include "core/staged_directory.h"
 #include "core/version.h"
-#include "core/worker_pool.h"
 
 #include <nlohmann/json.hpp>
 
@@ -29,27 +21,19 @@ std::string default_producer() { return std::string("shardkit ") + kVersion; }
 
 namespace {
 
-std::atomic<uint64_t> next_writer_id{1};
-
-// Compressing a block with a fresh zstd context costs more than reusing one, so each pool thread
-// keeps the encoder of the writer it last served.
-EncodedBlock encode_on_this_thread(uint64_t writer_id, const Schema& schema,
-                                   const WriterOptions& options, const unsigned char* records,
-                                   size_t count) {
-  thread_local uint64_t owner = 0;
-  thread_local std::unique_ptr<BlockEncoder> encoder;
-  if (owner != writer_id) {
-    encoder = std::make_unique<BlockEncoder>(schema, options.filter, options.zstd_level);
-    owner = writer_id;
-  }
-  return encoder->encode(records, count);
-}
+// Blocks append_many cuts per thread before it runs them through encode and store: enough to keep
+// every thread busy, few enough to bound memory (4 * threads * block_bytes).
+constexpr size_t kQueuedBlocksPerThread = 4;
 
 }  // namespace
 
 struct DatasetWriter::Impl {
-  Impl(fs::path dir, Schema s, WriterOptions o)
-      : staged(std::move(dir), o.overwrite), schema(std::move(s)), options(std::move(o)) {
+  Impl(DatasetWriter& owner, fs::path dir, Schema s, WriterOptions o)
+      : owner(owner),
+        staged(std::move(dir), o.overwrite),
+        schema(std::move(s)),
+        options(std::move(o)),
+        arena(pipeline_arena(options.threads)) {
     if (options.producer.empty()) options.producer = default_producer();
     if (options.zstd_level < 1 || options.zstd_level > 22)
       throw Error(ErrorCode::kInvalidArgument, "", "zstd level must be in 1..22");
@@ -57,45 +41,71 @@ struct DatasetWriter::Impl {
         static_cast<uint32_t>(std::max<size_t>(1, options.block_bytes / schema.record_size()));
     if (uint64_t{records_per_block} * schema.record_size() > format::kMaxBlockRawSize)
       throw Error(ErrorCode::kInvalidArgument, "", "block size is too large");
-    pool = options.pool;
-    if (!pool) {
-      own_pool = std::make_unique<WorkerPool>(options.threads);
-      pool = own_pool.get();
-    }
     manifest.info = DatasetInfo::infer(schema);
     pending.reserve(size_t{records_per_block} * schema.record_size());
   }
 
-  void flush_block() {
+  void cut(const unsigned char* p, size_t count, std::vector<RawBlock>& full) {
+    if (finished) throw Error(ErrorCode::kInvalidArgument, "", "append after finish()");
+    const size_t rs = schema.record_size();
+    while (count > 0) {
+      const size_t take = std::min<size_t>(count, records_per_block - pending_count);
+      pending.insert(pending.end(), p, p + take * rs);
+      pending_count += take;
+      appended += take;
+      p += take * rs;
+      count -= take;
+      if (pending_count == records_per_block) cut_pending(full);
+    }
+  }
+
+  // The pending records, a full block or the short last one, become a block of `out`.
+  void cut_pending(std::vector<RawBlock>& out) {
     if (pending_count == 0) return;
-    size_t count = pending_count;
+    out.push_back({std::move(pending), static_cast<uint32_t>(pending_count), {}});
     pending_count = 0;
-    auto records = std::make_shared<std::vector<unsigned char>>(std::move(pending));
-    in_flight.push_back({pool->submit([this, records, count] {
-                           return encode_on_this_thread(id, schema, options, records->data(),
-                                                        count);
-                         }),
-                         static_cast<uint32_t>(count)});
     pending = {};
     pending.reserve(size_t{records_per_block} * schema.record_size());
-    while (in_flight.size() > 2 * size_t{pool->threads()}) drain_one();
   }
 
-  void drain_one() {
-    auto [future, count] = std::move(in_flight.front());
-    in_flight.pop_front();
-    store(pool->get(future), count);
+  // Compressing a block with a fresh zstd context costs more than reusing one, so each thread
+  // keeps an encoder for this writer.
+  void encode(RawBlock& block) {
+    std::unique_ptr<BlockEncoder>& encoder = encoders.local();
+    if (!encoder)
+      encoder = std::make_unique<BlockEncoder>(schema, options.filter, options.zstd_level);
+    block.encoded = encoder->encode(block.records.data(), block.count);
+    block.records = {};
   }
 
-  void store(const EncodedBlock& block, uint32_t count) {
+  void store(const RawBlock& block) {
     if (!shard) {
       current_name = shard_file_name(manifest.shards.size());
       shard = std::make_unique<ShardFileWriter>(staged.staging() / current_name, schema,
                                                 records_per_block, options.filter);
     }
-    shard->add_block(block, count);
+    shard->add_block(block.encoded, block.count);
     // A short block ends its shard: only a shard's last block may be short.
-    if (shard->bytes_written() >= options.shard_bytes || count < records_per_block) close_shard();
+    if (shard->bytes_written() >= options.shard_bytes || block.count < records_per_block)
+      close_shard();
+  }
+
+  // append_many's blocks through encode and store, on the writer's arena.
+  void run_queued() {
+    if (queued.empty()) return;
+    size_t next = 0;
+    const auto read = tbb::make_filter<void, WriterBlocks>(
+        tbb::filter_mode::serial_in_order, [&](tbb::flow_control& fc) -> WriterBlocks {
+          if (next == queued.size()) {
+            fc.stop();
+            return nullptr;
+          }
+          auto one = std::make_unique<std::vector<RawBlock>>();
+          one->push_back(std::move(queued[next++]));
+          return one;
+        });
+    run_ordered_pipeline(arena, read & encode_and_store(owner));
+    queued.clear();
   }
 
   void close_shard() {
@@ -105,14 +115,14 @@ struct DatasetWriter::Impl {
     manifest.shards.push_back({current_name, s.records, s.bytes, s.footer_checksum});
   }
 
+  DatasetWriter& owner;
   StagedDirectory staged;
   Schema schema;
   WriterOptions options;
   uint32_t records_per_block = 0;
-  const uint64_t id = next_writer_id++;
-  std::unique_ptr<WorkerPool> own_pool;
-  WorkerPool* pool = nullptr;
-  std::deque<std::pair<std::future<EncodedBlock>, uint32_t>> in_flight;
+  tbb::task_arena arena;
+  tbb::enumerable_thread_specific<std::unique_ptr<BlockEncoder>> encoders;
+  std::vector<RawBlock> queued;  // cut by append_many, not yet encoded
   std::vector<unsigned char> pending;
   size_t pending_count = 0;
   uint64_t appended = 0;
@@ -123,14 +133,11 @@ struct DatasetWriter::Impl {
 };
 
 DatasetWriter::DatasetWriter(fs::path dir, Schema schema, WriterOptions options)
-    : impl_(std::make_unique<Impl>(std::move(dir), std::move(schema), std::move(options))) {}
+    : impl_(std::make_unique<Impl>(*this, std::move(dir), std::move(schema), std::move(options))) {}
 
-DatasetWriter::~DatasetWriter() {
-  if (!impl_) return;
-  // Abandoned: let in-flight encodes finish before the pool and staging go away.
-  for (auto& [future, count] : impl_->in_flight)
-    if (future.valid()) future.wait();
-}
+// Every stage has returned by the time any member function does: nothing runs on in the
+// background, and without finish() the staging directory is simply removed.
+DatasetWriter::~DatasetWriter() = default;
 
 const Schema& DatasetWriter::schema() const { return impl_->schema; }
 uint32_t DatasetWriter::records_per_block() const { return impl_->records_per_block; }
@@ -140,19 +147,18 @@ void DatasetWriter::append(const void* record) { append_many(record, 1); }
 
 void DatasetWriter::append_many(const void* records, size_t count) {
   Impl& w = *impl_;
-  if (w.finished) throw Error(ErrorCode::kInvalidArgument, "", "append after finish()");
-  const size_t rs = w.schema.record_size();
-  const auto* p = static_cast<const unsigned char*>(records);
-  while (count > 0) {
-    size_t take = std::min<size_t>(count, w.records_per_block - w.pending_count);
-    w.pending.insert(w.pending.end(), p, p + take * rs);
-    w.pending_count += take;
-    w.appended += take;
-    p += take * rs;
-    count -= take;
-    if (w.pending_count == w.records_per_block) w.flush_block();
-  }
+  w.cut(static_cast<const unsigned char*>(records), count, w.queued);
+  if (w.queued.size() >= kQueuedBlocksPerThread * std::max(1u, w.options.threads)) w.run_queued();
 }
+
+void DatasetWriter::cut(const void* records, size_t count, std::vector<RawBlock>& full) {
+  impl_->run_queued();  // blocks append_many cut before go first
+  impl_->cut(static_cast<const unsigned char*>(records), count, full);
+}
+
+void DatasetWriter::encode(RawBlock& block) const { impl_->encode(block); }
+
+void DatasetWriter::store(RawBlock& block) { impl_->store(block); }
 
 void DatasetWriter::set_metadata(const std::string& key, const std::string& raw_json) {
   if (!nlohmann::json::accept(raw_json))
@@ -171,8 +177,8 @@ const DatasetInfo& DatasetWriter::info() const { return impl_->manifest.info; }
 Manifest DatasetWriter::finish() {
   Impl& w = *impl_;
   if (w.finished) throw Error(ErrorCode::kInvalidArgument, "", "finish() called twice");
-  w.flush_block();
-  while (!w.in_flight.empty()) w.drain_one();
+  w.cut_pending(w.queued);
+  w.run_queued();
   w.close_shard();
   w.finished = true;
   w.manifest.producer = w.options.producer;

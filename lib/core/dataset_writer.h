@@ -1,20 +1,24 @@
-// Writes a dataset: records appended in order are grouped into blocks, blocks are encoded
-// (on `threads` workers; the output is byte-identical for any thread count), shards roll at a
-// target size, and finish() publishes the directory atomically with the manifest inside.
+// Writes a dataset: records appended in order are cut into blocks, blocks are encoded (on
+// `threads` threads; the output is byte-identical for any thread count), stored in order into
+// shards that roll at a target size, and finish() publishes the directory atomically with the
+// manifest inside. The three steps are stages of shardkit's ordered pipeline
+// (core/ordered_pipeline.h): append_many and finish run them on the writer's own task arena, and
+// a caller with a pipeline of its own (shardify's convert and merge) runs cut, encode and store
+// among its stages instead.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "core/block_codec.h"
 #include "core/manifest.h"
 #include "core/schema.h"
 #include "format/shard_format.h"
 
 namespace shardkit {
-
-class WorkerPool;
 
 struct WriterOptions {
   // Target uncompressed bytes per block; records_per_block = max(1, block_bytes / record_size).
@@ -26,9 +30,17 @@ struct WriterOptions {
   // (BENCHMARKS.md, shardify section), so records are stored as they are by default.
   format::BlockFilter filter = format::BlockFilter::kNone;
   bool overwrite = false;
-  unsigned threads = 1;        // encoding threads of the writer's own pool (1: the caller's)
-  WorkerPool* pool = nullptr;  // or blocks are encoded on this pool, shared with the caller
-  std::string producer;        // defaults to "shardkit <version>"
+  // Threads of append_many and finish, the caller's included (1: only the caller's). A caller
+  // running the stages in its own pipeline sets the threads of that pipeline instead.
+  unsigned threads = 1;
+  std::string producer;  // defaults to "shardkit <version>"
+};
+
+// One block between the writer's stages: cut (its records), then encoded, then stored.
+struct RawBlock {
+  std::vector<unsigned char> records;  // `count` records, the schema's layout
+  uint32_t count = 0;
+  EncodedBlock encoded;  // set by DatasetWriter::encode, which frees `records`
 };
 
 class DatasetWriter {
@@ -56,6 +68,17 @@ class DatasetWriter {
 
   // Flushes, writes the manifest last, publishes. Returns the manifest written.
   Manifest finish();
+
+  // The stages append_many and finish run, for a caller that schedules them in its own ordered
+  // pipeline (core/ordered_pipeline.h, encode_and_store). A caller uses these or append_many.
+  // cut: in order, one call at a time. Appends records as append_many does, moving each block
+  // they fill to `full`; the short last block stays here until finish() stores it.
+  void cut(const void* records, size_t count, std::vector<RawBlock>& full);
+  // encode: on any thread, several at once (each thread keeps its own zstd context).
+  void encode(RawBlock& block) const;
+  // store: in cut order, one call at a time. Writes the block to the current shard, starting a
+  // shard before it and closing the shard after it by the shard size rules.
+  void store(RawBlock& block);
 
  private:
   struct Impl;

@@ -2,16 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
-#include <deque>
 #include <filesystem>
-#include <future>
 #include <memory>
 #include <set>
 #include <span>
 
 #include "core/dataset_writer.h"
 #include "core/error.h"
-#include "core/worker_pool.h"
+#include "core/ordered_pipeline.h"
 #include "shardify/chat_renderer.h"
 #include "shardify/conversation_packer.h"
 #include "shardify/packer.h"
@@ -277,17 +275,12 @@ ConvertResult convert(const ConvertOptions& o,
   result.files = end_file - first_file;
   for (size_t i = first_file; i < end_file; ++i) result.bytes_in_compressed += files[i].bytes;
 
-  // Workers tokenize batches and compress blocks on the same threads; this thread reads the
-  // input, turns rows into records in input order and writes them. Declared after everything
-  // the tasks use and before the writer, whose pending blocks it still has to compress.
-  WorkerPool pool(o.threads);
   WriterOptions wopt;
   wopt.block_bytes = o.block_bytes;
   wopt.shard_bytes = o.shard_bytes;
   wopt.zstd_level = o.zstd_level;
   wopt.filter = o.filter;
   wopt.overwrite = o.force;
-  wopt.pool = &pool;
   DatasetWriter writer(o.out, layout.schema(), wopt);
 
   std::vector<unsigned char> records;
@@ -295,7 +288,9 @@ ConvertResult convert(const ConvertOptions& o,
   prog.input_bytes_total = result.bytes_in_compressed;
   ExampleBatcher batcher(files, first_file, end_file, ropt, open_input);
 
-  auto write = [&](const EncodedBatch& batch) {
+  // Turns a tokenized batch into records in input order and cuts them into the writer's blocks.
+  auto write = [&](const EncodedBatch& batch, uint64_t input_bytes_done,
+                   std::vector<RawBlock>& blocks) {
     for (const ExampleError& e : batch.errors) {
       if (o.on_error == OnError::kFail) {
         std::string where = files[e.file_index].path;
@@ -341,32 +336,48 @@ ConvertResult convert(const ConvertOptions& o,
       }
       result.stats.records += batch.rows.size();
     }
-    if (!records.empty()) writer.append_many(records.data(), records.size() / layout.record_size());
+    if (!records.empty()) writer.cut(records.data(), records.size() / layout.record_size(), blocks);
     if (progress) {
       prog.records = result.stats.records;
-      prog.input_bytes_done = batcher.bytes_done();
+      prog.input_bytes_done = input_bytes_done;
       prog.seconds = elapsed();
       progress(prog);
     }
   };
 
-  const size_t max_in_flight = 2 * size_t{pool.threads()} + 2;
-  std::deque<std::future<EncodedBatch>> in_flight;
-  for (;;) {
-    auto examples = std::make_shared<std::vector<Example>>();
-    EncodedBatch batch;
-    if (!batcher.next(*examples, batch)) break;
-    in_flight.push_back(pool.submit([&encoder, examples, batch = std::move(batch)]() mutable {
-      for (const Example& ex : *examples) encoder.encode(ex, batch);
-      examples->clear();  // a long text goes before its rows become records
-      return std::move(batch);
-    }));
-    while (in_flight.size() > max_in_flight || (pool.runs_inline() && !in_flight.empty())) {
-      write(pool.get(in_flight.front()));
-      in_flight.pop_front();
-    }
-  }
-  for (; !in_flight.empty(); in_flight.pop_front()) write(pool.get(in_flight.front()));
+  // One ordered pipeline on o.threads threads, this one included: batches of examples read in
+  // order, tokenized on any thread, turned into records and cut into blocks in order, blocks
+  // compressed on any thread and stored in order. Output bytes do not depend on the threads.
+  struct Batch {
+    std::vector<Example> examples;
+    EncodedBatch encoded;
+    uint64_t input_bytes_done = 0;  // of the input files, once this batch was read
+  };
+  using BatchPtr = std::unique_ptr<Batch>;
+  const auto read = tbb::make_filter<void, BatchPtr>(tbb::filter_mode::serial_in_order,
+                                                     [&](tbb::flow_control& fc) -> BatchPtr {
+                                                       auto b = std::make_unique<Batch>();
+                                                       if (!batcher.next(b->examples, b->encoded)) {
+                                                         fc.stop();
+                                                         return nullptr;
+                                                       }
+                                                       b->input_bytes_done = batcher.bytes_done();
+                                                       return b;
+                                                     });
+  const auto tokenize =
+      tbb::make_filter<BatchPtr, BatchPtr>(tbb::filter_mode::parallel, [&encoder](BatchPtr b) {
+        for (const Example& ex : b->examples) encoder.encode(ex, b->encoded);
+        b->examples.clear();  // a long text goes before its rows become records
+        return b;
+      });
+  const auto to_records =
+      tbb::make_filter<BatchPtr, WriterBlocks>(tbb::filter_mode::serial_in_order, [&](BatchPtr b) {
+        auto blocks = std::make_unique<std::vector<RawBlock>>();
+        write(b->encoded, b->input_bytes_done, *blocks);
+        return blocks;
+      });
+  tbb::task_arena arena = pipeline_arena(o.threads);
+  run_ordered_pipeline(arena, read & tokenize & to_records & encode_and_store(writer));
   result.bytes_in = batcher.text_bytes();
   // Rows handed in have no file: their JSON text is what was read, and what "stored" them.
   if (o.rows) result.bytes_in_compressed = result.bytes_in;

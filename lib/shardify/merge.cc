@@ -1,11 +1,13 @@
 #include "shardify/merge.h"
 
 #include <algorithm>
+#include <exception>
 #include <nlohmann/json.hpp>
 
 #include "core/dataset.h"
 #include "core/dataset_writer.h"
 #include "core/error.h"
+#include "core/ordered_pipeline.h"
 
 namespace shardkit::shardify {
 namespace fs = std::filesystem;
@@ -18,8 +20,8 @@ struct Part {
   const Manifest& manifest() const { return data.manifest(); }
 };
 
-// Blocks are decoded one at a time and bypass the cache: a merge holds one block per part in
-// memory, plus the writer's blocks in flight.
+// Blocks are decoded bypassing the cache: a merge holds only the blocks in flight in its
+// pipeline.
 Part load_part(const std::string& dir) {
   DatasetOptions read;
   read.cache_bytes = 0;
@@ -99,12 +101,52 @@ MergeResult merge_parts(const std::string& out, const std::vector<std::string>& 
   if (base.manifest().info.stats) info.stats = stats;
   writer.set_info(std::move(info));
   for (const auto& [key, raw_json] : base.manifest().metadata) writer.set_metadata(key, raw_json);
-  for (const Part& p : parts) {
-    for (uint64_t g = 0; g < p.data.block_count(); ++g) {
-      const auto block = p.data.decode_block(g);
-      writer.append_many(block->bytes.data(), block->records);
-    }
-  }
+
+  // The parts' blocks in order through one ordered pipeline: decoded on any thread, their records
+  // cut into the writer's blocks in order, encoded on any thread, stored in order. A block that
+  // fails to decode fails the merge when its turn comes, so the error is the first in part order.
+  struct PartBlock {
+    const Part* part = nullptr;
+    uint64_t global_block = 0;
+    std::shared_ptr<const DecodedBlock> decoded;
+    std::exception_ptr error;
+  };
+  using PartBlockPtr = std::unique_ptr<PartBlock>;
+  size_t next_part = 0;
+  uint64_t next_block = 0;
+  const auto read = tbb::make_filter<void, PartBlockPtr>(
+      tbb::filter_mode::serial_in_order, [&](tbb::flow_control& fc) -> PartBlockPtr {
+        while (next_part < parts.size() && next_block == parts[next_part].data.block_count()) {
+          ++next_part;
+          next_block = 0;
+        }
+        if (next_part == parts.size()) {
+          fc.stop();
+          return nullptr;
+        }
+        auto b = std::make_unique<PartBlock>();
+        b->part = &parts[next_part];
+        b->global_block = next_block++;
+        return b;
+      });
+  const auto decode =
+      tbb::make_filter<PartBlockPtr, PartBlockPtr>(tbb::filter_mode::parallel, [](PartBlockPtr b) {
+        try {
+          b->decoded = b->part->data.decode_block(b->global_block);
+        } catch (...) {
+          b->error = std::current_exception();
+        }
+        return b;
+      });
+  const auto cut = tbb::make_filter<PartBlockPtr, WriterBlocks>(
+      tbb::filter_mode::serial_in_order, [&](PartBlockPtr b) {
+        if (b->error) std::rethrow_exception(b->error);
+        auto blocks = std::make_unique<std::vector<RawBlock>>();
+        writer.cut(b->decoded->bytes.data(), b->decoded->records, *blocks);
+        return blocks;
+      });
+  tbb::task_arena arena = pipeline_arena(threads);
+  run_ordered_pipeline(arena, read & decode & cut & encode_and_store(writer));
   const Manifest merged = writer.finish();
   MergeResult result;
   result.parts = parts.size();
