@@ -30,7 +30,9 @@ using shardify::RowChunk;
 using shardify::RowFields;
 
 // Appends the UTF-8 of a str; false for a lone surrogate (JSON would carry it as invalid UTF-8,
-// which the reader reports for the whole row: that row goes the JSON way).
+// which the reader reports for the whole row: that row goes the JSON way). Non-ASCII text is
+// encoded by CPython into a temporary bytes object: PyUnicode_AsUTF8 would keep a cached copy
+// inside each of the user's strings for as long as they live.
 bool append_utf8(PyObject* s, std::string& out) {
 #if PY_VERSION_HEX < 0x030C0000
   if (PyUnicode_READY(s) != 0) {
@@ -38,39 +40,17 @@ bool append_utf8(PyObject* s, std::string& out) {
     return false;
   }
 #endif
-  const Py_ssize_t n = PyUnicode_GET_LENGTH(s);
   if (PyUnicode_IS_ASCII(s)) {
-    out.append(static_cast<const char*>(PyUnicode_DATA(s)), static_cast<size_t>(n));
+    out.append(static_cast<const char*>(PyUnicode_DATA(s)),
+               static_cast<size_t>(PyUnicode_GET_LENGTH(s)));
     return true;
   }
-  const int kind = PyUnicode_KIND(s);
-  const void* data = PyUnicode_DATA(s);
-  const size_t at = out.size();
-  out.resize(at + static_cast<size_t>(n) * (kind == PyUnicode_1BYTE_KIND ? 2 : 4));
-  char* p = out.data() + at;
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    const Py_UCS4 c = PyUnicode_READ(kind, data, i);
-    if (c < 0x80) {
-      *p++ = static_cast<char>(c);
-    } else if (c < 0x800) {
-      *p++ = static_cast<char>(0xC0 | (c >> 6));
-      *p++ = static_cast<char>(0x80 | (c & 0x3F));
-    } else if (c < 0x10000) {
-      if (c >= 0xD800 && c <= 0xDFFF) {
-        out.resize(at);
-        return false;
-      }
-      *p++ = static_cast<char>(0xE0 | (c >> 12));
-      *p++ = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-      *p++ = static_cast<char>(0x80 | (c & 0x3F));
-    } else {
-      *p++ = static_cast<char>(0xF0 | (c >> 18));
-      *p++ = static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-      *p++ = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-      *p++ = static_cast<char>(0x80 | (c & 0x3F));
-    }
+  const auto utf8 = py::reinterpret_steal<py::object>(PyUnicode_AsUTF8String(s));
+  if (!utf8) {  // a lone surrogate: UnicodeEncodeError
+    PyErr_Clear();
+    return false;
   }
-  out.resize(static_cast<size_t>(p - out.data()));
+  out.append(PyBytes_AS_STRING(utf8.ptr()), static_cast<size_t>(PyBytes_GET_SIZE(utf8.ptr())));
   return true;
 }
 
