@@ -8,16 +8,13 @@
 
 namespace shardkit::loader {
 
-Column::Column(std::string name, DType dtype, std::vector<int64_t> shape)
+Column::Column(std::string name, DType dtype, std::vector<int64_t> shape,
+               const std::shared_ptr<BufferPool>& pool)
     : name_(std::move(name)), dtype_(dtype), shape_(std::move(shape)) {
   elements_ = 1;
   for (int64_t d : shape_) elements_ *= static_cast<size_t>(d);
-  const size_t size = ((std::max<size_t>(bytes(), 1) + 63) / 64) * 64;
-  data_.reset(std::aligned_alloc(64, size));
-  if (!data_) throw std::bad_alloc();
+  buffer_ = BufferPool::take(pool, bytes());
 }
-
-void Column::Free::operator()(void* p) const { std::free(p); }
 
 int64_t Column::get(size_t i) const {
   const void* p = data();

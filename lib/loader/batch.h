@@ -10,20 +10,23 @@
 #include <vector>
 
 #include "core/schema.h"
+#include "loader/buffer_pool.h"
 
 namespace shardkit::loader {
 
 class Column {
  public:
-  Column(std::string name, DType dtype, std::vector<int64_t> shape);
+  // Uninitialised; the buffer comes from `pool` when given (see Batch::buffers).
+  Column(std::string name, DType dtype, std::vector<int64_t> shape,
+         const std::shared_ptr<BufferPool>& pool = nullptr);
 
   const std::string& name() const { return name_; }
   DType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }
   size_t elements() const { return elements_; }
   size_t bytes() const { return elements_ * dtype_size(dtype_); }
-  void* data() { return data_.get(); }
-  const void* data() const { return data_.get(); }
+  void* data() { return buffer_.data(); }
+  const void* data() const { return buffer_.data(); }
   template <typename T>
   T* as() {
     return static_cast<T*>(data());
@@ -37,14 +40,11 @@ class Column {
   void set(size_t i, int64_t value);
 
  private:
-  struct Free {
-    void operator()(void* p) const;
-  };
   std::string name_;
   DType dtype_;
   std::vector<int64_t> shape_;
   size_t elements_ = 0;
-  std::unique_ptr<void, Free> data_;
+  PooledBuffer buffer_;
 };
 
 struct Batch {
@@ -54,6 +54,9 @@ struct Batch {
   std::vector<uint32_t> sources;  // the source of each row (all 0 for one dataset)
   uint64_t step_tokens = 0;       // with max_tokens: every rank's tokens of this global step
   std::vector<Column> columns;
+  // Where the large column buffers come from and go back to when the batch is dropped (the
+  // loader's pool); null: plain allocations.
+  std::shared_ptr<BufferPool> buffers;
 
   size_t size() const { return records.size(); }
   // nullptr when absent.

@@ -194,7 +194,8 @@ void Collator::init_sft_labels(const Schema& schema, const DatasetInfo& info,
 void Collator::collate_sft_labels(const std::vector<const unsigned char*>& rows, size_t t,
                                   Batch& out) const {
   const size_t n = rows.size();
-  Column col("labels", labels_dtype_, {static_cast<int64_t>(n), static_cast<int64_t>(t)});
+  Column col("labels", labels_dtype_, {static_cast<int64_t>(n), static_cast<int64_t>(t)},
+             out.buffers);
   std::vector<int64_t> ids(t);
   auto bit = [](const unsigned char* bits, const Field* f, size_t k) {
     return k < f->element_count() * 8 && ((bits[k >> 3] >> (k & 7)) & 1) != 0;
@@ -250,7 +251,7 @@ void Collator::collate(const std::vector<const unsigned char*>& rows, Batch& out
     } else {
       for (uint32_t d : o.field->shape) shape.push_back(d);
     }
-    Column col(o.field->name, o.dtype, shape);
+    Column col(o.field->name, o.dtype, shape, out.buffers);
     unsigned char* dst = static_cast<unsigned char*>(col.data());
     const size_t dst_row = per_row * dtype_size(o.dtype);
     for (size_t i = 0; i < n; ++i)
@@ -267,7 +268,7 @@ void Collator::collate(const std::vector<const unsigned char*>& rows, Batch& out
     const int64_t width = static_cast<int64_t>(t);
     auto fill = [&](const char* name, const std::vector<int64_t>& from,
                     const std::vector<int64_t>& to) {
-      Column col(name, derived_dtype_, {static_cast<int64_t>(n), width});
+      Column col(name, derived_dtype_, {static_cast<int64_t>(n), width}, out.buffers);
       auto write = [&](auto* p) {
         using T = std::remove_pointer_t<decltype(p)>;
         for (size_t i = 0; i < n; ++i) {

@@ -50,6 +50,7 @@ struct Loader::Impl {
   size_t depth = 2;
   DType labels_dtype = DType::kI64;
   DType source_dtype = DType::kI64;
+  std::shared_ptr<BufferPool> buffers;
 
   mutable std::mutex mu;
   std::condition_variable work_cv, ready_cv;
@@ -136,6 +137,8 @@ struct Loader::Impl {
     depth = opt.prefetch_batches ? opt.prefetch_batches : 2 * size_t{thread_count};
     if (fit > thread_count) depth = std::min(depth, fit - thread_count);
     depth = std::max<size_t>(depth, 1);
+    // Dropped batches' buffers serve the next ones, within the bytes of the batches in flight.
+    buffers = BufferPool::create(depth * batch_bytes);
     reset(0, 0, 0);
     for (unsigned i = 0; i < thread_count; ++i) workers.emplace_back([this] { work(); });
   }
@@ -349,6 +352,7 @@ struct Loader::Impl {
     auto batch = std::make_shared<Batch>();
     batch->epoch = p.epoch();
     batch->index = index;
+    batch->buffers = buffers;
     const PlannedRows rows = p.rows(index);
     const size_t n = rows.size();
     std::vector<Wanted> wanted;

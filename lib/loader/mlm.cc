@@ -34,7 +34,7 @@ void apply_mlm(Batch& batch, const MlmOptions& o, uint64_t seed, const Column* l
                 "MLM input '" + o.input_field + "' is not [batch, L]");
   const size_t rows = static_cast<size_t>(ids.shape()[0]);
   const size_t t = static_cast<size_t>(ids.shape()[1]);
-  Column labels(o.labels_field, labels_dtype, ids.shape());
+  Column labels(o.labels_field, labels_dtype, ids.shape(), batch.buffers);
   std::vector<int64_t> special = o.special_ids;
   special.push_back(o.mask_token_id);
   std::sort(special.begin(), special.end());

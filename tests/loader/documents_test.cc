@@ -4,9 +4,12 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "core/dataset_writer.h"
 #include "core/error.h"
 #include "loader/loader.h"
 #include "loader_fixture.h"
@@ -206,4 +209,80 @@ TEST_CASE("document boundaries are refused without a separator, or for a mask to
   m.documents.attention_mask = true;
   m.documents.max_mask_length = kMaxLen - 1;
   CHECK_THROWS_WITH_AS(loader::Loader(ds, m), doctest::Contains("use cu_seqlens"), const Error&);
+}
+
+TEST_CASE("separator boundaries hold for every id width, row length and position dtype") {
+  // The scan reads 16 ids at a time and copies positions in 64-byte chunks; rows of 67 and 16
+  // tokens put documents across chunks, a tail after the last chunk, and the last document at
+  // the column's end. The expected values are recomputed here, one token at a time.
+  TempDir tmp("docs-widths");
+  std::mt19937 rng(7);
+  for (const DType stored : {DType::kU16, DType::kU32}) {
+    for (const uint32_t seq : {67u, 16u}) {
+      const uint32_t separator = stored == DType::kU16 ? 60000u : 100000u;
+      const size_t rows = 600;
+      std::vector<uint32_t> ids(rows * seq);
+      for (size_t k = 0; k < ids.size(); ++k) {
+        // Documents of 1 to ~40 tokens, a run without separators, and separators back to back.
+        const bool long_run = (k / seq) % 7 == 3;
+        ids[k] = !long_run && rng() % 9 == 0 ? separator : 1000 + rng() % 3000;
+      }
+      const fs::path dir = tmp.path() / (std::string(dtype_name(stored)) + std::to_string(seq));
+      {
+        DatasetWriter w(dir, Schema({{"input_ids", stored, {seq}}}));
+        std::vector<unsigned char> record(w.schema().record_size());
+        for (size_t r = 0; r < rows; ++r) {
+          for (uint32_t k = 0; k < seq; ++k) {
+            const uint32_t id = ids[r * seq + k];
+            if (stored == DType::kU16) {
+              const uint16_t narrow = static_cast<uint16_t>(id);
+              std::memcpy(record.data() + k * 2, &narrow, 2);
+            } else {
+              std::memcpy(record.data() + k * 4, &id, 4);
+            }
+          }
+          w.append(record.data());
+        }
+        w.finish();
+      }
+      for (const loader::IntOutput out : {loader::IntOutput::kInt64, loader::IntOutput::kInt32}) {
+        CAPTURE(dtype_name(stored));
+        CAPTURE(seq);
+        loader::LoaderOptions o = in_order();
+        o.batch_size = 512;  // a position column past the pooled-buffer size
+        o.int_output = out;
+        o.documents.position_ids = true;
+        o.documents.cu_seqlens = true;
+        o.documents.separator_id = separator;
+        size_t row = 0;
+        for (const auto& b : all_batches(dir, o)) {
+          const loader::Column& pos = b->at("position_ids");
+          CHECK(pos.dtype() == (out == loader::IntOutput::kInt32 ? DType::kI32 : DType::kI64));
+          std::vector<int64_t> want_cu{0};
+          int64_t longest = 0;
+          for (size_t i = 0; i < b->size(); ++i, ++row) {
+            int64_t position = 0;
+            for (uint32_t k = 0; k < seq; ++k) {
+              const size_t at = i * seq + k;
+              if (pos.get(at) != position)
+                FAIL_CHECK("row " << row << " token " << k << ": position " << pos.get(at)
+                                  << ", want " << position);
+              ++position;
+              if (ids[row * seq + k] == separator || k + 1 == seq) {
+                want_cu.push_back(static_cast<int64_t>(at) + 1);
+                longest = std::max(longest, position);
+                position = 0;
+              }
+            }
+          }
+          const loader::Column& cu = b->at("cu_seqlens");
+          std::vector<int64_t> got_cu(cu.elements());
+          for (size_t k = 0; k < got_cu.size(); ++k) got_cu[k] = cu.get(k);
+          CHECK(got_cu == want_cu);
+          CHECK(b->at("max_seqlen").get(0) == longest);
+        }
+        CHECK(row == rows);
+      }
+    }
+  }
 }

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <string>
 
+#include "loader/buffer_pool.h"
 #include "loader/loader.h"
 #include "loader_fixture.h"
 #include "test_util.h"
@@ -110,4 +111,39 @@ TEST_CASE("with pread, RSS (anonymous plus file pages) stays within the memory b
   // Budget plus allocator slack and per-thread zstd contexts; file pages are the page cache's,
   // not the process's. A mapped read counts the pages it touched (most of the 64 MiB here).
   if (kRssMeaningful) CHECK(peak_pread <= budget + (8u << 20));
+}
+
+TEST_CASE("a dropped batch's buffers serve the next batch, within the pool's byte limit") {
+  using loader::BufferPool;
+  const size_t big = size_t{1} << 20;
+  auto pool = BufferPool::create(2 * big);
+  void* first = nullptr;
+  {
+    loader::Column c("x", DType::kI64, {static_cast<int64_t>(big / 8)}, pool);
+    first = c.data();
+    CHECK(reinterpret_cast<uintptr_t>(first) % 64 == 0);
+  }
+  CHECK(pool->idle_bytes() == big);
+  {
+    loader::Column again("y", DType::kI64, {static_cast<int64_t>(big / 8)}, pool);
+    CHECK(again.data() == first);  // reused, not faulted in afresh
+    CHECK(pool->idle_bytes() == 0);
+    // Much smaller: not served by the big buffer (it would waste most of it).
+    auto other = BufferPool::take(pool, big / 2);
+    CHECK(other.data() != first);
+  }
+  CHECK(pool->idle_bytes() == big + big / 2);
+  {
+    // Three at once: the third does not fit in the limit when they come back, and is freed.
+    auto a = BufferPool::take(pool, big), b = BufferPool::take(pool, big),
+         c = BufferPool::take(pool, big);
+  }
+  CHECK(pool->idle_bytes() <= 2 * big);
+  // Small buffers are plain allocations, never kept.
+  { auto small = BufferPool::take(pool, 1000); }
+  CHECK(pool->idle_bytes() <= 2 * big);
+  // A buffer that outlives its pool is freed, not returned (AddressSanitizer checks the rest).
+  auto orphan = BufferPool::take(pool, big);
+  pool.reset();
+  orphan = {};
 }
