@@ -183,9 +183,10 @@ void DocumentBoundaries::collate(const std::vector<const unsigned char*>& rows, 
   const auto shape = std::vector<int64_t>{static_cast<int64_t>(n), static_cast<int64_t>(t)};
   std::optional<Column> positions;
   if (options_.position_ids) positions.emplace("position_ids", position_dtype_, shape, out.buffers);
-  // Every row's documents, at most one per token, then the leading 0.
+  // The batch's cu_seqlens, in a table the thread reuses; it grows before each row to hold a
+  // document per token of that row, so the scan writes without a capacity check per document.
   thread_local std::vector<int32_t> cu;
-  if (options_.cu_seqlens && cu.size() < n * t + 1) cu.resize(n * t + 1);
+  if (options_.cu_seqlens && cu.empty()) cu.resize(t + 1);
   // starts[i * t + k]: where the document of token k of row i begins; padding (after `length`)
   // counts as one more document so that its mask rows are never empty (SDPA would give NaN).
   std::vector<uint32_t> starts(options_.attention_mask ? n * t : 0);
@@ -204,6 +205,13 @@ void DocumentBoundaries::collate(const std::vector<const unsigned char*>& rows, 
       int64_t real = static_cast<int64_t>(t);
       if (length_) cast_elements(length_->dtype, rows[i] + length_->offset, DType::kI64, &real, 1);
       const size_t len = static_cast<size_t>(std::clamp<int64_t>(real, 0, static_cast<int64_t>(t)));
+      if (sink.cu) {
+        const size_t used = static_cast<size_t>(sink.cu - cu.data());
+        if (cu.size() < used + len) {
+          cu.resize(std::max(2 * cu.size(), used + len));
+          sink.cu = cu.data() + used;
+        }
+      }
       sink.positions = column ? column + i * t : nullptr;
       sink.starts = starts.empty() ? nullptr : starts.data() + i * t;
       sink.offset = offset;
