@@ -20,32 +20,18 @@
 #include <utility>
 #include <vector>
 
-namespace shardkit {
+#include "core/buffer_pool.h"
 
-// An allocator whose resize leaves bytes uninitialised, for buffers a decoder overwrites whole
-// (zeroing each 256 KB block before decoding into it was 14% of a loader epoch's time).
-template <typename T>
-struct UninitializedAllocator : std::allocator<T> {
-  template <typename U>
-  struct rebind {
-    using other = UninitializedAllocator<U>;
-  };
-  template <typename U>
-  void construct(U* p) noexcept {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <typename U, typename... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
-};
+namespace shardkit {
 
 struct DecodedBlock {
   uint64_t id = 0;  // global block number in the dataset
   uint32_t records = 0;
   uint32_t record_size = 0;
   // Exactly records x record_size bytes: a block that decodes short is an error, never stored.
-  std::vector<unsigned char, UninitializedAllocator<unsigned char>> bytes;
+  // Left uninitialised before decoding (zeroing each 256 KB block was 14% of a loader epoch),
+  // and back to the dataset's pool when the block is dropped (DatasetOptions::idle_block_bytes).
+  PooledBuffer bytes;
 
   const unsigned char* record(uint32_t slot) const {
     return bytes.data() + size_t{slot} * record_size;

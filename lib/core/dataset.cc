@@ -22,6 +22,7 @@ struct Dataset::Impl {
   std::unique_ptr<std::once_flag[]> shard_once;
   // call_once retries after an exception, so a transient error does not poison a shard.
   mutable BlockCache cache;
+  std::shared_ptr<BufferPool> block_buffers;  // null: blocks come from malloc
   // Prefetches running on the store's threads: the dataset waits for them before it goes, and
   // those still queued then find it closed.
   struct Async {
@@ -55,6 +56,7 @@ Dataset Dataset::open(const char* location, DatasetOptions options) {
 
 Dataset Dataset::open(const std::string& location, DatasetOptions options) {
   auto impl = std::make_unique<Impl>(options.cache_bytes);
+  if (options.idle_block_bytes) impl->block_buffers = BufferPool::create(options.idle_block_bytes);
   impl->dir = location;
   impl->store = open_store(location, options.source);
   impl->manifest = impl->store->load_manifest();
@@ -116,7 +118,7 @@ std::shared_ptr<const DecodedBlock> Dataset::decode_block(uint64_t global_block)
   b->id = global_block;
   b->records = ref.records;
   b->record_size = static_cast<uint32_t>(schema().record_size());
-  b->bytes.resize(size_t{ref.records} * b->record_size);
+  b->bytes = BufferPool::take(impl_->block_buffers, size_t{ref.records} * b->record_size);
   s.read_block(ref.block_in_shard, decoder, b->bytes.data());
   return b;
 }

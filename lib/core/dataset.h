@@ -23,6 +23,9 @@ class ShardFile;
 struct DatasetOptions {
   size_t cache_bytes = 256ull << 20;  // decoded blocks kept resident for random access
   SourceOptions source;               // pread or mmap; remote transport and cache
+  // Buffers of dropped blocks kept for the next decodes (core/buffer_pool.h); 0 keeps none.
+  // The loader keeps a window's worth, so that it never holds more than its two windows.
+  size_t idle_block_bytes = 0;
 };
 
 class Dataset {

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/buffer_pool.h"
 #include "core/schema.h"
-#include "loader/buffer_pool.h"
 
 namespace shardkit::loader {
 

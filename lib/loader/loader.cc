@@ -89,9 +89,12 @@ struct Loader::Impl {
     // Remote bytes fetched ahead are held in memory until read: half the budget unless set.
     if (so.prefetch_bytes == 0)
       so.prefetch_bytes = std::max<size_t>(1, o.memory_budget / 2 / sources.size());
+    // Decoded blocks' buffers come back for the next window's blocks: a window's worth (two fit
+    // in 3/4 of the budget), so that the windows and the idle buffers stay within two windows.
+    const size_t idle_blocks = o.memory_budget / 8 * 3 / sources.size();
     std::vector<Source> out;
     for (const MixtureSource& m : sources) {
-      Dataset ds = Dataset::open(m.path, DatasetOptions{0, so});
+      Dataset ds = Dataset::open(m.path, DatasetOptions{0, so, idle_blocks});
       Geometry geo = Geometry::of(ds.manifest());
       out.push_back(Source{std::move(ds), std::move(geo), std::nullopt, nullptr});
     }

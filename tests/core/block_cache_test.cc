@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <cstring>
 #include <stdexcept>
 
 #include "core/block_cache.h"
@@ -14,7 +15,8 @@ namespace {
 BlockCache::BlockPtr make_block(uint64_t id, size_t bytes) {
   auto b = std::make_shared<DecodedBlock>();
   b->id = id;
-  b->bytes.assign(bytes, static_cast<unsigned char>(id));
+  b->bytes = BufferPool::take(nullptr, bytes);
+  std::memset(b->bytes.data(), static_cast<int>(id), bytes);
   return b;
 }
 

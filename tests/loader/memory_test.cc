@@ -5,7 +5,7 @@
 #include <fstream>
 #include <string>
 
-#include "loader/buffer_pool.h"
+#include "core/buffer_pool.h"
 #include "loader/loader.h"
 #include "loader_fixture.h"
 #include "test_util.h"
@@ -114,7 +114,6 @@ TEST_CASE("with pread, RSS (anonymous plus file pages) stays within the memory b
 }
 
 TEST_CASE("a dropped batch's buffers serve the next batch, within the pool's byte limit") {
-  using loader::BufferPool;
   const size_t big = size_t{1} << 20;
   auto pool = BufferPool::create(2 * big);
   void* first = nullptr;

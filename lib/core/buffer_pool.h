@@ -1,9 +1,9 @@
-// Batch buffers that come back for reuse. A freed allocation of a megabyte or so goes back to
+// Large buffers that come back for reuse. A freed allocation of a megabyte or so goes back to
 // the kernel (glibc unmaps it, or trims the heap under it), and the next one is faulted in again
-// page by page, each page zeroed by the kernel. A loader allocates such columns for every batch;
-// on this project's virtual machines the faults made packed-document epochs vary from 155k to
-// 315k samples/s (BENCHMARKS.md). A pool keeps the buffers of dropped batches, up to a byte
-// limit, and hands them out again uninitialised.
+// page by page, each page zeroed by the kernel. The loader allocates such buffers for every
+// batch's columns and every decoded block; on this project's virtual machines the faults made
+// loader epochs vary twofold (BENCHMARKS.md). A pool keeps the buffers that come back, up to a
+// byte limit, and hands them out again uninitialised.
 #pragma once
 
 #include <cstddef>
@@ -11,7 +11,7 @@
 #include <memory>
 #include <mutex>
 
-namespace shardkit::loader {
+namespace shardkit {
 
 class BufferPool;
 
@@ -24,7 +24,8 @@ class PooledBuffer {
   PooledBuffer& operator=(PooledBuffer&& other) noexcept;
   ~PooledBuffer();
 
-  void* data() const { return data_; }
+  unsigned char* data() const { return static_cast<unsigned char*>(data_); }
+  size_t size() const { return size_; }  // the bytes asked for
   size_t capacity() const { return capacity_; }
 
  private:
@@ -32,6 +33,7 @@ class PooledBuffer {
   void release();
 
   void* data_ = nullptr;
+  size_t size_ = 0;
   size_t capacity_ = 0;
   std::weak_ptr<BufferPool> home_;
 };
@@ -66,4 +68,4 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
   size_t idle_bytes_ = 0;
 };
 
-}  // namespace shardkit::loader
+}  // namespace shardkit

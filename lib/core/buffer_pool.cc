@@ -1,14 +1,15 @@
-#include "loader/buffer_pool.h"
+#include "core/buffer_pool.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <new>
 #include <utility>
 
-namespace shardkit::loader {
+namespace shardkit {
 
 PooledBuffer::PooledBuffer(PooledBuffer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
       capacity_(std::exchange(other.capacity_, 0)),
       home_(std::move(other.home_)) {}
 
@@ -16,6 +17,7 @@ PooledBuffer& PooledBuffer::operator=(PooledBuffer&& other) noexcept {
   if (this != &other) {
     release();
     data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
     capacity_ = std::exchange(other.capacity_, 0);
     home_ = std::move(other.home_);
   }
@@ -29,6 +31,7 @@ void PooledBuffer::release() {
   const std::shared_ptr<BufferPool> pool = home_.lock();
   if (!pool || !pool->keep(data_, capacity_)) std::free(data_);
   data_ = nullptr;
+  size_ = 0;
   capacity_ = 0;
 }
 
@@ -38,6 +41,7 @@ std::shared_ptr<BufferPool> BufferPool::create(size_t max_idle_bytes) {
 
 PooledBuffer BufferPool::allocate(size_t bytes) {
   PooledBuffer b;
+  b.size_ = bytes;
   b.capacity_ = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
   b.data_ = std::aligned_alloc(64, b.capacity_);
   if (!b.data_) throw std::bad_alloc();
@@ -54,6 +58,7 @@ PooledBuffer BufferPool::take(const std::shared_ptr<BufferPool>& pool, size_t by
     if (it != pool->idle_.end() && it->first - bytes <= it->first / 4) {
       PooledBuffer b;
       b.data_ = it->second;
+      b.size_ = bytes;
       b.capacity_ = it->first;
       b.home_ = pool;
       pool->idle_bytes_ -= it->first;
@@ -83,4 +88,4 @@ BufferPool::~BufferPool() {
   for (const auto& [capacity, data] : idle_) std::free(data);
 }
 
-}  // namespace shardkit::loader
+}  // namespace shardkit
