@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "core/checksum.h"
 #include "core/error.h"
@@ -58,9 +59,8 @@ class ChatRenderer::Process {
     }
   }
 
-  void send(std::string_view line) {
-    std::string data(line);
-    data.push_back('\n');
+  // Writes `data` whole (lines, each ending in a newline).
+  void send(std::string_view data) {
     size_t done = 0;
     while (done < data.size()) {
       const ssize_t n = ::send(fd_, data.data() + done, data.size() - done, MSG_NOSIGNAL);
@@ -69,6 +69,9 @@ class ChatRenderer::Process {
       done += static_cast<size_t>(n);
     }
   }
+
+  // Unblocks a writer waiting on a renderer that no longer reads; the process is not reused.
+  void shut_down() { ::shutdown(fd_, SHUT_RDWR); }
 
   // The next line the renderer writes, without its newline.
   std::string receive() {
@@ -182,7 +185,47 @@ ChatRenderer::ChatRenderer(fs::path config, Spans spans)
 
 ChatRenderer::~ChatRenderer() = default;
 
+namespace {
+
+RenderedChat parse_reply(const std::string& line, simdjson::dom::parser& parser) {
+  RenderedChat out;
+  simdjson::dom::element e;
+  if (parser.parse(line).get(e) || !e.is_object())
+    throw Error(ErrorCode::kIo, ChatRenderer::script_path().string(),
+                "the chat template renderer answered something other than JSON");
+  std::string_view s;
+  if (!e["error"].get_string().get(s)) {
+    out.error.assign(s);
+    return out;
+  }
+  simdjson::dom::array spans;
+  if (e["text"].get_string().get(s) || e["spans"].get_array().get(spans))
+    throw Error(ErrorCode::kIo, ChatRenderer::script_path().string(),
+                "the chat template renderer's answer lacks text or spans");
+  out.text.assign(s);
+  for (simdjson::dom::element span : spans) {
+    uint64_t a = 0, b = 0;
+    simdjson::dom::array pair;
+    if (span.get_array().get(pair) || pair.size() != 2 || pair.at(0).get_uint64().get(a) ||
+        pair.at(1).get_uint64().get(b) || a > b || b > out.text.size())
+      throw Error(ErrorCode::kIo, ChatRenderer::script_path().string(),
+                  "the chat template renderer sent a span outside its text");
+    out.spans.emplace_back(static_cast<uint32_t>(a), static_cast<uint32_t>(b));
+  }
+  return out;
+}
+
+}  // namespace
+
 RenderedChat ChatRenderer::render(std::string_view messages_json) const {
+  RenderedChat out;
+  render({std::string(messages_json)}, [&](size_t, RenderedChat&& chat) { out = std::move(chat); });
+  return out;
+}
+
+void ChatRenderer::render(const std::vector<std::string>& messages,
+                          const std::function<void(size_t, RenderedChat&&)>& each) const {
+  if (messages.empty()) return;
   std::unique_ptr<Process> process;
   {
     std::lock_guard lock(mutex_);
@@ -192,36 +235,33 @@ RenderedChat ChatRenderer::render(std::string_view messages_json) const {
     }
   }
   if (!process) process = start();
-  process->send(messages_json);
-  const std::string line = process->receive();
-  RenderedChat out;
-  simdjson::dom::parser parser;
-  simdjson::dom::element e;
-  if (parser.parse(line).get(e) || !e.is_object())
-    throw Error(ErrorCode::kIo, script_path().string(),
-                "the chat template renderer answered something other than JSON");
-  std::string_view s;
-  if (!e["error"].get_string().get(s)) {
-    out.error.assign(s);
-  } else {
-    simdjson::dom::array spans;
-    if (e["text"].get_string().get(s) || e["spans"].get_array().get(spans))
-      throw Error(ErrorCode::kIo, script_path().string(),
-                  "the chat template renderer's answer lacks text or spans");
-    out.text.assign(s);
-    for (simdjson::dom::element span : spans) {
-      uint64_t a = 0, b = 0;
-      simdjson::dom::array pair;
-      if (span.get_array().get(pair) || pair.size() != 2 || pair.at(0).get_uint64().get(a) ||
-          pair.at(1).get_uint64().get(b) || a > b || b > out.text.size())
-        throw Error(ErrorCode::kIo, script_path().string(),
-                    "the chat template renderer sent a span outside its text");
-      out.spans.emplace_back(static_cast<uint32_t>(a), static_cast<uint32_t>(b));
-    }
+  std::string requests;
+  for (const std::string& m : messages) {
+    requests += m;
+    requests.push_back('\n');
   }
+  // The requests go in while the replies come out: written first, more than a socket buffer of
+  // them would wait on a renderer waiting for its replies to be read.
+  std::exception_ptr write_error;
+  std::thread writer([&] {
+    try {
+      process->send(requests);
+    } catch (...) {
+      write_error = std::current_exception();
+    }
+  });
+  try {
+    simdjson::dom::parser parser;
+    for (size_t i = 0; i < messages.size(); ++i) each(i, parse_reply(process->receive(), parser));
+  } catch (...) {
+    process->shut_down();
+    writer.join();
+    throw;
+  }
+  writer.join();
+  if (write_error) std::rethrow_exception(write_error);
   std::lock_guard lock(mutex_);
   idle_.push_back(std::move(process));
-  return out;
 }
 
 }  // namespace shardkit::shardify

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -40,6 +41,11 @@ class ChatRenderer {
   // `messages_json` is one JSON array of {role, content} objects, without newlines outside
   // strings. Thread-safe. Throws Error(kIo) when a renderer process dies.
   RenderedChat render(std::string_view messages_json) const;
+  // The same for many conversations through one process: `each(i, chat)` gets them in order as
+  // they arrive, while the process renders the next ones. One round trip for all instead of one
+  // each (a round trip wakes two processes), and the caller's work overlaps the rendering.
+  void render(const std::vector<std::string>& messages_json,
+              const std::function<void(size_t, RenderedChat&&)>& each) const;
 
   // Whether the template marks assistant turns itself with {% generation %}.
   bool template_marks_generation() const { return generation_; }

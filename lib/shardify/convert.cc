@@ -366,7 +366,7 @@ ConvertResult convert(const ConvertOptions& o,
                                                      });
   const auto tokenize =
       tbb::make_filter<BatchPtr, BatchPtr>(tbb::filter_mode::parallel, [&encoder](BatchPtr b) {
-        for (const Example& ex : b->examples) encoder.encode(ex, b->encoded);
+        encoder.encode(b->examples, b->encoded);
         b->examples.clear();  // a long text goes before its rows become records
         return b;
       });

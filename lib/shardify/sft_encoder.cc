@@ -24,8 +24,16 @@ std::string as_messages(const Example& ex) {
 
 }  // namespace
 
-bool TaskEncoder::sft_tokens(const Example& ex, EncodedBatch& out, std::vector<uint32_t>& ids,
-                             std::vector<uint8_t>& mask) const {
+std::optional<std::string> TaskEncoder::sft_messages(const Example& ex) const {
+  try {
+    return options_.messages ? ex.messages : as_messages(ex);
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+bool TaskEncoder::sft_tokens(const Example& ex, EncodedBatch& out, const RenderedChat* rendered,
+                             std::vector<uint32_t>& ids, std::vector<uint8_t>& mask) const {
   if (!renderer_) {
     // The prompt as the tokenizer encodes one text (its template: <|begin_of_text|> for Llama 3),
     // then the response without special tokens, then end-of-text; the loss covers the last two.
@@ -38,14 +46,17 @@ bool TaskEncoder::sft_tokens(const Example& ex, EncodedBatch& out, std::vector<u
     mask.resize(ids.size(), 1);
     return true;
   }
-  std::string messages;
-  try {
-    messages = options_.messages ? ex.messages : as_messages(ex);
-  } catch (const nlohmann::json::exception&) {
-    add_error(ex, out, "the prompt or response is not valid UTF-8");
-    return false;
+  RenderedChat own;
+  if (!rendered) {
+    const std::optional<std::string> messages = sft_messages(ex);
+    if (!messages) {
+      add_error(ex, out, "the prompt or response is not valid UTF-8");
+      return false;
+    }
+    own = renderer_->render(*messages);
+    rendered = &own;
   }
-  RenderedChat chat = renderer_->render(messages);
+  const RenderedChat& chat = *rendered;
   if (!chat.error.empty()) {
     add_error(ex, out, chat.error);
     return false;
@@ -74,10 +85,10 @@ bool TaskEncoder::sft_tokens(const Example& ex, EncodedBatch& out, std::vector<u
   return true;
 }
 
-void TaskEncoder::encode_sft(const Example& ex, EncodedBatch& out) const {
+void TaskEncoder::encode_sft(const Example& ex, EncodedBatch& out, const RenderedChat* chat) const {
   std::vector<uint32_t> ids;
   std::vector<uint8_t> mask;
-  if (!sft_tokens(ex, out, ids, mask)) return;
+  if (!sft_tokens(ex, out, chat, ids, mask)) return;
   const size_t n = ids.size();
   if (n == 0) {
     add_error(ex, out, "empty conversation (no tokens)");

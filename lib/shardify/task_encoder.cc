@@ -106,7 +106,41 @@ bool TaskEncoder::label_index(const Example& ex, EncodedBatch& out, int32_t& ind
   return true;
 }
 
-void TaskEncoder::encode(const Example& ex, EncodedBatch& out) const {
+void TaskEncoder::encode(const Example& ex, EncodedBatch& out) const { encode(ex, out, nullptr); }
+
+void TaskEncoder::encode(const std::vector<Example>& examples, EncodedBatch& out) const {
+  if (options_.task != Task::kSft || !renderer_) {
+    for (const Example& ex : examples) encode(ex, out, nullptr);
+    return;
+  }
+  std::vector<std::string> requests;
+  std::vector<size_t> request_of(examples.size(), SIZE_MAX);
+  for (size_t i = 0; i < examples.size(); ++i) {
+    if (!examples[i].error.empty()) continue;
+    if (std::optional<std::string> m = sft_messages(examples[i])) {
+      request_of[i] = requests.size();
+      requests.push_back(std::move(*m));
+    }
+  }
+  // In order: the examples without a conversation to render come before the next rendered one.
+  std::vector<size_t> example_of(requests.size());
+  for (size_t i = 0; i < examples.size(); ++i)
+    if (request_of[i] != SIZE_MAX) example_of[request_of[i]] = i;
+  size_t next = 0;
+  auto encode_unrendered = [&](size_t end) {
+    for (; next < end; ++next)
+      if (request_of[next] == SIZE_MAX) encode(examples[next], out, nullptr);
+  };
+  renderer_->render(requests, [&](size_t request, RenderedChat&& chat) {
+    const size_t i = example_of[request];
+    encode_unrendered(i);
+    encode(examples[i], out, &chat);
+    next = i + 1;
+  });
+  encode_unrendered(examples.size());
+}
+
+void TaskEncoder::encode(const Example& ex, EncodedBatch& out, const RenderedChat* chat) const {
   if (!ex.error.empty()) {
     add_error(ex, out, ex.error);
     return;
@@ -130,7 +164,7 @@ void TaskEncoder::encode(const Example& ex, EncodedBatch& out) const {
         encode_qa(ex, out);
         break;
       case Task::kSft:
-        encode_sft(ex, out);
+        encode_sft(ex, out, chat);
         break;
     }
   } catch (const Error& e) {

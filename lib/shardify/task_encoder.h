@@ -27,17 +27,24 @@ class TaskEncoder {
   std::optional<uint32_t> separator_id() const { return separator_; }
 
   void encode(const Example& example, EncodedBatch& out) const;
+  // The same for each example in order; sft's chat template renders them all in one round trip.
+  void encode(const std::vector<Example>& examples, EncodedBatch& out) const;
 
  private:
+  // `chat`: the example's conversation already rendered, or null to render it here.
+  void encode(const Example& example, EncodedBatch& out, const RenderedChat* chat) const;
   void encode_document(const Example& ex, EncodedBatch& out) const;
   void encode_single(const Example& ex, EncodedBatch& out, const char* empty_reason,
                      int32_t label) const;
   void encode_pair(const Example& ex, EncodedBatch& out) const;
   void encode_qa(const Example& ex, EncodedBatch& out) const;
   // sft: ids and the loss mask of one conversation (sft_encoder.cc).
-  void encode_sft(const Example& ex, EncodedBatch& out) const;
-  bool sft_tokens(const Example& ex, EncodedBatch& out, std::vector<uint32_t>& ids,
-                  std::vector<uint8_t>& mask) const;
+  void encode_sft(const Example& ex, EncodedBatch& out, const RenderedChat* chat) const;
+  bool sft_tokens(const Example& ex, EncodedBatch& out, const RenderedChat* chat,
+                  std::vector<uint32_t>& ids, std::vector<uint8_t>& mask) const;
+  // What the chat template renders for `ex`: its messages, or its prompt and response as two;
+  // nullopt when they are not valid UTF-8.
+  std::optional<std::string> sft_messages(const Example& ex) const;
   bool label_index(const Example& ex, EncodedBatch& out, int32_t& index) const;
 
   const tok::Tokenizer& tok_;
