@@ -183,21 +183,21 @@ def _byte_offsets(text, spans):
 
 def serve(config_path, which, stdin=sys.stdin.buffer, stdout=sys.stdout.buffer):
     """The coprocess. It first writes {"ready": true, "generation": bool} (or {"error": why} and
-    returns 1 when the config cannot be used); then each input line is a JSON array of messages; each output line is
-    {"text": rendered, "spans": [[start, end], ...]} with UTF-8 byte offsets, or {"error": why}
-    for a conversation that cannot be rendered. Lines stay in order."""
-    def send(reply):
-        stdout.write(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
+    returns 1 when the config cannot be used); then each input line is a JSON array of messages;
+    each output line is {"text": rendered, "spans": [[start, end], ...]} with UTF-8 byte offsets,
+    or {"error": why} for a conversation that cannot be rendered. Lines stay in order.
+
+    Input is read as it arrives, and the replies to all the lines of one read go out in one
+    write: shardify sends a chunk's conversations at once, and a write per reply woke it once per
+    conversation."""
+    def encode(reply):
+        return json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n"
+
+    def send(replies):
+        stdout.write(b"".join(replies))
         stdout.flush()
 
-    try:
-        with open(config_path, encoding="utf-8") as f:
-            template = ChatTemplate(json.load(f))
-    except (OSError, ValueError, jinja2.exceptions.TemplateError) as e:
-        send({"error": f"{config_path}: {e}"})
-        return 1
-    send({"ready": True, "generation": template.has_generation})
-    for line in stdin:
+    def reply_to(line):
         try:
             messages = json.loads(line)
             text, spans = template.assistant_spans(messages, which)
@@ -206,7 +206,26 @@ def serve(config_path, which, stdin=sys.stdin.buffer, stdout=sys.stdout.buffer):
         except (jinja2.exceptions.TemplateError, TypeError, ValueError, KeyError, IndexError,
                 AttributeError) as e:
             reply = {"error": f"chat template: {type(e).__name__}: {e}"}
-        send(reply)
+        return encode(reply)
+
+    try:
+        with open(config_path, encoding="utf-8") as f:
+            template = ChatTemplate(json.load(f))
+    except (OSError, ValueError, jinja2.exceptions.TemplateError) as e:
+        send([encode({"error": f"{config_path}: {e}"})])
+        return 1
+    send([encode({"ready": True, "generation": template.has_generation})])
+    pending = b""
+    while True:
+        data = stdin.read1(1 << 16)
+        if not data:
+            break
+        lines = (pending + data).split(b"\n")
+        pending = lines.pop()
+        if lines:
+            send([reply_to(line) for line in lines])
+    if pending.strip():
+        send([reply_to(pending)])
     return 0
 
 
