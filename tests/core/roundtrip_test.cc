@@ -2,6 +2,8 @@
 // schemas and block sizes; and the bytes do not depend on the number of encoding threads.
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <cstring>
 #include <random>
 #include <thread>
 
@@ -37,6 +39,27 @@ std::vector<unsigned char> random_records(std::mt19937_64& rng, size_t count, si
   for (size_t i = 0; i < data.size(); ++i)
     data[i] = (rng() % 3 == 0) ? 0 : static_cast<unsigned char>(rng() % 64);
   return data;
+}
+
+// Records read at random by `threads` threads that differ from `data`, what was written.
+int mismatched_reads(const Dataset& ds, const std::vector<unsigned char>& data, int threads,
+                     int reads_each) {
+  const size_t size = ds.schema().record_size();
+  const uint64_t n = data.size() / size;
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      std::mt19937_64 r(t);
+      std::vector<unsigned char> rec(size);
+      for (int k = 0; k < reads_each; ++k) {
+        const uint64_t i = r() % n;
+        ds.read(i, rec.data());
+        if (std::memcmp(rec.data(), data.data() + i * size, size)) ++mismatches;
+      }
+    });
+  for (auto& w : workers) w.join();
+  return mismatches;
 }
 
 }  // namespace
@@ -131,20 +154,7 @@ TEST_CASE("reads from many threads agree with what was written") {
     w.finish();
   }
   Dataset ds = Dataset::open(tmp / "ds", {.cache_bytes = 64 << 10});
-  std::atomic<int> mismatches{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t)
-    threads.emplace_back([&, t] {
-      std::mt19937_64 r(t);
-      std::vector<unsigned char> rec(schema.record_size());
-      for (int k = 0; k < 5000; ++k) {
-        uint64_t i = r() % 20000;
-        ds.read(i, rec.data());
-        if (std::memcmp(rec.data(), data.data() + i * rec.size(), rec.size())) ++mismatches;
-      }
-    });
-  for (auto& t : threads) t.join();
-  CHECK(mismatches == 0);
+  CHECK(mismatched_reads(ds, data, 4, 5000) == 0);
   CHECK(ds.cache().resident_bytes() <= ds.cache().capacity());
 }
 
@@ -165,20 +175,7 @@ TEST_CASE("blocks decoded into reused buffers read back as written") {
   }
   Dataset ds = Dataset::open(tmp / "ds", {.cache_bytes = 256 << 10, .idle_block_bytes = 1 << 20});
   REQUIRE(ds.block_count() > 10);
-  std::atomic<int> mismatches{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 2; ++t)
-    threads.emplace_back([&, t] {
-      std::mt19937_64 r(t);
-      std::vector<unsigned char> rec(schema.record_size());
-      for (int k = 0; k < 3000; ++k) {
-        const uint64_t i = r() % n;
-        ds.read(i, rec.data());
-        if (std::memcmp(rec.data(), data.data() + i * rec.size(), rec.size())) ++mismatches;
-      }
-    });
-  for (auto& t : threads) t.join();
-  CHECK(mismatches == 0);
+  CHECK(mismatched_reads(ds, data, 2, 3000) == 0);
   CHECK(ds.cache().resident_bytes() <= ds.cache().capacity());
 }
 
