@@ -217,12 +217,6 @@ RenderedChat parse_reply(const std::string& line, simdjson::dom::parser& parser)
 
 }  // namespace
 
-RenderedChat ChatRenderer::render(std::string_view messages_json) const {
-  RenderedChat out;
-  render({std::string(messages_json)}, [&](size_t, RenderedChat&& chat) { out = std::move(chat); });
-  return out;
-}
-
 void ChatRenderer::render(const std::vector<std::string>& messages,
                           const std::function<void(size_t, RenderedChat&&)>& each) const {
   if (messages.empty()) return;

@@ -38,12 +38,11 @@ class ChatRenderer {
   ChatRenderer(const ChatRenderer&) = delete;
   ChatRenderer& operator=(const ChatRenderer&) = delete;
 
-  // `messages_json` is one JSON array of {role, content} objects, without newlines outside
-  // strings. Thread-safe. Throws Error(kIo) when a renderer process dies.
-  RenderedChat render(std::string_view messages_json) const;
-  // The same for many conversations through one process: `each(i, chat)` gets them in order as
-  // they arrive, while the process renders the next ones. One round trip for all instead of one
-  // each (a round trip wakes two processes), and the caller's work overlaps the rendering.
+  // Each of `messages_json` is one JSON array of {role, content} objects, without newlines
+  // outside strings. They go through one process: `each(i, chat)` gets them in order as they
+  // arrive, while the process renders the next ones. One round trip for all instead of one each
+  // (a round trip wakes two processes), and the caller's work overlaps the rendering.
+  // Thread-safe. Throws Error(kIo) when a renderer process dies, and what `each` throws.
   void render(const std::vector<std::string>& messages_json,
               const std::function<void(size_t, RenderedChat&&)>& each) const;
 

@@ -46,15 +46,9 @@ bool TaskEncoder::sft_tokens(const Example& ex, EncodedBatch& out, const Rendere
     mask.resize(ids.size(), 1);
     return true;
   }
-  RenderedChat own;
   if (!rendered) {
-    const std::optional<std::string> messages = sft_messages(ex);
-    if (!messages) {
-      add_error(ex, out, "the prompt or response is not valid UTF-8");
-      return false;
-    }
-    own = renderer_->render(*messages);
-    rendered = &own;
+    add_error(ex, out, "the prompt or response is not valid UTF-8");
+    return false;
   }
   const RenderedChat& chat = *rendered;
   if (!chat.error.empty()) {

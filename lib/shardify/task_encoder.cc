@@ -106,8 +106,6 @@ bool TaskEncoder::label_index(const Example& ex, EncodedBatch& out, int32_t& ind
   return true;
 }
 
-void TaskEncoder::encode(const Example& ex, EncodedBatch& out) const { encode(ex, out, nullptr); }
-
 void TaskEncoder::encode(const std::vector<Example>& examples, EncodedBatch& out) const {
   if (options_.task != Task::kSft || !renderer_) {
     for (const Example& ex : examples) encode(ex, out, nullptr);

@@ -26,12 +26,13 @@ class TaskEncoder {
   // The id that ends each document when packing (eos, else sep); nullopt when there is none.
   std::optional<uint32_t> separator_id() const { return separator_; }
 
-  void encode(const Example& example, EncodedBatch& out) const;
-  // The same for each example in order; sft's chat template renders them all in one round trip.
+  // Each example in order, into `out`; sft's chat template renders all their conversations in
+  // one round trip.
   void encode(const std::vector<Example>& examples, EncodedBatch& out) const;
 
  private:
-  // `chat`: the example's conversation already rendered, or null to render it here.
+  // `chat`: with a chat template, the example's rendered conversation (null: its messages were
+  // not valid UTF-8).
   void encode(const Example& example, EncodedBatch& out, const RenderedChat* chat) const;
   void encode_document(const Example& ex, EncodedBatch& out) const;
   void encode_single(const Example& ex, EncodedBatch& out, const char* empty_reason,
