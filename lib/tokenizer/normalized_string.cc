@@ -28,8 +28,9 @@ Span NormalizedString::original_span(size_t begin, size_t end) const {
   return {align_[begin].first, align_[end - 1].second};
 }
 
-void NormalizedString::transform(size_t begin, size_t end, const std::vector<CharChange>& dest,
-                                 size_t initial_offset) {
+void NormalizedString::append_changed(size_t begin, size_t end, const std::vector<CharChange>& dest,
+                                      size_t initial_offset, std::string& out,
+                                      std::vector<Span>& out_align) const {
   const auto* s = reinterpret_cast<const unsigned char*>(text_.data());
   size_t p = begin;  // next input character to consume
   auto consume = [&]() -> size_t {
@@ -39,10 +40,6 @@ void NormalizedString::transform(size_t begin, size_t end, const std::vector<Cha
     return n;
   };
   for (size_t k = 0; k < initial_offset; ++k) consume();
-  std::string out;
-  std::vector<Span> out_align;
-  out.reserve(end - begin + 8);
-  if (track_) out_align.reserve(end - begin + 8);
   for (const CharChange& d : dest) {
     const size_t idx = p;
     Span a{0, 0};
@@ -59,6 +56,15 @@ void NormalizedString::transform(size_t begin, size_t end, const std::vector<Cha
     append_utf8(out, d.c);
     if (track_) out_align.insert(out_align.end(), out.size() - before, a);
   }
+}
+
+void NormalizedString::transform(size_t begin, size_t end, const std::vector<CharChange>& dest,
+                                 size_t initial_offset) {
+  std::string out;
+  std::vector<Span> out_align;
+  out.reserve(end - begin + 8);
+  if (track_) out_align.reserve(end - begin + 8);
+  append_changed(begin, end, dest, initial_offset, out, out_align);
   text_.replace(begin, end - begin, out);
   if (track_) {
     align_.erase(align_.begin() + static_cast<ptrdiff_t>(begin),
@@ -66,6 +72,31 @@ void NormalizedString::transform(size_t begin, size_t end, const std::vector<Cha
     align_.insert(align_.begin() + static_cast<ptrdiff_t>(begin), out_align.begin(),
                   out_align.end());
   }
+}
+
+void NormalizedString::transform_ranges(
+    const std::function<bool(size_t& begin, size_t& end, std::vector<CharChange>& dest)>& next) {
+  thread_local std::vector<CharChange> dest;
+  std::string out;
+  std::vector<Span> out_align;
+  out.reserve(text_.size() + text_.size() / 16 + 8);
+  if (track_) out_align.reserve(out.capacity());
+  size_t copied = 0;  // bytes of text_ before this are in out
+  size_t begin = 0, end = 0;
+  while (next(begin, end, dest)) {
+    out.append(text_, copied, begin - copied);
+    if (track_)
+      out_align.insert(out_align.end(), align_.begin() + static_cast<ptrdiff_t>(copied),
+                       align_.begin() + static_cast<ptrdiff_t>(begin));
+    append_changed(begin, end, dest, 0, out, out_align);
+    copied = end;
+  }
+  out.append(text_, copied, std::string::npos);
+  if (track_)
+    out_align.insert(out_align.end(), align_.begin() + static_cast<ptrdiff_t>(copied),
+                     align_.end());
+  text_ = std::move(out);
+  align_ = std::move(out_align);
 }
 
 void NormalizedString::replace_range(size_t begin, size_t end, std::string_view content) {

