@@ -99,17 +99,29 @@ void NormalizedString::transform_ranges(
   align_ = std::move(out_align);
 }
 
-void NormalizedString::replace_range(size_t begin, size_t end, std::string_view content) {
-  // All matched characters are removed; the content's characters are inserted after them and
-  // share the alignment of the last removed byte.
-  Span a{0, 0};
-  if (track_ && end >= 1) a = align_[end - 1];
-  text_.replace(begin, end - begin, content);
-  if (track_) {
-    align_.erase(align_.begin() + static_cast<ptrdiff_t>(begin),
-                 align_.begin() + static_cast<ptrdiff_t>(end));
-    align_.insert(align_.begin() + static_cast<ptrdiff_t>(begin), content.size(), a);
+void NormalizedString::replace_ranges(const std::vector<Span>& ranges, std::string_view content) {
+  std::string out;
+  std::vector<Span> out_align;
+  out.reserve(text_.size() + ranges.size() * content.size());
+  if (track_) out_align.reserve(out.capacity());
+  size_t copied = 0;  // bytes of text_ before this are in out
+  for (auto [begin, end] : ranges) {
+    out.append(text_, copied, begin - copied);
+    out += content;
+    if (track_) {
+      out_align.insert(out_align.end(), align_.begin() + static_cast<ptrdiff_t>(copied),
+                       align_.begin() + static_cast<ptrdiff_t>(begin));
+      // The matched characters are removed; the content's share the last removed byte's span.
+      out_align.insert(out_align.end(), content.size(), align_[end - 1]);
+    }
+    copied = end;
   }
+  out.append(text_, copied, std::string::npos);
+  if (track_)
+    out_align.insert(out_align.end(), align_.begin() + static_cast<ptrdiff_t>(copied),
+                     align_.end());
+  text_ = std::move(out);
+  align_ = std::move(out_align);
 }
 
 NormalizedString NormalizedString::slice(size_t begin, size_t end) const {

@@ -45,9 +45,9 @@ class NormalizedString {
   // where a transform() per range would move the rest of the text each time.
   void transform_ranges(
       const std::function<bool(size_t& begin, size_t& end, std::vector<CharChange>& dest)>& next);
-  // Replaces normalized bytes [begin, end) with `content`, each character inserted after the
-  // removed ones (HF's replace of one match).
-  void replace_range(size_t begin, size_t end, std::string_view content);
+  // Replaces each of the ascending, disjoint, non-empty byte ranges with `content`, its
+  // characters inserted after the removed ones (HF's replace of each match), in one pass.
+  void replace_ranges(const std::vector<Span>& ranges, std::string_view content);
 
   // A copy of normalized bytes [begin, end) keeping their alignments.
   NormalizedString slice(size_t begin, size_t end) const;

@@ -122,22 +122,7 @@ void replace_matches(NormalizedString& s, const Normalizer& n) {
       matches.emplace_back(static_cast<uint32_t>(at), static_cast<uint32_t>(at + n.pattern.size()));
   }
   if (matches.empty()) return;
-  if (!s.tracking() && n.pattern.size() == 1 && n.content.size() >= 1) {
-    // Fast path for ids: one byte to a string.
-    std::string out;
-    out.reserve(t.size() + matches.size() * n.content.size());
-    size_t last = 0;
-    for (auto [a, b] : matches) {
-      out.append(t, last, a - last);
-      out += n.content;
-      last = b;
-    }
-    out.append(t, last, std::string::npos);
-    s.set(std::move(out), {});
-    return;
-  }
-  for (size_t k = matches.size(); k-- > 0;)
-    s.replace_range(matches[k].first, matches[k].second, n.content);
+  s.replace_ranges(matches, n.content);
 }
 
 void prepend_normalized(NormalizedString& s, const std::string& prefix) {
