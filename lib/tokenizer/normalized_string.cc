@@ -1,5 +1,7 @@
 #include "tokenizer/normalized_string.h"
 
+#include <tuple>
+
 #include "tokenizer/unicode.h"
 
 namespace shardkit::tok {
@@ -74,54 +76,57 @@ void NormalizedString::transform(size_t begin, size_t end, const std::vector<Cha
   }
 }
 
-void NormalizedString::transform_ranges(
-    const std::function<bool(size_t& begin, size_t& end, std::vector<CharChange>& dest)>& next) {
-  thread_local std::vector<CharChange> dest;
+void NormalizedString::rebuild(size_t reserve,
+                               const std::function<bool(size_t& begin, size_t& end)>& next,
+                               const std::function<void(size_t begin, size_t end, std::string& out,
+                                                        std::vector<Span>& out_align)>& replace) {
   std::string out;
   std::vector<Span> out_align;
-  out.reserve(text_.size() + text_.size() / 16 + 8);
-  if (track_) out_align.reserve(out.capacity());
+  out.reserve(reserve);
+  if (track_) out_align.reserve(reserve);
   size_t copied = 0;  // bytes of text_ before this are in out
-  size_t begin = 0, end = 0;
-  while (next(begin, end, dest)) {
-    out.append(text_, copied, begin - copied);
+  auto copy_to = [&](size_t to) {
+    out.append(text_, copied, to - copied);
     if (track_)
       out_align.insert(out_align.end(), align_.begin() + static_cast<ptrdiff_t>(copied),
-                       align_.begin() + static_cast<ptrdiff_t>(begin));
-    append_changed(begin, end, dest, 0, out, out_align);
+                       align_.begin() + static_cast<ptrdiff_t>(to));
+  };
+  size_t begin = 0, end = 0;
+  while (next(begin, end)) {
+    copy_to(begin);
+    replace(begin, end, out, out_align);
     copied = end;
   }
-  out.append(text_, copied, std::string::npos);
-  if (track_)
-    out_align.insert(out_align.end(), align_.begin() + static_cast<ptrdiff_t>(copied),
-                     align_.end());
+  copy_to(text_.size());
   text_ = std::move(out);
   align_ = std::move(out_align);
 }
 
+void NormalizedString::transform_ranges(
+    const std::function<bool(size_t& begin, size_t& end, std::vector<CharChange>& dest)>& next) {
+  thread_local std::vector<CharChange> dest;
+  rebuild(
+      text_.size() + text_.size() / 16 + 8,
+      [&](size_t& begin, size_t& end) { return next(begin, end, dest); },
+      [&](size_t begin, size_t end, std::string& out, std::vector<Span>& out_align) {
+        append_changed(begin, end, dest, 0, out, out_align);
+      });
+}
+
 void NormalizedString::replace_ranges(const std::vector<Span>& ranges, std::string_view content) {
-  std::string out;
-  std::vector<Span> out_align;
-  out.reserve(text_.size() + ranges.size() * content.size());
-  if (track_) out_align.reserve(out.capacity());
-  size_t copied = 0;  // bytes of text_ before this are in out
-  for (auto [begin, end] : ranges) {
-    out.append(text_, copied, begin - copied);
-    out += content;
-    if (track_) {
-      out_align.insert(out_align.end(), align_.begin() + static_cast<ptrdiff_t>(copied),
-                       align_.begin() + static_cast<ptrdiff_t>(begin));
-      // The matched characters are removed; the content's share the last removed byte's span.
-      out_align.insert(out_align.end(), content.size(), align_[end - 1]);
-    }
-    copied = end;
-  }
-  out.append(text_, copied, std::string::npos);
-  if (track_)
-    out_align.insert(out_align.end(), align_.begin() + static_cast<ptrdiff_t>(copied),
-                     align_.end());
-  text_ = std::move(out);
-  align_ = std::move(out_align);
+  size_t k = 0;
+  rebuild(
+      text_.size() + ranges.size() * content.size(),
+      [&](size_t& begin, size_t& end) {
+        if (k == ranges.size()) return false;
+        std::tie(begin, end) = ranges[k++];
+        return true;
+      },
+      [&](size_t, size_t end, std::string& out, std::vector<Span>& out_align) {
+        out += content;
+        // The matched characters are removed; the content's share the last removed byte's span.
+        if (track_) out_align.insert(out_align.end(), content.size(), align_[end - 1]);
+      });
 }
 
 NormalizedString NormalizedString::slice(size_t begin, size_t end) const {

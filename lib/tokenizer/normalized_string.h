@@ -57,6 +57,11 @@ class NormalizedString {
   }
 
  private:
+  // Rebuilds the text in one pass: for each range `next` gives (ascending, disjoint), the bytes
+  // before it are copied with their alignments, then `replace` appends the range's new bytes.
+  void rebuild(size_t reserve, const std::function<bool(size_t& begin, size_t& end)>& next,
+               const std::function<void(size_t begin, size_t end, std::string& out,
+                                        std::vector<Span>& out_align)>& replace);
   // Appends what `dest` makes of bytes [begin, end) to `out` and its alignments to `out_align`.
   void append_changed(size_t begin, size_t end, const std::vector<CharChange>& dest,
                       size_t initial_offset, std::string& out, std::vector<Span>& out_align) const;
