@@ -9,41 +9,76 @@ namespace shardkit::tok {
 
 namespace {
 
-// Region by region: a long document with a few unstable characters costs a copy, where its
-// changes as a whole took about 40 bytes a byte.
-void apply_unicode_form(NormalizedString& s, UnicodeForm form) {
+// Rewrites the regions that `next_region(from, begin, end, dest)` finds (the first at or after
+// `from`, with its changes; false when none is left) in one pass, copying the text between them;
+// without a region nothing is copied. A long document with a few characters to change costs a
+// copy, where its changes as a whole took about 40 bytes a byte.
+template <typename NextRegion>
+void rewrite_regions(NormalizedString& s, NextRegion next_region) {
+  thread_local std::vector<CharChange> first;
   size_t begin = 0, end = 0;
-  if (!next_unstable_region(s.text(), 0, form, begin, end)) return;
-  bool first = true;
-  s.transform_ranges([&](size_t& b, size_t& e, std::vector<CharChange>& changes) {
-    if (!first && !next_unstable_region(s.text(), end, form, begin, end)) return false;
-    first = false;
+  if (!next_region(size_t{0}, begin, end, first)) return;
+  bool pending = true;
+  s.transform_ranges([&](size_t& b, size_t& e, std::vector<CharChange>& dest) {
+    if (pending) {
+      pending = false;
+      dest.swap(first);
+    } else if (!next_region(end, begin, end, dest)) {
+      return false;
+    }
     b = begin;
     e = end;
-    unicode_form_changes(std::string_view(s.text()).substr(b, e - b), form, changes);
     return true;
   });
 }
 
+void apply_unicode_form(NormalizedString& s, UnicodeForm form) {
+  const std::string& t = s.text();
+  rewrite_regions(s, [&](size_t from, size_t& begin, size_t& end, std::vector<CharChange>& dest) {
+    if (!next_unstable_region(t, from, form, begin, end)) return false;
+    unicode_form_changes(std::string_view(t).substr(begin, end - begin), form, dest);
+    return true;
+  });
+}
+
+// Lowercasing is per character: the regions are the runs of characters that it changes.
 void lowercase(NormalizedString& s) {
   const std::string& t = s.text();
-  bool ascii_lower = true;
-  for (unsigned char c : t) {
-    if (c >= 0x80 || (c >= 'A' && c <= 'Z')) {
-      ascii_lower = false;
-      break;
-    }
-  }
-  if (ascii_lower) return;
-  std::vector<CharChange> changes;
-  changes.reserve(t.size());
   char32_t lower[2];
-  for (size_t i = 0; i < t.size();) {
-    char32_t cp = decode_utf8(t, i);
-    int n = to_lower_full(cp, lower);
-    for (int k = 0; k < n; ++k) changes.push_back({lower[k], k == 0 ? 0 : 1});
-  }
-  s.transform(changes, 0);
+  int n = 0;
+  // Decodes the character at `i` (moving past it) into `lower`; true when that changes it.
+  auto changes = [&](size_t& i) {
+    const auto c = static_cast<unsigned char>(t[i]);
+    if (c < 0x80) {
+      ++i;
+      lower[0] = c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
+      n = 1;
+      return lower[0] != c;
+    }
+    const char32_t cp = decode_utf8(t, i);
+    n = to_lower_full(cp, lower);
+    return n != 1 || lower[0] != cp;
+  };
+  rewrite_regions(s, [&](size_t from, size_t& begin, size_t& end, std::vector<CharChange>& dest) {
+    for (begin = from; begin < t.size();) {
+      const size_t at = begin;
+      if (changes(begin)) {
+        begin = at;
+        break;
+      }
+    }
+    if (begin >= t.size()) return false;
+    dest.clear();
+    for (end = begin; end < t.size();) {
+      const size_t at = end;
+      if (!changes(end)) {
+        end = at;
+        break;
+      }
+      for (int k = 0; k < n; ++k) dest.push_back({lower[k], k == 0 ? 0 : 1});
+    }
+    return true;
+  });
 }
 
 // HF's lrstrip: White_Space characters at either end.

