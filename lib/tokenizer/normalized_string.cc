@@ -76,10 +76,12 @@ void NormalizedString::transform(size_t begin, size_t end, const std::vector<Cha
   }
 }
 
-void NormalizedString::rebuild(size_t reserve,
-                               const std::function<bool(size_t& begin, size_t& end)>& next,
-                               const std::function<void(size_t begin, size_t end, std::string& out,
-                                                        std::vector<Span>& out_align)>& replace) {
+void NormalizedString::rebuild(
+    size_t reserve, const std::function<bool(size_t from, size_t& begin, size_t& end)>& next,
+    const std::function<void(size_t begin, size_t end, std::string& out,
+                             std::vector<Span>& out_align)>& replace) {
+  size_t begin = 0, end = 0;
+  if (!next(0, begin, end)) return;
   std::string out;
   std::vector<Span> out_align;
   out.reserve(reserve);
@@ -91,23 +93,23 @@ void NormalizedString::rebuild(size_t reserve,
       out_align.insert(out_align.end(), align_.begin() + static_cast<ptrdiff_t>(copied),
                        align_.begin() + static_cast<ptrdiff_t>(to));
   };
-  size_t begin = 0, end = 0;
-  while (next(begin, end)) {
+  do {
     copy_to(begin);
     replace(begin, end, out, out_align);
     copied = end;
-  }
+  } while (next(copied, begin, end));
   copy_to(text_.size());
   text_ = std::move(out);
   align_ = std::move(out_align);
 }
 
 void NormalizedString::transform_ranges(
-    const std::function<bool(size_t& begin, size_t& end, std::vector<CharChange>& dest)>& next) {
+    const std::function<bool(size_t from, size_t& begin, size_t& end,
+                             std::vector<CharChange>& dest)>& next) {
   thread_local std::vector<CharChange> dest;
   rebuild(
       text_.size() + text_.size() / 16 + 8,
-      [&](size_t& begin, size_t& end) { return next(begin, end, dest); },
+      [&](size_t from, size_t& begin, size_t& end) { return next(from, begin, end, dest); },
       [&](size_t begin, size_t end, std::string& out, std::vector<Span>& out_align) {
         append_changed(begin, end, dest, 0, out, out_align);
       });
@@ -117,7 +119,7 @@ void NormalizedString::replace_ranges(const std::vector<Span>& ranges, std::stri
   size_t k = 0;
   rebuild(
       text_.size() + ranges.size() * content.size(),
-      [&](size_t& begin, size_t& end) {
+      [&](size_t, size_t& begin, size_t& end) {
         if (k == ranges.size()) return false;
         std::tie(begin, end) = ranges[k++];
         return true;

@@ -40,11 +40,12 @@ class NormalizedString {
   void transform(const std::vector<CharChange>& dest, size_t initial_offset) {
     transform(0, text_.size(), dest, initial_offset);
   }
-  // transform() of ascending, disjoint ranges in one pass: `next(begin, end, dest)` gives each
-  // range and its changes, and false after the last. The bytes between ranges are copied once,
-  // where a transform() per range would move the rest of the text each time.
-  void transform_ranges(
-      const std::function<bool(size_t& begin, size_t& end, std::vector<CharChange>& dest)>& next);
+  // transform() of ascending, disjoint ranges in one pass: `next(from, begin, end, dest)` gives
+  // the first range at or after byte `from` and its changes, or false when none is left. The
+  // bytes between ranges are copied once (nothing when there is no range), where a transform()
+  // per range would move the rest of the text each time.
+  void transform_ranges(const std::function<bool(size_t from, size_t& begin, size_t& end,
+                                                 std::vector<CharChange>& dest)>& next);
   // Replaces each of the ascending, disjoint, non-empty byte ranges with `content`, its
   // characters inserted after the removed ones (HF's replace of each match), in one pass.
   void replace_ranges(const std::vector<Span>& ranges, std::string_view content);
@@ -57,9 +58,11 @@ class NormalizedString {
   }
 
  private:
-  // Rebuilds the text in one pass: for each range `next` gives (ascending, disjoint), the bytes
-  // before it are copied with their alignments, then `replace` appends the range's new bytes.
-  void rebuild(size_t reserve, const std::function<bool(size_t& begin, size_t& end)>& next,
+  // Rebuilds the text in one pass, unless `next(from, begin, end)` finds no range: for each range
+  // (ascending, disjoint), the bytes before it are copied with their alignments, then `replace`
+  // appends the range's new bytes.
+  void rebuild(size_t reserve,
+               const std::function<bool(size_t from, size_t& begin, size_t& end)>& next,
                const std::function<void(size_t begin, size_t end, std::string& out,
                                         std::vector<Span>& out_align)>& replace);
   // Appends what `dest` makes of bytes [begin, end) to `out` and its alignments to `out_align`.

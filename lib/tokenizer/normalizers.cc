@@ -9,32 +9,11 @@ namespace shardkit::tok {
 
 namespace {
 
-// Rewrites the regions that `next_region(from, begin, end, dest)` finds (the first at or after
-// `from`, with its changes; false when none is left) in one pass, copying the text between them;
-// without a region nothing is copied. A long document with a few characters to change costs a
-// copy, where its changes as a whole took about 40 bytes a byte.
-template <typename NextRegion>
-void rewrite_regions(NormalizedString& s, NextRegion next_region) {
-  thread_local std::vector<CharChange> first;
-  size_t begin = 0, end = 0;
-  if (!next_region(size_t{0}, begin, end, first)) return;
-  bool pending = true;
-  s.transform_ranges([&](size_t& b, size_t& e, std::vector<CharChange>& dest) {
-    if (pending) {
-      pending = false;
-      dest.swap(first);
-    } else if (!next_region(end, begin, end, dest)) {
-      return false;
-    }
-    b = begin;
-    e = end;
-    return true;
-  });
-}
-
+// Only the regions that can change are rewritten: a long document with a few characters to
+// change costs a copy, where its changes as a whole took about 40 bytes a byte.
 void apply_unicode_form(NormalizedString& s, UnicodeForm form) {
   const std::string& t = s.text();
-  rewrite_regions(s, [&](size_t from, size_t& begin, size_t& end, std::vector<CharChange>& dest) {
+  s.transform_ranges([&](size_t from, size_t& begin, size_t& end, std::vector<CharChange>& dest) {
     if (!next_unstable_region(t, from, form, begin, end)) return false;
     unicode_form_changes(std::string_view(t).substr(begin, end - begin), form, dest);
     return true;
@@ -59,7 +38,7 @@ void lowercase(NormalizedString& s) {
     n = to_lower_full(cp, lower);
     return n != 1 || lower[0] != cp;
   };
-  rewrite_regions(s, [&](size_t from, size_t& begin, size_t& end, std::vector<CharChange>& dest) {
+  s.transform_ranges([&](size_t from, size_t& begin, size_t& end, std::vector<CharChange>& dest) {
     for (begin = from; begin < t.size();) {
       const size_t at = begin;
       if (changes(begin)) {
