@@ -1,7 +1,9 @@
 """Shared by the Python tests: a small learnable corpus shardified with the real tool."""
+import atexit
 import json
 import os
 import random
+import shutil
 import subprocess
 import tempfile
 
@@ -38,9 +40,16 @@ def shardify(jsonl, out, *extra):
                    check=True, capture_output=True)
 
 
+def scratch(prefix):
+    """A fresh temporary directory, removed when the test process exits."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
 def dataset(n=1000, seed=0):
     """A fresh temporary dataset of n examples; returns (dir, labels)."""
-    tmp = tempfile.mkdtemp(prefix="shardkit-py-")
+    tmp = scratch("shardkit-py-")
     labels = make_corpus(os.path.join(tmp, "corpus.jsonl"), n, seed)
     shardify(os.path.join(tmp, "corpus.jsonl"), os.path.join(tmp, "ds"))
     return os.path.join(tmp, "ds"), labels

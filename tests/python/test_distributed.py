@@ -6,7 +6,6 @@ import gc
 import os
 import socket
 import sys
-import tempfile
 
 import torch
 import torch.distributed as dist
@@ -87,7 +86,7 @@ def check(result, n, drop_last):
 def main():
     n = 999  # not a multiple of the global batch
     path, _ = pyutil.dataset(n, seed=4)
-    out = tempfile.mkdtemp(prefix="shardkit-dist-")
+    out = pyutil.scratch("shardkit-dist-")
     for drop_last in (False, True):
         mp.spawn(worker, args=(path, free_port(), drop_last, out), nprocs=WORLD, join=True)
         check(torch.load(os.path.join(out, f"result-{int(drop_last)}.pt")), n, drop_last)

@@ -9,7 +9,6 @@ when an argument the task needs (labels, token_type_ids, start/end positions) do
 import os
 import subprocess
 import sys
-import tempfile
 
 import torch
 
@@ -105,7 +104,7 @@ def check(model, path, expect_keys, **options):
 
 
 def main():
-    tmp = tempfile.mkdtemp(prefix="shardkit-hf-")
+    tmp = pyutil.scratch("shardkit-hf-")
     cls = shardify(tmp, "cls", "--input", os.path.join(DATA, "nli.jsonl"), "--task", "cls",
                    "--text-field", "premise", "--max-len", "32")
     seen = check(BertForSequenceClassification(3), cls, ["input_ids", "attention_mask", "labels"])

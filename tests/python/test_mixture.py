@@ -7,7 +7,6 @@ import os
 import random
 import subprocess
 import sys
-import tempfile
 
 import torch
 
@@ -132,7 +131,7 @@ def test_cls_and_lm_are_refused(a, work):
 def main():
     a, labels_a = pyutil.dataset(1000, seed=1)
     b, labels_b = pyutil.dataset(400, seed=2)
-    work = tempfile.mkdtemp(prefix="shardkit-mix-")
+    work = pyutil.scratch("shardkit-mix-")
     tests = [lambda: test_single_source_is_the_dataset(a),
              lambda: test_shares_labels_and_order_cli(a, b, labels_a, labels_b, work),
              lambda: test_resume_other_threads_and_world(a, b),

@@ -8,7 +8,6 @@ import os
 import random
 import subprocess
 import sys
-import tempfile
 
 import torch
 
@@ -75,7 +74,7 @@ def make_dataset(tmp):
 def main():
     torch.manual_seed(0)
     model = TinyCausalLM().double().eval()
-    tmp = tempfile.mkdtemp(prefix="shardkit-packed-")
+    tmp = pyutil.scratch("shardkit-packed-")
     ds = make_dataset(tmp)
     loader = shardkit.Loader(ds, batch_size=4, shuffle=False, rank=0, world_size=1,
                              document_positions=True, cu_seqlens=True, document_mask=True,

@@ -9,7 +9,6 @@ import io
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 import pyutil  # noqa: E402
@@ -22,7 +21,7 @@ SNIPPET = os.path.join(os.environ["SHARDKIT_SOURCE"], "tests", "integration", "r
 def main():
     code = subprocess.run([sys.executable, SNIPPET, README, "fenced", "python", "shardkit.Loader"],
                           check=True, capture_output=True, text=True).stdout
-    work = tempfile.mkdtemp(prefix="shardkit-readme-")
+    work = pyutil.scratch("shardkit-readme-")
     labels = pyutil.make_corpus(os.path.join(work, "corpus.jsonl"), 200)
     pyutil.shardify(os.path.join(work, "corpus.jsonl"), os.path.join(work, "data", "train"))
     os.chdir(work)

@@ -4,7 +4,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 import pyutil  # noqa: E402
@@ -23,7 +22,7 @@ def batches(path):
 
 
 def main():
-    tmp = tempfile.mkdtemp(prefix="shardkit-resume-")
+    tmp = pyutil.scratch("shardkit-resume-")
     pyutil.make_corpus(os.path.join(tmp, "train.jsonl"), 1200, seed=1)
     pyutil.make_corpus(os.path.join(tmp, "valid.jsonl"), 300, seed=2)
     for split in ("train", "valid"):
