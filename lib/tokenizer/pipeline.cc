@@ -10,6 +10,9 @@ namespace {
 
 uint32_t next_word(const Encoding& e) { return e.word_ids.empty() ? 0 : e.word_ids.back() + 1; }
 
+// A thread's token scratch list keeps at most this capacity between pieces (768 KiB).
+constexpr size_t kKeptTokens = size_t{1} << 16;
+
 }  // namespace
 
 void PipelineTokenizer::encode_piece(const NormalizedString& s, bool at_start, size_t base,
@@ -47,24 +50,33 @@ void PipelineTokenizer::encode_piece(const NormalizedString& s, bool at_start, s
     }
     return;
   }
-  thread_local std::vector<PreTokenizer::Piece> pieces;
   thread_local std::vector<ModelToken> toks;
-  pieces.clear();
-  pieces.push_back({s, at_start});
-  if (config_.pre_tokenizer) config_.pre_tokenizer->apply(pieces);
-  for (const PreTokenizer::Piece& p : pieces) {
+  auto tokenize = [&](const NormalizedString& piece) {
+    // Tokens never outnumber bytes: one reservation instead of doublings that copy a long
+    // piece's tokens (untouched capacity costs no memory), and a long piece's list is not kept.
     toks.clear();
-    config_.model->tokenize(p.s.text(), toks);
+    toks.reserve(piece.text().size());
+    config_.model->tokenize(piece.text(), toks);
     const uint32_t word = detail ? next_word(*detail) : 0;
     for (const ModelToken& t : toks) {
       ids.push_back(t.id);
       if (!detail) continue;
-      Span o = p.s.original_span(t.begin, t.end);
+      Span o = piece.original_span(t.begin, t.end);
       detail->offsets.emplace_back(static_cast<uint32_t>(base + o.first),
                                    static_cast<uint32_t>(base + o.second));
       detail->word_ids.push_back(word);
     }
+    if (toks.capacity() > kKeptTokens) toks = {};
+  };
+  if (!pre) {
+    tokenize(s);
+    return;
   }
+  thread_local std::vector<PreTokenizer::Piece> pieces;
+  pieces.clear();
+  pieces.push_back({s, at_start});
+  pre->apply(pieces);
+  for (const PreTokenizer::Piece& p : pieces) tokenize(p.s);
 }
 
 void PipelineTokenizer::encode_segment(std::string_view full, size_t begin, size_t end,

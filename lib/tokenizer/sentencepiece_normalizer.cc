@@ -61,7 +61,7 @@ void sentencepiece_normalize(const SentencePieceNormalizerSpec& spec, std::strin
   std::string text;
   std::vector<Span> align;
   text.reserve(input.size() + 8);
-  align.reserve(input.size() + 8);
+  if (out.tracking()) align.reserve(input.size() + 8);  // 8 bytes a byte: only for offsets
   size_t pos = 0;
   if (spec.remove_extra_whitespaces) {
     while (pos < input.size()) {

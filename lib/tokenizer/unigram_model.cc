@@ -2,6 +2,7 @@
 // exactly as HF's encode_optimized and SentencePiece's EncodeOptimized compute it: nodes visited
 // by start position, a candidate replaces the best only when strictly better, an unknown single
 // character costs min score - 10, and runs of unknown characters fuse.
+#include <algorithm>
 #include <cfloat>
 #include <cstdio>
 #include <memory>
@@ -21,6 +22,8 @@ constexpr double kUnkPenalty = 10.0;
 // Words longer than this are tokenized afresh each time: they are rare, and would crowd the
 // cache. A word's tokens carry offsets relative to the word.
 constexpr size_t kMaxCachedWordBytes = 64;
+// The lattice is cut at the first position no piece crosses after this many bytes.
+constexpr size_t kSegmentBytes = 4096;
 using WordCache = ByteKeyCache<ModelToken>;
 
 class UnigramModel final : public Model {
@@ -60,6 +63,7 @@ class UnigramModel final : public Model {
       if (spm_ && !config_.matchable[id]) continue;
       if (by_piece_.find(config_.pieces[id]) != id) continue;  // duplicates: the last id wins
       keys.emplace_back(config_.pieces[id], id);
+      max_piece_bytes_ = std::max(max_piece_bytes_, config_.pieces[id].size());
     }
     trie_.build(std::move(keys));
     if (config_.unk_id && *config_.unk_id >= n)
@@ -112,25 +116,44 @@ class UnigramModel final : public Model {
   struct Node {
     uint32_t id;
     Score score;
-    int64_t starts_at;
+    int64_t starts_at;  // absolute byte position; -1 while no path reaches this one
   };
 
+  // The lattice is cut where no piece crosses: at such a position every path has a token
+  // boundary, so its best score is final and the best path up to it is fixed. The tokens up to
+  // a cut are emitted there and the node array starts again from it, carrying its score, which
+  // keeps the sums (float in SentencePiece) exactly those of one pass over the whole text while
+  // memory stays that of a segment: a whole-file document no longer costs 16 bytes a byte.
   template <typename Score>
   void viterbi(std::string_view s, std::vector<ModelToken>& out) const {
     const size_t size = s.size();
-    thread_local std::vector<Node<Score>> best;
-    best.assign(size + 1, Node<Score>{0, 0, -1});
+    thread_local std::vector<Node<Score>> best;  // best[k]: the node at byte base + k
+    size_t base = 0;
+    size_t reach = 0;  // the furthest end of a piece that starts before the current position
+    best.assign(std::min(size, kSegmentBytes) + max_piece_bytes_ + 8, Node<Score>{0, 0, -1});
+    best[0].starts_at = 0;
+    UnknownRun unknown;
     const Score unk_score = static_cast<Score>(min_score_ - kUnkPenalty);
     const auto* p = reinterpret_cast<const unsigned char*>(s.data());
     for (size_t start = 0; start < size;) {
-      const Score here = best[start].score;
-      bool has_single = false;
+      if (start == reach && start - base >= kSegmentBytes) {
+        emit_segment(best, base, start, p, unknown, out);
+        const Node<Score> carried = best[start - base];
+        std::fill(best.begin(), best.begin() + static_cast<ptrdiff_t>(start - base + 1),
+                  Node<Score>{0, 0, -1});
+        best[0] = carried;
+        base = start;
+      }
       size_t mblen = utf8_length(p[start]);
       if (start + mblen > size) mblen = size - start;
+      const size_t needed = start - base + std::max(mblen, max_piece_bytes_) + 1;
+      if (best.size() < needed) best.resize(std::max(needed, 2 * best.size()), {0, 0, -1});
+      const Score here = best[start - base].score;
+      bool has_single = false;
       // SentencePiece computes a candidate in double (its score expression is double) and
       // stores it in float; HF uses double throughout. Same code for both.
       trie_.prefixes(p + start, p + size, [&](size_t len, uint32_t id) {
-        Node<Score>& target = best[start + len];
+        Node<Score>& target = best[start - base + len];
         const double candidate = piece_score_[id] + static_cast<double>(here);
         if (target.starts_at < 0 || candidate > static_cast<double>(target.score)) {
           target.score = static_cast<Score>(candidate);
@@ -138,9 +161,10 @@ class UnigramModel final : public Model {
           target.id = id;
         }
         if (len == mblen) has_single = true;
+        reach = std::max(reach, start + len);
       });
       if (!has_single) {
-        Node<Score>& target = best[start + mblen];
+        Node<Score>& target = best[start - base + mblen];
         Score candidate = unk_score + here;
         if (target.starts_at < 0 || candidate > target.score) {
           if (!config_.unk_id)
@@ -151,35 +175,62 @@ class UnigramModel final : public Model {
         }
       }
       start += mblen;
+      reach = std::max(reach, start);
     }
-    // Backtrack, fusing runs of unknown tokens.
+    emit_segment(best, base, size, p, unknown, out);
+    flush_unknown(unknown, p, out);
+  }
+
+  // A run of unknown characters, fused into one token when the model says so, held back until
+  // it ends: byte fallback spells out the whole run.
+  struct UnknownRun {
+    bool open = false;
+    ModelToken token{};
+  };
+
+  // The best path's tokens over [base, end) of the text, backtracked from `end`, in order.
+  template <typename Score>
+  void emit_segment(const std::vector<Node<Score>>& best, size_t base, size_t end,
+                    const unsigned char* p, UnknownRun& unknown,
+                    std::vector<ModelToken>& out) const {
     thread_local std::vector<ModelToken> rev;
     rev.clear();
-    bool prev_unk = false;
-    for (size_t end = size; end > 0;) {
-      const Node<Score>& node = best[end];
-      auto start = static_cast<size_t>(node.starts_at);
-      bool unk = config_.unk_id && node.id == *config_.unk_id;
-      if (unk && config_.fuse_unk && prev_unk) {
-        rev.back().begin = static_cast<uint32_t>(start);
-      } else {
-        rev.push_back({node.id, static_cast<uint32_t>(start), static_cast<uint32_t>(end)});
-      }
-      prev_unk = unk;
-      end = start;
+    for (size_t at = end; at > base;) {
+      const Node<Score>& node = best[at - base];
+      const auto from = static_cast<size_t>(node.starts_at);
+      rev.push_back({node.id, static_cast<uint32_t>(from), static_cast<uint32_t>(at)});
+      at = from;
     }
     for (size_t k = rev.size(); k-- > 0;) {
       const ModelToken& t = rev[k];
-      if (config_.unk_id && t.id == *config_.unk_id && config_.byte_fallback) {
-        bool all = true;
-        for (size_t b = t.begin; b < t.end; ++b) all = all && byte_ids_[p[b]] != kNoId;
-        if (all) {
-          for (size_t b = t.begin; b < t.end; ++b) out.push_back({byte_ids_[p[b]], t.begin, t.end});
+      if (config_.unk_id && t.id == *config_.unk_id) {
+        if (unknown.open && config_.fuse_unk) {
+          unknown.token.end = t.end;
           continue;
         }
+        flush_unknown(unknown, p, out);
+        unknown = {true, t};
+        continue;
       }
+      flush_unknown(unknown, p, out);
       out.push_back(t);
     }
+  }
+
+  void flush_unknown(UnknownRun& unknown, const unsigned char* p,
+                     std::vector<ModelToken>& out) const {
+    if (!unknown.open) return;
+    unknown.open = false;
+    const ModelToken& t = unknown.token;
+    if (config_.byte_fallback) {
+      bool all = true;
+      for (size_t b = t.begin; b < t.end; ++b) all = all && byte_ids_[p[b]] != kNoId;
+      if (all) {
+        for (size_t b = t.begin; b < t.end; ++b) out.push_back({byte_ids_[p[b]], t.begin, t.end});
+        return;
+      }
+    }
+    out.push_back(t);
   }
 
   uint64_t cache_owner_ = new_cache_owner();  // names this model's word caches
@@ -190,6 +241,7 @@ class UnigramModel final : public Model {
   bool spm_ = false;
   double min_score_ = 0, max_score_ = 0;
   std::array<uint32_t, 256> byte_ids_{};
+  size_t max_piece_bytes_ = 0;  // the longest piece the trie can match
 };
 
 class WordLevelModel final : public Model {

@@ -77,9 +77,11 @@ double time_lines(const std::vector<std::string_view>& lines, size_t bytes, int 
 #ifdef SHARDKIT_SPM_ENCODE_BENCH
 // SentencePiece models trained on the benchmark text: ours on the .model against SentencePiece's
 // C++ encoder, and ours on the same model as tokenizer.json (written by the HF binding) against HF.
+// Then each .model on the text as one document (`doc_file`, one line), against SentencePiece on
+// the same line: one lattice or symbol list over the whole string.
 void bench_sentencepiece(const fs::path& work, const fs::path& text_file,
                          const std::vector<std::string_view>& lines, size_t bytes, int repeats,
-                         const std::string& only) {
+                         const std::string& only, const fs::path& doc_file) {
   const fs::path oracle = kSourceDir / "tests" / "oracle";
   std::printf("\n%-36s %9s %9s %8s %9s %8s  %s\n", "MB/s per CPU second", "ours", "spm C++",
               "ours/spm", "HF", "ours/HF", "tokens ours/spm/HF");
@@ -135,6 +137,22 @@ void bench_sentencepiece(const fs::path& work, const fs::path& text_file,
     std::printf("%-36s %9.2f %9s %8s %9.2f %7.2fx  %zu/-/%zu\n",
                 (name + " (tokenizer.json)").c_str(), ours_j, "-", "-", hf, ours_j / hf, t_json,
                 hf_tokens);
+    const std::string doc = read_file(doc_file);
+    const std::vector<std::string_view> whole{doc};
+    double ours_doc = time_lines(
+        whole, doc.size(), repeats,
+        [&](std::string_view l) {
+          ids.clear();
+          ours_model->encode_ids(l, ids);
+          return ids.size();
+        },
+        &t_ours);
+    std::istringstream spm_doc(run(std::string(SHARDKIT_SPM_ENCODE_BENCH) + " " + model.string() +
+                                   " " + doc_file.string() + " " + std::to_string(repeats)));
+    spm_doc >> spm >> t_sp;
+    std::printf("%-36s %9.2f %9.2f %7.2fx %9s %8s  %zu/%zu%s\n",
+                (name + " (.model), one document").c_str(), ours_doc, spm, ours_doc / spm, "-", "-",
+                t_ours, t_sp, t_ours == t_sp ? "" : " (MISMATCH)");
   }
 }
 #endif
@@ -339,7 +357,7 @@ int main(int argc, char** argv) {
     }
   }
 #ifdef SHARDKIT_SPM_ENCODE_BENCH
-  bench_sentencepiece(work, text_file, lines, bytes, repeats, only);
+  bench_sentencepiece(work, text_file, lines, bytes, repeats, only, work / "document.txt");
 #endif
   return 0;
 }
