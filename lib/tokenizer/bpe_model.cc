@@ -212,8 +212,10 @@ class BpeModel final : public Model {
           if (at < kMeta.size() || t.compare(at - kMeta.size(), kMeta.size(), kMeta) != 0)
             chunkable_ = false;
       }
-      // User-defined symbols are matched before merging; keep whole lines for them.
-      if (!config_.user_defined.empty()) chunkable_ = false;
+      // User-defined symbols are matched, longest first, before merging: a match could only
+      // cross a cut if its symbol held "▁" after its first character; then no chunks.
+      for (uint32_t id : config_.user_defined)
+        if (config_.vocab[id].find(kMeta, 1) != std::string::npos) chunkable_ = false;
     }
     if (crossing_.size() > 64) chunkable_ = false;  // too many to check at every boundary
   }

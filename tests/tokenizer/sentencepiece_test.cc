@@ -183,6 +183,26 @@ TEST_CASE(
   for (int copy = 0; copy < 32; ++copy)
     for (const std::string& l : lines) whole += l + (copy % 2 ? "  " : " ");
   sentences.push_back(whole);
+  // The models' user-defined symbols (matched whole, before the pieces), next to spaces, inside
+  // words and in runs, in short sentences and every ~40 bytes of a long one.
+  const std::vector<std::string> symbols{"<mask>", "@@", "ab", " <mask> ", "x@@y", "@@@@", "ab ab"};
+  auto char_start = [](const std::string& l, size_t at) {  // cut between characters only
+    while (at > 0 && at < l.size() && (static_cast<unsigned char>(l[at]) & 0xC0) == 0x80) --at;
+    return std::min(at, l.size());
+  };
+  std::string marked;
+  for (size_t i = 0; i < 300; ++i) {
+    const std::string& l = lines[i % lines.size()];
+    const size_t half = char_start(l, l.size() / 2);
+    sentences.push_back(l.substr(0, half) + symbols[i % symbols.size()] + l.substr(half));
+    for (size_t at = 0; at < l.size();) {
+      const size_t next = std::max(at + 1, char_start(l, at + 40));
+      marked += l.substr(at, next - at) + symbols[at % symbols.size()];
+      at = next;
+    }
+    marked += ' ';
+  }
+  sentences.push_back(marked);
   check_spm_model(
       "spm_unigram_long",
       train("unigram_udef", "--model_type=unigram '--user_defined_symbols=<mask>,@@,ab'"), false,
