@@ -242,67 +242,69 @@ void BpeTokenizer::emit_piece(std::string_view full, const Piece& piece, std::ve
   }
 }
 
-namespace {}  // namespace
-
-void BpeTokenizer::split_pieces(std::string_view full, std::vector<Piece>& pieces) const {
-  thread_local std::vector<Piece> next;
-  thread_local std::vector<std::pair<std::pair<uint32_t, uint32_t>, bool>> matches;
-  thread_local std::vector<std::pair<uint32_t, uint32_t>> ranges;
-  thread_local std::string tmp;
-  for (const PreTokenizerStep& step : config_.steps) {
-    next.clear();
-    for (const Piece& pc : pieces) {
-      if (step.kind == PreTokenizerStep::kSplit) {
-        std::string_view text = full.substr(pc.begin, pc.end - pc.begin);
-        matches.clear();
-        size_t prev = 0, from = 0;
-        while (from < text.size()) {
-          size_t mb = from, me;
-          if (step.matcher) {
-            me = step.matcher(text, from);
-          } else if (!step.regex->search(text, from, text.size(), &mb, &me)) {
-            break;
-          }
-          if (prev != mb) matches.push_back({{prev, mb}, step.invert});
-          matches.push_back({{mb, me}, !step.invert});
-          prev = me;
-          // An empty match splits there; the search goes on one character later.
-          from = me > mb ? me : mb + utf8_length(static_cast<unsigned char>(text[mb]));
-        }
-        if (prev != text.size()) matches.push_back({{prev, text.size()}, step.invert});
-        apply_split_behavior(matches, step.behavior, ranges);
-        for (auto [a, b] : ranges)
-          if (b > a) next.push_back({pc.begin + a, pc.begin + b, false});
-        continue;
+template <typename Emit>
+void BpeTokenizer::split_from(std::string_view full, size_t step, const Piece& pc,
+                              Emit& emit) const {
+  if (step == config_.steps.size()) {
+    emit(pc);
+    return;
+  }
+  const PreTokenizerStep& st = config_.steps[step];
+  if (st.kind == PreTokenizerStep::kSplit) {
+    const std::string_view text = full.substr(pc.begin, pc.end - pc.begin);
+    auto next = [&](Span r) {
+      if (r.second > r.first)
+        split_from(full, step + 1, {pc.begin + r.first, pc.begin + r.second, false}, emit);
+    };
+    SplitRanges ranges(st.behavior, next);
+    size_t prev = 0, from = 0;
+    while (from < text.size()) {
+      size_t mb = from, me;
+      if (st.matcher) {
+        me = st.matcher(text, from);
+      } else if (!st.regex->search(text, from, text.size(), &mb, &me)) {
+        break;
       }
-      // ByteLevel.
-      const bool prefix = step.add_prefix_space && (pc.begin == pc.end || full[pc.begin] != ' ');
-      if (!step.use_regex) {
-        next.push_back({pc.begin, pc.end, prefix});
-        continue;
-      }
-      std::string_view text = full.substr(pc.begin, pc.end - pc.begin);
-      if (prefix) {
-        tmp.assign(1, ' ');
-        tmp.append(text);
-        text = tmp;
-      }
-      size_t pos = 0;
-      while (pos < text.size()) {
-        size_t e = gpt2_match(text, pos);
-        if (!prefix) {
-          next.push_back(
-              {static_cast<uint32_t>(pc.begin + pos), static_cast<uint32_t>(pc.begin + e), false});
-        } else if (pos == 0) {
-          next.push_back({pc.begin, static_cast<uint32_t>(pc.begin + e - 1), true});
-        } else {
-          next.push_back({static_cast<uint32_t>(pc.begin + pos - 1),
-                          static_cast<uint32_t>(pc.begin + e - 1), false});
-        }
-        pos = e;
-      }
+      if (prev != mb) ranges.push(Span(prev, mb), st.invert);
+      ranges.push(Span(mb, me), !st.invert);
+      prev = me;
+      // An empty match splits there; the search goes on one character later.
+      from = me > mb ? me : mb + utf8_length(static_cast<unsigned char>(text[mb]));
     }
-    pieces.swap(next);
+    if (prev != text.size()) ranges.push(Span(prev, text.size()), st.invert);
+    ranges.finish();
+    return;
+  }
+  // ByteLevel.
+  const bool prefix = st.add_prefix_space && (pc.begin == pc.end || full[pc.begin] != ' ');
+  if (!st.use_regex) {
+    split_from(full, step + 1, {pc.begin, pc.end, prefix}, emit);
+    return;
+  }
+  std::string_view text = full.substr(pc.begin, pc.end - pc.begin);
+  std::string spaced;  // only for a piece that gets a virtual space
+  if (prefix) {
+    spaced.reserve(text.size() + 1);
+    spaced.assign(1, ' ');
+    spaced.append(text);
+    text = spaced;
+  }
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t e = gpt2_match(text, pos);
+    if (!prefix) {
+      split_from(
+          full, step + 1,
+          {static_cast<uint32_t>(pc.begin + pos), static_cast<uint32_t>(pc.begin + e), false},
+          emit);
+    } else if (pos == 0) {
+      split_from(full, step + 1, {pc.begin, static_cast<uint32_t>(pc.begin + e - 1), true}, emit);
+    } else {
+      split_from(full, step + 1,
+                 {static_cast<uint32_t>(pc.begin + pos - 1),
+                  static_cast<uint32_t>(pc.begin + e - 1), false},
+                 emit);
+    }
+    pos = e;
   }
 }
 
@@ -342,11 +344,10 @@ void BpeTokenizer::encode_normalized(std::string_view full, size_t begin, size_t
     }
     return;
   }
-  thread_local std::vector<Piece> pieces;
-  pieces.clear();
-  pieces.push_back({static_cast<uint32_t>(begin), static_cast<uint32_t>(end), false});
-  split_pieces(full, pieces);
-  for (const Piece& pc : pieces) emit_piece(full, pc, ids, detail);
+  // Depth first, each piece tokenized as soon as the last step yields it: a whole document
+  // needs no list of its pieces.
+  auto emit = [&](const Piece& pc) { emit_piece(full, pc, ids, detail); };
+  split_from(full, 0, {static_cast<uint32_t>(begin), static_cast<uint32_t>(end), false}, emit);
 }
 
 namespace {

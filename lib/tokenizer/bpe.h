@@ -63,7 +63,9 @@ class BpeTokenizer : public TokenizerBase {
   void merge_symbols(const char* p, size_t n, std::vector<uint32_t>& out) const;
   void emit_piece(std::string_view full, const Piece& piece, std::vector<uint32_t>& ids,
                   Encoding* detail) const;
-  void split_pieces(std::string_view full, std::vector<Piece>& pieces) const;
+  // Runs pre-tokenizer steps `step`... over `pc`, handing each final piece to `emit`.
+  template <typename Emit>
+  void split_from(std::string_view full, size_t step, const Piece& pc, Emit& emit) const;
   void encode_normalized(std::string_view full, size_t begin, size_t end,
                          std::vector<uint32_t>& ids, Encoding* detail) const;
 

@@ -12,53 +12,10 @@ namespace shardkit::tok {
 void apply_split_behavior(const std::vector<std::pair<Span, bool>>& m, SplitBehavior behavior,
                           std::vector<Span>& out) {
   out.clear();
-  switch (behavior) {
-    case SplitBehavior::kRemoved:
-      for (auto& [r, is_match] : m)
-        if (!is_match) out.push_back(r);
-      break;
-    case SplitBehavior::kIsolated:
-      for (auto& [r, is_match] : m) out.push_back(r);
-      break;
-    case SplitBehavior::kContiguous: {
-      bool previous_match = false;
-      for (auto& [r, is_match] : m) {
-        if (is_match && previous_match && !out.empty()) {
-          out.back().second = r.second;
-        } else {
-          out.push_back(r);
-        }
-        previous_match = is_match;
-      }
-      break;
-    }
-    case SplitBehavior::kMergedWithPrevious: {
-      bool previous_match = false;
-      for (auto& [r, is_match] : m) {
-        if (is_match && !previous_match && !out.empty()) {
-          out.back().second = r.second;
-        } else {
-          out.push_back(r);
-        }
-        previous_match = is_match;
-      }
-      break;
-    }
-    case SplitBehavior::kMergedWithNext: {
-      bool previous_match = false;
-      for (size_t k = m.size(); k-- > 0;) {
-        auto& [r, is_match] = m[k];
-        if (is_match && !previous_match && !out.empty()) {
-          out.back().first = r.first;
-        } else {
-          out.push_back(r);
-        }
-        previous_match = is_match;
-      }
-      std::reverse(out.begin(), out.end());
-      break;
-    }
-  }
+  auto append = [&](Span r) { out.push_back(r); };
+  SplitRanges ranges(behavior, append);
+  for (const auto& [r, is_match] : m) ranges.push(r, is_match);
+  ranges.finish();
 }
 
 namespace {

@@ -52,7 +52,70 @@ struct PreTokenizer {
   void apply(std::vector<Piece>& pieces) const;
 };
 
-// A split of text into (begin, end, is_match) ranges, then HF's SplitDelimiterBehavior.
+// HF's SplitDelimiterBehavior over the ranges of a split (the matches and the text between
+// them, in order, empty ones included): each range is handed on as soon as no later one can
+// change it (at most one is held), so a whole document splits without a list of its matches.
+template <typename Sink>
+class SplitRanges {
+ public:
+  SplitRanges(SplitBehavior behavior, Sink& sink) : behavior_(behavior), sink_(sink) {}
+
+  void push(Span r, bool is_match) {
+    switch (behavior_) {
+      case SplitBehavior::kRemoved:
+        if (!is_match) sink_(r);
+        break;
+      case SplitBehavior::kIsolated:
+        sink_(r);
+        break;
+      case SplitBehavior::kContiguous:  // runs of matches, or of non-matches, become one range
+        hold_or_extend(r, is_match == previous_match_);
+        break;
+      case SplitBehavior::kMergedWithPrevious:  // a match joins the text before it
+        hold_or_extend(r, is_match && !previous_match_);
+        break;
+      case SplitBehavior::kMergedWithNext:  // a match joins the text after it
+        if (held_ && !is_match) {
+          sink_(Span{held_range_.first, r.second});
+          held_ = false;
+        } else {
+          finish();
+          if (is_match) {
+            held_ = true;
+            held_range_ = r;
+          } else {
+            sink_(r);
+          }
+        }
+        break;
+    }
+    previous_match_ = is_match;
+  }
+
+  void finish() {
+    if (held_) sink_(held_range_);
+    held_ = false;
+  }
+
+ private:
+  void hold_or_extend(Span r, bool extend) {
+    if (extend && held_) {
+      held_range_.second = r.second;
+      return;
+    }
+    finish();
+    held_ = true;
+    held_range_ = r;
+  }
+
+  SplitBehavior behavior_;
+  Sink& sink_;
+  bool previous_match_ = false;
+  bool held_ = false;
+  Span held_range_{};
+};
+
+// The same over a list of ranges, into `out`.
 void apply_split_behavior(const std::vector<std::pair<Span, bool>>& matches, SplitBehavior behavior,
                           std::vector<Span>& out);
 

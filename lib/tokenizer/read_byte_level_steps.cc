@@ -28,18 +28,7 @@ void read_byte_level_steps(const Json& j, element e, const std::string& where,
     step.regex = std::const_pointer_cast<Regex>(read_pattern(j, o, where, nullptr));
     if (step.regex->pattern() == kCl100kPattern) step.matcher = cl100k_match;
     if (step.regex->pattern() == kQwenPattern) step.matcher = qwen_match;
-    std::string behavior = j.str(j.get(o, "behavior", where), where + ".behavior");
-    if (behavior == "Removed") {
-      step.behavior = SplitBehavior::kRemoved;
-    } else if (behavior == "Isolated") {
-      step.behavior = SplitBehavior::kIsolated;
-    } else if (behavior == "MergedWithPrevious") {
-      step.behavior = SplitBehavior::kMergedWithPrevious;
-    } else if (behavior == "MergedWithNext") {
-      step.behavior = SplitBehavior::kMergedWithNext;
-    } else {
-      j.unsupported(where + ": Split behavior '" + behavior + "' is not supported");
-    }
+    step.behavior = read_split_behavior(j, o, where, SplitBehavior::kIsolated);
     step.invert = j.boolean(o, "invert", false, where);
   } else {
     j.unsupported(where + ": pre-tokenizer type '" + type + "' is not supported with BPE");

@@ -8,8 +8,17 @@ namespace shardkit::tok {
 
 namespace {
 
-SplitBehavior read_behavior(const Json& j, object o, const std::string& where,
-                            SplitBehavior fallback) {
+char32_t single_char(const Json& j, const std::string& s, const std::string& where) {
+  size_t i = 0;
+  char32_t c = s.empty() ? 0 : decode_utf8(s, i);
+  if (s.empty() || i != s.size()) j.fail(where + " must be one character");
+  return c;
+}
+
+}  // namespace
+
+SplitBehavior read_split_behavior(const Json& j, object o, const std::string& where,
+                                  SplitBehavior fallback) {
   auto b = j.opt_str(o, "behavior", where);
   if (!b) return fallback;
   if (*b == "Removed") return SplitBehavior::kRemoved;
@@ -19,15 +28,6 @@ SplitBehavior read_behavior(const Json& j, object o, const std::string& where,
   if (*b == "Contiguous") return SplitBehavior::kContiguous;
   j.unsupported(where + ": behavior '" + *b + "' is not supported");
 }
-
-char32_t single_char(const Json& j, const std::string& s, const std::string& where) {
-  size_t i = 0;
-  char32_t c = s.empty() ? 0 : decode_utf8(s, i);
-  if (s.empty() || i != s.size()) j.fail(where + " must be one character");
-  return c;
-}
-
-}  // namespace
 
 PreTokenizer read_pre_tokenizer(const Json& j, element e, const std::string& where) {
   std::string type = j.type_of(e, where);
@@ -67,7 +67,7 @@ PreTokenizer read_pre_tokenizer(const Json& j, element e, const std::string& whe
     p.kind = PreTokenizer::kWhitespaceSplit;
   } else if (type == "Punctuation") {
     p.kind = PreTokenizer::kPunctuation;
-    p.behavior = read_behavior(j, o, where, SplitBehavior::kIsolated);
+    p.behavior = read_split_behavior(j, o, where, SplitBehavior::kIsolated);
   } else if (type == "Digits") {
     p.kind = PreTokenizer::kDigits;
     p.individual_digits = j.boolean(o, "individual_digits", false, where);
@@ -80,7 +80,7 @@ PreTokenizer read_pre_tokenizer(const Json& j, element e, const std::string& whe
   } else if (type == "Split") {
     p.kind = PreTokenizer::kSplit;
     p.regex = read_pattern(j, o, where, nullptr);
-    p.behavior = read_behavior(j, o, where, SplitBehavior::kIsolated);
+    p.behavior = read_split_behavior(j, o, where, SplitBehavior::kIsolated);
     p.invert = j.boolean(o, "invert", false, where);
   } else {
     j.unsupported(where + ": pre-tokenizer type '" + type + "' is not supported with this model");

@@ -32,6 +32,9 @@ Decoder read_decoder(const Json& j, element e, const std::string& where);
 std::unique_ptr<Model> read_model(const Json& j, object model, const std::string& type);
 std::shared_ptr<const Regex> read_pattern(const Json& j, object o, const std::string& where,
                                           std::string* literal);
+// A Split-like pre-tokenizer's "behavior" (HF's SplitDelimiterBehavior), `fallback` if absent.
+SplitBehavior read_split_behavior(const Json& j, object o, const std::string& where,
+                                  SplitBehavior fallback);
 
 std::unique_ptr<Tokenizer> load_tokenizer_json(const Json& j, object root, uint64_t fingerprint);
 // Takes the special tokens a HF tokenizer_config.json names, when the file exists.

