@@ -123,7 +123,8 @@ class UnigramModel final : public Model {
   // boundary, so its best score is final and the best path up to it is fixed. The tokens up to
   // a cut are emitted there and the node array starts again from it, carrying its score, which
   // keeps the sums (float in SentencePiece) exactly those of one pass over the whole text while
-  // memory stays that of a segment: a whole-file document no longer costs 16 bytes a byte.
+  // memory stays that of a segment (nodes are 16 bytes: one array over a whole-file document
+  // would cost 16 bytes a byte).
   template <typename Score>
   void viterbi(std::string_view s, std::vector<ModelToken>& out) const {
     const size_t size = s.size();

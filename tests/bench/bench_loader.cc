@@ -126,6 +126,23 @@ Throughput loader_throughput(const fs::path& dir, unsigned threads, IntOutput ou
                            documents, timed_from);
 }
 
+// Microseconds to write one [kBatch, kSeq] int64 column of ascending positions into memory
+// that is not in cache (64 MiB of columns taken in turn), as a packed batch writes
+// position_ids beside input_ids: the least a packed batch costs more than a plain one.
+double cold_column_write_us() {
+  const size_t elements = kBatch * kSeq;
+  std::vector<std::vector<int64_t>> columns(64, std::vector<int64_t>(elements, 1));
+  double best = 1e30;
+  for (int round = 0; round < 5; ++round) {
+    const Clock::time_point t0 = Clock::now();
+    for (auto& column : columns)
+      for (size_t row = 0; row < kBatch; ++row)
+        for (size_t k = 0; k < kSeq; ++k) column[row * kSeq + k] = static_cast<int64_t>(k);
+    best = std::min(best, seconds_since(t0) * 1e6 / static_cast<double>(columns.size()));
+  }
+  return best;
+}
+
 // Every stored block: zstd-decompressed (no byte-plane unfilter, no checksum) and copied into a
 // batch-sized buffer, split over `threads`. Returns samples/s.
 double physical_limit(const fs::path& dir, unsigned threads, int rounds) {
@@ -290,6 +307,7 @@ int main(int argc, char** argv) {
     // Variants of the single-dataset int64 row, each measured in alternation with that row (best
     // of 5 rounds each), so that a shared machine's load hits both alike. Each round times its
     // second and third epochs: the steady state of a training run, after the buffer pools fill.
+    std::map<unsigned, double> single_best;  // the steady single-dataset row, by threads
     auto against_single = [&](const char* label, const std::vector<MixtureSource>& sources,
                               const DocumentOptions& docs) {
       for (unsigned threads : {1u, 2u}) {
@@ -302,6 +320,7 @@ int main(int argc, char** argv) {
           variant = std::max(variant, t.samples_per_s);
           amplification = t.amplification;
         }
+        single_best[threads] = std::max(single_best[threads], single);
         std::printf(
             "loader int64%s/%ut %10.0f samples/s, single dataset %10.0f   RATIO: %.2f   [goal >= "
             "0.90]  (decode amplification %.3f)\n",
@@ -333,6 +352,14 @@ int main(int argc, char** argv) {
                     static_cast<double>(ids.size()) / static_cast<double>(count[separator] + 1));
         against_single(label, {MixtureSource{ds_dir.string(), {}, {}, {}}}, docs);
       }
+      const double write_us = cold_column_write_us();
+      const double plain_us = kBatch / single_best[1] * 1e6;
+      std::printf(
+          "bound: a second [%llu, %u] int64 column written to memory takes %.0f us a batch, a "
+          "plain 1-thread batch %.0f us: packed rows reach at most %.2f of plain at 1 thread "
+          "before any boundary work\n",
+          static_cast<unsigned long long>(kBatch), kSeq, write_us, plain_us,
+          plain_us / (plain_us + write_us));
     }
     // A 3-way mixture of the same tokens split into three datasets of 50/30/20%, each read once
     // (repeat 1: weights 0.5/0.3/0.2, exact), so an epoch reads the single dataset's samples: the
