@@ -101,17 +101,40 @@ class BpeModel final : public Model {
   void tokenize(std::string_view word, std::vector<ModelToken>& out) const override {
     if (word.empty()) return;
     if (chunkable_ && !config_.ignore_merges && word.size() > kMeta.size()) {
-      tokenize_chunks(word, out);
+      for_each_chunk(word, [&](std::string_view chunk, size_t start) {
+        tokenize_cached(chunk, static_cast<uint32_t>(start), out);
+      });
       return;
     }
     tokenize_word(word, out);
+  }
+
+  void tokenize_ids(std::string_view word, std::vector<uint32_t>& ids) const override {
+    if (word.empty()) return;
+    thread_local std::vector<ModelToken> tokens;  // one chunk's at a time
+    auto append = [&] {
+      for (const ModelToken& t : tokens) ids.push_back(t.id);
+      tokens.clear();
+    };
+    tokens.clear();
+    if (chunkable_ && !config_.ignore_merges && word.size() > kMeta.size()) {
+      for_each_chunk(word, [&](std::string_view chunk, size_t) {
+        tokenize_cached(chunk, 0, tokens);
+        append();
+      });
+      return;
+    }
+    tokenize_word(word, tokens);
+    append();
+    if (tokens.capacity() > kKeptScratchTokens) tokens = {};
   }
 
   // SentencePiece-style BPE sees a whole line as one word ("▁the▁cat"). Merges never join a
   // character with a following "▁" unless the vocabulary has such a token, so the line splits
   // before each "▁" that follows another character (except where a crossing merge's token sits
   // across the split) and each chunk is merged, and cached, on its own: the same tokens.
-  void tokenize_chunks(std::string_view word, std::vector<ModelToken>& out) const {
+  template <typename Chunk>
+  void for_each_chunk(std::string_view word, Chunk&& chunk) const {
     size_t start = 0;
     size_t at = word.find(kMeta, 1);
     while (true) {
@@ -122,7 +145,7 @@ class BpeModel final : public Model {
           continue;
         }
       }
-      tokenize_cached(word.substr(start, cut - start), static_cast<uint32_t>(start), out);
+      chunk(word.substr(start, cut - start), start);
       if (cut >= word.size()) break;
       start = cut;
       at = word.find(kMeta, cut + kMeta.size());

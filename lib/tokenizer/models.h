@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,11 +22,28 @@ struct ModelToken {
   uint32_t begin, end;
 };
 
+// A thread's scratch list of tokens keeps at most this capacity between words (768 KiB): the
+// list a whole-file document needed is not held on to.
+constexpr size_t kKeptScratchTokens = size_t{1} << 16;
+
+// A model's output: tokens with their spans, or their ids alone.
+inline void append_token(std::vector<ModelToken>& out, const ModelToken& t) { out.push_back(t); }
+inline void append_token(std::vector<uint32_t>& ids, const ModelToken& t) { ids.push_back(t.id); }
+
 class Model {
  public:
   virtual ~Model() = default;
   // Appends the tokens of `word` (offsets relative to it).
   virtual void tokenize(std::string_view word, std::vector<ModelToken>& out) const = 0;
+  // Appends the ids of the same tokens. Models that see a whole text as one word (SentencePiece)
+  // override it so that no list of the text's tokens with their spans is built.
+  virtual void tokenize_ids(std::string_view word, std::vector<uint32_t>& ids) const {
+    thread_local std::vector<ModelToken> tokens;
+    tokens.clear();
+    tokenize(word, tokens);
+    for (const ModelToken& t : tokens) ids.push_back(t.id);
+    if (tokens.capacity() > kKeptScratchTokens) tokens = {};
+  }
   virtual std::optional<uint32_t> token_to_id(std::string_view token) const = 0;
   virtual std::optional<std::string> id_to_token(uint32_t id) const = 0;
   virtual size_t size() const = 0;

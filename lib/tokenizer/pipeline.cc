@@ -10,9 +10,6 @@ namespace {
 
 uint32_t next_word(const Encoding& e) { return e.word_ids.empty() ? 0 : e.word_ids.back() + 1; }
 
-// A thread's token scratch list keeps at most this capacity between pieces (768 KiB).
-constexpr size_t kKeptTokens = size_t{1} << 16;
-
 }  // namespace
 
 void PipelineTokenizer::encode_piece(const NormalizedString& s, bool at_start, size_t base,
@@ -22,7 +19,6 @@ void PipelineTokenizer::encode_piece(const NormalizedString& s, bool at_start, s
     // Ids only: Metaspace as plain string work (replace spaces, maybe prepend, cut before each
     // replacement), the same pieces as the general path.
     thread_local std::string text;
-    thread_local std::vector<ModelToken> toks;
     const std::string& rep = pre->replacement;
     text.clear();
     const std::string& in = s.text();
@@ -43,30 +39,31 @@ void PipelineTokenizer::encode_piece(const NormalizedString& s, bool at_start, s
       size_t next =
           text.find(rep, start + (text.compare(start, rep.size(), rep) == 0 ? rep.size() : 0));
       if (next == std::string::npos) next = text.size();
-      toks.clear();
-      config_.model->tokenize(std::string_view(text).substr(start, next - start), toks);
-      for (const ModelToken& t : toks) ids.push_back(t.id);
+      config_.model->tokenize_ids(std::string_view(text).substr(start, next - start), ids);
       start = next;
     }
     return;
   }
   thread_local std::vector<ModelToken> toks;
   auto tokenize = [&](const NormalizedString& piece) {
+    if (!detail) {
+      config_.model->tokenize_ids(piece.text(), ids);
+      return;
+    }
     // Tokens never outnumber bytes: one reservation instead of doublings that copy a long
     // piece's tokens (untouched capacity costs no memory), and a long piece's list is not kept.
     toks.clear();
     toks.reserve(piece.text().size());
     config_.model->tokenize(piece.text(), toks);
-    const uint32_t word = detail ? next_word(*detail) : 0;
+    const uint32_t word = next_word(*detail);
     for (const ModelToken& t : toks) {
       ids.push_back(t.id);
-      if (!detail) continue;
       Span o = piece.original_span(t.begin, t.end);
       detail->offsets.emplace_back(static_cast<uint32_t>(base + o.first),
                                    static_cast<uint32_t>(base + o.second));
       detail->word_ids.push_back(word);
     }
-    if (toks.capacity() > kKeptTokens) toks = {};
+    if (toks.capacity() > kKeptScratchTokens) toks = {};
   };
   if (!pre) {
     tokenize(s);

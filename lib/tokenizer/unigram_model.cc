@@ -79,24 +79,10 @@ class UnigramModel final : public Model {
   }
 
   void tokenize(std::string_view s, std::vector<ModelToken>& out) const override {
-    if (s.empty()) return;
-    if (spm_) {
-      viterbi<float>(s, out);
-      return;
-    }
-    if (s.size() > kMaxCachedWordBytes) {
-      viterbi<double>(s, out);
-      return;
-    }
-    auto& cache = thread_cache<WordCache>(cache_owner_);
-    std::span<const ModelToken> hit;
-    if (cache.find(s, &hit)) {
-      out.insert(out.end(), hit.begin(), hit.end());
-      return;
-    }
-    size_t mark = out.size();
-    viterbi<double>(s, out);
-    cache.insert(s, std::span(out).subspan(mark));
+    tokenize_into(s, out);
+  }
+  void tokenize_ids(std::string_view s, std::vector<uint32_t>& ids) const override {
+    tokenize_into(s, ids);
   }
 
   std::optional<uint32_t> token_to_id(std::string_view token) const override {
@@ -112,6 +98,30 @@ class UnigramModel final : public Model {
   std::optional<uint32_t> unk_id() const override { return config_.unk_id; }
 
  private:
+  // Out: std::vector<ModelToken> or the ids alone (append_token).
+  template <typename Out>
+  void tokenize_into(std::string_view s, Out& out) const {
+    if (s.empty()) return;
+    if (spm_) {
+      viterbi<float>(s, out);
+      return;
+    }
+    if (s.size() > kMaxCachedWordBytes) {
+      viterbi<double>(s, out);
+      return;
+    }
+    auto& cache = thread_cache<WordCache>(cache_owner_);
+    std::span<const ModelToken> hit;
+    if (!cache.find(s, &hit)) {
+      thread_local std::vector<ModelToken> word;
+      word.clear();
+      viterbi<double>(s, word);
+      cache.insert(s, word);
+      hit = word;
+    }
+    for (const ModelToken& t : hit) append_token(out, t);
+  }
+
   template <typename Score>
   struct Node {
     uint32_t id;
@@ -125,8 +135,8 @@ class UnigramModel final : public Model {
   // keeps the sums (float in SentencePiece) exactly those of one pass over the whole text while
   // memory stays that of a segment (nodes are 16 bytes: one array over a whole-file document
   // would cost 16 bytes a byte).
-  template <typename Score>
-  void viterbi(std::string_view s, std::vector<ModelToken>& out) const {
+  template <typename Score, typename Out>
+  void viterbi(std::string_view s, Out& out) const {
     const size_t size = s.size();
     thread_local std::vector<Node<Score>> best;  // best[k]: the node at byte base + k
     size_t base = 0;
@@ -190,10 +200,9 @@ class UnigramModel final : public Model {
   };
 
   // The best path's tokens over [base, end) of the text, backtracked from `end`, in order.
-  template <typename Score>
+  template <typename Score, typename Out>
   void emit_segment(const std::vector<Node<Score>>& best, size_t base, size_t end,
-                    const unsigned char* p, UnknownRun& unknown,
-                    std::vector<ModelToken>& out) const {
+                    const unsigned char* p, UnknownRun& unknown, Out& out) const {
     thread_local std::vector<ModelToken> rev;
     rev.clear();
     for (size_t at = end; at > base;) {
@@ -214,12 +223,12 @@ class UnigramModel final : public Model {
         continue;
       }
       flush_unknown(unknown, p, out);
-      out.push_back(t);
+      append_token(out, t);
     }
   }
 
-  void flush_unknown(UnknownRun& unknown, const unsigned char* p,
-                     std::vector<ModelToken>& out) const {
+  template <typename Out>
+  void flush_unknown(UnknownRun& unknown, const unsigned char* p, Out& out) const {
     if (!unknown.open) return;
     unknown.open = false;
     const ModelToken& t = unknown.token;
@@ -227,11 +236,12 @@ class UnigramModel final : public Model {
       bool all = true;
       for (size_t b = t.begin; b < t.end; ++b) all = all && byte_ids_[p[b]] != kNoId;
       if (all) {
-        for (size_t b = t.begin; b < t.end; ++b) out.push_back({byte_ids_[p[b]], t.begin, t.end});
+        for (size_t b = t.begin; b < t.end; ++b)
+          append_token(out, {byte_ids_[p[b]], t.begin, t.end});
         return;
       }
     }
-    out.push_back(t);
+    append_token(out, t);
   }
 
   uint64_t cache_owner_ = new_cache_owner();  // names this model's word caches
