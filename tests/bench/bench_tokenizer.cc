@@ -103,23 +103,16 @@ void bench_sentencepiece(const fs::path& work, const fs::path& text_file,
     auto ours_model = Tokenizer::from_file(model);
     auto ours_json = Tokenizer::from_file(json);
     std::vector<uint32_t> ids;
+    auto encode_with = [&](const Tokenizer& tok) {  // a line's token count, for time_lines
+      return [&ids, &tok](std::string_view l) {
+        ids.clear();
+        tok.encode_ids(l, ids);
+        return ids.size();
+      };
+    };
     size_t t_ours = 0, t_json = 0, t_sp = 0;
-    double ours = time_lines(
-        lines, bytes, repeats,
-        [&](std::string_view l) {
-          ids.clear();
-          ours_model->encode_ids(l, ids);
-          return ids.size();
-        },
-        &t_ours);
-    double ours_j = time_lines(
-        lines, bytes, repeats,
-        [&](std::string_view l) {
-          ids.clear();
-          ours_json->encode_ids(l, ids);
-          return ids.size();
-        },
-        &t_json);
+    double ours = time_lines(lines, bytes, repeats, encode_with(*ours_model), &t_ours);
+    double ours_j = time_lines(lines, bytes, repeats, encode_with(*ours_json), &t_json);
     std::istringstream spm_out(run(std::string(SHARDKIT_SPM_ENCODE_BENCH) + " " + model.string() +
                                    " " + text_file.string() + " " + std::to_string(repeats)));
     double spm = 0;
@@ -139,14 +132,7 @@ void bench_sentencepiece(const fs::path& work, const fs::path& text_file,
                 hf_tokens);
     const std::string doc = read_file(doc_file);
     const std::vector<std::string_view> whole{doc};
-    double ours_doc = time_lines(
-        whole, doc.size(), repeats,
-        [&](std::string_view l) {
-          ids.clear();
-          ours_model->encode_ids(l, ids);
-          return ids.size();
-        },
-        &t_ours);
+    double ours_doc = time_lines(whole, doc.size(), repeats, encode_with(*ours_model), &t_ours);
     std::istringstream spm_doc(run(std::string(SHARDKIT_SPM_ENCODE_BENCH) + " " + model.string() +
                                    " " + doc_file.string() + " " + std::to_string(repeats)));
     spm_doc >> spm >> t_sp;
