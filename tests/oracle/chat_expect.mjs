@@ -1,7 +1,8 @@
 // The SFT oracle: transformers.js (@huggingface/transformers, its own Jinja and tokenizers) with
 // remote models off, loading a local tokenizer.json + tokenizer_config.json.
-//   node chat_expect.mjs DIR FIXTURE.jsonl assistant|last|all|prompt_response > expected.jsonl
-// Each output line: {"ids": [...], "mask": [0/1 ...]} for one fixture line.
+//   node chat_expect.mjs DIR FIXTURE.jsonl MODE[,MODE...] > expected.jsonl
+// MODE: assistant|last|all|prompt_response. Each output line: {"mode": MODE, "ids": [...],
+// "mask": [0/1 ...]} for one fixture line and mode, the modes of a line one after another.
 // Messages: ids are apply_chat_template(messages, tokenize) ids. The mask of assistant turn i is
 // computed on ids alone, independently of shardkit's character spans: it starts at the first
 // token where the conversation's ids depart from apply_chat_template(messages[:i],
@@ -15,7 +16,8 @@ import { env, PreTrainedTokenizer } from '@huggingface/transformers';
 env.allowRemoteModels = false;
 env.allowLocalModels = false;
 
-const [dir, fixture, mode] = process.argv.slice(2);
+const [dir, fixture, modeList] = process.argv.slice(2);
+const modes = modeList.split(',');
 const tokenizerJson = JSON.parse(fs.readFileSync(`${dir}/tokenizer.json`, 'utf8'));
 const config = JSON.parse(fs.readFileSync(`${dir}/tokenizer_config.json`, 'utf8'));
 const tok = new PreTrainedTokenizer(tokenizerJson, config);
@@ -27,7 +29,7 @@ const chatIds = (messages, addGenerationPrompt) =>
     add_generation_prompt: addGenerationPrompt,
   }));
 
-function conversation(messages) {
+function conversation(messages, mode) {
   const ids = chatIds(messages, false);
   const mask = new Array(ids.length).fill(mode === 'all' ? 1 : 0);
   let turns = messages.map((m, i) => (m.role === 'assistant' ? i : -1)).filter((i) => i >= 0);
@@ -60,6 +62,9 @@ for (const line of fs.readFileSync(fixture, 'utf8').split('\n')) {
   const row = JSON.parse(line);
   const messages = row.messages ??
     [{ role: "user", content: row.prompt }, { role: "assistant", content: row.response }];
-  out.push(JSON.stringify(mode === "prompt_response" ? promptResponse(row) : conversation(messages)));
+  for (const mode of modes) {
+    const expected = mode === "prompt_response" ? promptResponse(row) : conversation(messages, mode);
+    out.push(JSON.stringify({ mode, ...expected }));
+  }
 }
 process.stdout.write(out.join('\n') + '\n');
