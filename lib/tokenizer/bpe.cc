@@ -257,21 +257,14 @@ void BpeTokenizer::split_from(std::string_view full, size_t step, const Piece& p
         split_from(full, step + 1, {pc.begin + r.first, pc.begin + r.second, false}, emit);
     };
     SplitRanges ranges(st.behavior, next);
-    size_t prev = 0, from = 0;
-    while (from < text.size()) {
-      size_t mb = from, me;
-      if (st.matcher) {
-        me = st.matcher(text, from);
-      } else if (!st.regex->search(text, from, text.size(), &mb, &me)) {
-        break;
-      }
-      if (prev != mb) ranges.push(Span(prev, mb), st.invert);
-      ranges.push(Span(mb, me), !st.invert);
-      prev = me;
-      // An empty match splits there; the search goes on one character later.
-      from = me > mb ? me : mb + utf8_length(static_cast<unsigned char>(text[mb]));
-    }
-    if (prev != text.size()) ranges.push(Span(prev, text.size()), st.invert);
+    for_each_match_range(
+        text,
+        [&](size_t from, size_t* mb, size_t* me) {
+          if (!st.matcher) return st.regex->search(text, from, text.size(), mb, me);
+          *me = st.matcher(text, from);  // matches from `from` on, possibly empty
+          return true;
+        },
+        [&](Span r, bool is_match) { ranges.push(r, is_match != st.invert); });
     ranges.finish();
     return;
   }

@@ -41,18 +41,11 @@ void char_matches(const std::string& t, Pred&& is_match, Matches& out) {
 
 void regex_matches(const std::string& t, const Regex& re, Matches& out) {
   out.clear();
-  size_t prev = 0, from = 0;
-  while (from < t.size()) {
-    size_t mb, me;
-    if (!re.search(t, from, t.size(), &mb, &me)) break;
-    if (prev != mb)
-      out.push_back({{static_cast<uint32_t>(prev), static_cast<uint32_t>(mb)}, false});
-    out.push_back({{static_cast<uint32_t>(mb), static_cast<uint32_t>(me)}, true});
-    prev = me;
-    from = me > mb ? me : mb + utf8_length(static_cast<unsigned char>(t[mb]));
-  }
-  if (prev != t.size())
-    out.push_back({{static_cast<uint32_t>(prev), static_cast<uint32_t>(t.size())}, false});
+  for_each_match_range(
+      t, [&](size_t from, size_t* mb, size_t* me) { return re.search(t, from, t.size(), mb, me); },
+      [&](Span r, bool is_match) {
+        out.push_back({r, is_match});
+      });
 }
 
 bool is_word(char32_t c) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tokenizer/normalized_string.h"
+#include "tokenizer/unicode.h"
 
 namespace shardkit::tok {
 
@@ -51,6 +52,23 @@ struct PreTokenizer {
   // Splits every piece; empty pieces are dropped, as HF does.
   void apply(std::vector<Piece>& pieces) const;
 };
+
+// HF's find_matches for a pattern: hands `push(range, is_match)` the matches of `text` and the
+// text between them, in order. `next_match(from, &begin, &end)` finds the first match at or
+// after `from`; an empty match splits there and the search goes on one character later.
+template <typename NextMatch, typename Push>
+void for_each_match_range(std::string_view text, NextMatch&& next_match, Push&& push) {
+  size_t prev = 0, from = 0;
+  while (from < text.size()) {
+    size_t mb = from, me = from;
+    if (!next_match(from, &mb, &me)) break;
+    if (prev != mb) push(Span(prev, mb), false);
+    push(Span(mb, me), true);
+    prev = me;
+    from = me > mb ? me : mb + utf8_length(static_cast<unsigned char>(text[mb]));
+  }
+  if (prev != text.size()) push(Span(prev, text.size()), false);
+}
 
 // HF's SplitDelimiterBehavior over the ranges of a split (the matches and the text between
 // them, in order, empty ones included): each range is handed on as soon as no later one can
