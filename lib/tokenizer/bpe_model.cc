@@ -156,7 +156,8 @@ class BpeModel final : public Model {
     // The character before must not be "▁" itself (runs of "▁" merge with each other).
     if (cut >= kMeta.size() && w.compare(cut - kMeta.size(), kMeta.size(), kMeta) == 0)
       return false;
-    for (const auto& [left, right] : crossing_)
+    if (cut == 0) return true;
+    for (const auto& [left, right] : crossing_[static_cast<unsigned char>(w[cut - 1])])
       if (cut >= left.size() && w.size() - cut >= right.size() &&
           w.compare(cut - left.size(), left.size(), left) == 0 &&
           w.compare(cut, right.size(), right) == 0)
@@ -225,7 +226,8 @@ class BpeModel final : public Model {
     };
     if (!config_.merges.empty()) {
       for (const auto& [a, b] : config_.merges)
-        if (starts(b) && !ends(a)) crossing_.emplace_back(a, b);
+        if (starts(b) && !ends(a) && !a.empty())
+          crossing_[static_cast<unsigned char>(a.back())].emplace_back(a, b);
     } else {
       // Score-ordered (SentencePiece) BPE: a piece with "▁" after another character could join
       // across a boundary; then no chunks.
@@ -240,7 +242,6 @@ class BpeModel final : public Model {
       for (uint32_t id : config_.user_defined)
         if (config_.vocab[id].find(kMeta, 1) != std::string::npos) chunkable_ = false;
     }
-    if (crossing_.size() > 64) chunkable_ = false;  // too many to check at every boundary
   }
 
   bool mergeable(uint32_t id) const {
@@ -401,7 +402,9 @@ class BpeModel final : public Model {
   BpeModelConfig config_;
   uint64_t cache_owner_;  // names this model's chunk caches (byte_key_cache.h)
   bool chunkable_ = false;
-  std::vector<std::pair<std::string, std::string>> crossing_;
+  // Crossing merges by the last byte of their left side: a cut is checked against those that
+  // could end at the byte before it (InternLM2 has 81, each after a tab or a newline).
+  std::array<std::vector<std::pair<std::string, std::string>>, 256> crossing_;
   StringIdMap vocab_;
   U64Map merges_;
   std::array<uint32_t, 256> byte_ids_{};

@@ -1,7 +1,8 @@
 // Reference encodings from HuggingFace tokenizers (official node binding, Rust core).
 // usage: node hf_encode.js TOKENIZER.json IN.txt OUT.jsonl [--special] [--offsets] [--pairs]
-//          [--truncate N longest_first|only_first|only_second] [--decode]
-// One JSON line per input line ('\n'-separated; a final newline ends the last line):
+//          [--truncate N longest_first|only_first|only_second] [--decode] [--records]
+// One JSON line per input line ('\n'-separated, or U+001E with --records; a final separator ends
+// the last line):
 //   default     [ids...]
 //   --offsets   {"ids": [...], "offsets": [[start, end], ...]}   offsets in code points
 //   --pairs     lines are "first<TAB>second"; {"ids", "type_ids", "offsets"} of the pair
@@ -22,9 +23,12 @@ const { Tokenizer } = require(process.env.HF_TOKENIZERS || 'tokenizers');
   const strategies = { longest_first: 'LongestFirst', only_first: 'OnlyFirst', only_second: 'OnlySecond' };
   if (t >= 0) tok.setTruncation(Number(args[t + 1]), { strategy: strategies[args[t + 2]] });
   const special = has('--special');
+  // --records: records end with U+001E (ASCII record separator) instead of a newline, so that a
+  // record can be a document that holds newlines.
+  const separator = has('--records') ? '\x1e' : '\n';
   let text = fs.readFileSync(inPath, 'utf8');
-  if (text.endsWith('\n')) text = text.slice(0, -1);
-  const lines = text.split('\n');
+  if (text.endsWith(separator)) text = text.slice(0, -1);
+  const lines = text.split(separator);
   const out = [];
   for (let i = 0; i < lines.length; i += 500) {
     const batch = lines.slice(i, i + 500);

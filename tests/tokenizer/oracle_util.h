@@ -53,11 +53,11 @@ inline std::filesystem::path npm_file(const std::string& rel) {
 }
 
 // Text split at '\n' as the oracle scripts split it (a final newline ends the last line).
-inline std::vector<std::string> split_lines(const std::string& all) {
+inline std::vector<std::string> split_lines(const std::string& all, char separator = '\n') {
   std::vector<std::string> lines;
   size_t pos = 0;
   while (pos < all.size()) {
-    size_t nl = all.find('\n', pos);
+    size_t nl = all.find(separator, pos);
     if (nl == std::string::npos) nl = all.size();
     lines.push_back(all.substr(pos, nl - pos));
     pos = nl + 1;
