@@ -16,6 +16,10 @@ const char* const kQwenPattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 const char* const kCl100kPattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+const char* const kO200kPattern =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+const char* const kTekkenPattern =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 namespace {
 
@@ -149,22 +153,42 @@ size_t gpt2_match(std::string_view text, size_t pos) {
 
 namespace {
 
-// cl100k's pattern with \p{N}{1,max_digits}.
-template <int kMaxDigits>
-size_t cl100k_like_match(std::string_view text, size_t pos) {
+// The end of (?i:'s|'t|'re|'ve|'m|'ll|'d) at `pos`, or pos; case folding also maps U+017F
+// (long s) to s.
+size_t contraction_end(std::string_view text, size_t pos) {
   const size_t n = text.size();
   const auto at = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
-  // (?i:'s|'t|'re|'ve|'m|'ll|'d); case folding also maps U+017F (long s) to s.
-  if (at(pos) == '\'' && pos + 1 < n) {
-    const unsigned char d = at(pos + 1) | 0x20;
-    if (d == 's' || d == 't' || d == 'm' || d == 'd') return pos + 2;
-    if (at(pos + 1) == 0xC5 && pos + 2 < n && at(pos + 2) == 0xBF) return pos + 3;
-    if (pos + 2 < n) {
-      const unsigned char e = at(pos + 2) | 0x20;
-      if ((d == 'r' && e == 'e') || (d == 'v' && e == 'e') || (d == 'l' && e == 'l'))
-        return pos + 3;
-    }
+  if (pos + 1 >= n || at(pos) != '\'') return pos;
+  const unsigned char d = at(pos + 1) | 0x20;
+  if (d == 's' || d == 't' || d == 'm' || d == 'd') return pos + 2;
+  if (at(pos + 1) == 0xC5 && pos + 2 < n && at(pos + 2) == 0xBF) return pos + 3;
+  if (pos + 2 < n) {
+    const unsigned char e = at(pos + 2) | 0x20;
+    if ((d == 'r' && e == 'e') || (d == 'v' && e == 'e') || (d == 'l' && e == 'l')) return pos + 3;
   }
+  return pos;
+}
+
+// \p{N}{1,kMaxDigits} at `pos`, whose first character (ending at `next`) is a number.
+template <int kMaxDigits>
+size_t digits_end(std::string_view text, size_t next) {
+  size_t i = next;
+  for (int k = 1; k < kMaxDigits && i < text.size(); ++k) {
+    size_t after;
+    if (classify(text, i, &after) != kNumber) break;
+    i = after;
+  }
+  return i;
+}
+
+// The alternatives that end cl100k's and o200k's patterns, at a position where none of the
+// letter and number alternatives matched:
+//   ` ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+// with `[\r\n/]*` for o200k (kSlash): a '/' after the newlines joins them.
+template <bool kSlash>
+size_t symbols_or_spaces_end(std::string_view text, size_t pos) {
+  const size_t n = text.size();
+  const auto at = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
   auto run_of = [&](size_t i, CharClass cls) {
     while (i < n) {
       size_t after;
@@ -175,24 +199,6 @@ size_t cl100k_like_match(std::string_view text, size_t pos) {
   };
   size_t next;
   const CharClass cls = classify(text, pos, &next);
-  // [^\r\n\p{L}\p{N}]?\p{L}+
-  if (cls == kLetter) return run_of(next, kLetter);
-  const bool newline = at(pos) == '\r' || at(pos) == '\n';
-  if (cls != kNumber && !newline && next < n) {
-    size_t after;
-    if (classify(text, next, &after) == kLetter) return run_of(after, kLetter);
-  }
-  // \p{N}{1,3}
-  if (cls == kNumber) {
-    size_t i = next;
-    for (int k = 1; k < kMaxDigits && i < n; ++k) {
-      size_t after;
-      if (classify(text, i, &after) != kNumber) break;
-      i = after;
-    }
-    return i;
-  }
-  // ` ?[^\s\p{L}\p{N}]+[\r\n]*`
   size_t body = cls == kOther ? pos : n;
   if (at(pos) == ' ' && next < n) {
     size_t after;
@@ -200,7 +206,7 @@ size_t cl100k_like_match(std::string_view text, size_t pos) {
   }
   if (body < n) {
     size_t i = run_of(body, kOther);
-    while (i < n && (at(i) == '\r' || at(i) == '\n')) ++i;
+    while (i < n && (at(i) == '\r' || at(i) == '\n' || (kSlash && at(i) == '/'))) ++i;
     return i;
   }
   // Whitespace: \s*[\r\n]+ (up to the last newline of the run), \s+(?!\S), \s+.
@@ -218,10 +224,115 @@ size_t cl100k_like_match(std::string_view text, size_t pos) {
   return i;
 }
 
+// cl100k's pattern with \p{N}{1,kMaxDigits}.
+template <int kMaxDigits>
+size_t cl100k_like_match(std::string_view text, size_t pos) {
+  if (size_t e = contraction_end(text, pos); e != pos) return e;
+  const size_t n = text.size();
+  auto letters_end = [&](size_t i) {
+    while (i < n) {
+      size_t after;
+      if (classify(text, i, &after) != kLetter) break;
+      i = after;
+    }
+    return i;
+  };
+  size_t next;
+  const CharClass cls = classify(text, pos, &next);
+  // [^\r\n\p{L}\p{N}]?\p{L}+
+  if (cls == kLetter) return letters_end(next);
+  const bool newline = text[pos] == '\r' || text[pos] == '\n';
+  if (cls != kNumber && !newline && next < n) {
+    size_t after;
+    if (classify(text, next, &after) == kLetter) return letters_end(after);
+  }
+  if (cls == kNumber) return digits_end<kMaxDigits>(text, next);
+  return symbols_or_spaces_end<false>(text, pos);
+}
+
+// o200k's letter alternatives tell letters apart by case, and count marks (\p{M}) as letters of
+// either case while [^\r\n\p{L}\p{N}] and [^\s\p{L}\p{N}] count them as symbols.
+enum CaseClass : uint8_t { kUpperLetter, kLowerLetter, kCaselessLetter, kMark, kNotLetterOrMark };
+
+inline CaseClass classify_case(std::string_view text, size_t pos, size_t* next) {
+  const auto c = static_cast<unsigned char>(text[pos]);
+  if (c < 0x80) {
+    *next = pos + 1;
+    return c >= 'A' && c <= 'Z'   ? kUpperLetter
+           : c >= 'a' && c <= 'z' ? kLowerLetter
+                                  : kNotLetterOrMark;
+  }
+  size_t i = pos;
+  const char32_t cp = decode_utf8(text, i);
+  *next = i;
+  switch (letter_case(cp)) {
+    case LetterCase::kUpper:
+      return kUpperLetter;
+    case LetterCase::kLower:
+      return kLowerLetter;
+    case LetterCase::kCaseless:
+      return kCaselessLetter;
+    case LetterCase::kNone:
+      break;
+  }
+  return is_combining_mark(cp) ? kMark : kNotLetterOrMark;
+}
+
+// [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and [\p{Ll}\p{Lm}\p{Lo}\p{M}].
+inline bool upper_side(CaseClass c) { return c != kLowerLetter && c != kNotLetterOrMark; }
+inline bool lower_side(CaseClass c) { return c != kUpperLetter && c != kNotLetterOrMark; }
+
+// o200k's pattern (kContractions, \p{N}{1,3}) and Tekken's (neither contractions nor more than
+// one digit), evaluated the way Oniguruma backtracks:
+//   P?[U]*[L]+C? | P?[U]+[L]*C? | \p{N}{1,kMaxDigits} | then as cl100k
+// with P = [^\r\n\p{L}\p{N}], U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], L = [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+// and C the optional contraction.
+template <bool kContractions, int kMaxDigits>
+size_t o200k_like_match(std::string_view text, size_t pos) {
+  const size_t n = text.size();
+  auto suffix = [&](size_t e) { return kContractions ? contraction_end(text, e) : e; };
+  size_t next;
+  const CaseClass first = classify_case(text, pos, &next);
+  size_t ignored;
+  const bool number = first == kNotLetterOrMark && classify(text, pos, &ignored) == kNumber;
+  const bool newline = text[pos] == '\r' || text[pos] == '\n';
+  // Where the letters start: after the prefix character. A mark is a prefix character and a
+  // letter of either case; as a letter it gives the match the prefix would give, or one where
+  // the prefix gives none, and Oniguruma's next try (no prefix) is that one.
+  const size_t s = first == kNotLetterOrMark && !number && !newline ? next : pos;
+  // U*L+: U* takes its longest run and gives characters back until L+ can start. If a lowercase
+  // letter follows the run, L+ runs on from it; else the match ends after the run's last letter
+  // that is on both sides (L+ takes just that one: an uppercase letter or the run's end follows).
+  constexpr size_t kNone = std::string_view::npos;
+  size_t i = s, after_last_both = kNone;
+  while (i < n) {
+    size_t after;
+    const CaseClass c = classify_case(text, i, &after);
+    if (!upper_side(c)) break;
+    if (lower_side(c)) after_last_both = after;
+    i = after;
+  }
+  if (size_t after; i < n && classify_case(text, i, &after) == kLowerLetter) {
+    for (i = after; i < n && lower_side(classify_case(text, i, &after));) i = after;
+    return suffix(i);
+  }
+  if (after_last_both != kNone) return suffix(after_last_both);
+  // U+L*: the run holds only uppercase letters and no lowercase letter follows, so L* is empty.
+  if (i > s) return suffix(i);
+  if (number) return digits_end<kMaxDigits>(text, next);
+  return symbols_or_spaces_end<true>(text, pos);
+}
+
 }  // namespace
 
 size_t cl100k_match(std::string_view text, size_t pos) { return cl100k_like_match<3>(text, pos); }
 size_t qwen_match(std::string_view text, size_t pos) { return cl100k_like_match<1>(text, pos); }
+size_t o200k_match(std::string_view text, size_t pos) {
+  return o200k_like_match<true, 3>(text, pos);
+}
+size_t tekken_match(std::string_view text, size_t pos) {
+  return o200k_like_match<false, 1>(text, pos);
+}
 
 namespace {
 

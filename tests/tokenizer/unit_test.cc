@@ -2,10 +2,12 @@
 // arithmetic (HF's own table), thread safety, and small hand-checked vocabularies.
 #include <doctest/doctest.h>
 
+#include <random>
 #include <thread>
 
 #include "core/error.h"
 #include "test_util.h"
+#include "tokenizer/byte_level.h"
 #include "tokenizer/tokenizer.h"
 
 using namespace shardkit;
@@ -267,4 +269,68 @@ TEST_CASE("concurrent const calls give the single-thread answer") {
   }
   for (auto& th : threads) th.join();
   CHECK(bad == 0);
+}
+
+TEST_CASE("hand-written Split patterns end every match where Oniguruma does") {
+  // Each hand matcher against the pattern it stands for, at every character of: the fixture
+  // lines; every string of three characters drawn from one or two of each class the patterns
+  // tell apart (upper-, title-, lower- and caseless letters, the three kinds of mark, numbers,
+  // white space, CR/LF, symbols, apostrophes and contraction letters); and seeded random strings
+  // of up to 16 of them.
+  const std::vector<std::string> alphabet = {
+      "A",          "\u01C5", "\u03A3", "a",      "\u00E9", "\u00DF", "\u02B0", "\u4E2D",
+      "\u0E01",     "\u0301", "\u0903", "\u20DD", "7",      "\u0663", "\u216B", "\u00BD",
+      " ",          "\t",     "\u00A0", "\r",     "\n",     ".",      "/",      "\u20AC",
+      "\U0001F600", "'",      "s",      "S",      "\u017F", "l",      "L",      "r",
+      "e",          "v",      "d",      "t",      "M"};
+  std::vector<std::string> texts;
+  const auto data = std::filesystem::path(SHARDKIT_SOURCE_DIR) / "tests" / "data";
+  for (const auto& dir : {data / "tokenizer", data / "tokenizer_scripts"})
+    for (const auto& entry : std::filesystem::directory_iterator(dir))
+      if (entry.path().extension() == ".txt") {
+        std::string all = read_file(entry.path());
+        for (size_t at = 0, nl; at < all.size(); at = nl + 1) {
+          nl = all.find('\n', at);
+          if (nl == std::string::npos) nl = all.size();
+          texts.push_back(all.substr(at, nl - at) + "\n");
+        }
+      }
+  for (const auto& a : alphabet)
+    for (const auto& b : alphabet)
+      for (const auto& c : alphabet) texts.push_back(a + b + c);
+  std::mt19937 random(7);
+  for (int k = 0; k < 20000; ++k) {
+    std::string t;
+    for (int len = 1 + static_cast<int>(random() % 16); len > 0; --len)
+      t += alphabet[random() % alphabet.size()];
+    texts.push_back(t);
+  }
+  using Matcher = size_t (*)(std::string_view, size_t);
+  for (const auto& [name, pattern, matcher] :
+       {std::tuple<const char*, const char*, Matcher>{"gpt2", tok::kGpt2Pattern, tok::gpt2_match},
+        {"cl100k", tok::kCl100kPattern, tok::cl100k_match},
+        {"qwen", tok::kQwenPattern, tok::qwen_match},
+        {"o200k", tok::kO200kPattern, tok::o200k_match},
+        {"tekken", tok::kTekkenPattern, tok::tekken_match}}) {
+    const tok::Regex regex(pattern);
+    size_t positions = 0, differ = 0;
+    for (const std::string& t : texts)
+      for (size_t pos = 0; pos < t.size(); ++pos) {
+        if ((static_cast<unsigned char>(t[pos]) & 0xC0) == 0x80) continue;
+        size_t begin = 0, end = 0;
+        const bool found = regex.search(t, pos, t.size(), &begin, &end);
+        const size_t ours = matcher(t, pos);
+        ++positions;
+        if (!found || begin != pos || end != ours) {
+          if (++differ <= 5)
+            MESSAGE(std::string(name)
+                    << " at byte " << pos << " of '" << t << "': Oniguruma "
+                    << (found ? std::to_string(begin) + "-" + std::to_string(end) : "none")
+                    << ", ours " << pos << "-" << ours);
+        }
+      }
+    MESSAGE(std::string(name) << ": " << positions - differ << "/" << positions
+                              << " positions agree");
+    CHECK(differ == 0);
+  }
 }
