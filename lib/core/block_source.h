@@ -58,7 +58,7 @@ struct SourceOptions {
   // Remote datasets (http://, https://, s3://):
   unsigned remote_concurrency = 8;     // range requests in flight at once
   std::string cache_dir;               // on-disk cache of fetched bytes; empty: none
-  uint64_t cache_limit = 4ull << 30;   // bytes the cache may hold (evicted oldest first)
+  uint64_t cache_limit = 4ull << 30;   // bytes the cache may hold (eviction: disk_cache.h)
   unsigned remote_retries = 5;         // per request, after timeouts, 5xx and short reads
   unsigned remote_timeout_ms = 30000;  // per request
   // Remote bytes fetched ahead and held in memory until read; 0: 256 MiB (a Loader: half its

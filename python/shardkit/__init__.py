@@ -160,7 +160,7 @@ class Loader:
     drop_last=False, window_blocks=0 (derived from memory_budget), threads=0 (all cores),
     memory_budget=512 MiB, prefetch_batches=0 (auto), timeout_ms=0 (wait forever), fields=None
     (every model input and target: model(**batch) works), include_metadata=False (True adds
-    length, length_a, and for QA example_index and source_index), int32=False (int64 like HF),
+    length, a first_segment_length field, and for QA example_index and source_index), int32=False (int64 like HF),
     dynamic_padding=True, pad_to_multiple_of=1, attention_mask=True, mlm_probability=None (turns
     on MLM masking; labels become -100 where not masked; mask_token_id, vocab_size and
     special_ids default to the dataset's tokenizer); packed lm document boundaries (derived from
