@@ -261,8 +261,14 @@ void BpeTokenizer::split_from(std::string_view full, size_t step, const Piece& p
         text,
         [&](size_t from, size_t* mb, size_t* me) {
           if (!st.matcher) return st.regex->search(text, from, text.size(), mb, me);
-          *me = st.matcher(text, from);  // matches from `from` on, possibly empty
-          return true;
+          for (size_t at = from; at < text.size();
+               at += utf8_length(static_cast<unsigned char>(text[at])))
+            if (const size_t end = st.matcher(text, at); end != kNoMatch) {
+              *mb = at;
+              *me = end;
+              return true;
+            }
+          return false;
         },
         [&](Span r, bool is_match) { ranges.push(r, is_match != st.invert); });
     ranges.finish();

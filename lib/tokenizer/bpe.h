@@ -19,7 +19,8 @@ namespace shardkit::tok {
 struct PreTokenizerStep {
   enum Kind { kSplit, kByteLevel } kind = kByteLevel;
   std::shared_ptr<Regex> regex;  // kSplit
-  // A hand-written equivalent of `regex` (cl100k_match), or null.
+  // A hand-written equivalent of `regex` (byte_level.h): the end of the match at a position, or
+  // kNoMatch; null: run `regex`.
   size_t (*matcher)(std::string_view, size_t) = nullptr;
   SplitBehavior behavior = SplitBehavior::kIsolated;
   bool invert = false;

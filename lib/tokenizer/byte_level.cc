@@ -18,6 +18,12 @@ const char* const kCl100kPattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 const char* const kO200kPattern =
     R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+const char* const kDeepSeekDigitsPattern = "\\p{N}{1,3}";
+const char* const kDeepSeekCjkPattern = "[\u4E00-\u9FA5\u3040-\u309F\u30A0-\u30FF]+";
+const char* const kDeepSeekWordsPattern =
+    "[!\"#$%&'()*+,\\-./"
+    ":;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| "
+    "?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+";
 const char* const kTekkenPattern =
     R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
@@ -181,6 +187,25 @@ size_t digits_end(std::string_view text, size_t next) {
   return i;
 }
 
+// \s*[\r\n]+|\s+(?!\S)|\s+ at `pos`, where a white space character starts: up to the last
+// newline of the run, else the run less its last character when more text follows, else the run.
+size_t spaces_end(std::string_view text, size_t pos) {
+  const size_t n = text.size();
+  const auto at = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  size_t i = pos, last_start = pos, after_newline = 0;
+  while (i < n) {
+    size_t after;
+    if (classify(text, i, &after) != kSpace) break;
+    if (at(i) == '\r' || at(i) == '\n') after_newline = after;
+    last_start = i;
+    i = after;
+  }
+  if (after_newline) return after_newline;
+  if (i == n) return n;
+  if (last_start > pos) return last_start;
+  return i;
+}
+
 // The alternatives that end cl100k's and o200k's patterns, at a position where none of the
 // letter and number alternatives matched:
 //   ` ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
@@ -209,19 +234,7 @@ size_t symbols_or_spaces_end(std::string_view text, size_t pos) {
     while (i < n && (at(i) == '\r' || at(i) == '\n' || (kSlash && at(i) == '/'))) ++i;
     return i;
   }
-  // Whitespace: \s*[\r\n]+ (up to the last newline of the run), \s+(?!\S), \s+.
-  size_t i = pos, last_start = pos, after_newline = 0;
-  while (i < n) {
-    size_t after;
-    if (classify(text, i, &after) != kSpace) break;
-    if (at(i) == '\r' || at(i) == '\n') after_newline = after;
-    last_start = i;
-    i = after;
-  }
-  if (after_newline) return after_newline;
-  if (i == n) return n;
-  if (last_start > pos) return last_start;
-  return i;
+  return spaces_end(text, pos);
 }
 
 // cl100k's pattern with \p{N}{1,kMaxDigits}.
@@ -332,6 +345,87 @@ size_t o200k_match(std::string_view text, size_t pos) {
 }
 size_t tekken_match(std::string_view text, size_t pos) {
   return o200k_like_match<false, 1>(text, pos);
+}
+
+size_t deepseek_digits_match(std::string_view text, size_t pos) {
+  size_t next;
+  return classify(text, pos, &next) == kNumber ? digits_end<3>(text, next) : kNoMatch;
+}
+
+size_t deepseek_cjk_match(std::string_view text, size_t pos) {
+  size_t i = pos;
+  while (i < text.size()) {
+    size_t after = i;
+    const char32_t cp = decode_utf8(text, after);
+    if (!((cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF))) break;
+    i = after;
+  }
+  return i > pos ? i : kNoMatch;
+}
+
+namespace {
+
+// The classes of DeepSeek-V3's third pattern: [\p{L}\p{M}], [\p{P}\p{S}], \s, and the rest.
+enum DeepSeekKind : uint8_t { kLetterOrMark, kPunctOrSymbol, kWhite, kElse };
+
+DeepSeekKind deepseek_kind(char32_t cp) {
+  if (is_letter(cp) || is_combining_mark(cp)) return kLetterOrMark;
+  if (is_punctuation(cp) || is_symbol(cp)) return kPunctOrSymbol;
+  return is_white_space(cp) ? kWhite : kElse;
+}
+
+const auto kDeepSeekAscii = [] {
+  std::array<DeepSeekKind, 128> table{};
+  for (char32_t c = 0; c < 128; ++c) table[c] = deepseek_kind(c);
+  return table;
+}();
+
+}  // namespace
+
+size_t deepseek_words_match(std::string_view text, size_t pos) {
+  const size_t n = text.size();
+  const auto at = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  const auto ascii_letter = [&](size_t i) {
+    return i < n && static_cast<unsigned>((at(i) | 0x20) - 'a') < 26u;
+  };
+  // [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+
+  const unsigned char c = at(pos);
+  if (c > ' ' && c < 0x7F && !ascii_letter(pos) && !(c >= '0' && c <= '9') &&
+      ascii_letter(pos + 1)) {
+    size_t i = pos + 1;
+    while (ascii_letter(i)) ++i;
+    return i;
+  }
+  const auto kind = [&](size_t i, size_t* after) {
+    if (at(i) < 0x80) {
+      *after = i + 1;
+      return kDeepSeekAscii[at(i)];
+    }
+    *after = i;
+    return deepseek_kind(decode_utf8(text, *after));
+  };
+  const auto run_end = [&](size_t i, DeepSeekKind k) {
+    for (size_t after; i < n && kind(i, &after) == k;) i = after;
+    return i;
+  };
+  size_t next;
+  const DeepSeekKind first = kind(pos, &next);
+  // [^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+: a mark is both the prefix and a letter, and either way
+  // the match ends where the letters and marks after it do.
+  if (first == kLetterOrMark) return run_end(next, kLetterOrMark);
+  if (first != kPunctOrSymbol && c != '\r' && c != '\n') {
+    const size_t e = run_end(next, kLetterOrMark);
+    if (e > next) return e;
+  }
+  // ` ?[\p{P}\p{S}]+[\r\n]*`
+  size_t body = first == kPunctOrSymbol ? pos : n;
+  if (size_t after; c == ' ' && next < n && kind(next, &after) == kPunctOrSymbol) body = next;
+  if (body < n) {
+    size_t i = run_end(body, kPunctOrSymbol);
+    while (i < n && (at(i) == '\r' || at(i) == '\n')) ++i;
+    return i;
+  }
+  return first == kWhite ? spaces_end(text, pos) : kNoMatch;
 }
 
 namespace {

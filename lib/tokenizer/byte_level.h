@@ -46,6 +46,20 @@ extern const char* const kO200kPattern;
 size_t tekken_match(std::string_view text, size_t pos);
 extern const char* const kTekkenPattern;
 
+// DeepSeek-V3's three Split patterns, which its pre-tokenizer runs in turn before ByteLevel:
+//   \p{N}{1,3}
+//   [\u4E00-\u9FA5\u3040-\u309F\u30A0-\u30FF]+
+//   [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+|
+//   ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+// These do not match everywhere: they return kNoMatch where no match starts at `pos`.
+constexpr size_t kNoMatch = std::string_view::npos;
+size_t deepseek_digits_match(std::string_view text, size_t pos);
+size_t deepseek_cjk_match(std::string_view text, size_t pos);
+size_t deepseek_words_match(std::string_view text, size_t pos);
+extern const char* const kDeepSeekDigitsPattern;
+extern const char* const kDeepSeekCjkPattern;
+extern const char* const kDeepSeekWordsPattern;
+
 // A compiled Oniguruma pattern; search is safe from many threads at once.
 class Regex {
  public:

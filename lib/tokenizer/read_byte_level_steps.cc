@@ -1,5 +1,5 @@
 // Byte-level BPE's pre-tokenizer: Split patterns (hand-matched when they are cl100k's, Qwen's,
-// o200k's or Tekken's) ending in ByteLevel.
+// o200k's, Tekken's or DeepSeek-V3's) ending in ByteLevel.
 #include "tokenizer/readers.h"
 
 namespace shardkit::tok {
@@ -31,7 +31,10 @@ void read_byte_level_steps(const Json& j, element e, const std::string& where,
          {std::pair<const char*, Matcher>{kCl100kPattern, cl100k_match},
           {kQwenPattern, qwen_match},
           {kO200kPattern, o200k_match},
-          {kTekkenPattern, tekken_match}})
+          {kTekkenPattern, tekken_match},
+          {kDeepSeekDigitsPattern, deepseek_digits_match},
+          {kDeepSeekCjkPattern, deepseek_cjk_match},
+          {kDeepSeekWordsPattern, deepseek_words_match}})
       if (step.regex->pattern() == pattern) step.matcher = matcher;
     step.behavior = read_split_behavior(j, o, where, SplitBehavior::kIsolated);
     step.invert = j.boolean(o, "invert", false, where);

@@ -122,6 +122,10 @@ bool is_punctuation(char32_t cp) {
   auto c = category(cp);
   return c >= UTF8PROC_CATEGORY_PC && c <= UTF8PROC_CATEGORY_PO;
 }
+bool is_symbol(char32_t cp) {
+  auto c = category(cp);
+  return c >= UTF8PROC_CATEGORY_SM && c <= UTF8PROC_CATEGORY_SO;
+}
 bool is_nonspacing_mark(char32_t cp) { return category(cp) == UTF8PROC_CATEGORY_MN; }
 bool is_decimal_or_letter_number(char32_t cp) {
   auto c = category(cp);

