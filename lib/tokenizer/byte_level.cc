@@ -87,6 +87,12 @@ inline CharClass classify(std::string_view text, size_t pos, size_t* next) {
   return kOther;
 }
 
+// The end of the run of characters of class `cls` from `i`.
+inline size_t run_end(std::string_view text, size_t i, CharClass cls) {
+  for (size_t after; i < text.size() && classify(text, i, &after) == cls;) i = after;
+  return i;
+}
+
 }  // namespace
 
 const std::array<char32_t, 256>& byte_to_char() { return tables().to_char; }
@@ -118,29 +124,18 @@ size_t gpt2_match(std::string_view text, size_t pos) {
         return pos + 3;
     }
   }
+  // ` ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+`: `next` ends the run's first character.
   size_t next;
   CharClass cls = classify(text, pos, &next);
-  size_t body = pos;  // start of the \p{L}+ / \p{N}+ / [^\s\p{L}\p{N}]+ run
   if (c == ' ' && next < n) {
     size_t after;
     CharClass k = classify(text, next, &after);
     if (k != kSpace) {
       cls = k;
-      body = next;
       next = after;
     }
   }
-  if (cls != kSpace) {
-    // Greedy run of the same class after the first character of the body.
-    (void)body;
-    size_t i = next;
-    while (i < n) {
-      size_t after;
-      if (classify(text, i, &after) != cls) break;
-      i = after;
-    }
-    return i;
-  }
+  if (cls != kSpace) return run_end(text, next, cls);
   // Whitespace: \s+(?!\S) then \s+.
   size_t i = next;
   size_t last_start = pos;  // start of the last whitespace character in the run
@@ -214,14 +209,6 @@ template <bool kSlash>
 size_t symbols_or_spaces_end(std::string_view text, size_t pos) {
   const size_t n = text.size();
   const auto at = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
-  auto run_of = [&](size_t i, CharClass cls) {
-    while (i < n) {
-      size_t after;
-      if (classify(text, i, &after) != cls) break;
-      i = after;
-    }
-    return i;
-  };
   size_t next;
   const CharClass cls = classify(text, pos, &next);
   size_t body = cls == kOther ? pos : n;
@@ -230,7 +217,7 @@ size_t symbols_or_spaces_end(std::string_view text, size_t pos) {
     if (classify(text, next, &after) == kOther) body = next;
   }
   if (body < n) {
-    size_t i = run_of(body, kOther);
+    size_t i = run_end(text, body, kOther);
     while (i < n && (at(i) == '\r' || at(i) == '\n' || (kSlash && at(i) == '/'))) ++i;
     return i;
   }
@@ -242,22 +229,14 @@ template <int kMaxDigits>
 size_t cl100k_like_match(std::string_view text, size_t pos) {
   if (size_t e = contraction_end(text, pos); e != pos) return e;
   const size_t n = text.size();
-  auto letters_end = [&](size_t i) {
-    while (i < n) {
-      size_t after;
-      if (classify(text, i, &after) != kLetter) break;
-      i = after;
-    }
-    return i;
-  };
   size_t next;
   const CharClass cls = classify(text, pos, &next);
   // [^\r\n\p{L}\p{N}]?\p{L}+
-  if (cls == kLetter) return letters_end(next);
+  if (cls == kLetter) return run_end(text, next, kLetter);
   const bool newline = text[pos] == '\r' || text[pos] == '\n';
   if (cls != kNumber && !newline && next < n) {
     size_t after;
-    if (classify(text, next, &after) == kLetter) return letters_end(after);
+    if (classify(text, next, &after) == kLetter) return run_end(text, after, kLetter);
   }
   if (cls == kNumber) return digits_end<kMaxDigits>(text, next);
   return symbols_or_spaces_end<false>(text, pos);
