@@ -1,6 +1,6 @@
-// Byte-level pieces: GPT-2's byte <-> printable-character mapping, a hand-specialised matcher for
-// GPT-2's pre-tokenizer pattern, and arbitrary Split patterns through Oniguruma (the regex engine
-// HuggingFace tokenizers itself uses).
+// Byte-level pieces: GPT-2's byte <-> printable-character mapping, hand-specialised matchers for
+// the pre-tokenizer patterns of GPT-2, cl100k, Qwen, o200k, Tekken and DeepSeek-V3, and arbitrary
+// Split patterns through Oniguruma (the regex engine HuggingFace tokenizers itself uses).
 #pragma once
 
 #include <array>
