@@ -18,10 +18,8 @@ namespace shardkit::tok {
 
 struct PreTokenizerStep {
   enum Kind { kSplit, kByteLevel } kind = kByteLevel;
-  std::shared_ptr<Regex> regex;  // kSplit
-  // A hand-written equivalent of `regex` (byte_level.h): the end of the match at a position, or
-  // kNoMatch; null: run `regex`.
-  size_t (*matcher)(std::string_view, size_t) = nullptr;
+  std::shared_ptr<Regex> regex;    // kSplit
+  SplitMatcher matcher = nullptr;  // a hand-written equivalent of `regex`, or null
   SplitBehavior behavior = SplitBehavior::kIsolated;
   bool invert = false;
   bool add_prefix_space = false;  // kByteLevel

@@ -407,6 +407,20 @@ size_t deepseek_words_match(std::string_view text, size_t pos) {
   return first == kWhite ? spaces_end(text, pos) : kNoMatch;
 }
 
+SplitMatcher hand_matcher(std::string_view pattern) {
+  for (const auto& [text, matcher] :
+       {std::pair<const char*, SplitMatcher>{kGpt2Pattern, gpt2_match},
+        {kCl100kPattern, cl100k_match},
+        {kQwenPattern, qwen_match},
+        {kO200kPattern, o200k_match},
+        {kTekkenPattern, tekken_match},
+        {kDeepSeekDigitsPattern, deepseek_digits_match},
+        {kDeepSeekCjkPattern, deepseek_cjk_match},
+        {kDeepSeekWordsPattern, deepseek_words_match}})
+    if (pattern == text) return matcher;
+  return nullptr;
+}
+
 namespace {
 
 std::once_flag onig_once;

@@ -60,6 +60,11 @@ extern const char* const kDeepSeekDigitsPattern;
 extern const char* const kDeepSeekCjkPattern;
 extern const char* const kDeepSeekWordsPattern;
 
+// The end of a pattern's match at `pos`, or kNoMatch.
+using SplitMatcher = size_t (*)(std::string_view text, size_t pos);
+// The hand matcher that stands for `pattern`, or null (the pattern runs on Oniguruma).
+SplitMatcher hand_matcher(std::string_view pattern);
+
 // A compiled Oniguruma pattern; search is safe from many threads at once.
 class Regex {
  public:

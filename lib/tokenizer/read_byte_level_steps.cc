@@ -1,5 +1,5 @@
-// Byte-level BPE's pre-tokenizer: Split patterns (hand-matched when they are cl100k's, Qwen's,
-// o200k's, Tekken's or DeepSeek-V3's) ending in ByteLevel.
+// Byte-level BPE's pre-tokenizer: Split patterns (hand-matched when they are GPT-2's, cl100k's,
+// Qwen's, o200k's, Tekken's or DeepSeek-V3's) ending in ByteLevel.
 #include "tokenizer/readers.h"
 
 namespace shardkit::tok {
@@ -26,16 +26,7 @@ void read_byte_level_steps(const Json& j, element e, const std::string& where,
   } else if (type == "Split") {
     step.kind = PreTokenizerStep::kSplit;
     step.regex = std::const_pointer_cast<Regex>(read_pattern(j, o, where, nullptr));
-    using Matcher = size_t (*)(std::string_view, size_t);
-    for (const auto& [pattern, matcher] :
-         {std::pair<const char*, Matcher>{kCl100kPattern, cl100k_match},
-          {kQwenPattern, qwen_match},
-          {kO200kPattern, o200k_match},
-          {kTekkenPattern, tekken_match},
-          {kDeepSeekDigitsPattern, deepseek_digits_match},
-          {kDeepSeekCjkPattern, deepseek_cjk_match},
-          {kDeepSeekWordsPattern, deepseek_words_match}})
-      if (step.regex->pattern() == pattern) step.matcher = matcher;
+    step.matcher = hand_matcher(step.regex->pattern());
     step.behavior = read_split_behavior(j, o, where, SplitBehavior::kIsolated);
     step.invert = j.boolean(o, "invert", false, where);
   } else {

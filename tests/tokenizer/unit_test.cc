@@ -307,9 +307,9 @@ TEST_CASE("hand-written Split patterns end every match where Oniguruma does") {
       t += alphabet[random() % alphabet.size()];
     texts.push_back(t);
   }
-  using Matcher = size_t (*)(std::string_view, size_t);
   for (const auto& [name, pattern, matcher] :
-       {std::tuple<const char*, const char*, Matcher>{"gpt2", tok::kGpt2Pattern, tok::gpt2_match},
+       {std::tuple<const char*, const char*, tok::SplitMatcher>{"gpt2", tok::kGpt2Pattern,
+                                                                tok::gpt2_match},
         {"cl100k", tok::kCl100kPattern, tok::cl100k_match},
         {"qwen", tok::kQwenPattern, tok::qwen_match},
         {"o200k", tok::kO200kPattern, tok::o200k_match},
@@ -317,6 +317,7 @@ TEST_CASE("hand-written Split patterns end every match where Oniguruma does") {
         {"deepseek digits", tok::kDeepSeekDigitsPattern, tok::deepseek_digits_match},
         {"deepseek cjk", tok::kDeepSeekCjkPattern, tok::deepseek_cjk_match},
         {"deepseek words", tok::kDeepSeekWordsPattern, tok::deepseek_words_match}}) {
+    CHECK_MESSAGE(bool(tok::hand_matcher(pattern) == matcher), name);
     const tok::Regex regex(pattern);
     size_t positions = 0, differ = 0;
     for (const std::string& t : texts)
