@@ -7,6 +7,8 @@
 
 #include "../loader/loader_fixture.h"
 #include "loader/loader.h"
+#include "servers.h"
+#include "test_util.h"
 
 namespace shardkit::testing {
 
@@ -41,5 +43,19 @@ inline loader::LoaderOptions remote_options(uint64_t seed = 7) {
 inline void write_remote_fixture(const std::filesystem::path& dir) {
   write_fixture(dir, {.records = 20000, .block_bytes = 4096, .shard_bytes = 128 << 10});
 }
+
+// The remote fixture, written under a temporary directory and served by nginx.
+struct ServedDataset {
+  TempDir tmp{"http"};
+  std::filesystem::path root = tmp / "www";
+  std::unique_ptr<Nginx> nginx;
+  ServedDataset() {
+    std::filesystem::create_directories(root);
+    write_remote_fixture(root / "ds");
+    nginx = std::make_unique<Nginx>(root, tmp / "nginx");
+  }
+  std::filesystem::path local() const { return root / "ds"; }
+  std::string url() const { return nginx->url("ds"); }
+};
 
 }  // namespace shardkit::testing

@@ -1,5 +1,6 @@
 #include "core/remote/disk_cache.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,7 +9,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <thread>
 #include <vector>
 
 #include "core/checksum.h"
@@ -18,7 +18,16 @@ namespace shardkit::remote {
 namespace fs = std::filesystem;
 
 namespace {
-constexpr const char* kTmpPrefix = ".tmp-";
+constexpr std::string_view kTmpPrefix = ".tmp-";
+// The first line is the Cache Directory Tagging signature that backup tools look for; the
+// second is what tells shardkit the directory is its own.
+constexpr std::string_view kTagSignature = "Signature: 8a477f597d28d172789f06886806bc55\n";
+constexpr std::string_view kTagOwner = "# shardkit block cache\n";
+constexpr std::string_view kTagText =
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# shardkit block cache\n"
+    "# Blocks of remote datasets fetched by shardkit's loader (cache_dir). shardkit removes\n"
+    "# only the files here that it named itself; deleting this directory is always safe.\n";
 // Temporary names are unique per process (pid) and, across the caches of one process, by this.
 std::atomic<uint64_t> tmp_counter{0};
 
@@ -35,19 +44,198 @@ int64_t now_ns() {
   ::clock_gettime(CLOCK_REALTIME, &t);
   return int64_t(t.tv_sec) * kNs + t.tv_nsec;
 }
+
+std::string unique_suffix() {
+  return std::to_string(::getpid()) + "-" + std::to_string(tmp_counter.fetch_add(1));
+}
+
+bool all_of_class(std::string_view s, size_t n, bool (*in_class)(char)) {
+  return s.size() >= n && std::all_of(s.begin(), s.begin() + n, in_class);
+}
+bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Consumes "DIGITS" then `sep` (or the end when sep is 0); false when `s` does not start so.
+bool take_number(std::string_view* s, char sep) {
+  size_t n = 0;
+  while (n < s->size() && is_digit((*s)[n])) ++n;
+  if (n == 0 || n > 20) return false;
+  s->remove_prefix(n);
+  if (sep == 0) return s->empty();
+  if (s->empty() || s->front() != sep) return false;
+  s->remove_prefix(1);
+  return true;
+}
+
+bool write_all(int fd, const unsigned char* data, size_t size) {
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::write(fd, data + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool read_all(int fd, unsigned char* out, size_t size) {
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::pread(fd, out + done, size - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Opens a regular file of `dir_fd` for reading; -1 for anything else (a link, a FIFO, a device:
+// O_NONBLOCK keeps a FIFO from blocking the open).
+int open_regular(int dir_fd, const char* name) {
+  const int fd = ::openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) return -1;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+[[noreturn]] void refuse(const std::string& dir, const std::string& why) {
+  throw Error(ErrorCode::kIo, dir, why);
+}
+
+bool has_owner_tag(int dir_fd) {
+  const int fd = open_regular(dir_fd, DiskCache::kTagFile);
+  if (fd < 0) return false;
+  char text[512];
+  const ssize_t n = ::pread(fd, text, sizeof text, 0);
+  ::close(fd);
+  const std::string_view got(text, n > 0 ? size_t(n) : 0);
+  return got.substr(0, kTagSignature.size()) == kTagSignature &&
+         got.find(kTagOwner) != std::string_view::npos;
+}
+
+// Makes parent/shardkit-cache whole: the directory and its tag are built under a temporary name
+// and renamed into place, so another process never sees the directory without its tag. Losing
+// the race to another process is fine: its directory is used.
+void create_owned_dir(int parent_fd, const std::string& parent) {
+  const std::string staging = std::string(".") + DiskCache::kOwnedDir + ".new-" + unique_suffix();
+  if (::mkdirat(parent_fd, staging.c_str(), 0755) != 0)
+    refuse(parent, std::string("cannot create the remote cache directory: ") + strerror(errno));
+  const int staging_fd = ::openat(parent_fd, staging.c_str(), O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  bool ok = staging_fd >= 0;
+  if (ok) {
+    const int tag = ::openat(staging_fd, DiskCache::kTagFile,
+                             O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    ok = tag >= 0 &&
+         write_all(tag, reinterpret_cast<const unsigned char*>(kTagText.data()), kTagText.size());
+    if (tag >= 0 && ::close(tag) != 0) ok = false;
+    ::close(staging_fd);
+  }
+  const int saved = errno;
+  if (ok && ::renameat(parent_fd, staging.c_str(), parent_fd, DiskCache::kOwnedDir) == 0) return;
+  // Undo exactly what was made here: the tag, then the empty staging directory.
+  const std::string tag_path = staging + "/" + DiskCache::kTagFile;
+  ::unlinkat(parent_fd, tag_path.c_str(), 0);
+  ::unlinkat(parent_fd, staging.c_str(), AT_REMOVEDIR);
+  if (!ok) refuse(parent, std::string("cannot write the remote cache's tag: ") + strerror(saved));
+}
+
+int open_owned_dir(const std::string& parent) {
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  // The user's own cache_dir may be a link (to a larger disk); what is inside is not followed.
+  const int parent_fd = ::open(parent.c_str(), O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  if (parent_fd < 0)
+    refuse(parent, std::string("cannot open the remote cache directory: ") + strerror(errno));
+  int fd = ::openat(parent_fd, DiskCache::kOwnedDir, O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) {
+    try {
+      create_owned_dir(parent_fd, parent);
+    } catch (...) {
+      ::close(parent_fd);
+      throw;
+    }
+    fd = ::openat(parent_fd, DiskCache::kOwnedDir, O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  }
+  const int saved = errno;
+  ::close(parent_fd);
+  const std::string owned = parent + "/" + DiskCache::kOwnedDir;
+  if (fd < 0)
+    refuse(owned, saved == ELOOP || saved == ENOTDIR
+                      ? "is a symbolic link or not a directory; the remote cache uses only a "
+                        "directory it created itself (choose another cache_dir)"
+                      : std::string("cannot open the remote cache directory: ") + strerror(saved));
+  if (!has_owner_tag(fd)) {
+    ::close(fd);
+    refuse(owned, std::string("exists but was not created by shardkit (no ") +
+                      DiskCache::kTagFile +
+                      " of shardkit's in it); the remote cache never writes into a directory "
+                      "it does not own (choose another cache_dir)");
+  }
+  return fd;
+}
+
+struct OwnedFile {
+  std::string name;
+  uint64_t bytes;
+  int64_t used_ns;  // modification time
+  bool temporary;
+};
+
+// The regular files of the cache's directory that have one of its own names.
+std::vector<OwnedFile> list_owned(int dir_fd) {
+  std::vector<OwnedFile> files;
+  const int fd = ::dup(dir_fd);
+  if (fd < 0) return files;
+  DIR* d = ::fdopendir(fd);
+  if (d == nullptr) {
+    ::close(fd);
+    return files;
+  }
+  ::rewinddir(d);
+  while (const dirent* e = ::readdir(d)) {
+    const std::string_view name(e->d_name);
+    if (!DiskCache::is_own_name(name)) continue;
+    struct stat st {};
+    if (::fstatat(dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+      continue;
+    files.push_back({std::string(name), uint64_t(st.st_size),
+                     int64_t(st.st_mtim.tv_sec) * kNs + st.st_mtim.tv_nsec,
+                     name.substr(0, kTmpPrefix.size()) == kTmpPrefix});
+  }
+  ::closedir(d);
+  return files;
+}
 }  // namespace
 
+bool DiskCache::is_own_name(std::string_view name) {
+  if (name.substr(0, kTmpPrefix.size()) == kTmpPrefix) {
+    name.remove_prefix(kTmpPrefix.size());
+    return take_number(&name, '-') && take_number(&name, 0);
+  }
+  // HEX16-HEX16-OFFSET-SIZE
+  for (int part = 0; part < 2; ++part) {
+    if (!all_of_class(name, 16, is_hex) || name.size() < 17 || name[16] != '-') return false;
+    name.remove_prefix(17);
+  }
+  return take_number(&name, '-') && take_number(&name, 0);
+}
+
 DiskCache::DiskCache(std::string dir, uint64_t limit_bytes)
-    : dir_(std::move(dir)), limit_(limit_bytes) {
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  if (ec || !fs::is_directory(dir_))
-    throw Error(ErrorCode::kIo, dir_, "cannot create the remote cache directory: " + ec.message());
-  uint64_t total = 0;
-  for (const auto& e : fs::directory_iterator(dir_, ec))
-    if (e.is_regular_file(ec)) total += e.file_size(ec);
-  approx_bytes_ = total;
+    : dir_(dir + "/" + kOwnedDir), dir_fd_(open_owned_dir(dir)), limit_(limit_bytes) {
+  approx_bytes_ = owned_bytes();
   epoch_started_ = now_ns();
+}
+
+DiskCache::~DiskCache() { ::close(dir_fd_); }
+
+uint64_t DiskCache::owned_bytes() const {
+  uint64_t total = 0;
+  for (const OwnedFile& f : list_owned(dir_fd_)) total += f.bytes;
+  return total;
 }
 
 void DiskCache::set_epoch(uint64_t epoch) {
@@ -65,8 +253,9 @@ struct timespec DiskCache::consumed_stamp() const {
 }
 
 void DiskCache::mark_consumed(const std::string& key) {
+  if (!is_own_name(key)) return;
   const struct timespec times[2] = {{0, UTIME_OMIT}, consumed_stamp()};
-  ::utimensat(AT_FDCWD, (dir_ + "/" + key).c_str(), times, AT_SYMLINK_NOFOLLOW);
+  ::utimensat(dir_fd_, key.c_str(), times, AT_SYMLINK_NOFOLLOW);
 }
 
 std::string DiskCache::key(const std::string& url, uint64_t version, uint64_t offset, size_t size) {
@@ -75,20 +264,11 @@ std::string DiskCache::key(const std::string& url, uint64_t version, uint64_t of
 }
 
 bool DiskCache::get(const std::string& key, size_t size, unsigned char* out, bool consumed) {
-  const std::string path = dir_ + "/" + key;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (!is_own_name(key)) return false;
+  const int fd = open_regular(dir_fd_, key.c_str());
   if (fd < 0) return false;
   struct stat st {};
-  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && uint64_t(st.st_size) == size;
-  size_t done = 0;
-  while (ok && done < size) {
-    const ssize_t n = ::pread(fd, out + done, size - done, static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      ok = false;
-    else
-      done += static_cast<size_t>(n);
-  }
+  const bool ok = ::fstat(fd, &st) == 0 && uint64_t(st.st_size) == size && read_all(fd, out, size);
   if (ok) {
     if (consumed) {
       const struct timespec times[2] = {{0, UTIME_OMIT}, consumed_stamp()};
@@ -96,32 +276,23 @@ bool DiskCache::get(const std::string& key, size_t size, unsigned char* out, boo
     } else {
       ::futimens(fd, nullptr);  // wanted soon: evicted last
     }
+    hits_.fetch_add(1, std::memory_order_relaxed);
   }
   ::close(fd);
-  if (ok) hits_.fetch_add(1, std::memory_order_relaxed);
   return ok;
 }
 
 void DiskCache::put(const std::string& key, const unsigned char* data, size_t size, bool consumed) {
-  if (size > limit_) return;
-  const std::string tmp = dir_ + "/" + kTmpPrefix + std::to_string(::getpid()) + "-" +
-                          std::to_string(tmp_counter.fetch_add(1));
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  bool ok = fd >= 0;
-  size_t done = 0;
-  while (ok && done < size) {
-    const ssize_t n = ::write(fd, data + done, size - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      ok = false;
-    else
-      done += static_cast<size_t>(n);
-  }
+  if (size > limit_ || !is_own_name(key)) return;
+  const std::string tmp = std::string(kTmpPrefix) + unique_suffix();
+  const int fd = ::openat(dir_fd_, tmp.c_str(),
+                          O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  bool ok = fd >= 0 && write_all(fd, data, size);
   if (fd >= 0 && ::close(fd) != 0) ok = false;
   // rename() publishes the file whole; a reader sees the old name's file or the new one.
-  if (ok && ::rename(tmp.c_str(), (dir_ + "/" + key).c_str()) != 0) ok = false;
+  if (ok && ::renameat(dir_fd_, tmp.c_str(), dir_fd_, key.c_str()) != 0) ok = false;
   if (!ok) {
-    ::unlink(tmp.c_str());
+    if (fd >= 0) ::unlinkat(dir_fd_, tmp.c_str(), 0);
     write_failures_.fetch_add(1, std::memory_order_relaxed);
     // Most likely the disk is full: free half of what the cache holds for the next writes.
     evict(std::min(limit_, approx_bytes_.load()) / 2);
@@ -151,34 +322,22 @@ void DiskCache::evict(uint64_t target_bytes) {
 }
 
 void DiskCache::evict_pass(uint64_t target_bytes) {
-  struct File {
-    fs::path path;
-    uint64_t bytes;
-    fs::file_time_type used;
-  };
-  std::vector<File> files;
-  uint64_t total = 0;
   const uint64_t counted_before = approx_bytes_.load();
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir_, ec)) {
-    const std::string name = e.path().filename().string();
-    if (!e.is_regular_file(ec)) continue;
-    const uint64_t bytes = e.file_size(ec);
-    if (ec) continue;
-    total += bytes;
-    // Another process's temporary file is its business, unless it was abandoned long ago.
-    if (name.rfind(kTmpPrefix, 0) == 0) {
-      const auto age = fs::file_time_type::clock::now() - e.last_write_time(ec);
-      if (!ec && age > std::chrono::minutes(10)) files.push_back({e.path(), bytes, {}});
-      continue;
-    }
-    files.push_back({e.path(), bytes, e.last_write_time(ec)});
-  }
+  std::vector<OwnedFile> files = list_owned(dir_fd_);
+  uint64_t total = 0;
+  for (const OwnedFile& f : files) total += f.bytes;
+  // Another process's temporary file is its business, unless it was abandoned long ago.
+  const int64_t abandoned_before = now_ns() - 600 * kNs;
+  std::erase_if(files, [&](const OwnedFile& f) {
+    return f.temporary && f.used_ns > abandoned_before;
+  });
+  for (OwnedFile& f : files)
+    if (f.temporary) f.used_ns = 0;
   std::sort(files.begin(), files.end(),
-            [](const File& a, const File& b) { return a.used < b.used; });
-  for (const File& f : files) {
+            [](const OwnedFile& a, const OwnedFile& b) { return a.used_ns < b.used_ns; });
+  for (const OwnedFile& f : files) {
     if (total <= target_bytes) break;
-    if (fs::remove(f.path, ec)) {
+    if (::unlinkat(dir_fd_, f.name.c_str(), 0) == 0) {
       total -= f.bytes;
       evicted_.fetch_add(1, std::memory_order_relaxed);
     }

@@ -3,6 +3,13 @@
 // renamed), so a reader never sees a torn one; and every block is checked against its checksum
 // after the cache hands it out anyway, so a damaged file is refetched, not delivered.
 //
+// The cache owns only what it wrote. Its files live in one subdirectory of cache_dir,
+// `shardkit-cache/`, which it creates with a CACHEDIR.TAG (https://bford.info/cachedir/) naming
+// shardkit; it refuses a subdirectory of that name that lacks the tag. Inside it, only regular
+// files whose names have the cache's own form (a key, or a temporary name) are ever read,
+// counted or removed, all through the directory's descriptor and never through a symbolic link:
+// the user's files beside the cache, or a link planted inside it, are never touched.
+//
 // Eviction follows the loader's schedule. In a shuffled epoch every block is read once (per
 // rank, and the ranks of a node read the same windows at about the same time), so a block read
 // in the current epoch will not be needed again until the next one: those go first. A file's
@@ -14,10 +21,12 @@
 #pragma once
 
 #include <time.h>
+
 #include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 namespace shardkit::remote {
 
@@ -30,11 +39,21 @@ struct CacheStats {
 
 class DiskCache {
  public:
-  // Creates `dir` when missing; throws Error(kIo, dir) when it cannot.
+  // The subdirectory of cache_dir the cache owns, and the tag file that marks it as shardkit's.
+  static constexpr const char* kOwnedDir = "shardkit-cache";
+  static constexpr const char* kTagFile = "CACHEDIR.TAG";
+
+  // Opens (creating when missing) `dir`/shardkit-cache; throws Error(kIo, dir) when it cannot,
+  // and when a subdirectory of that name exists that shardkit did not create.
   DiskCache(std::string dir, uint64_t limit_bytes);
+  ~DiskCache();
+  DiskCache(const DiskCache&) = delete;
+  DiskCache& operator=(const DiskCache&) = delete;
 
   // The key of a range of an object whose content is pinned by `version` (a checksum).
   static std::string key(const std::string& url, uint64_t version, uint64_t offset, size_t size);
+  // Whether `name` has the form of a file the cache writes: a key, or a temporary name.
+  static bool is_own_name(std::string_view name);
   // The epoch the loader reads now (the same number in every process sharing the directory).
   void set_epoch(uint64_t epoch);
   // Fills `out` with `size` bytes when the cache holds them. `consumed`: the loader reads them
@@ -44,6 +63,7 @@ class DiskCache {
   // Bytes the loader read from memory (fetched ahead): their file is now consumed.
   void mark_consumed(const std::string& key);
   CacheStats stats() const;
+  // The directory the files are in: cache_dir/shardkit-cache.
   const std::string& dir() const { return dir_; }
 
  private:
@@ -51,10 +71,12 @@ class DiskCache {
   // evicting leaves the work to it, and that thread passes again for the files written meanwhile.
   void evict(uint64_t target_bytes);
   void evict_pass(uint64_t target_bytes);
+  uint64_t owned_bytes() const;
   // The modification time that marks a file consumed in the current epoch, now.
   struct timespec consumed_stamp() const;
 
   std::string dir_;
+  int dir_fd_ = -1;  // every file operation is relative to it: the path is resolved once
   uint64_t limit_;
   std::mutex evict_mu_;
   std::atomic<bool> evict_again_{false};

@@ -1,0 +1,236 @@
+// The remote cache owns only what it wrote: a cache_dir that holds the user's own files (beside
+// the cache, behind a symbolic link, named like cache files, planted inside the cache as links or
+// FIFOs) keeps every one of them through epochs, eviction and a full disk, and no planted file
+// makes a reader hang. The full-disk case runs under enospc_shim.c (CMakeLists.txt).
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "core/error.h"
+#include "core/manifest.h"
+#include "core/remote/disk_cache.h"
+#include "remote_test_util.h"
+
+using namespace shardkit;
+using namespace shardkit::loader;
+namespace fs = std::filesystem;
+namespace t = shardkit::testing;
+using remote::DiskCache;
+
+namespace {
+
+// Files of a user's, all dated 2000-01-01: older than anything the cache writes, so a cache that
+// evicted the oldest files of its folder would take them first.
+std::map<fs::path, std::string> plant_user_files(const fs::path& dir,
+                                                 const std::vector<std::string>& names,
+                                                 size_t bytes = 3000) {
+  std::map<fs::path, std::string> files;
+  std::mt19937 rng(7);
+  for (const std::string& name : names) {
+    std::string content(bytes, '\0');
+    for (char& c : content) c = static_cast<char>(rng());
+    fs::create_directories((dir / name).parent_path());
+    t::write_file(dir / name, content);
+    const struct timeval old[2] = {{946684800, 0}, {946684800, 0}};
+    ::utimes((dir / name).c_str(), old);
+    files[dir / name] = content;
+  }
+  return files;
+}
+
+void check_intact(const std::map<fs::path, std::string>& files) {
+  for (const auto& [path, content] : files) {
+    CHECK_MESSAGE(fs::is_regular_file(path), path << " is gone");
+    if (fs::is_regular_file(path)) CHECK_MESSAGE(t::read_file(path) == content, path);
+  }
+}
+
+LoaderOptions cached_options(const fs::path& cache_dir, uint64_t limit) {
+  LoaderOptions o = t::remote_options(3);
+  o.source.cache_dir = cache_dir.string();
+  o.source.cache_limit = limit;
+  return o;
+}
+
+// Three epochs from the URL equal to the local copy's; the evictions they caused.
+uint64_t run_epochs(const t::ServedDataset& s, const LoaderOptions& o) {
+  Loader local(s.local(), o);
+  Loader remote(s.url(), o);
+  for (uint64_t epoch : {0u, 1u, 2u}) {
+    local.set_epoch(epoch);
+    remote.set_epoch(epoch);
+    REQUIRE(t::all_batches(remote) == t::all_batches(local));
+  }
+  return remote.dataset().io_stats().cache_evictions;
+}
+
+// Ends the process when the body runs past `seconds`: a hang fails the test instead of stalling
+// the suite.
+class Watchdog {
+ public:
+  Watchdog(int seconds, std::string what) : what_(std::move(what)) {
+    thread_ = std::thread([this, seconds] {
+      for (int i = 0; i < seconds * 10 && !done_; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (!done_) {
+        fprintf(stderr, "FAILED: hung for %d s: %s\n", seconds, what_.c_str());
+        std::_Exit(3);
+      }
+    });
+  }
+  ~Watchdog() {
+    done_ = true;
+    thread_.join();
+  }
+
+ private:
+  std::string what_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+}  // namespace
+
+TEST_CASE("a cache_dir holding the user's files keeps every one of them through eviction") {
+  t::ServedDataset s;
+  const fs::path mine = s.tmp / "my-folder";
+  const auto files = plant_user_files(
+      mine, {"vm-disk.img", "notes.txt", "todo.md", "photos/cat.jpg",
+             // a name of the cache's own form, outside the cache's directory
+             "0123456789abcdef-0123456789abcdef-0-4096"});
+  const uint64_t evicted = run_epochs(s, cached_options(mine, 64 << 10));
+  MESSAGE(evicted << " cache files evicted");
+  CHECK(evicted > 0);
+  check_intact(files);
+  CHECK(fs::is_regular_file(mine / DiskCache::kOwnedDir / DiskCache::kTagFile));
+  // Nothing of the cache's lies outside its own directory.
+  std::set<std::string> top;
+  for (const auto& e : fs::directory_iterator(mine)) top.insert(e.path().filename().string());
+  CHECK(top == std::set<std::string>{"0123456789abcdef-0123456789abcdef-0-4096", "notes.txt",
+                                     "photos", DiskCache::kOwnedDir, "todo.md", "vm-disk.img"});
+}
+
+TEST_CASE("a cache_dir that is a symbolic link: the files in the folder it names are kept") {
+  t::ServedDataset s;
+  const fs::path thesis = s.tmp / "thesis";
+  std::vector<std::string> names;
+  for (int i = 1; i <= 10; ++i) names.push_back("thesis_chapter_" + std::to_string(i) + ".docx");
+  const auto files = plant_user_files(thesis, names);
+  fs::create_directory_symlink(thesis, s.tmp / "cache-link");
+  CHECK(run_epochs(s, cached_options(s.tmp / "cache-link", 64 << 10)) > 0);
+  check_intact(files);
+}
+
+TEST_CASE("links and FIFOs planted in the cache's directory are neither followed nor waited on") {
+  t::ServedDataset s;
+  const fs::path cache_dir = s.tmp / "c";
+  const LoaderOptions o = cached_options(cache_dir, 64 << 20);
+  {
+    Loader filler(s.url(), o);
+    t::all_batches(filler);
+  }
+  // Every cached block replaced: even ones by links to the user's files, odd ones by FIFOs.
+  const fs::path owned = cache_dir / DiskCache::kOwnedDir;
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(owned))
+    if (DiskCache::is_own_name(e.path().filename().string()))
+      names.push_back(e.path().filename().string());
+  REQUIRE(names.size() > 10);
+  std::vector<std::string> targets;
+  for (size_t i = 0; i < names.size(); ++i) targets.push_back("doc" + std::to_string(i) + ".txt");
+  const auto files = plant_user_files(s.tmp / "docs", targets);
+  for (size_t i = 0; i < names.size(); ++i) {
+    fs::remove(owned / names[i]);
+    if (i % 2 == 0)
+      fs::create_symlink(s.tmp / "docs" / targets[i], owned / names[i]);
+    else
+      REQUIRE(::mkfifo((owned / names[i]).c_str(), 0644) == 0);
+  }
+  {
+    Watchdog watchdog(120, "a loader over a cache holding FIFOs");
+    CHECK(run_epochs(s, cached_options(cache_dir, 64 << 10)) > 0);
+  }
+  check_intact(files);
+}
+
+TEST_CASE("a directory named like the cache's that the cache did not create is refused") {
+  t::ServedDataset s;
+  // A folder of the user's that happens to have the name.
+  const fs::path taken = s.tmp / "taken";
+  const auto files = plant_user_files(taken / DiskCache::kOwnedDir, {"mine.txt"});
+  try {
+    Loader l(s.url(), cached_options(taken, 64 << 10));
+    FAIL("a directory without shardkit's tag was used");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::kIo);
+    CHECK(e.file() == (taken / DiskCache::kOwnedDir).string());
+    CHECK(std::string(e.what()).find("not created by shardkit") != std::string::npos);
+  }
+  // A link of that name, to a folder of the user's.
+  const fs::path linked = s.tmp / "linked";
+  fs::create_directories(linked);
+  const auto more = plant_user_files(s.tmp / "elsewhere", {"a.txt", "b.txt"});
+  fs::create_directory_symlink(s.tmp / "elsewhere", linked / DiskCache::kOwnedDir);
+  try {
+    Loader l(s.url(), cached_options(linked, 64 << 10));
+    FAIL("a symbolic link was followed into the user's folder");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("symbolic link") != std::string::npos);
+  }
+  check_intact(files);
+  check_intact(more);
+  CHECK(fs::directory_iterator(s.tmp / "elsewhere") != fs::directory_iterator());
+  CHECK(!fs::exists(s.tmp / "elsewhere" / DiskCache::kTagFile));
+}
+
+TEST_CASE("the cache's names: keys and temporary files, nothing else") {
+  CHECK(DiskCache::is_own_name(DiskCache::key("http://h/x", 9, 4096, 512)));
+  CHECK(DiskCache::is_own_name(".tmp-1234-7"));
+  for (const char* other : {"notes.txt", "CACHEDIR.TAG", "0123456789abcdef-0123456789abcdef-1",
+                            "0123456789abcdeF-0123456789abcdef-1-2", ".tmp-12", ".tmp-1-2.swp",
+                            "0123456789abcdef-0123456789abcdef-1-2-3", ""})
+    CHECK_MESSAGE(!DiskCache::is_own_name(other), other);
+}
+
+// Run with enospc_shim.c preloaded and SHARDKIT_TEST_FULL_DIR / SHARDKIT_TEST_FULL_BYTES set
+// (CMakeLists.txt): the directory behaves as a file system that is full past that many bytes.
+TEST_CASE("a full disk: caching is skipped, batches are unchanged and the user's files stay") {
+  const char* full_dir = std::getenv("SHARDKIT_TEST_FULL_DIR");
+  const char* full_bytes = std::getenv("SHARDKIT_TEST_FULL_BYTES");
+  REQUIRE_MESSAGE(full_dir != nullptr, "run by CTest with the ENOSPC shim preloaded");
+  REQUIRE(full_bytes != nullptr);
+  const fs::path full = full_dir;
+  fs::remove_all(full);
+  fs::create_directories(full);
+  // The shim is active: a write past the capacity fails.
+  {
+    FILE* f = fopen((full / "probe").c_str(), "w");
+    REQUIRE(f != nullptr);
+    const std::string big(std::strtoull(full_bytes, nullptr, 10) + 1, 'x');
+    CHECK(::write(fileno(f), big.data(), big.size()) < 0);
+    CHECK(errno == ENOSPC);
+    fclose(f);
+    fs::remove(full / "probe");
+  }
+  const auto files = plant_user_files(full, {"keep.txt", "0123456789abcdef-0123456789abcdef-0-9"});
+  t::ServedDataset s;
+  LoaderOptions o = cached_options(full, 4ull << 30);
+  Loader local(s.local(), o);
+  Loader remote(s.url(), o);
+  CHECK(t::all_batches(remote) == t::all_batches(local));
+  const IoStats io = remote.dataset().io_stats();
+  MESSAGE("full disk: " << io.cache_write_failures << " failed writes, " << io.cache_evictions
+                        << " evictions");
+  CHECK(io.cache_write_failures > 0);
+  CHECK(io.cache_evictions > 0);
+  check_intact(files);
+  fs::remove_all(full);
+}
