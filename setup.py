@@ -66,6 +66,7 @@ class CMakeBuild(build_ext):
 
 
 setup(
+    version=(ROOT / "VERSION").read_text().strip(),
     ext_modules=[Extension("shardkit._shardkit", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
     # Not build/: that is where scripts/test.sh and the README put the CMake build tree.

@@ -7,8 +7,15 @@
 
 #include "core/dataset.h"
 #include "core/error.h"
+#include "core/source_option_table.h"
+#include "core/version.h"
+#include "loader/collator.h"
 #include "loader/loader.h"
+#include "loader/loader_option_table.h"
 #include "loader/mixture_spec.h"
+#include "loader/tensor_rule.h"
+#include "option_kwargs.h"
+#include "shardify/convert_option_table.h"
 #include "write_dataset.h"
 
 namespace py = pybind11;
@@ -34,15 +41,28 @@ py::dtype numpy_dtype(DType d) {
   throw std::logic_error("unknown dtype");
 }
 
-// A dict of arrays viewing the batch's columns without copying.
-py::dict batch_to_dict(std::shared_ptr<loader::Batch> batch) {
+py::dtype numpy_dtype(loader::TensorType t) {
+  return t == loader::TensorType::kBool ? py::dtype("bool") : numpy_dtype(loader::tensor_dtype(t));
+}
+
+// A dict of arrays holding the batch's columns as their tensors will (loader/tensor_rule.h):
+// views of the loader's buffers where the bytes already are the tensor's, copies otherwise.
+py::dict batch_to_dict(std::shared_ptr<loader::Batch> batch, loader::IntOutput int_output) {
   auto* owner = new std::shared_ptr<loader::Batch>(batch);
   py::capsule keep_alive(owner,
                          [](void* p) { delete static_cast<std::shared_ptr<loader::Batch>*>(p); });
   py::dict out;
   for (loader::Column& c : batch->columns) {
     std::vector<py::ssize_t> shape(c.shape().begin(), c.shape().end());
-    out[py::str(c.name())] = py::array(numpy_dtype(c.dtype()), shape, c.data(), keep_alive);
+    const loader::TensorType type = loader::tensor_type(c, int_output);
+    if (loader::same_bytes(c, type)) {
+      out[py::str(c.name())] = py::array(numpy_dtype(type), shape, c.data(), keep_alive);
+    } else {
+      py::array a(numpy_dtype(type), shape);
+      loader::cast_elements(c.dtype(), c.data(), loader::tensor_dtype(type), a.mutable_data(),
+                            c.elements());
+      out[py::str(c.name())] = a;
+    }
   }
   return out;
 }
@@ -57,26 +77,6 @@ py::list schema_list(const Schema& s) {
     fields.append(d);
   }
   return fields;
-}
-
-// How shard bytes are read: local read mode, remote transport and cache. True when `key` is
-// one of these options.
-bool source_option(const std::string& key, const py::handle& value, SourceOptions& s) {
-  if (key == "read_mode")
-    s.read_mode = parse_read_mode(value.cast<std::string>());
-  else if (key == "remote_concurrency")
-    s.remote_concurrency = value.cast<unsigned>();
-  else if (key == "cache_dir")
-    s.cache_dir = py::str(value).cast<std::string>();
-  else if (key == "cache_limit")
-    s.cache_limit = value.cast<uint64_t>();
-  else if (key == "remote_retries")
-    s.remote_retries = value.cast<unsigned>();
-  else if (key == "remote_timeout_ms")
-    s.remote_timeout_ms = value.cast<unsigned>();
-  else
-    return false;
-  return true;
 }
 
 // A state_dict value: a non-negative integer, else a ShardkitError naming the field and range.
@@ -97,74 +97,7 @@ uint64_t state_field(const py::handle& value, const char* name, const std::strin
 
 loader::LoaderOptions options_from(const py::dict& kw) {
   loader::LoaderOptions o;
-  for (auto [key_obj, value] : kw) {
-    const std::string key = py::str(key_obj);
-    if (value.is_none()) continue;
-    if (source_option(key, value, o.source)) continue;
-    if (key == "batch_size")
-      o.batch_size = value.cast<uint64_t>();
-    else if (key == "shuffle")
-      o.shuffle = value.cast<bool>();
-    else if (key == "seed")
-      o.seed = value.cast<uint64_t>();
-    else if (key == "rank")
-      o.rank = value.cast<uint32_t>();
-    else if (key == "world_size")
-      o.world_size = value.cast<uint32_t>();
-    else if (key == "max_samples")
-      o.max_samples = value.cast<uint64_t>();
-    else if (key == "max_tokens")
-      o.max_tokens = value.cast<uint64_t>();
-    else if (key == "source_field")
-      o.source_field = value.cast<bool>();
-    else if (key == "drop_last")
-      o.drop_last = value.cast<bool>();
-    else if (key == "window_blocks")
-      o.window_blocks = value.cast<uint64_t>();
-    else if (key == "threads")
-      o.threads = value.cast<unsigned>();
-    else if (key == "memory_budget")
-      o.memory_budget = value.cast<size_t>();
-    else if (key == "prefetch_batches")
-      o.prefetch_batches = value.cast<size_t>();
-    else if (key == "timeout_ms")
-      o.timeout = std::chrono::milliseconds(value.cast<int64_t>());
-    else if (key == "fields")
-      o.fields = value.cast<std::vector<std::string>>();
-    else if (key == "include_metadata")
-      o.include_metadata = value.cast<bool>();
-    else if (key == "int32")
-      o.int_output = value.cast<bool>() ? loader::IntOutput::kInt32 : loader::IntOutput::kInt64;
-    else if (key == "dynamic_padding")
-      o.dynamic_padding = value.cast<bool>();
-    else if (key == "pad_to_multiple_of")
-      o.pad_to_multiple_of = value.cast<uint32_t>();
-    else if (key == "attention_mask")
-      o.attention_mask = value.cast<bool>();
-    else if (key == "document_positions")
-      o.documents.position_ids = value.cast<bool>();
-    else if (key == "cu_seqlens")
-      o.documents.cu_seqlens = value.cast<bool>();
-    else if (key == "document_mask")
-      o.documents.attention_mask = value.cast<bool>();
-    else if (key == "max_mask_length")
-      o.documents.max_mask_length = value.cast<uint32_t>();
-    else if (key == "separator_id")
-      o.documents.separator_id = value.cast<uint32_t>();
-    else if (key == "sft_labels")
-      o.sft_labels = value.cast<bool>();
-    else if (key == "mlm_probability") {
-      o.mlm.enabled = true;
-      o.mlm.probability = value.cast<double>();
-    } else if (key == "mask_token_id")
-      o.mlm.mask_token_id = value.cast<int64_t>();
-    else if (key == "vocab_size")
-      o.mlm.vocab_size = value.cast<uint64_t>();
-    else if (key == "special_ids")
-      o.mlm.special_ids = value.cast<std::vector<int64_t>>();
-    else
-      throw py::type_error("Loader: unknown option '" + key + "'");
-  }
+  python::apply_kwargs(loader::loader_option_table(), o, kw, "Loader");
   return o;
 }
 
@@ -185,17 +118,23 @@ PYBIND11_MODULE(_shardkit, m) {
   m.doc() = "shardkit: compressed token shards streamed into PyTorch";
 
   py::register_exception<Error>(m, "ShardkitError", PyExc_RuntimeError);
+  python::register_option_error(m);
+  m.attr("__version__") = py::str(std::string(kVersion));
+  // The option tables, for the docstrings, the type stub and the option-parity test.
+  m.def("loader_options", [] { return python::option_specs(loader::loader_option_table()); });
+  m.def("source_options", [] { return python::option_specs(source_option_table()); });
+  m.def("convert_options", [] { return python::option_specs(shardify::convert_option_table()); });
+  m.def("resolved_loader_options", [](const py::kwargs& kw) {
+    return loader::loader_option_table().to_json(options_from(kw));
+  });
 
   py::class_<Dataset>(m, "Dataset")
-      .def(
-          py::init([](const std::string& path, const py::kwargs& kw) {
-            DatasetOptions options;
-            for (auto [key, value] : kw)
-              if (!value.is_none() && !source_option(py::str(key), value, options.source))
-                throw py::type_error("Dataset: unknown option '" + std::string(py::str(key)) + "'");
-            return Dataset::open(path, options);
-          }),
-          py::arg("path"))
+      .def(py::init([](const std::string& path, const py::kwargs& kw) {
+             DatasetOptions options;
+             python::apply_kwargs(source_option_table(), options.source, kw, "Dataset");
+             return Dataset::open(path, options);
+           }),
+           py::arg("path"))
       .def("__len__", &Dataset::size)
       .def_property_readonly("schema", [](const Dataset& d) { return schema_list(d.schema()); })
       .def_property_readonly("shards", [](const Dataset& d) { return d.manifest().shards.size(); })
@@ -217,9 +156,14 @@ PYBIND11_MODULE(_shardkit, m) {
             d.read(i, rec.data());
             py::dict out;
             for (const Field& f : s.fields()) {
+              // Types torch lacks widen (uint16 to int32, uint32 to int64), as in batches.
+              const DType to = f.dtype == DType::kU16   ? DType::kI32
+                               : f.dtype == DType::kU32 ? DType::kI64
+                                                        : f.dtype;
               std::vector<py::ssize_t> shape(f.shape.begin(), f.shape.end());
-              py::array a(numpy_dtype(f.dtype), shape);
-              std::memcpy(a.mutable_data(), rec.data() + f.offset, f.byte_size());
+              py::array a(numpy_dtype(to), shape);
+              loader::cast_elements(f.dtype, rec.data() + f.offset, to, a.mutable_data(),
+                                    f.byte_size() / dtype_size(f.dtype));
               out[py::str(f.name)] = a;
             }
             return out;
@@ -252,6 +196,8 @@ PYBIND11_MODULE(_shardkit, m) {
       .def_property_readonly("threads", &loader::Loader::threads)
       .def_property_readonly("window_blocks", &loader::Loader::window_blocks)
       .def("batches", &loader::Loader::batches)
+      .def("batches_left", &loader::Loader::batches_left)
+      .def("epoch_batches", &loader::Loader::epoch_batches)
       .def("next",
            [](loader::Loader& l) -> py::object {
              std::shared_ptr<loader::Batch> b;
@@ -260,7 +206,7 @@ PYBIND11_MODULE(_shardkit, m) {
                b = l.next();
              }
              if (!b) return py::none();
-             py::dict d = batch_to_dict(b);
+             py::dict d = batch_to_dict(b, l.options().int_output);
              return py::make_tuple(d, b->records, b->index, b->sources);
            })
       .def("state",

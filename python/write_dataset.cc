@@ -17,9 +17,10 @@
 #include <mutex>
 #include <thread>
 
-#include "core/block_codec.h"
 #include "core/error.h"
+#include "option_kwargs.h"
 #include "shardify/convert.h"
+#include "shardify/convert_option_table.h"
 
 namespace py = pybind11;
 
@@ -288,101 +289,10 @@ std::string convert_watching_signals(shardify::ConvertOptions o, std::atomic<boo
   return summary;
 }
 
-[[noreturn]] void refuse(const std::string& key, const std::string& why) {
-  throw py::type_error("write_dataset: '" + key + "' " + why);
-}
-
-// shardify's flags as keywords ('-' -> '_'), with the CLI's defaults.
+// shardify's options as keywords, named as the table names them (flags with '_' for '-').
 shardify::ConvertOptions convert_options(const py::dict& kw) {
-  using namespace shardify;
-  ConvertOptions o;
-  o.threads = std::max(1u, std::thread::hardware_concurrency());
-  std::optional<uint32_t> max_len;
-  std::optional<bool> pack;  // sft packs when asked (--pack); lm unless told not to (--no-pack)
-  for (auto [key_obj, value] : kw) {
-    const std::string key = py::str(key_obj);
-    if (value.is_none()) continue;
-    if (key == "task")
-      o.task.task = parse_task(value.cast<std::string>());
-    else if (key == "tokenizer")
-      o.tokenizer_path = py::str(value).cast<std::string>();
-    else if (key == "text_field")
-      o.text_field = value.cast<std::string>();
-    else if (key == "pair_field")
-      o.pair_field = value.cast<std::string>();
-    else if (key == "label_field")
-      o.label_field = value.cast<std::string>();
-    else if (key == "context_field")
-      o.context_field = value.cast<std::string>();
-    else if (key == "question_field")
-      o.question_field = value.cast<std::string>();
-    else if (key == "answers_field")
-      o.answers_field = value.cast<std::string>();
-    else if (key == "prompt_field")
-      o.prompt_field = value.cast<std::string>();
-    else if (key == "response_field")
-      o.response_field = value.cast<std::string>();
-    else if (key == "messages_field") {
-      o.messages_field = value.cast<std::string>();
-      o.task.messages = true;
-    } else if (key == "chat_template")
-      o.task.chat_template = py::str(value).cast<std::string>();
-    else if (key == "train_on")
-      o.task.train_on = parse_train_on(value.cast<std::string>());
-    else if (key == "truncation")
-      o.task.sft_truncation = parse_sft_truncation(value.cast<std::string>());
-    else if (key == "pack")
-      pack = value.cast<bool>();
-    else if (key == "labels") {
-      if (py::isinstance<py::str>(value)) {
-        o.labels = value.cast<std::string>();
-      } else {
-        std::string joined;
-        for (py::handle name : value)
-          joined += (joined.empty() ? "" : ",") + py::str(name).cast<std::string>();
-        o.labels = joined;
-      }
-    } else if (key == "max_len")
-      max_len = value.cast<uint32_t>();
-    else if (key == "no_pack")
-      pack = !value.cast<bool>();
-    else if (key == "position_ids")
-      o.task.position_ids = value.cast<bool>();
-    else if (key == "doc_stride")
-      o.task.doc_stride = value.cast<uint32_t>();
-    else if (key == "max_query_len")
-      o.task.max_query_len = value.cast<uint32_t>();
-    else if (key == "threads")
-      o.threads = std::max(1u, value.cast<unsigned>());
-    else if (key == "on_error") {
-      const std::string v = value.cast<std::string>();
-      if (v != "fail" && v != "skip") refuse(key, "is 'fail' or 'skip', not '" + v + "'");
-      o.on_error = v == "skip" ? OnError::kSkip : OnError::kFail;
-    } else if (key == "force")
-      o.force = value.cast<bool>();
-    else if (key == "allow_empty")
-      o.allow_empty = value.cast<bool>();
-    else if (key == "zstd_level")
-      o.zstd_level = value.cast<int>();
-    else if (key == "block_size")
-      o.block_bytes = value.cast<uint32_t>();
-    else if (key == "shard_size")
-      o.shard_bytes = value.cast<uint64_t>();
-    else if (key == "filter") {
-      const std::string v = value.cast<std::string>();
-      const auto filter = parse_block_filter(v);
-      if (!filter) refuse(key, "is 'none' or 'byteplanes', not '" + v + "'");
-      o.filter = *filter;
-    } else if (key == "input" || key == "format" || key == "where" || key == "no_quoting" ||
-               key == "doc_sep" || key == "part")
-      refuse(key, "is about input files; write_dataset reads the rows it is given");
-    else if (key == "json")
-      refuse(key, "is not needed: write_dataset returns the summary as a dict");
-    else
-      refuse(key, "is not a shardify option");
-  }
-  o.task.max_len = max_len.value_or(o.task.task == Task::kQa ? 384 : 512);
-  o.task.pack = pack.value_or(o.task.task != Task::kSft);
+  shardify::ConvertOptions o;
+  apply_kwargs(shardify::convert_option_table(), o, kw, "write_dataset");
   return o;
 }
 
@@ -408,6 +318,14 @@ void bind_write_dataset(py::module_& m) {
       "Converts rows with shardify's converter; open_rows() returns (an iterator of rows, "
       "on_chunk(n) or None) and encode_rows(list) writes rows as JSON lines (see "
       "shardkit/_rows.py). Returns the summary as JSON.");
+  m.def(
+      "resolved_convert_options",
+      [](const py::kwargs& kw) {
+        return shardify::convert_option_table().to_json(
+            shardify::resolve_defaults(convert_options(kw)));
+      },
+      "The converter's options for these keywords, every default applied, as JSON (the option "
+      "table's serialization).");
 }
 
 }  // namespace shardkit::python

@@ -13,6 +13,7 @@ APT_PACKAGES=(
   nlohmann-json3-dev libtbb-dev libcurl4-openssl-dev
   libsentencepiece-dev sentencepiece python3-sentencepiece python3-protobuf
   python3-pandas python3-jinja2 python3-tqdm python3-pip python3-venv python3-build
+  python3-mypy python3-pyflakes
   nginx-light slurm-wlm munge
 )
 

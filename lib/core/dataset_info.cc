@@ -95,6 +95,14 @@ class Reader {
     return u32(key);
   }
   std::string opt_str(const char* key) const { return has(key) ? str(key) : std::string(); }
+  // An enum stored by name (core/task_kind.h); a name this version does not know is refused.
+  template <class E>
+  std::optional<E> opt_named(const char* key, std::optional<E> (*named)(std::string_view)) const {
+    if (!has(key)) return std::nullopt;
+    const std::string text = str(key);
+    if (auto v = named(text)) return v;
+    fail(std::string("'") + key + "' is '" + text + "', which this version does not know");
+  }
   Reader object(const char* key) const { return Reader(at(key), where_, what_ + " '" + key + "'"); }
   simdjson::dom::array array(const char* key) const {
     simdjson::dom::array a;
@@ -263,12 +271,12 @@ DatasetInfo DatasetInfo::from_v1_metadata(const std::map<std::string, std::strin
   // Each metadata value is parsed into the same parser, so each is used before the next parse.
   if (auto t = parsed("tokenizer")) info.tokenizer = tokenizer_from(*t, "special_tokens");
   if (auto t = parsed("task")) {
-    info.task.name = t->str("name");
+    info.task.type = t->opt_named("name", task_named);
     info.task.max_len = t->u32("max_len");
     info.task.padding_id = t->opt_u32("pad_id").value_or(0);
     info.task.packed = t->has("pack") && t->boolean("pack");
     info.task.separator_id = t->opt_u32("separator_id");
-    info.task.truncation = t->opt_str("truncation");
+    info.task.truncation = t->opt_named("truncation", truncation_named);
     info.task.doc_stride = t->opt_u32("doc_stride").value_or(0);
     info.task.max_query_len = t->opt_u32("max_query_len").value_or(0);
   }
@@ -332,16 +340,16 @@ ConvertStats convert_stats_from(element e, const std::string& where) {
 ordered_json to_json_value(const DatasetInfo& info) {
   ordered_json j;
   ordered_json& task = j["task"] = ordered_json::object();
-  if (!info.task.name.empty()) {
-    task["name"] = info.task.name;
+  if (info.task.type) {
+    task["name"] = task_name(*info.task.type);
     task["max_len"] = info.task.max_len;
     task["padding_id"] = info.task.padding_id;
     if (info.task.packed) task["packed"] = true;
     if (info.task.separator_id) task["separator_id"] = *info.task.separator_id;
-    if (!info.task.truncation.empty()) task["truncation"] = info.task.truncation;
-    if (!info.task.train_on.empty()) task["train_on"] = info.task.train_on;
+    if (info.task.truncation) task["truncation"] = truncation_name(*info.task.truncation);
+    if (info.task.train_on) task["train_on"] = train_on_name(*info.task.train_on);
     if (!info.task.chat_template.empty()) task["chat_template"] = info.task.chat_template;
-    if (info.task.name == "qa") {
+    if (info.task.type == Task::kQa) {
       task["doc_stride"] = info.task.doc_stride;
       task["max_query_len"] = info.task.max_query_len;
     }
@@ -387,13 +395,13 @@ DatasetInfo dataset_info_from(element e, const std::string& where) {
   DatasetInfo info;
   Reader task = r.object("task");
   if (task.has("name")) {
-    info.task.name = task.str("name");
+    info.task.type = task.opt_named("name", task_named);
     info.task.max_len = task.u32("max_len");
     info.task.padding_id = task.u32("padding_id");
     info.task.packed = task.has("packed") && task.boolean("packed");
     info.task.separator_id = task.opt_u32("separator_id");
-    info.task.truncation = task.opt_str("truncation");
-    info.task.train_on = task.opt_str("train_on");
+    info.task.truncation = task.opt_named("truncation", truncation_named);
+    info.task.train_on = task.opt_named("train_on", train_on_named);
     info.task.chat_template = task.opt_str("chat_template");
     info.task.doc_stride = task.opt_u32("doc_stride").value_or(0);
     info.task.max_query_len = task.opt_u32("max_query_len").value_or(0);

@@ -17,6 +17,7 @@
 
 #include "core/convert_stats.h"
 #include "core/schema.h"
+#include "core/task_kind.h"
 #include "core/tokenizer_info.h"
 #include "format/shard_format.h"
 
@@ -49,7 +50,7 @@ std::optional<FieldRole> parse_field_role(std::string_view name);
 bool is_model_field(FieldRole role);
 
 struct TaskInfo {
-  std::string name;  // "lm", "cls", "pair", "qa", "sft"; empty for datasets not written by shardify
+  std::optional<Task> type;  // absent for datasets not written by shardify
   uint32_t max_len = 0;
   // The id stored after `length` in every row: the tokenizer's pad id, else 0 (GPT-2 has none).
   uint32_t padding_id = 0;
@@ -57,11 +58,11 @@ struct TaskInfo {
   // packed into rows, their starts stored (FieldRole::kDocumentStarts).
   bool packed = false;
   std::optional<uint32_t> separator_id;
-  // pair: how two texts were cut to fit ("longest_first"); sft: "drop" or "left".
-  std::string truncation;
-  // sft: "assistant", "last" or "all"; and the XXH3-64 (16 hex digits) of the chat template
+  // pair: how two texts were cut to fit (longest first); sft: dropped or cut on the left.
+  std::optional<Truncation> truncation;
+  // sft: which tokens are trained on; and the XXH3-64 (16 hex digits) of the chat template
   // that rendered the conversations, empty for prompt + response + eos.
-  std::string train_on;
+  std::optional<TrainOn> train_on;
   std::string chat_template;
   // qa: context windows.
   uint32_t doc_stride = 0;

@@ -22,16 +22,10 @@ class LocalStore : public DatasetStore {
 
 }  // namespace
 
-bool is_remote_location(const std::string& location) {
-  return location.rfind("http://", 0) == 0 || location.rfind("https://", 0) == 0 ||
-         location.rfind("s3://", 0) == 0;
-}
-
 std::shared_ptr<DatasetStore> open_store(const std::string& location,
                                          const SourceOptions& options) {
   if (is_remote_location(location)) return remote::open_remote_store(location, options);
-  const auto scheme = location.find("://");
-  if (scheme != std::string::npos && location.find('/') > scheme)
+  if (location_scheme(location) == Scheme::kUnknown)
     throw Error(ErrorCode::kUnsupported, location,
                 "unknown URL scheme: datasets are read from a directory, http(s):// or s3://");
   return std::make_shared<LocalStore>(location, options.read_mode);

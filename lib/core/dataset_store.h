@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/block_source.h"
+#include "core/location.h"
 #include "core/manifest.h"
 
 namespace shardkit {
@@ -37,9 +38,6 @@ class DatasetStore {
   // it before those still to be read (remote/disk_cache.h).
   virtual void begin_epoch(uint64_t epoch) const { (void)epoch; }
 };
-
-// Whether `location` names a remote dataset (http://, https://, s3://).
-bool is_remote_location(const std::string& location);
 
 // A local directory or a remote dataset; throws Error(kUnsupported) for an unknown URL scheme.
 std::shared_ptr<DatasetStore> open_store(const std::string& location,

@@ -85,7 +85,7 @@ class DatasetWriter {
   std::unique_ptr<Impl> impl_;
 };
 
-// "shardkit 0.1.0"
+// "shardkit 0.3.0"
 std::string default_producer();
 
 }  // namespace shardkit

@@ -1,5 +1,6 @@
+// shardkit's version, from the VERSION file at the top of the source tree (CMakeLists.txt).
 #pragma once
 
 namespace shardkit {
-inline constexpr const char kVersion[] = "0.2.0";
+extern const char kVersion[];
 }  // namespace shardkit

@@ -114,7 +114,7 @@ Collator::Collator(const Schema& schema, const DatasetInfo& info, const LoaderOp
                  length_ && !schema.find("attention_mask");
   if (options.documents.any()) init_documents(schema, info, options);
   derive_types_ = seq_len_ > 0 && length_ && first_length_ && !schema.find("token_type_ids");
-  if (options.sft_labels && info.task.name == "sft") init_sft_labels(schema, info, options);
+  if (options.sft_labels && info.task.type == Task::kSft) init_sft_labels(schema, info, options);
   if (options.mlm.enabled) {
     const bool clash = std::any_of(outputs_.begin(), outputs_.end(), [&](const Output& o) {
       return o.field->name == options.mlm.labels_field;
@@ -130,7 +130,7 @@ Collator::Collator(const Schema& schema, const DatasetInfo& info, const LoaderOp
 void Collator::init_documents(const Schema& schema, const DatasetInfo& info,
                               const LoaderOptions& options) {
   const DocumentOptions& d = options.documents;
-  const std::string task = info.task.name.empty() ? "none" : info.task.name;
+  const std::string task = info.task.type ? task_name(*info.task.type) : "none";
   const Field* starts = d.starts_field.empty() ? nullptr : schema.find(d.starts_field);
   if (!d.starts_field.empty() &&
       (!starts || starts->dtype != DType::kU8 || starts->shape.size() != 1))
@@ -141,7 +141,7 @@ void Collator::init_documents(const Schema& schema, const DatasetInfo& info,
     throw Error(ErrorCode::kInvalidArgument, "",
                 "document boundaries need a packed dataset whose documents end with a separator "
                 "id (task.packed, task.separator_id); this dataset's task is '" +
-                    task + "'" + (info.task.name == "lm" ? " without packing" : "") +
+                    task + "'" + (info.task.type == Task::kLm ? " without packing" : "") +
                     ". A dataset packed by another program can name its separator_id");
   const Field* ids = schema.find(options.sequence_field);
   if (!ids || ids->shape.size() != 1 || !is_integer(ids->dtype))

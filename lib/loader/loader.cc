@@ -143,16 +143,32 @@ struct Loader::Impl {
     // Dropped batches' buffers serve the next ones, within the bytes of the batches in flight.
     buffers = BufferPool::create(depth * batch_bytes);
     reset(0, 0, 0);
-    for (unsigned i = 0; i < thread_count; ++i) workers.emplace_back([this] { work(); });
+    start_workers();
   }
 
-  ~Impl() {
+  // A thread that cannot start (a process or memory limit) stops the ones that did, and is an
+  // error, not a std::terminate from a joinable thread left behind.
+  void start_workers() {
+    try {
+      for (unsigned i = 0; i < thread_count; ++i) workers.emplace_back([this] { work(); });
+    } catch (const std::system_error& e) {
+      stop_workers();
+      throw Error(ErrorCode::kIo, where(),
+                  "cannot start loader thread " + std::to_string(workers.size() + 1) + " of " +
+                      std::to_string(thread_count) + ": " + e.what() + " (pass fewer threads)");
+    }
+  }
+
+  ~Impl() { stop_workers(); }
+
+  void stop_workers() {
     {
       std::lock_guard lock(mu);
       stop = true;
     }
     work_cv.notify_all();
     for (std::thread& t : workers) t.join();
+    workers.clear();
   }
 
   std::string where() const {
@@ -484,6 +500,17 @@ uint64_t Loader::epoch() const {
 uint64_t Loader::batches() const {
   std::lock_guard lock(impl_->mu);
   return impl_->plan->batches();
+}
+
+uint64_t Loader::batches_left() const {
+  std::lock_guard lock(impl_->mu);
+  if (impl_->opt.max_tokens && impl_->tokens_consumed >= impl_->opt.max_tokens) return 0;
+  return impl_->plan->batches() - std::min(impl_->consumer_next, impl_->plan->batches());
+}
+
+uint64_t Loader::epoch_batches() const {
+  std::lock_guard lock(impl_->mu);
+  return EpochPlan(impl_->stream, impl_->shapes, impl_->opt, impl_->plan->epoch(), 0).batches();
 }
 
 std::shared_ptr<Batch> Loader::next() { return impl_->next(); }

@@ -58,6 +58,11 @@ class Loader {
   // Batches this rank gets in the current epoch, counted from the epoch's (or restore's) start;
   // with max_tokens, an upper bound (the epoch may end sooner).
   uint64_t batches() const;
+  // Batches this rank has still to get in the current epoch (0 once it ended; with max_tokens,
+  // an upper bound).
+  uint64_t batches_left() const;
+  // Batches this rank gets in a whole epoch (with max_tokens, an upper bound).
+  uint64_t epoch_batches() const;
   // The next batch, or nullptr once the epoch is exhausted.
   std::shared_ptr<Batch> next();
 

@@ -6,14 +6,13 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/location.h"
 
 namespace shardkit::loader {
 
 namespace {
 
-bool is_url(const std::string& p) {
-  return p.rfind("http://", 0) == 0 || p.rfind("https://", 0) == 0 || p.rfind("s3://", 0) == 0;
-}
+bool is_url(const std::string& p) { return location_scheme(p) != Scheme::kLocal; }
 
 }  // namespace
 

@@ -20,7 +20,7 @@ void validate_mlm(const MlmOptions& o) {
   if (o.vocab_size == 0)
     throw Error(ErrorCode::kInvalidArgument, "",
                 "MLM needs vocab_size (the dataset records no tokenizer)");
-  if (o.probability < 0 || o.probability > 1 || o.mask_fraction < 0 || o.random_fraction < 0 ||
+  if (!(o.probability >= 0 && o.probability <= 1) || o.mask_fraction < 0 || o.random_fraction < 0 ||
       o.mask_fraction + o.random_fraction > 1)
     throw Error(ErrorCode::kInvalidArgument, "",
                 "MLM fractions must lie in [0, 1] with mask_fraction + random_fraction <= 1");

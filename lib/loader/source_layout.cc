@@ -44,7 +44,8 @@ RowLayout::RowLayout(const Dataset& first, const Dataset& other, const LoaderOpt
     if (!x.empty() && !y.empty() && x != y)
       refuse(std::string("the first has ") + what + " '" + x + "', the second '" + y + "'");
   };
-  differ(ia.task.name, ib.task.name, "task");
+  auto name = [](const std::optional<Task>& t) { return t ? std::string(task_name(*t)) : ""; };
+  differ(name(ia.task.type), name(ib.task.type), "task");
   differ(ia.tokenizer.fingerprint, ib.tokenizer.fingerprint, "tokenizer fingerprint");
   if (!ia.labels.names.empty() && !ib.labels.names.empty() && ia.labels.names != ib.labels.names)
     refuse("their label names differ, so the same label index means different classes");

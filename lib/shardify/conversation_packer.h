@@ -12,16 +12,18 @@
 
 #include "core/convert_stats.h"
 #include "shardify/encoded_batch.h"
+#include "shardify/record_assembler.h"
 #include "shardify/record_layout.h"
 
 namespace shardkit::shardify {
 
-class ConversationPacker {
+class ConversationPacker : public RecordAssembler {
  public:
   explicit ConversationPacker(const RecordLayout& layout);
   // Appends the rows completed by the batch's conversations to `records`.
-  void add(const EncodedBatch& batch, std::vector<unsigned char>& records, ConvertStats& stats);
-  void end_file(std::vector<unsigned char>& records, ConvertStats& stats);
+  void add(const EncodedBatch& batch, std::vector<unsigned char>& records,
+           ConvertStats& stats) override;
+  void end_file(std::vector<unsigned char>& records, ConvertStats& stats) override;
 
  private:
   void emit(std::vector<unsigned char>& records, ConvertStats& stats);

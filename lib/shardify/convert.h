@@ -45,8 +45,8 @@ struct ConvertOptions {
   TaskOptions task;
   std::string tokenizer_path;
   std::string out;
-  std::optional<std::string> labels;  // --labels a,b,c
-  unsigned threads = 1;
+  std::optional<std::vector<std::string>> labels;  // in index order (--labels a,b,c)
+  unsigned threads = 0;                            // 0: all cores
   OnError on_error = OnError::kFail;
   // A conversion that writes no record fails (a wrong --text-field, an empty file) unless this.
   bool allow_empty = false;

@@ -17,19 +17,13 @@ bool is_decimal(const std::string& s) {
 
 }  // namespace
 
-LabelMap LabelMap::from_list(const std::string& comma_separated) {
+LabelMap LabelMap::from_list(const std::vector<std::string>& names) {
   LabelMap m;
   m.order_ = "given";
-  size_t start = 0;
-  for (;;) {
-    size_t comma = comma_separated.find(',', start);
-    m.names_.push_back(comma_separated.substr(
-        start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (m.names_.back().empty())
+  m.names_ = names;
+  for (const std::string& name : names)
+    if (name.empty())
       throw Error(ErrorCode::kInvalidArgument, "", "--labels has an empty label name");
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
   m.build_index();
   if (m.index_.size() != m.names_.size())
     throw Error(ErrorCode::kInvalidArgument, "", "--labels names a label twice");

@@ -17,7 +17,7 @@ class LabelMap {
  public:
   LabelMap() = default;
   // "a,b,c"; throws Error(kInvalidArgument) for empty or repeated names.
-  static LabelMap from_list(const std::string& comma_separated);
+  static LabelMap from_list(const std::vector<std::string>& names);
   static LabelMap from_observed(const std::set<std::string>& labels);
 
   std::optional<int32_t> index(const std::string& label) const;

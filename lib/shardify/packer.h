@@ -9,16 +9,18 @@
 
 #include "core/convert_stats.h"
 #include "shardify/encoded_batch.h"
+#include "shardify/record_assembler.h"
 #include "shardify/record_layout.h"
 
 namespace shardkit::shardify {
 
-class Packer {
+class Packer : public RecordAssembler {
  public:
   Packer(const RecordLayout& layout, bool position_ids);
   // Appends the complete rows the batch's documents fill to `records`.
-  void add(const EncodedBatch& batch, std::vector<unsigned char>& records, ConvertStats& stats);
-  void end_file(std::vector<unsigned char>& records, ConvertStats& stats);
+  void add(const EncodedBatch& batch, std::vector<unsigned char>& records,
+           ConvertStats& stats) override;
+  void end_file(std::vector<unsigned char>& records, ConvertStats& stats) override;
 
  private:
   void emit(std::vector<unsigned char>& records, ConvertStats& stats);

@@ -98,7 +98,7 @@ void TaskEncoder::encode_sft(const Example& ex, EncodedBatch& out, const Rendere
         options_.train_on == TrainOn::kAll
             ? n - max_len
             : static_cast<size_t>(std::find(mask.begin(), mask.end(), 1) - mask.begin());
-    if (options_.sft_truncation == SftTruncation::kDrop || n - first_trained > max_len) {
+    if (options_.sft_truncation == Truncation::kDrop || n - first_trained > max_len) {
       ++out.stats.dropped;
       return;
     }

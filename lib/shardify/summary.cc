@@ -3,21 +3,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/dataset_info_json.h"
 #include "shardify/convert.h"
 
 namespace shardkit::shardify {
 
+// The counts under the manifest's keys (one serializer: core/dataset_info_json.h), then what
+// only a run knows.
 std::string ConvertResult::to_json() const {
   nlohmann::ordered_json j;
   j["out"] = out;
   j["files"] = files;
-  j["documents"] = stats.examples;
-  j["records"] = stats.records;
-  j["tokens"] = stats.tokens;
-  j["truncated"] = stats.truncated;
-  j["skipped"] = stats.skipped;
+  j.update(to_json_value(stats));
   j["dropped"] = stats.dropped;
   j["loss_tokens"] = stats.loss_tokens;
+  // The name this count had before the summary took the manifest's keys; deprecated.
+  j["documents"] = stats.examples;
   j["bytes_in"] = bytes_in;
   j["bytes_in_compressed"] = bytes_in_compressed;
   j["bytes_out"] = bytes_out;
@@ -37,7 +38,7 @@ std::string ConvertResult::to_text() const {
   char buf[1024];
   std::snprintf(buf, sizeof buf,
                 "shardify: wrote %s\n"
-                "  files      %llu\n  documents  %llu\n  records    %llu\n  tokens     %llu\n"
+                "  files      %llu\n  examples   %llu\n  records    %llu\n  tokens     %llu\n"
                 "  truncated  %llu\n  skipped    %llu\n"
                 "  bytes in   %llu%s\n  bytes out  %llu (input text / output %.2fx, %.3f "
                 "bytes/token)\n  time      "

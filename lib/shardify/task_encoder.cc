@@ -147,7 +147,7 @@ void TaskEncoder::encode(const Example& ex, EncodedBatch& out, const RenderedCha
     int32_t label = 0;
     switch (options_.task) {
       case Task::kLm:
-        if (options_.pack)
+        if (options_.packing())
           encode_document(ex, out);
         else
           encode_single(ex, out, "empty document (no tokens)", 0);

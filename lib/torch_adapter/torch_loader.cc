@@ -4,49 +4,43 @@
 
 #include "core/error.h"
 #include "loader/collator.h"
+#include "loader/tensor_rule.h"
 
 namespace shardkit::torch_adapter {
 
 namespace {
 
-// The torch dtype with the same bytes, when there is one (torch 1.x has no uint16/uint32).
-std::optional<c10::ScalarType> same_bytes(DType d) {
-  switch (d) {
-    case DType::kU8:
+c10::ScalarType scalar_type(loader::TensorType type) {
+  switch (type) {
+    case loader::TensorType::kBool:
+      return c10::ScalarType::Bool;
+    case loader::TensorType::kUInt8:
       return c10::ScalarType::Byte;
-    case DType::kI32:
+    case loader::TensorType::kInt32:
       return c10::ScalarType::Int;
-    case DType::kI64:
+    case loader::TensorType::kInt64:
       return c10::ScalarType::Long;
-    case DType::kF32:
+    case loader::TensorType::kFloat32:
       return c10::ScalarType::Float;
-    default:
-      return std::nullopt;
   }
+  return c10::ScalarType::Long;
 }
 
+// The tensor of a column, by the rule the Python module follows too (loader/tensor_rule.h).
 at::Tensor column_tensor(const std::shared_ptr<loader::Batch>& batch, loader::Column& col,
                          const TensorOptions& options) {
-  const std::vector<int64_t>& shape = col.shape();
-  const bool is_float = col.dtype() == DType::kF32;
-  // LoaderOptions::documents.attention_mask: [B, 1, T, T] bytes that SDPA takes as a bool mask.
-  const bool bool_mask = col.dtype() == DType::kU8 && shape.size() == 4;
-  // flash-attn's varlen kernels take int32 offsets only.
-  const bool varlen =
-      col.dtype() == DType::kI32 && (col.name() == "cu_seqlens" || col.name() == "max_seqlen");
-  const c10::ScalarType want = is_float    ? c10::ScalarType::Float
-                               : bool_mask ? c10::ScalarType::Bool
-                               : varlen    ? c10::ScalarType::Int
-                                           : options.int_dtype;
+  const loader::TensorType type = loader::tensor_type(col, options.int_dtype == c10::ScalarType::Int
+                                                               ? loader::IntOutput::kInt32
+                                                               : loader::IntOutput::kInt64);
+  const c10::ScalarType want = scalar_type(type);
   at::Tensor t;
-  if (auto same = same_bytes(col.dtype()); bool_mask || (same && *same == want)) {
+  if (loader::same_bytes(col, type)) {
     // Zero-copy: the tensor keeps the whole batch alive.
     t = torch::from_blob(
-        col.data(), shape, [keep = batch](void*) {}, torch::dtype(want));
+        col.data(), col.shape(), [keep = batch](void*) {}, torch::dtype(want));
   } else {
-    t = torch::empty(shape, torch::dtype(want));
-    loader::cast_elements(col.dtype(), col.data(),
-                          want == c10::ScalarType::Int ? DType::kI32 : DType::kI64, t.data_ptr(),
+    t = torch::empty(col.shape(), torch::dtype(want));
+    loader::cast_elements(col.dtype(), col.data(), loader::tensor_dtype(type), t.data_ptr(),
                           col.elements());
   }
   if (options.device.is_cuda()) {

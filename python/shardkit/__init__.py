@@ -2,15 +2,19 @@
 
     import shardkit
     ds = shardkit.Dataset("data/train")          # schema, len(), metadata, records
-    loader = shardkit.Loader("data/train", batch_size=32, shuffle=True, seed=0)
-    for epoch in range(3):
-        loader.set_epoch(epoch)
-        for batch in loader:                      # dict of torch.Tensor, HF field names
-            loss = model(**batch).loss
+    with shardkit.Loader("data/train", batch_size=32, seed=0) as loader:
+        for epoch in range(3):                    # each pass is the next epoch
+            for batch in loader:                  # dict of torch.Tensor, HF field names
+                loss = model(**batch).loss
 
 Batches are built ahead by C++ threads (the GIL is released while Python waits for one), and
 arrive as tensors that share the loader's buffers. ``state_dict()``/``load_state_dict()`` resume
 mid-epoch exactly.
+
+Iteration follows MosaicML Streaming: a new pass over a loader whose last pass finished starts
+the next epoch (unless ``set_epoch()`` chose one); a pass that was interrupted (``break``)
+continues where it stopped; ``len()`` is the number of batches the next pass yields; and a
+pass never ends without a batch silently: an epoch with no batch for this rank raises.
 
 A weighted mixture of datasets is the same Loader over a list of sources:
 
@@ -21,77 +25,94 @@ A weighted mixture of datasets is the same Loader over a list of sources:
 
 converts rows held in Python (a generator of dicts, a pandas DataFrame, a datasets.Dataset) with
 shardify's converter and threads, as ``shardify`` would convert the same rows written as JSONL.
+
+Every option of Loader, IterableDataset, Dataset and write_dataset is declared once, in C++
+(the option tables), from which the keywords, their checks, the docstrings below and the type
+stub (``__init__.pyi``) are made.
 """
+from __future__ import annotations
+
 import json as _json
 import os as _os
+import sys as _sys
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-import numpy as _np
 import torch as _torch
+import torch.utils.data as _data
 
 from . import _rows
 from . import _shardkit
-from ._shardkit import ShardkitError
+from ._shardkit import OptionError, ShardkitError
+
+__version__: str = _shardkit.__version__
 
 __all__ = ["Dataset", "Loader", "Source", "read_mixture", "IterableDataset", "ShardkitError",
-           "write_dataset"]
+           "OptionError", "write_dataset", "__version__"]
 
-# torch 1.13 has no uint16/uint32 tensors: such fields widen to the next signed type.
-_WIDEN = {_np.dtype(_np.uint16): _np.int32, _np.dtype(_np.uint32): _np.int64}
-
-
-def _to_tensor(array, name=None):
-    widened = _WIDEN.get(array.dtype)
-    if widened is not None:
-        array = array.astype(widened)
-    tensor = _torch.from_numpy(array)
-    # document_mask=True: the [B, 1, T, T] mask is SDPA's boolean attn_mask (same bytes).
-    if name == "attention_mask" and tensor.dim() == 4 and tensor.dtype == _torch.uint8:
-        tensor = tensor.view(_torch.bool)
-    return tensor
+PathLike = Union[str, "_os.PathLike[str]"]
+Batch = Dict[str, _torch.Tensor]
+SourceLike = Union["Source", Mapping[str, Any], PathLike]
 
 
-class Dataset:
+def _tensors(arrays: Mapping[str, Any]) -> Batch:
+    # The C++ side has already given each array its tensor's type (loader/tensor_rule.h).
+    return {k: _torch.from_numpy(v) for k, v in arrays.items()}
+
+
+def _options_doc(title: str, specs: List[Dict[str, Any]]) -> str:
+    """The options of a table as a docstring section, grouped as the table groups them."""
+    lines = ["", title, ""]
+    for spec in specs:
+        default = spec["default"]
+        shown = "" if default in ("none", "''", "[]") else f" (default {default})"
+        choices = f" One of: {', '.join(spec['choices'])}." if spec["choices"] else ""
+        lines.append(f"    {spec['name']}{shown}: {spec['help']}.{choices}")
+    return "\n".join(lines) + "\n"
+
+
+class Dataset(_data.Dataset):  # type: ignore[type-arg]
     """A shardkit dataset (a directory, or an http(s):// or s3:// URL): schema, record count,
-    metadata and records by index. Options: read_mode, remote_concurrency, cache_dir,
-    cache_limit, remote_retries, remote_timeout_ms (as for Loader)."""
+    metadata and records by index. A map-style ``torch.utils.data.Dataset``: ``ds[i]`` is a dict
+    of tensors (uint16 widened to int32, uint32 to int64)."""
 
-    def __init__(self, path, **options):
-        self._ds = _shardkit.Dataset(str(path), **options)
-        self.path = str(path)
+    def __init__(self, path: PathLike, **options: Any) -> None:
+        self.path: str = _os.fspath(path)
+        self._ds = _shardkit.Dataset(self.path, **options)
 
-    def __len__(self):
-        return len(self._ds)
+    def __len__(self) -> int:
+        return int(len(self._ds))
 
     @property
-    def schema(self):
+    def schema(self) -> List[Dict[str, Any]]:
         """List of {"name", "dtype", "shape"} in record order."""
-        return self._ds.schema
+        return list(self._ds.schema)
 
     @property
-    def shards(self):
-        return self._ds.shards
+    def shards(self) -> int:
+        return int(self._ds.shards)
 
     @property
-    def bytes_on_disk(self):
-        return self._ds.bytes_on_disk
+    def bytes_on_disk(self) -> int:
+        return int(self._ds.bytes_on_disk)
 
     @property
-    def info(self):
+    def info(self) -> Dict[str, Any]:
         """What the records mean (format/SPEC.md, "Dataset info"): task, field roles, tokenizer
         with its special ids, label names, source and conversion statistics."""
-        return _json.loads(self._ds.info_json)
+        info: Dict[str, Any] = _json.loads(self._ds.info_json)
+        return info
 
     @property
-    def metadata(self):
+    def metadata(self) -> Dict[str, Any]:
         """The writing program's own metadata keys, parsed from JSON."""
         return {k: _json.loads(v) for k, v in self._ds.metadata_json.items()}
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: int) -> Batch:
         if index < 0:
             index += len(self)
         if not 0 <= index < len(self):
             raise IndexError(index)
-        return {k: _to_tensor(v) for k, v in self._ds.record(index).items()}
+        return _tensors(self._ds.record(index))
 
 
 class Source:
@@ -108,22 +129,23 @@ class Source:
 
     __slots__ = ("path", "weight", "repeat", "choose")
 
-    def __init__(self, path, weight=None, repeat=None, choose=None):
-        self.path = _os.fspath(path)
+    def __init__(self, path: PathLike, weight: Optional[float] = None,
+                 repeat: Optional[float] = None, choose: Optional[int] = None) -> None:
+        self.path: str = _os.fspath(path)
         self.weight = weight
         self.repeat = repeat
         self.choose = choose
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         given = ", ".join(f"{k}={getattr(self, k)!r}" for k in ("weight", "repeat", "choose")
                           if getattr(self, k) is not None)
         return f"Source({self.path!r}{', ' + given if given else ''})"
 
 
-def _source_tuple(item):
+def _source_tuple(item: SourceLike) -> Tuple[str, Optional[float], Optional[float], Optional[int]]:
     if isinstance(item, Source):
         src = item
-    elif isinstance(item, dict):
+    elif isinstance(item, Mapping):
         src = Source(**item)
     else:
         src = Source(item)
@@ -133,11 +155,11 @@ def _source_tuple(item):
             None if src.choose is None else int(src.choose))
 
 
-def read_mixture(spec):
+def read_mixture(spec: PathLike) -> Tuple[List[Source], Dict[str, Any]]:
     """A mixture spec file (JSON, as ``shard-inspect order --mixture`` reads it) as
     ``(sources, options)``: ``Loader(sources, **options)`` yields what that command prints."""
     sources, seed, max_samples = _shardkit.read_mixture_spec(_os.fspath(spec))
-    options = {}
+    options: Dict[str, Any] = {}
     if seed is not None:
         options["seed"] = seed
     if max_samples is not None:
@@ -155,127 +177,212 @@ class Loader:
     fields define the batch; every other must hold the fields read, for the same task and
     tokenizer, else ShardkitError names both datasets and the difference.
 
-    Options (all keyword): batch_size=32, shuffle=True, seed=0, epoch=0, rank and world_size
-    (default: RANK and WORLD_SIZE from the environment, as torchrun sets them, else 0 and 1),
-    drop_last=False, window_blocks=0 (derived from memory_budget), threads=0 (all cores),
-    memory_budget=512 MiB, prefetch_batches=0 (auto), timeout_ms=0 (wait forever), fields=None
-    (every model input and target: model(**batch) works), include_metadata=False (True adds
-    length, a first_segment_length field, and for QA example_index and source_index), int32=False (int64 like HF),
-    dynamic_padding=True, pad_to_multiple_of=1, attention_mask=True, mlm_probability=None (turns
-    on MLM masking; labels become -100 where not masked; mask_token_id, vocab_size and
-    special_ids default to the dataset's tokenizer); packed lm document boundaries (derived from
-    the separator id ending each document): document_positions=False (position_ids restarting
-    at each document), cu_seqlens=False (int32 cu_seqlens over the unpadded tokens plus
-    max_seqlen, for flash_attn_varlen_func), document_mask=False (attention_mask [B, 1, T, T]
-    bool, causal within each document, for scaled_dot_product_attention), max_mask_length=4096,
-    separator_id=None (the dataset's); how bytes are read: read_mode="pread"
-    ("mmap" maps local files), remote_concurrency=8, cache_dir=None (an on-disk cache shared by
-    processes), cache_limit=4 GiB, remote_retries=5, remote_timeout_ms=30000; budgets per
-    epoch: max_samples=None (the epoch ends after that many samples; a weighted mixture's
-    length), max_tokens=None (the epoch ends after the first global step whose tokens, the
-    ``length`` of every rank's rows so far, reach it; that step is delivered whole on every
-    rank); source_field=False (adds ``source``: each row's source index).
+    ``epoch`` is the epoch the first pass reads. Each pass after a finished one reads the next
+    epoch; ``set_epoch(e)`` chooses the epoch of the next pass instead (as a DistributedSampler
+    does). A pass interrupted by ``break`` continues where it stopped. ``len()`` is the number
+    of batches the next pass yields. ``close()`` (or leaving a ``with`` block) stops the
+    loader's threads; a closed loader raises ValueError when used.
+
+    A bad option value raises shardkit.OptionError (a ValueError) naming the option; an unknown
+    keyword or a value of the wrong type, TypeError.
     """
 
-    def __init__(self, path, epoch=0, **options):
+    def __init__(self, path: Union[PathLike, Sequence[SourceLike]], epoch: int = 0,
+                 **options: Any) -> None:
         if isinstance(path, (list, tuple)):
             sources = [_source_tuple(s) for s in path]
-            self.path = sources[0][0] if sources else ""
-            self._loader = _shardkit.Loader(sources, **options)
+            self.path: str = sources[0][0] if sources else ""
+            self._loader: Any = _shardkit.Loader(sources, **options)
         else:
-            self.path = _os.fspath(path)
+            self.path = _os.fspath(path)  # type: ignore[arg-type]
             self._loader = _shardkit.Loader(self.path, **options)
         self._loader.set_epoch(epoch)
-        self._fresh = True
+        # The last pass read its epoch to the end: the next pass starts the next epoch.
+        self._finished = False
 
-    def set_epoch(self, epoch):
-        self._loader.set_epoch(epoch)
-        self._fresh = True
+    def _open(self) -> Any:
+        if self._loader is None:
+            raise ValueError("this shardkit.Loader is closed")
+        return self._loader
+
+    def close(self) -> None:
+        """Stops the loader's threads and frees its buffers (batches already taken stay valid)."""
+        self._loader = None
+
+    def __enter__(self) -> "Loader":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def set_epoch(self, epoch: int) -> None:
+        """The next pass reads ``epoch`` from its start."""
+        self._open().set_epoch(epoch)
+        self._finished = False
 
     @property
-    def epoch(self):
-        return self._loader.epoch
+    def epoch(self) -> int:
+        return int(self._open().epoch)
 
     @property
-    def threads(self):
-        return self._loader.threads
+    def threads(self) -> int:
+        return int(self._open().threads)
 
     @property
-    def epoch_samples(self):
+    def epoch_samples(self) -> int:
         """Samples (all ranks) in an epoch."""
-        return self._loader.epoch_samples
+        return int(self._open().epoch_samples)
 
-    def __len__(self):
-        """Batches this rank gets in the current epoch."""
-        return self._loader.batches()
+    def __len__(self) -> int:
+        """Batches the next pass yields (with max_tokens, an upper bound)."""
+        loader = self._open()
+        if self._finished or loader.batches_left() == 0:
+            return int(loader.epoch_batches())
+        return int(loader.batches_left())
 
-    def __iter__(self):
-        # Iterating again without set_epoch() continues where the last iteration stopped,
-        # which is what a resumed loader needs.
-        self._fresh = False
+    def _start_pass(self) -> None:
+        loader = self._open()
+        if loader.epoch_batches() == 0:
+            raise ShardkitError(
+                f"an epoch of this loader has no batch for this rank ({loader.epoch_samples} "
+                "samples in an epoch): the dataset is smaller than one global batch (batch_size "
+                "x world_size) with drop_last, or max_samples/max_tokens leave nothing")
+        # A finished pass, or a state restored at the end of its epoch: the next epoch.
+        if self._finished or loader.batches_left() == 0:
+            loader.set_epoch(loader.epoch + 1)
+        self._finished = False
+
+    def __iter__(self) -> Iterator[Batch]:
+        self._start_pass()
+        return self._pass()
+
+    def _pass(self) -> Iterator[Batch]:
         while True:
-            item = self._loader.next()
+            item = self._open().next()
             if item is None:
+                self._finished = True
                 return
-            arrays = item[0]
-            yield {k: _to_tensor(v, k) for k, v in arrays.items()}
+            yield _tensors(item[0])
 
-    def next_with_records(self):
+    def next_with_records(self) -> Optional[Tuple[Batch, List[int]]]:
         """The next batch and the global record indices of its rows, or None at epoch end."""
-        item = self._loader.next()
+        item = self._open().next()
         if item is None:
+            self._finished = True
             return None
-        arrays, records = item[0], item[1]
-        return {k: _to_tensor(v, k) for k, v in arrays.items()}, list(records)
+        return _tensors(item[0]), list(item[1])
 
-    def next_with_sources(self):
+    def next_with_sources(self) -> Optional[Tuple[Batch, List[Tuple[int, int]]]]:
         """The next batch with each row's (source, record), or None at epoch end."""
-        item = self._loader.next()
+        item = self._open().next()
         if item is None:
+            self._finished = True
             return None
         arrays, records, _, sources = item
-        return {k: _to_tensor(v, k) for k, v in arrays.items()}, list(zip(sources, records))
+        return _tensors(arrays), list(zip(sources, records))
 
-    def state_dict(self):
-        seed, epoch, consumed, tokens = self._loader.state()
-        return {"seed": seed, "epoch": epoch, "samples_consumed": consumed, "tokens_consumed": tokens}
+    def state_dict(self) -> Dict[str, int]:
+        """What ``load_state_dict`` needs to continue after the last batch yielded."""
+        seed, epoch, consumed, tokens = self._open().state()
+        # A state at the end of an epoch resumes with the next one (see __iter__).
+        return {"seed": seed, "epoch": epoch, "samples_consumed": consumed,
+                "tokens_consumed": tokens}
 
-    def load_state_dict(self, state):
+    def load_state_dict(self, state: Mapping[str, int]) -> None:
+        """Continues from ``state``; the next pass yields the rest of its epoch."""
         # Values are checked in C++: a negative or out-of-range one raises ShardkitError naming
-        # the field and its valid range.
-        # tokens_consumed is absent from states saved before budgets existed.
-        self._loader.restore(state["seed"], state["epoch"], state["samples_consumed"],
+        # the field and its valid range. tokens_consumed is absent from states saved before
+        # budgets existed.
+        self._open().restore(state["seed"], state["epoch"], state["samples_consumed"],
                              state.get("tokens_consumed", 0))
+        self._finished = False
 
-    def planned_records(self, batch):
-        return list(self._loader.planned_records(batch))
+    def planned_records(self, batch: int) -> List[int]:
+        return list(self._open().planned_records(batch))
 
 
-class IterableDataset(_torch.utils.data.IterableDataset):
+def _auto_collating_dataloader() -> bool:
+    """Whether iter() was called by a torch DataLoader that collates samples into batches
+    (batch_size other than None): its fetcher calls iter(dataset) from its constructor."""
+    frame = _sys._getframe(2)
+    while frame is not None:
+        fetcher = frame.f_locals.get("self")
+        if type(fetcher).__name__ == "_IterableDatasetFetcher":
+            return bool(getattr(fetcher, "auto_collation", False))
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
+
+
+class IterableDataset(_data.IterableDataset):  # type: ignore[type-arg]
     """For code written around torch.utils.data.DataLoader: yields whole batches, so use
     ``DataLoader(shardkit.IterableDataset(path, batch_size=32), batch_size=None)`` and leave
-    num_workers at 0 (shardkit prefetches on its own threads)."""
+    num_workers at 0 (shardkit prefetches on its own threads). Passes follow Loader's rules (a
+    pass after a finished one is the next epoch, an interrupted one continues), and
+    ``state_dict()``/``load_state_dict()`` are the protocol torchdata's StatefulDataLoader
+    calls."""
 
-    def __init__(self, path, **options):
+    def __init__(self, path: Union[PathLike, Sequence[SourceLike]], **options: Any) -> None:
         super().__init__()
-        self.path = path if isinstance(path, (list, tuple)) else _os.fspath(path)
-        self.options = options
-        self.epoch = options.pop("epoch", 0)
+        self.path: Union[str, Sequence[SourceLike]] = (
+            path if isinstance(path, (list, tuple)) else _os.fspath(path))  # type: ignore[arg-type]
+        self._epoch: int = options.pop("epoch", 0)
+        self.options: Dict[str, Any] = options
+        self._loader: Optional[Loader] = None
+        self._pending_state: Optional[Mapping[str, int]] = None
 
-    def set_epoch(self, epoch):
-        self.epoch = epoch
+    def _get_loader(self) -> Loader:
+        if self._loader is None:
+            self._loader = Loader(self.path, epoch=self._epoch, **self.options)
+            if self._pending_state is not None:
+                self._loader.load_state_dict(self._pending_state)
+                self._pending_state = None
+        return self._loader
 
-    def __iter__(self):
-        info = _torch.utils.data.get_worker_info()
-        if info is not None and info.num_workers > 1:
-            raise RuntimeError("shardkit.IterableDataset prefetches on its own threads; use num_workers=0")
-        return iter(Loader(self.path, epoch=self.epoch, **self.options))
+    def set_epoch(self, epoch: int) -> None:
+        if self._loader is None:
+            self._epoch = epoch
+        else:
+            self._loader.set_epoch(epoch)
+
+    def __len__(self) -> int:
+        return len(self._get_loader())
+
+    def __iter__(self) -> Iterator[Batch]:
+        info = _data.get_worker_info()
+        if info is not None:
+            raise RuntimeError("shardkit.IterableDataset prefetches on its own threads; use "
+                               "DataLoader(..., num_workers=0)")
+        if _auto_collating_dataloader():
+            raise RuntimeError("shardkit.IterableDataset yields whole batches: use "
+                               "DataLoader(dataset, batch_size=None), and give the batch size to "
+                               "shardkit.IterableDataset(..., batch_size=N)")
+        return iter(self._get_loader())
+
+    def state_dict(self) -> Dict[str, int]:
+        if self._loader is None:
+            return dict(self._pending_state) if self._pending_state is not None else {
+                "seed": self.options.get("seed", 0) or 0, "epoch": self._epoch,
+                "samples_consumed": 0, "tokens_consumed": 0}
+        return self._loader.state_dict()
+
+    def load_state_dict(self, state: Mapping[str, int]) -> None:
+        if self._loader is None:
+            self._pending_state = dict(state)
+        else:
+            self._loader.load_state_dict(state)
+
+    def close(self) -> None:
+        if self._loader is not None:
+            self._loader.close()
+            self._loader = None
 
 
 _LABELLED_TASKS = ("cls", "pair")
 
 
-def write_dataset(rows, out, task="lm", tokenizer=None, progress=True, **options):
+def write_dataset(rows: Iterable[Any], out: PathLike, task: str = "lm",
+                  tokenizer: Optional[PathLike] = None, progress: bool = True,
+                  **options: Any) -> Dict[str, Any]:
     """Converts rows into a dataset at ``out`` with shardify's converter and its threads.
 
     ``rows`` is any iterable of dicts: a generator, a list, ``DataFrame.to_dict("records")`` or
@@ -284,10 +391,9 @@ def write_dataset(rows, out, task="lm", tokenizer=None, progress=True, **options
     ``label_field``, dotted paths into nested dicts; for ``task="qa"`` ``context_field``,
     ``question_field``, ``answers_field``), and the dataset is byte-identical to ``shardify``'s on
     the same rows written as JSONL. Every shardify option is a keyword, named as its flag with
-    ``_`` for ``-``: max_len, no_pack, position_ids, doc_stride, max_query_len, labels (a list of
-    names in index order, or "a,b,c"), threads (default: all cores), on_error ("fail" or "skip"),
-    force, allow_empty, zstd_level, block_size, shard_size, filter. cls and pair without
-    ``labels`` read the rows twice (labels first), which a generator cannot: pass ``labels``.
+    ``_`` for ``-`` (listed below); options about input files (input, format, where, quoting,
+    doc_sep, part) are refused. cls and pair without ``labels`` read the rows twice (labels
+    first), which a generator cannot: pass ``labels``.
 
     A bad row raises ShardkitError naming it as "row N", counting from 0 in the order the rows
     were given (as Parquet rows are counted; the same row is line N + 1 of a JSONL file); with
@@ -301,7 +407,8 @@ def write_dataset(rows, out, task="lm", tokenizer=None, progress=True, **options
     bytes, seconds, the first errors) with the dataset's info under "info".
     """
     if tokenizer is None:
-        raise TypeError("write_dataset: tokenizer= is required (tokenizer.json, vocab.txt or encoder.json)")
+        raise TypeError("write_dataset: tokenizer= is required (tokenizer.json, vocab.txt, "
+                        "encoder.json or a SentencePiece .model)")
     passes = 2 if task in _LABELLED_TASKS and options.get("labels") is None else 1
     if passes == 2 and not _rows.can_read_twice(rows):
         raise ShardkitError(
@@ -309,16 +416,17 @@ def write_dataset(rows, out, task="lm", tokenizer=None, progress=True, **options
             "shardify does), and these rows can be read only once: pass labels=[...] in index "
             "order, or rows that can be read again (a list, a DataFrame, a datasets.Dataset)")
     bar = _progress_bar(rows) if progress else None
-    opened = []
+    opened: List[None] = []
 
-    def open_rows():
+    def open_rows() -> Tuple[Iterator[Any], Any]:
         opened.append(None)
         last = len(opened) == passes
         return _rows.records(rows), bar.update if bar is not None and last else None
 
     try:
-        summary = _json.loads(_shardkit.write_dataset(
-            open_rows, _rows.encode_rows, _os.fspath(out), task=task, tokenizer=_os.fspath(tokenizer), **options))
+        summary: Dict[str, Any] = _json.loads(_shardkit.write_dataset(
+            open_rows, _rows.encode_rows, _os.fspath(out), task=task, tokenizer=_os.fspath(tokenizer),
+            **options))
     finally:
         if bar is not None:
             bar.close()
@@ -326,13 +434,24 @@ def write_dataset(rows, out, task="lm", tokenizer=None, progress=True, **options
     return summary
 
 
-def _progress_bar(rows):
+def _progress_bar(rows: Iterable[Any]) -> Any:
     try:
-        from tqdm.auto import tqdm
+        from tqdm.auto import tqdm  # type: ignore[import]
     except ImportError:
         return None
     try:
-        total = len(rows)
+        total: Optional[int] = len(rows)  # type: ignore[arg-type]
     except TypeError:
         total = None
     return tqdm(total=total, unit=" rows", desc="write_dataset")
+
+
+Loader.__doc__ = (Loader.__doc__ or "") + _options_doc("Options (keywords):",
+                                                       _shardkit.loader_options())
+IterableDataset.__doc__ = (IterableDataset.__doc__ or "") + _options_doc(
+    "Options (keywords, as for Loader; and epoch):", _shardkit.loader_options())
+Dataset.__doc__ = (Dataset.__doc__ or "") + _options_doc("Options (keywords):",
+                                                         _shardkit.source_options())
+write_dataset.__doc__ = (write_dataset.__doc__ or "") + _options_doc(
+    "Options (keywords):",
+    [s for s in _shardkit.convert_options() if s["name"] not in ("task", "tokenizer", "out")])

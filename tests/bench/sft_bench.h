@@ -65,7 +65,7 @@ inline void bench_sft(const std::string& tokenizer, const std::string& chat_temp
         o.task.max_len = max_len;
         o.task.pack = c.pack;
         o.task.messages = c.messages;
-        o.task.sft_truncation = shardify::SftTruncation::kLeft;
+        o.task.sft_truncation = Truncation::kLeft;
         if (c.templated) o.task.chat_template = chat_template;
         o.tokenizer_path = tokenizer;
         o.out = (tmp / "sft-ds").string();

@@ -14,6 +14,8 @@
 namespace fs = std::filesystem;
 using shardkit::Dataset;
 using shardkit::FieldRole;
+using shardkit::Task;
+using shardkit::Truncation;
 namespace t = shardkit::testing;
 
 namespace {
@@ -85,7 +87,7 @@ TEST_CASE("round-1 datasets open with their records and sample orders") {
 
 TEST_CASE("round-1 metadata keys read back as DatasetInfo") {
   const auto lm = Dataset::open(compat("lm-gpt2")).info();
-  CHECK(lm.task.name == "lm");
+  CHECK(lm.task.type == Task::kLm);
   CHECK(lm.task.max_len == 8);
   CHECK(lm.task.packed);
   CHECK(lm.task.separator_id == 50256u);
@@ -101,8 +103,8 @@ TEST_CASE("round-1 metadata keys read back as DatasetInfo") {
   CHECK(lm.source.doc_sep == "line");
 
   const auto pair = Dataset::open(compat("pair-bert")).info();
-  CHECK(pair.task.name == "pair");
-  CHECK(pair.task.truncation == "longest_first");
+  CHECK(pair.task.type == Task::kPair);
+  CHECK(pair.task.truncation == Truncation::kLongestFirst);
   CHECK(pair.labels.names == std::vector<std::string>{"contradiction", "entailment", "neutral"});
   CHECK(pair.source.columns.at("text") == "premise");
   CHECK(pair.source.columns.at("pair") == "hypothesis");

@@ -54,7 +54,7 @@ inline void write_fixture(const std::filesystem::path& dir, const FixtureOptions
   if (o.with_length_a || !o.task.empty()) {
     DatasetInfo info = DatasetInfo::infer(schema);
     if (o.with_length_a) info.fields[2].role = FieldRole::kFirstSegmentLength;
-    info.task.name = o.task;
+    if (!o.task.empty()) info.task.type = parse_task(o.task);
     w.set_info(info);
   }
   std::vector<unsigned char> rec(schema.record_size());

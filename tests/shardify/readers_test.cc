@@ -149,11 +149,11 @@ TEST_CASE("labels: numeric, lexicographic and given orders") {
         std::vector<std::string>{"10", "2", "b"});
   CHECK(LabelMap::from_observed({"pos", "neg", "Neutral"}).names() ==
         std::vector<std::string>{"Neutral", "neg", "pos"});
-  auto given = LabelMap::from_list("pos,neg");
+  auto given = LabelMap::from_list({"pos", "neg"});
   CHECK(given.index("neg") == 1);
   CHECK(!given.index("other"));
-  CHECK_THROWS_AS(LabelMap::from_list("a,,b"), Error);
-  CHECK_THROWS_AS(LabelMap::from_list("a,b,a"), Error);
+  CHECK_THROWS_AS(LabelMap::from_list({"a", "", "b"}), Error);
+  CHECK_THROWS_AS(LabelMap::from_list({"a", "b", "a"}), Error);
 }
 
 TEST_CASE("parts: contiguous file ranges that cover every file once") {

@@ -213,7 +213,7 @@ TEST_CASE("packed sft: whole conversations, stored starts, labels and cu_seqlens
   const DatasetInfo info = Dataset::open(tmp / "one").info();
   CHECK(info.task.packed);
   CHECK_FALSE(info.task.separator_id);
-  CHECK(info.task.train_on == "assistant");
+  CHECK(info.task.train_on == TrainOn::kAssistant);
   CHECK(info.stats->loss_tokens > 0);
 
   loader::LoaderOptions o;

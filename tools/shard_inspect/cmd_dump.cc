@@ -21,7 +21,27 @@ struct DumpArgs {
   uint64_t count = 10;
   bool json = false;
   std::string decode;  // tokenizer file: show token strings and text beside input_ids
+  bool force_tokenizer = false;
 };
+
+// The tokenizer at `path`, refused when it is not the one the dataset records (its ids would
+// decode to other tokens without a word of warning) unless `force`.
+std::unique_ptr<shardkit::tok::Tokenizer> decoding_tokenizer(const std::string& path,
+                                                             const shardkit::Dataset& ds,
+                                                             bool force) {
+  auto tok = shardkit::tok::Tokenizer::from_file(path);
+  const shardkit::TokenizerInfo& made_with = ds.info().tokenizer;
+  const shardkit::TokenizerInfo given = tok->describe();
+  if (force || made_with.fingerprint.empty() || made_with.fingerprint == given.fingerprint)
+    return tok;
+  throw shardkit::Error(
+      shardkit::ErrorCode::kInvalidArgument, path,
+      "is not the tokenizer the dataset was made with: it is " + given.type + " with " +
+          std::to_string(given.vocab_size) + " ids, fingerprint " + given.fingerprint +
+          "; the dataset's is " + made_with.type + " with " + std::to_string(made_with.vocab_size) +
+          " ids, fingerprint " + made_with.fingerprint +
+          ". Its ids would decode to other tokens; pass --force-tokenizer to decode anyway");
+}
 
 // input_ids of a record, cut to its length field when there is one.
 std::vector<uint32_t> record_ids(const shardkit::Schema& schema, const unsigned char* record) {
@@ -59,7 +79,7 @@ void run_dump(const DumpArgs& args) {
                               " records" +
                               (ds.size() ? " (0.." + std::to_string(ds.size() - 1) + ")" : ""));
   std::unique_ptr<shardkit::tok::Tokenizer> tok;
-  if (!args.decode.empty()) tok = shardkit::tok::Tokenizer::from_file(args.decode);
+  if (!args.decode.empty()) tok = decoding_tokenizer(args.decode, ds, args.force_tokenizer);
   std::vector<unsigned char> record(schema.record_size());
   const uint64_t end = std::min<uint64_t>(ds.size(), args.from + args.count);
   for (uint64_t i = args.from; i < end; ++i) {
@@ -106,6 +126,8 @@ const shard_inspect::RegisterCommand kDump([](CLI::App& app) {
   cmd->add_option("--decode", args->decode,
                   "Tokenizer file the dataset was made with: also print input_ids' token "
                   "strings and decoded text (up to the length field)");
+  cmd->add_flag("--force-tokenizer", args->force_tokenizer,
+                "Decode with --decode's tokenizer even when its fingerprint is not the dataset's");
   cmd->callback([args] { run_dump(*args); });
 });
 

@@ -79,9 +79,9 @@ void run_info(const InfoArgs& args) {
                 std::string(shardkit::dtype_name(f.dtype)).c_str(), shape_text(f).c_str(),
                 std::string(role_name(m, f.name)).c_str());
   const shardkit::DatasetInfo& info = m.info;
-  if (!info.task.name.empty()) {
-    std::printf("task           %s, max_len %u%s\n", info.task.name.c_str(), info.task.max_len,
-                info.task.packed ? ", packed" : "");
+  if (info.task.type) {
+    std::printf("task           %s, max_len %u%s\n", shardkit::task_name(*info.task.type),
+                info.task.max_len, info.task.packed ? ", packed" : "");
   }
   if (!info.tokenizer.type.empty()) {
     std::printf("tokenizer      %s, vocab %llu, fingerprint %s, special ids",

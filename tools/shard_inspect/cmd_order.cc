@@ -1,6 +1,5 @@
-// shard-inspect order DIR --seed S --epoch E --rank R --world-size W [--batch-size B]
-//   [--start K] [--count N] [--no-shuffle] [--drop-last] [--window-blocks K] [--memory-budget B]
-//   [--max-samples N]
+// shard-inspect order DIR [--epoch E] [--start K] [--count N] [every loader option that changes
+//   the order: --seed S --rank R --world-size W --batch-size B --no-shuffle ...]
 // shard-inspect order --mixture SPEC.json [same options]
 // Prints, one per line, the global record indices a Loader with the same options yields to
 // this rank (for a mixture, "SOURCE RECORD": the source's index in the spec and the record in
@@ -12,8 +11,11 @@
 #include "core/dataset_store.h"
 #include "core/error.h"
 #include "core/manifest.h"
+#include "loader/loader.h"
+#include "loader/loader_option_table.h"
 #include "loader/mixture_spec.h"
 #include "loader/plan.h"
+#include "option_flags.h"
 #include "shard_inspect/commands.h"
 
 namespace {
@@ -21,28 +23,57 @@ namespace {
 struct OrderArgs {
   std::string dir;
   std::string mixture;
-  bool seed_given = false;
   shardkit::loader::LoaderOptions options;
+  std::unique_ptr<shardkit::tools::OptionFlags<shardkit::loader::LoaderOptions>> flags;
   uint64_t epoch = 0;
   uint64_t start = 0;
   uint64_t count = UINT64_MAX;
-  bool no_shuffle = false;
+  bool print_options = false;
 };
 
-void run_order(const OrderArgs& args) {
+// The command's sources: the dataset, or the mixture spec's (whose seed and max_samples apply
+// unless given as flags).
+std::vector<shardkit::loader::MixtureSource> order_sources(
+    const OrderArgs& args, shardkit::loader::LoaderOptions& options) {
   namespace loader = shardkit::loader;
-  loader::LoaderOptions options = args.options;
-  options.shuffle = !args.no_shuffle;
   if (args.dir.empty() == args.mixture.empty())
     throw shardkit::Error(shardkit::ErrorCode::kInvalidArgument, "",
                           "order takes a dataset DIR or --mixture SPEC.json, not both");
-  std::vector<loader::MixtureSource> sources{{args.dir, {}, {}, {}}};
-  if (!args.mixture.empty()) {
-    const loader::MixtureSpec spec = loader::read_mixture_spec(args.mixture);
-    sources = spec.sources;
-    if (spec.seed && !args.seed_given) options.seed = *spec.seed;
-    if (spec.max_samples && !options.max_samples) options.max_samples = *spec.max_samples;
+  if (args.mixture.empty()) return {{args.dir, {}, {}, {}}};
+  const loader::MixtureSpec spec = loader::read_mixture_spec(args.mixture);
+  if (spec.seed && !args.flags->given("seed")) options.seed = *spec.seed;
+  if (spec.max_samples && !options.max_samples) options.max_samples = *spec.max_samples;
+  return spec.sources;
+}
+
+// Prints rows [start, start + count) of this rank, handed to add() in order from row `first`.
+class RowPrinter {
+ public:
+  RowPrinter(const OrderArgs& args, uint64_t first)
+      : args_(args), mixed_(!args.mixture.empty()), seen_(first) {}
+  bool done() const { return printed_ >= args_.count; }
+  void add(uint32_t source, uint64_t record) {
+    if (seen_++ < args_.start || done()) return;
+    out_ += (mixed_ ? std::to_string(source) + " " : std::string()) + std::to_string(record) + "\n";
+    ++printed_;
+    if (out_.size() > (1 << 16)) flush();
   }
+  void flush() {
+    std::fputs(out_.c_str(), stdout);
+    out_.clear();
+  }
+
+ private:
+  const OrderArgs& args_;
+  bool mixed_;
+  uint64_t seen_, printed_ = 0;
+  std::string out_;
+};
+
+// From the plan alone: the same EpochPlan code as the loader, no data read.
+void print_planned(const std::vector<shardkit::loader::MixtureSource>& sources,
+                   const shardkit::loader::LoaderOptions& options, const OrderArgs& args) {
+  namespace loader = shardkit::loader;
   std::vector<uint64_t> sizes;
   std::vector<loader::SourceShape> shapes;
   for (const loader::MixtureSource& s : sources) {
@@ -50,29 +81,52 @@ void run_order(const OrderArgs& args) {
     shapes.push_back({shardkit::Geometry::of(m), m.schema.record_size()});
     sizes.push_back(shapes.back().geometry.records());
   }
-  const bool mixed = !args.mixture.empty();
   const loader::EpochPlan plan(
       std::make_shared<const loader::MixtureStream>(sources, sizes, options.max_samples), shapes,
       options, args.epoch, 0);
   // Every batch but the last is full, so the batch holding row `start` is found by division.
-  const uint64_t full = options.batch_size;
-  uint64_t batch = args.start / full;
-  uint64_t row = args.start % full;
-  uint64_t printed = 0;
-  std::string out;
-  while (batch < plan.batches() && printed < args.count) {
+  const uint64_t first_batch = args.start / options.batch_size;
+  RowPrinter printer(args, first_batch * options.batch_size);
+  for (uint64_t batch = first_batch; batch < plan.batches() && !printer.done(); ++batch) {
     const loader::PlannedRows rows = plan.rows(batch);
-    for (; row < rows.size() && printed < args.count; ++row, ++printed)
-      out += (mixed ? std::to_string(rows.sources[row]) + " " : std::string()) +
-             std::to_string(rows.records[row]) + "\n";
-    if (out.size() > (1 << 16)) {
-      std::fputs(out.c_str(), stdout);
-      out.clear();
-    }
-    ++batch;
-    row = 0;
+    for (size_t row = 0; row < rows.size(); ++row)
+      printer.add(rows.sources[row], rows.records[row]);
   }
-  std::fputs(out.c_str(), stdout);
+  printer.flush();
+}
+
+// Through a Loader: the rows it delivers (it reads the lengths a token budget counts).
+void print_loaded(const std::vector<shardkit::loader::MixtureSource>& sources,
+                  const shardkit::loader::LoaderOptions& options, const OrderArgs& args) {
+  shardkit::loader::Loader loader(sources, options);
+  loader.set_epoch(args.epoch);
+  RowPrinter printer(args, 0);
+  while (!printer.done()) {
+    const auto batch = loader.next();
+    if (!batch) break;
+    for (size_t row = 0; row < batch->records.size(); ++row)
+      printer.add(batch->sources.empty() ? 0 : batch->sources[row], batch->records[row]);
+  }
+  printer.flush();
+}
+
+void run_order(OrderArgs& args) {
+  namespace loader = shardkit::loader;
+  loader::LoaderOptions options = args.options;
+  // The rank the command shows is the one asked for, never the environment's.
+  options.rank = 0;
+  options.world_size = 1;
+  args.flags->apply(options);
+  if (args.print_options) {
+    std::printf("%s\n", loader::loader_option_table().to_json(options).c_str());
+    return;
+  }
+  const std::vector<loader::MixtureSource> sources = order_sources(args, options);
+  // A token budget ends the epoch where the rows' lengths say: only reading them tells.
+  if (options.max_tokens)
+    print_loaded(sources, options, args);
+  else
+    print_planned(sources, options, args);
 }
 
 const shard_inspect::RegisterCommand kOrder([](CLI::App& app) {
@@ -83,30 +137,16 @@ const shard_inspect::RegisterCommand kOrder([](CLI::App& app) {
   cmd->add_option("--mixture", args->mixture,
                   "A mixture spec (JSON: sources with path and weight/repeat/choose, seed, "
                   "max_samples); prints SOURCE RECORD per line");
-  auto* seed = cmd->add_option("--seed", args->options.seed, "Shuffle seed (overrides the spec's)")
-                   ->default_val(0);
   cmd->add_option("--epoch", args->epoch, "Epoch")->default_val(0);
-  cmd->add_option("--rank", args->options.rank, "This process's rank")->default_val(0);
-  cmd->add_option("--world-size", args->options.world_size, "Number of ranks")->default_val(1);
-  cmd->add_option("--batch-size", args->options.batch_size, "Per-rank batch size")
-      ->default_val(args->options.batch_size);
   cmd->add_option("--start", args->start, "Skip this many of the rank's samples first")
       ->default_val(0);
   cmd->add_option("--count", args->count, "Print at most this many");
-  cmd->add_flag("--no-shuffle", args->no_shuffle, "Sequential order (evaluation)");
-  cmd->add_flag("--drop-last", args->options.drop_last, "Drop the last short global batch");
-  cmd->add_option("--window-blocks", args->options.window_blocks,
-                  "Shuffle window in blocks (0: derived from --memory-budget)")
-      ->default_val(0);
-  cmd->add_option("--memory-budget", args->options.memory_budget, "Loader memory budget, bytes")
-      ->default_val(args->options.memory_budget);
-  cmd->add_option("--max-samples", args->options.max_samples,
-                  "Samples per epoch (a budget; a weighted mixture's length)")
-      ->default_val(0);
-  cmd->callback([args, seed] {
-    args->seed_given = seed->count() > 0;
-    run_order(*args);
-  });
+  args->flags = std::make_unique<shardkit::tools::OptionFlags<shardkit::loader::LoaderOptions>>(
+      cmd, shardkit::loader::loader_option_table(),
+      [](const auto& option) { return option.order; });
+  cmd->add_flag("--print-options", args->print_options,
+                "Print the loader options as resolved (JSON), and exit");
+  cmd->callback([args] { run_order(*args); });
 });
 
 }  // namespace

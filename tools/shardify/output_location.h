@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/location.h"
 #include "core/remote/dataset_upload.h"
 
 namespace shardify_cli {
@@ -23,7 +24,7 @@ class OutputLocation {
   OutputLocation(std::string out, bool force, const std::filesystem::path& stage_parent)
       : out_(std::move(out)) {
     if (!shardkit::remote::is_s3_url(out_)) {
-      if (out_.find("://") != std::string::npos)
+      if (shardkit::location_scheme(out_) != shardkit::Scheme::kLocal)
         throw shardkit::Error(shardkit::ErrorCode::kInvalidArgument, out_,
                               "datasets are written to a directory or to s3://bucket/prefix "
                               "(HTTP servers are read-only to shardkit)");

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/location.h"
 #include "core/manifest.h"
 #include "core/remote/aws_credentials.h"
 #include "core/remote/http_transport.h"
@@ -19,7 +20,7 @@ namespace {
 constexpr uint64_t kMaxSinglePut = 5ull << 30;  // S3's limit for one PUT
 }
 
-bool is_s3_url(const std::string& location) { return location.rfind("s3://", 0) == 0; }
+bool is_s3_url(const std::string& location) { return location_scheme(location) == Scheme::kS3; }
 
 DatasetUpload::DatasetUpload(std::string location, bool force, const SourceOptions& options)
     : location_(std::move(location)), force_(force) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/location.h"
 #include "core/remote/aws_credentials.h"
 #include "core/remote/disk_cache.h"
 #include "core/remote/http_transport.h"
@@ -336,7 +337,7 @@ class RemoteStore : public DatasetStore {
 
 std::shared_ptr<DatasetStore> open_remote_store(const std::string& location,
                                                 const SourceOptions& options) {
-  if (location.rfind("s3://", 0) == 0) {
+  if (location_scheme(location) == Scheme::kS3) {
     const S3Location s3 = parse_s3_location(location);
     auto shared = std::make_shared<Shared>(options, load_aws_signing(location));
     return std::make_shared<RemoteStore>(location, s3.base_url, std::move(shared));

@@ -1,0 +1,60 @@
+#include "shardify/conversion_encoding.h"
+
+#include <set>
+#include <string>
+
+#include "core/error.h"
+#include "shardify/first_row_fields.h"
+
+namespace shardkit::shardify {
+namespace {
+
+// What the first input file's first row holds, to name it when a field is not found.
+std::string fields_of_first_row(const ConvertInputs& in) {
+  if (in.files.empty()) return "";
+  const auto fields = first_row_fields(in.files.front().path, in.format);
+  if (fields.empty()) return "";
+  std::string names;
+  for (const std::string& f : fields) names += (names.empty() ? "" : ", ") + f;
+  return "; the first row of " + in.files.front().path + " has " + names;
+}
+
+// Every label of every input file (all parts), so that each part derives the same order.
+LabelMap observe_labels(const ConvertOptions& o, const ConvertInputs& in) {
+  ReaderOptions r = in.reader;
+  r.labels_only = true;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < in.files.size(); ++i) {
+    auto reader = in.open(i, r);
+    Example ex;
+    while (reader->next(ex))
+      if (ex.error.empty()) seen.insert(ex.label);
+  }
+  if (seen.empty())
+    throw Error(ErrorCode::kInput, "",
+                "no labels found in the inputs: no row has the label field '" + o.label_field +
+                    "'" + fields_of_first_row(in) + " (pass --label-field)");
+  return LabelMap::from_observed(seen);
+}
+
+ChatRenderer::Spans rendered_spans(TrainOn train_on) {
+  return train_on == TrainOn::kAll    ? ChatRenderer::Spans::kNone
+         : train_on == TrainOn::kLast ? ChatRenderer::Spans::kLast
+                                      : ChatRenderer::Spans::kAll;
+}
+
+}  // namespace
+
+Encoding::Encoding(const ConvertOptions& o, const ConvertInputs& in)
+    : tokenizer(tok::Tokenizer::from_file(o.tokenizer_path)),
+      labels(!task_has_labels(o.task.task) ? std::nullopt
+             : o.labels                    ? std::optional(LabelMap::from_list(*o.labels))
+                                           : std::optional(observe_labels(o, in))),
+      renderer(o.task.task == Task::kSft && !o.task.chat_template.empty()
+                   ? std::make_unique<ChatRenderer>(o.task.chat_template,
+                                                    rendered_spans(o.task.train_on))
+                   : nullptr),
+      encoder(*tokenizer, o.task, labels ? &*labels : nullptr, renderer.get()),
+      layout(o.task, tokenizer->vocab_size(), encoder.padding_id()) {}
+
+}  // namespace shardkit::shardify

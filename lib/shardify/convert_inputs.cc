@@ -1,0 +1,99 @@
+#include "shardify/convert_inputs.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace shardkit::shardify {
+namespace {
+
+InputFormat resolve_format(const ConvertOptions& o, const std::vector<InputFile>& files) {
+  if (o.format) return *o.format;
+  auto first = infer_input_format(files.front().path);
+  if (!first)
+    throw Error(ErrorCode::kInvalidArgument, files.front().path,
+                "cannot infer the input format from the file name; pass --format");
+  for (const auto& f : files) {
+    auto other = infer_input_format(f.path);
+    if (other && *other != *first)
+      throw Error(ErrorCode::kInvalidArgument, f.path,
+                  std::string("input files have different formats (") + input_format_name(*first) +
+                      " and " + input_format_name(*other) + "); pass --format");
+  }
+  return *first;
+}
+
+void check_task_and_format(Task task, InputFormat fmt) {
+  if (task == Task::kQa && fmt != InputFormat::kSquad && fmt != InputFormat::kJsonl &&
+      fmt != InputFormat::kParquet)
+    throw Error(ErrorCode::kInvalidArgument, "", "--task qa reads SQuAD JSON, JSONL or Parquet");
+  if (task != Task::kQa && fmt == InputFormat::kSquad)
+    throw Error(ErrorCode::kInvalidArgument, "", "SQuAD JSON input is for --task qa");
+  if ((task == Task::kCls || task == Task::kPair) && fmt == InputFormat::kText)
+    throw Error(ErrorCode::kInvalidArgument, "",
+                "plain text has no labels; --task cls and pair read jsonl, tsv or csv");
+  if (task == Task::kSft && fmt == InputFormat::kText)
+    throw Error(
+        ErrorCode::kInvalidArgument, "",
+        "plain text has no prompt and response; --task sft reads jsonl, parquet, tsv or csv");
+}
+
+// The fields the task reads, under the reader's names.
+void select_fields(const ConvertOptions& o, InputFormat fmt, ReaderOptions& r) {
+  if (o.task.task == Task::kPair) r.pair_field = o.pair_field;
+  if (task_has_labels(o.task.task)) r.label_field = o.label_field;
+  if (o.task.task == Task::kSft) {
+    if (o.task.messages) {
+      if (fmt != InputFormat::kJsonl)
+        throw Error(ErrorCode::kInvalidArgument, "",
+                    "--messages-field reads JSONL (a list of {role, content} objects per line)");
+      r.messages_field = o.messages_field;
+    } else {
+      r.text_field = o.prompt_field;
+      r.pair_field = o.response_field;
+    }
+  }
+  if (o.task.task == Task::kQa) {
+    r.qa = true;
+    r.text_field = o.context_field;
+    r.question_field = o.question_field;
+    r.answers_field = o.answers_field;
+  }
+}
+
+ReaderOptions reader_options(const ConvertOptions& o, InputFormat fmt) {
+  ReaderOptions r;
+  r.format = fmt;
+  r.text_field = o.text_field;
+  r.doc_separator = o.doc_separator;
+  r.quoting = o.quoting;
+  if (!o.where.empty() && fmt != InputFormat::kParquet)
+    throw Error(ErrorCode::kInvalidArgument, "", "--where filters Parquet input only");
+  r.where = o.where;
+  r.decode_threads = std::max(1u, o.threads / 2);
+  select_fields(o, fmt, r);
+  return r;
+}
+
+}  // namespace
+
+ConvertInputs open_inputs(const ConvertOptions& o, std::vector<InputFile> files) {
+  if (o.rows && (!o.inputs.empty() || o.part || (o.format && *o.format != InputFormat::kJsonl)))
+    throw Error(ErrorCode::kInvalidArgument, "",
+                "rows handed in are one input read as JSONL: no input files, format or part");
+  ConvertInputs in;
+  in.files = std::move(files);
+  in.format = o.rows ? InputFormat::kJsonl : resolve_format(o, in.files);
+  check_task_and_format(o.task.task, in.format);
+  in.reader = reader_options(o, in.format);
+  in.open = [&o, files = in.files](size_t i, const ReaderOptions& r) {
+    const auto index = static_cast<uint32_t>(i);
+    return o.rows ? make_row_reader(o.rows(), index, r)
+                  : ExampleReader::open(files[i].path, index, r);
+  };
+  in.part = o.part.value_or(PartSpec{});
+  std::tie(in.first_file, in.end_file) = part_file_range(in.files.size(), in.part);
+  return in;
+}
+
+}  // namespace shardkit::shardify

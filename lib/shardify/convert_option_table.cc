@@ -1,0 +1,277 @@
+#include "shardify/convert_option_table.h"
+
+#include <filesystem>
+#include <thread>
+
+#include "core/block_codec.h"
+#include "shardify/part_from_env.h"
+
+namespace shardkit::shardify {
+namespace {
+
+using options::computed_option;
+using options::Kind;
+using options::named;
+using options::Option;
+using options::option;
+using options::path_option;
+using options::Value;
+using O = ConvertOptions;
+
+constexpr const char* kInputsOnly =
+    "is about input files; write_dataset reads the rows it is given";
+
+std::vector<Option<O>> input_options() {
+  return {
+      path_option<O>(
+          "input",
+          "Input files, directories or globs such as "
+          "'data/train-*.parquet' (.gz/.zst read transparently)",
+          [](auto& o) -> auto& { return o.inputs; })
+          .flag("-i")
+          .several()
+          .cli_only(kInputsOnly),
+      options::choice_option<O>(
+          "format", "Input format; inferred from the file name when omitted",
+          [](auto& o) -> auto& { return o.format; },
+          std::vector<std::pair<std::string, std::optional<InputFormat>>>{
+              {"jsonl", InputFormat::kJsonl},
+              {"text", InputFormat::kText},
+              {"tsv", InputFormat::kTsv},
+              {"csv", InputFormat::kCsv},
+              {"squad", InputFormat::kSquad},
+              {"parquet", InputFormat::kParquet}})
+          .cli_only(kInputsOnly),
+      option<O>(
+          "where",
+          "parquet: keep the rows where this DuckDB SQL predicate over the file's columns "
+          "holds, e.g. \"lang = 'en' AND length(text) > 100\"",
+          [](auto& o) -> auto& { return o.where; })
+          .cli_only(kInputsOnly),
+      option<O>(
+          "quoting",
+          "tsv/csv: RFC 4180 quoting; --no-quoting makes quotes ordinary characters "
+          "(GLUE-style TSV)",
+          [](auto& o) -> auto& { return o.quoting; })
+          .cli_only(kInputsOnly),
+      options::choice_option<O>(
+          "doc_sep",
+          "text: what one document is: 'file' (a whole file), 'line' (each "
+          "line) or 'blank' (blocks separated by blank lines)",
+          [](auto& o) -> auto& { return o.doc_separator; },
+          named(doc_separator_name,
+                {DocSeparator::kFile, DocSeparator::kLine, DocSeparator::kBlankLine}))
+          .cli_only(kInputsOnly),
+      computed_option<O>(
+          "part", Kind::kText,
+          "Convert only part i of N (0 <= i < N) of the input files; see 'merge'. 'auto' takes "
+          "i/N from a Slurm array job (SLURM_ARRAY_TASK_ID/_MIN/_COUNT); 'auto/N' also from a "
+          "Kubernetes Indexed Job (JOB_COMPLETION_INDEX, N = completions)",
+          [](const O& o) -> Value {
+            if (!o.part) return {};
+            return std::to_string(o.part->index) + "/" + std::to_string(o.part->count);
+          },
+          [](O& o, const Value& v) { o.part = resolve_part(std::get<std::string>(v)); })
+          .cli_only(kInputsOnly),
+  };
+}
+
+std::vector<Option<O>> field_options() {
+  auto field = [](std::string name, std::string help, auto access) {
+    return option<O>(std::move(name), std::move(help), access).in_group("fields");
+  };
+  return {
+      field(
+          "text_field", "JSONL/Parquet dotted path or CSV/TSV column of the text",
+          [](auto& o) -> auto& { return o.text_field; }),
+      field(
+          "pair_field", "Field of the second text (--task pair)",
+          [](auto& o) -> auto& { return o.pair_field; }),
+      field(
+          "label_field", "Field of the label (--task cls, pair)",
+          [](auto& o) -> auto& { return o.label_field; }),
+      field(
+          "context_field", "qa from JSONL: field of the context",
+          [](auto& o) -> auto& { return o.context_field; }),
+      field(
+          "question_field", "qa from JSONL: field of the question",
+          [](auto& o) -> auto& { return o.question_field; }),
+      field(
+          "answers_field",
+          "qa from JSONL: {\"text\": [...], \"answer_start\": [...]} as HF datasets has it, "
+          "or a SQuAD-style list; empty means unanswerable",
+          [](auto& o) -> auto& { return o.answers_field; }),
+      field(
+          "prompt_field", "sft: field of the prompt",
+          [](auto& o) -> auto& { return o.prompt_field; }),
+      field(
+          "response_field", "sft: field of the response (trained on)",
+          [](auto& o) -> auto& { return o.response_field; }),
+      computed_option<O>(
+          "messages_field", Kind::kText,
+          "sft, JSONL: field of an OpenAI-style [{role, content}] list (instead of "
+          "prompt/response); needs --chat-template",
+          [](const O& o) -> Value { return o.task.messages ? Value(o.messages_field) : Value{}; },
+          [](O& o, const Value& v) {
+            o.task.messages = std::holds_alternative<std::string>(v);
+            if (o.task.messages) o.messages_field = std::get<std::string>(v);
+          })
+          .in_group("fields"),
+  };
+}
+
+std::vector<Option<O>> task_options() {
+  return {
+      options::choice_option<O>(
+          "task", "Record layout: lm (packed windows), cls, pair, qa or sft (loss-masked chat)",
+          [](auto& o) -> auto& { return o.task.task; },
+          named(task_name, {Task::kLm, Task::kCls, Task::kPair, Task::kQa, Task::kSft})),
+      path_option<O>(
+          "tokenizer",
+          "tokenizer.json, WordPiece vocab.txt, GPT-2 encoder.json or "
+          "SentencePiece .model",
+          [](auto& o) -> auto& { return o.tokenizer_path; }),
+      path_option<O>(
+          "out",
+          "Dataset directory to create (published atomically), or s3://bucket/prefix "
+          "(built in $TMPDIR, then uploaded: shards first, manifest last)",
+          [](auto& o) -> auto& { return o.out; })
+          .flag("-o"),
+      option<O>(
+          "labels",
+          "Label names in index order (a,b,c); otherwise numeric order when all labels are "
+          "integers, else byte-wise lexicographic order",
+          [](auto& o) -> auto& { return o.labels; }),
+      computed_option<O>(
+          "max_len", Kind::kUInt, "Tokens per record",
+          [](const O& o) -> Value {
+            return o.task.max_len ? Value(uint64_t(o.task.max_len)) : Value{};
+          },
+          [](O& o, const Value& v) {
+            o.task.max_len =
+                std::holds_alternative<uint64_t>(v) ? uint32_t(std::get<uint64_t>(v)) : 0;
+          })
+          .range(2, 1 << 20)
+          .automatically(
+              [](const O& o) -> Value { return uint64_t(o.task.task == Task::kQa ? 384 : 512); },
+              "512; 384 for --task qa"),
+      option<O>(
+          "pack",
+          "lm: pack documents into rows (--no-pack: one truncated/padded record per "
+          "document); sft: pack whole conversations into rows (their starts are stored, so "
+          "the loader gives position_ids/cu_seqlens per conversation)",
+          [](auto& o) -> auto& { return o.task.pack; })
+          .automatically([](const O& o) -> Value { return o.task.task == Task::kLm; },
+                         "true for --task lm, false for sft")
+          .alias("no_pack", true),
+      option<O>(
+          "position_ids",
+          "lm: also store position_ids that restart at every document inside a window",
+          [](auto& o) -> auto& { return o.task.position_ids; }),
+      option<O>(
+          "doc_stride", "qa: tokens shared by consecutive context windows",
+          [](auto& o) -> auto& { return o.task.doc_stride; }),
+      option<O>(
+          "max_query_len", "qa: question tokens kept",
+          [](auto& o) -> auto& { return o.task.max_query_len; })
+          .at_least(1),
+      path_option<O>(
+          "chat_template",
+          "sft: render with the chat_template of this HF tokenizer_config.json (Python "
+          "3 and python3-jinja2); without it: prompt ids + response ids + end-of-text",
+          [](auto& o) -> auto& { return o.task.chat_template; }),
+      options::choice_option<O>(
+          "train_on", "sft: loss on every assistant turn, the last one, or all tokens",
+          [](auto& o) -> auto& { return o.task.train_on; },
+          named(train_on_name, {TrainOn::kAssistant, TrainOn::kLast, TrainOn::kAll})),
+      options::choice_option<O>(
+          "truncation",
+          "sft: a conversation over --max-len is dropped, or loses its oldest tokens (left) "
+          "while every trained token still fits",
+          [](auto& o) -> auto& { return o.task.sft_truncation; },
+          named(truncation_name, {Truncation::kDrop, Truncation::kLeft})),
+  };
+}
+
+std::vector<Option<O>> run_options() {
+  return {
+      option<O>(
+          "threads", "Tokenizing threads; 0: all cores", [](auto& o) -> auto& { return o.threads; })
+          .flag("-j")
+          .defaults_to("0 (all cores)"),
+      options::choice_option<O>(
+          "on_error", "fail: stop at the first bad example; skip: count and go on",
+          [](auto& o) -> auto& { return o.on_error; },
+          std::vector<std::pair<std::string, OnError>>{{"fail", OnError::kFail},
+                                                       {"skip", OnError::kSkip}}),
+      option<O>(
+          "force", "Replace an existing dataset at --out",
+          [](auto& o) -> auto& { return o.force; }),
+      option<O>(
+          "allow_empty", "Write a dataset even when no record results (otherwise an error)",
+          [](auto& o) -> auto& { return o.allow_empty; }),
+      option<O>(
+          "zstd_level", "zstd level of the blocks", [](auto& o) -> auto& { return o.zstd_level; })
+          .range(1, 22),
+      option<O>(
+          "block_size", "Uncompressed bytes per block",
+          [](auto& o) -> auto& { return o.block_bytes; })
+          .at_least(1),
+      option<O>(
+          "shard_size", "Stored bytes after which a shard is closed",
+          [](auto& o) -> auto& { return o.shard_bytes; })
+          .at_least(1),
+      options::choice_option<O>(
+          "filter", "Block filter before zstd: none (best for token ids) or byteplanes",
+          [](auto& o) -> auto& { return o.filter; },
+          named(block_filter_name, {format::BlockFilter::kNone, format::BlockFilter::kBytePlanes})),
+  };
+}
+
+std::vector<Option<O>> all_options() {
+  std::vector<Option<O>> all = input_options();
+  for (auto* group : {&task_options, &field_options, &run_options})
+    for (Option<O>& o : (*group)()) all.push_back(std::move(o));
+  return all;
+}
+
+void check_sft_only(const TaskOptions& t) {
+  if (t.task != Task::kSft &&
+      (t.messages || !t.chat_template.empty() || t.train_on != TrainOn::kAssistant ||
+       t.sft_truncation != Truncation::kDrop))
+    throw Error(ErrorCode::kInvalidArgument, "",
+                "--messages-field, --chat-template, --train-on and --truncation are for "
+                "--task sft");
+  if (t.pack.value_or(false) && t.task != Task::kLm && t.task != Task::kSft)
+    throw Error(ErrorCode::kInvalidArgument, "", "--pack is for --task lm and sft");
+}
+
+// Where the dataset goes and what makes it: given, and not about to replace a dataset unasked.
+void check_destination(const ConvertOptions& o) {
+  if (o.out.empty()) throw Error(ErrorCode::kInvalidArgument, "", "--out is required");
+  if (std::filesystem::exists(o.out) && !o.force)
+    throw Error(ErrorCode::kExists, o.out, "already exists; pass --force to replace it");
+  if (o.tokenizer_path.empty())
+    throw Error(ErrorCode::kInvalidArgument, "", "--tokenizer is required");
+}
+
+}  // namespace
+
+const options::OptionTable<ConvertOptions>& convert_option_table() {
+  static const options::OptionTable<ConvertOptions> table(all_options());
+  return table;
+}
+
+ConvertOptions resolve(ConvertOptions o) {
+  check_destination(o);
+  return resolve_defaults(std::move(o));
+}
+
+ConvertOptions resolve_defaults(ConvertOptions o) {
+  check_sft_only(o.task);
+  convert_option_table().resolve(o);
+  if (o.threads == 0) o.threads = std::max(1u, std::thread::hardware_concurrency());
+  return o;
+}
+
+}  // namespace shardkit::shardify

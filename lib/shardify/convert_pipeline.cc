@@ -1,0 +1,198 @@
+#include "shardify/convert_pipeline.h"
+
+#include <memory>
+#include <vector>
+
+#include "core/error.h"
+#include "core/ordered_pipeline.h"
+#include "shardify/record_assembler.h"
+
+namespace shardkit::shardify {
+
+ConvertResult start_result(const ConvertOptions& o, const ConvertInputs& in) {
+  ConvertResult result;
+  result.out = o.out;
+  result.files = in.end_file - in.first_file;
+  for (size_t i = in.first_file; i < in.end_file; ++i)
+    result.bytes_in_compressed += in.files[i].bytes;
+  return result;
+}
+
+WriterOptions writer_options(const ConvertOptions& o) {
+  WriterOptions w;
+  w.block_bytes = o.block_bytes;
+  w.shard_bytes = o.shard_bytes;
+  w.zstd_level = o.zstd_level;
+  w.filter = o.filter;
+  w.overwrite = o.force;
+  return w;
+}
+
+namespace {
+
+// Batches are sized so that a worker has a few milliseconds of tokenization per job.
+constexpr size_t kBatchExamples = 512;
+constexpr size_t kBatchTextBytes = 256 * 1024;
+
+// Reads examples in input order and cuts them into batches for the workers.
+class ExampleBatcher {
+ public:
+  explicit ExampleBatcher(const ConvertInputs& in) : in_(in), file_(in.first_file) {}
+
+  // The next batch (possibly empty when it only ends a file); false after the last file.
+  bool next(std::vector<Example>& examples, EncodedBatch& batch) {
+    examples.clear();
+    for (;;) {
+      if (!reader_) {
+        if (file_ >= in_.end_file) return false;
+        reader_ = in_.open(file_, in_.reader);
+      }
+      batch.file_index = static_cast<uint32_t>(file_);
+      fill(examples, batch);
+      if (batch.ends_file) {
+        bytes_before_file_ += in_.files[file_].bytes;
+        text_bytes_ += reader_->text_bytes_read();
+        reader_.reset();
+        ++file_;
+      }
+      if (!examples.empty() || batch.ends_file) return true;
+    }
+  }
+  uint64_t bytes_done() const {
+    return bytes_before_file_ + (reader_ ? reader_->file_bytes_consumed() : 0);
+  }
+  // Decompressed bytes of the files read to the end.
+  uint64_t text_bytes() const { return text_bytes_; }
+
+ private:
+  void fill(std::vector<Example>& examples, EncodedBatch& batch) {
+    size_t text_bytes = 0;
+    Example ex;
+    while (examples.size() < kBatchExamples && text_bytes < kBatchTextBytes) {
+      if (!reader_->next(ex)) {
+        batch.ends_file = true;
+        return;
+      }
+      text_bytes +=
+          ex.text.size() + ex.text_pair.size() + ex.messages.size() + 64 * ex.questions.size();
+      examples.push_back(std::move(ex));
+    }
+  }
+
+  const ConvertInputs& in_;
+  size_t file_;
+  std::unique_ptr<ExampleReader> reader_;
+  uint64_t bytes_before_file_ = 0;
+  uint64_t text_bytes_ = 0;
+};
+
+// The in-order stage after tokenizing: takes a batch's errors (fatal, or counted and listed),
+// assembles its records and cuts them into the writer's blocks.
+class RecordStage {
+ public:
+  RecordStage(const ConvertOptions& o, const ConvertInputs& in, const Encoding& e,
+              DatasetWriter& writer, ConvertResult& result)
+      : o_(o),
+        in_(in),
+        assembler_(make_record_assembler(e.layout, o.task)),
+        record_size_(e.layout.record_size()),
+        writer_(writer),
+        result_(result) {}
+
+  void operator()(const EncodedBatch& batch, std::vector<RawBlock>& blocks) {
+    take_errors(batch);
+    result_.stats.add(batch.stats);
+    records_.clear();
+    assembler_->add(batch, records_, result_.stats);
+    if (batch.ends_file) assembler_->end_file(records_, result_.stats);
+    if (!records_.empty()) writer_.cut(records_.data(), records_.size() / record_size_, blocks);
+  }
+
+ private:
+  void take_errors(const EncodedBatch& batch) {
+    for (const ExampleError& e : batch.errors) {
+      if (o_.on_error == OnError::kFail) {
+        std::string where = in_.files[e.file_index].path;
+        if (e.line) where += ":" + std::to_string(e.line);
+        throw Error(ErrorCode::kInput, where, (e.where.empty() ? "" : e.where + ": ") + e.reason);
+      }
+      ++result_.stats.skipped;
+      // Lost input is listed even past the first few errors (lines it garbled may fill them).
+      if (result_.first_errors.size() < o_.errors_reported || e.rest_of_file_lost)
+        result_.first_errors.push_back(format_error(in_.files, e));
+    }
+  }
+
+  const ConvertOptions& o_;
+  const ConvertInputs& in_;
+  std::unique_ptr<RecordAssembler> assembler_;
+  size_t record_size_;
+  DatasetWriter& writer_;
+  ConvertResult& result_;
+  std::vector<unsigned char> records_;
+};
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+void run_pipeline(const ConvertOptions& o, const ConvertInputs& in, const Encoding& e,
+                  DatasetWriter& writer, ConvertResult& result, Clock::time_point t0,
+                  const std::function<void(const ConvertProgress&)>& progress) {
+  struct Batch {
+    std::vector<Example> examples;
+    EncodedBatch encoded;
+    uint64_t input_bytes_done = 0;  // of the input files, once this batch was read
+  };
+  using BatchPtr = std::unique_ptr<Batch>;
+  ExampleBatcher batcher(in);
+  RecordStage records(o, in, e, writer, result);
+  ConvertProgress prog;
+  prog.input_bytes_total = result.bytes_in_compressed;
+  const auto read = tbb::make_filter<void, BatchPtr>(tbb::filter_mode::serial_in_order,
+                                                     [&](tbb::flow_control& fc) -> BatchPtr {
+                                                       auto b = std::make_unique<Batch>();
+                                                       if (!batcher.next(b->examples, b->encoded)) {
+                                                         fc.stop();
+                                                         return nullptr;
+                                                       }
+                                                       b->input_bytes_done = batcher.bytes_done();
+                                                       return b;
+                                                     });
+  const auto tokenize =
+      tbb::make_filter<BatchPtr, BatchPtr>(tbb::filter_mode::parallel, [&e](BatchPtr b) {
+        e.encoder.encode(b->examples, b->encoded);
+        b->examples.clear();  // a long text goes before its rows become records
+        return b;
+      });
+  const auto to_records =
+      tbb::make_filter<BatchPtr, WriterBlocks>(tbb::filter_mode::serial_in_order, [&](BatchPtr b) {
+        auto blocks = std::make_unique<std::vector<RawBlock>>();
+        records(b->encoded, *blocks);
+        if (progress) {
+          prog.records = result.stats.records;
+          prog.input_bytes_done = b->input_bytes_done;
+          prog.seconds = seconds_since(t0);
+          progress(prog);
+        }
+        return blocks;
+      });
+  tbb::task_arena arena = pipeline_arena(o.threads);
+  run_ordered_pipeline(arena, read & tokenize & to_records & encode_and_store(writer));
+  result.bytes_in = batcher.text_bytes();
+  // Rows handed in have no file: their JSON text is what was read, and what "stored" them.
+  if (o.rows) result.bytes_in_compressed = result.bytes_in;
+}
+
+std::string format_error(const std::vector<InputFile>& files, const ExampleError& e) {
+  std::string s = e.file_index < files.size() ? files[e.file_index].path : "?";
+  if (e.line) s += ":" + std::to_string(e.line);
+  s += ": ";
+  if (!e.where.empty()) s += e.where + ": ";
+  return s + e.reason;
+}
+
+}  // namespace shardkit::shardify

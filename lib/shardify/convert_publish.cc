@@ -1,0 +1,38 @@
+#include "shardify/convert_publish.h"
+
+#include "core/error.h"
+#include "shardify/describe_conversion.h"
+
+namespace shardkit::shardify {
+
+void check_not_empty(const ConvertOptions& o, const ConvertInputs& in,
+                     const ConvertResult& result) {
+  if (result.stats.records > 0 || o.allow_empty) return;
+  const std::string inputs = result.files == 1 ? in.files[in.first_file].path
+                                               : std::to_string(result.files) + " input files";
+  std::string why = std::to_string(result.stats.examples) + " examples, " +
+                    std::to_string(result.stats.skipped) + " skipped";
+  if (!result.first_errors.empty()) why += ", first: " + result.first_errors[0];
+  throw Error(
+      ErrorCode::kInput, inputs,
+      "no records to write (" + why + "); check the input and --text-field, or pass --allow-empty");
+}
+
+void publish(const ConvertOptions& o, const ConvertInputs& in, const Encoding& e,
+             DatasetWriter& writer, ConvertResult& result) {
+  DatasetInfo info = describe_conversion(
+      o, in.format, in.files,
+      {*e.tokenizer, e.encoder, e.layout, e.labels ? &*e.labels : nullptr, e.renderer.get()});
+  if (o.rows) {
+    info.source.format = "rows";
+    info.source.files.front().bytes = result.bytes_in;
+  }
+  info.stats = result.stats;
+  if (o.part)
+    info.part = PartInfo{in.part.index, in.part.count, in.first_file, in.end_file,
+                         o.shard_bytes, o.zstd_level,  o.filter};
+  writer.set_info(std::move(info));
+  result.bytes_out = writer.finish().bytes_on_disk();
+}
+
+}  // namespace shardkit::shardify

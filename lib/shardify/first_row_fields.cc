@@ -1,0 +1,49 @@
+#include "shardify/first_row_fields.h"
+
+#include <simdjson.h>
+
+#include "shardify/byte_source.h"
+#include "shardify/line_reader.h"
+
+namespace shardkit::shardify {
+namespace {
+
+std::vector<std::string> json_keys(std::string_view line) {
+  std::vector<std::string> keys;
+  simdjson::dom::parser parser;
+  simdjson::dom::object object;
+  if (parser.parse(line.data(), line.size(), true).get_object().get(object)) return keys;
+  for (auto field : object) keys.emplace_back(field.key);
+  return keys;
+}
+
+std::vector<std::string> header_columns(std::string_view line, char separator) {
+  std::vector<std::string> columns;
+  size_t start = 0;
+  for (size_t end; (end = line.find(separator, start)) != std::string_view::npos; start = end + 1)
+    columns.emplace_back(line.substr(start, end - start));
+  columns.emplace_back(line.substr(start));
+  for (std::string& c : columns)
+    if (c.size() >= 2 && c.front() == '"' && c.back() == '"') c = c.substr(1, c.size() - 2);
+  return columns;
+}
+
+}  // namespace
+
+std::vector<std::string> first_row_fields(const std::string& path, InputFormat format) {
+  if (format != InputFormat::kJsonl && format != InputFormat::kCsv && format != InputFormat::kTsv)
+    return {};
+  try {
+    LineReader lines(ByteSource::open(path));
+    std::string_view line;
+    while (lines.next(line)) {
+      if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      if (format == InputFormat::kJsonl) return json_keys(line);
+      return header_columns(line, format == InputFormat::kCsv ? ',' : '\t');
+    }
+  } catch (const std::exception&) {
+  }
+  return {};
+}
+
+}  // namespace shardkit::shardify

@@ -1,0 +1,16 @@
+// The field names of an input file's first row, for error messages that say what a file holds
+// when the field asked for is not in it ("its first row has body, sentiment").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "shardify/example_reader.h"
+
+namespace shardkit::shardify {
+
+// JSONL: the keys of the first object; CSV/TSV: the header row. Empty for other formats, or
+// when the file cannot be read (the reader will say why).
+std::vector<std::string> first_row_fields(const std::string& path, InputFormat format);
+
+}  // namespace shardkit::shardify

@@ -1,0 +1,181 @@
+"""How passes over a Loader and an IterableDataset behave, as the README says (after MosaicML
+Streaming): each pass after a finished one is the next epoch, an interrupted pass continues,
+len() is what the next pass yields, an epoch with no batch raises, and state_dict() resumes
+exactly, under torch's DataLoader too. The expected order of each epoch comes from
+`shard-inspect order` (the same plan, computed without the loader)."""
+import os
+import subprocess
+import sys
+import warnings
+
+import torch
+from torch.utils.data import DataLoader
+
+sys.path.insert(0, os.path.dirname(__file__))
+import pyutil  # noqa: E402
+import shardkit  # noqa: E402
+
+BATCH = 32
+
+
+def planned_epoch(path, epoch, seed=3):
+    """The records of an epoch in loader order, from shard-inspect (not from the loader)."""
+    out = subprocess.run([pyutil.INSPECT, "order", path, "--seed", str(seed), "--epoch",
+                          str(epoch), "--batch-size", str(BATCH)],
+                         check=True, capture_output=True, text=True).stdout.split()
+    return [int(r) for r in out]
+
+
+def batch_records(batch, ds_ids):
+    """The record index of each row, found by its ids (each record's ids are unique here)."""
+    return [ds_ids[tuple(row[:n].tolist())] for row, n in zip(batch["input_ids"], batch["length"])]
+
+
+def ids_index(path):
+    ds = shardkit.Dataset(path)
+    index = {}
+    for i in range(len(ds)):
+        r = ds[i]
+        n = int(r["length"])
+        index[tuple(r["input_ids"][:n].tolist())] = i
+    assert len(index) == len(ds), "the fixture's records must be distinct"
+    return index
+
+
+def test_three_epochs_in_a_plain_loop(path, ids):
+    loader = shardkit.Loader(path, batch_size=BATCH, seed=3, include_metadata=True)
+    expected_len = len(loader)
+    epochs = []
+    for epoch in range(3):
+        assert len(loader) == expected_len, "len() is the next pass's batches"
+        seen = []
+        for batch in loader:
+            seen += batch_records(batch, ids)
+        assert loader.epoch == epoch
+        assert seen == planned_epoch(path, epoch), f"pass {epoch} is epoch {epoch}, whole"
+        epochs.append(seen)
+    assert epochs[0] != epochs[1] != epochs[2], "three different epochs"
+    # set_epoch() chooses the next pass's epoch instead.
+    loader.set_epoch(1)
+    assert [r for b in loader for r in batch_records(b, ids)] == epochs[1]
+    print(f"  three passes = epochs 0, 1, 2 ({len(epochs[0])} records each); set_epoch(1) again")
+
+
+def test_interrupted_pass_continues(path, ids):
+    loader = shardkit.Loader(path, batch_size=BATCH, seed=3, include_metadata=True)
+    first = []
+    for k, batch in enumerate(loader):
+        first += batch_records(batch, ids)
+        if k == 4:
+            break
+    left = len(loader)
+    rest = [r for b in loader for r in batch_records(b, ids)]
+    assert first + rest == planned_epoch(path, 0), "a pass after a break continues the epoch"
+    assert left == -(-len(rest) // BATCH), "len() after a break counts what is left"
+    assert [r for b in loader for r in batch_records(b, ids)] == planned_epoch(path, 1)
+    print(f"  break after 5 batches: the next pass yields the other {left}, then epoch 1")
+
+
+def test_a_pass_never_yields_nothing_silently(path):
+    n = len(shardkit.Dataset(path))
+    loader = shardkit.Loader(path, batch_size=n, world_size=2, rank=0, drop_last=True)
+    try:
+        for _ in loader:
+            raise AssertionError("an epoch with no batch yielded one")
+    except shardkit.ShardkitError as e:
+        assert "no batch" in str(e), str(e)
+    else:
+        raise AssertionError("an empty epoch passed without a word")
+    # A state saved at the very end of an epoch resumes with the next epoch, not with nothing.
+    loader = shardkit.Loader(path, batch_size=BATCH, seed=3)
+    for _ in loader:
+        pass
+    state = loader.state_dict()
+    resumed = shardkit.Loader(path, batch_size=BATCH, seed=3)
+    resumed.load_state_dict(state)
+    assert sum(1 for _ in resumed) == len(shardkit.Loader(path, batch_size=BATCH, seed=3))
+    assert resumed.epoch == 1
+
+
+def test_dataloader_over_iterable_dataset(path, ids):
+    ds = shardkit.IterableDataset(path, batch_size=BATCH, seed=3, include_metadata=True)
+    dl = DataLoader(ds, batch_size=None)
+    for epoch in range(3):
+        seen = [r for b in dl for r in batch_records(b, ids)]
+        assert seen == planned_epoch(path, epoch), f"DataLoader pass {epoch}"
+    print("  DataLoader(IterableDataset, batch_size=None): three passes = epochs 0, 1, 2")
+    # torch's default batch_size=1 would stack whole batches into [1, 32, L]: refused.
+    for wrong in ({}, {"batch_size": 8}):
+        try:
+            next(iter(DataLoader(shardkit.IterableDataset(path, batch_size=BATCH), **wrong)))
+        except RuntimeError as e:
+            assert "batch_size=None" in str(e), str(e)
+        else:
+            raise AssertionError(f"DataLoader({wrong}) stacked batches")
+    try:
+        next(iter(DataLoader(shardkit.IterableDataset(path, batch_size=BATCH), batch_size=None,
+                             num_workers=1)))
+    except RuntimeError as e:
+        assert "num_workers=0" in str(e), str(e)
+    else:
+        raise AssertionError("num_workers=1 was accepted")
+
+
+def test_resume_through_state_dict(path, ids):
+    whole = [r for b in DataLoader(shardkit.IterableDataset(path, batch_size=BATCH, seed=3,
+                                                            include_metadata=True),
+                                   batch_size=None) for r in batch_records(b, ids)]
+    for stop in (1, 7, 12):
+        ds = shardkit.IterableDataset(path, batch_size=BATCH, seed=3, include_metadata=True)
+        got = []
+        for k, batch in enumerate(DataLoader(ds, batch_size=None)):
+            got += batch_records(batch, ids)
+            if k + 1 == stop:
+                break
+        state = ds.state_dict()
+        fresh = shardkit.IterableDataset(path, batch_size=BATCH, seed=3, include_metadata=True)
+        fresh.load_state_dict(state)
+        got += [r for b in DataLoader(fresh, batch_size=None) for r in batch_records(b, ids)]
+        assert got == whole, f"resume after {stop} batches"
+    print("  IterableDataset.state_dict() after 1, 7, 12 batches: the uninterrupted epoch")
+
+
+def test_close_and_context_manager(path):
+    with shardkit.Loader(path, batch_size=BATCH, threads=2) as loader:
+        batch = next(iter(loader))
+    assert batch["input_ids"].shape[0] == BATCH
+    assert batch["input_ids"].sum() > 0, "a batch taken before close() stays valid"
+    for use in (lambda: len(loader), lambda: next(iter(loader)), loader.state_dict):
+        try:
+            use()
+        except ValueError as e:
+            assert "closed" in str(e)
+        else:
+            raise AssertionError("a closed loader was used")
+
+
+def test_map_style_dataset(path):
+    ds = shardkit.Dataset(path)
+    assert isinstance(ds, torch.utils.data.Dataset)
+    dl = DataLoader(ds, batch_size=16, shuffle=False)
+    first = next(iter(dl))
+    assert first["input_ids"].shape == (16, ds[0]["input_ids"].shape[0])
+    assert first["input_ids"][3].tolist() == ds[3]["input_ids"].tolist()
+
+
+def main():
+    warnings.simplefilter("error")
+    path, _ = pyutil.dataset(n=900, seed=11)
+    ids = ids_index(path)
+    test_three_epochs_in_a_plain_loop(path, ids)
+    test_interrupted_pass_continues(path, ids)
+    test_a_pass_never_yields_nothing_silently(path)
+    test_dataloader_over_iterable_dataset(path, ids)
+    test_resume_through_state_dict(path, ids)
+    test_close_and_context_manager(path)
+    test_map_style_dataset(path)
+    print("iteration: all passed")
+
+
+if __name__ == "__main__":
+    main()
