@@ -1,32 +1,14 @@
 #include "loader/mixture_schedule.h"
 
-#include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "core/error.h"
 
 namespace shardkit::loader {
 
-MixtureSchedule::MixtureSchedule(const std::vector<double>& weights) {
-  double total = 0;
-  for (size_t i = 0; i < weights.size(); ++i) {
-    if (!std::isfinite(weights[i]) || weights[i] < 0)
-      throw Error(ErrorCode::kInvalidArgument, "",
-                  "mixture weight " + std::to_string(i) + " is " + std::to_string(weights[i]) +
-                      ": weights must be finite and not negative");
-    total += weights[i];
-  }
-  if (weights.empty() || !(total > 0))
-    throw Error(ErrorCode::kInvalidArgument, "", "a mixture needs a source with a positive weight");
-  // Rounded shares; the rounding remainder goes to the largest, so they sum to exactly kOne.
-  uint64_t sum = 0;
-  size_t largest = 0;
-  for (size_t i = 0; i < weights.size(); ++i) {
-    shares_.push_back(static_cast<uint64_t>(std::llround(weights[i] / total * double(kOne))));
-    sum += shares_.back();
-    if (weights[i] > weights[largest]) largest = i;
-  }
-  shares_[largest] += kOne - sum;  // wraps as intended when sum > kOne
+MixtureSchedule::MixtureSchedule(const std::vector<double>& weights)
+    : shares_(fixed_point_shares(weights)) {
   counts_.assign(shares_.size(), 0);
 }
 
@@ -43,7 +25,25 @@ MixtureSchedule MixtureSchedule::exact(const std::vector<uint64_t>& counts) {
   return s;
 }
 
-uint32_t MixtureSchedule::next() {
+MixtureSchedule MixtureSchedule::following(std::shared_ptr<const WeightCurve> curve) {
+  MixtureSchedule s(std::vector<double>{1.0});  // then given the curve
+  s.shares_.clear();
+  s.counts_.assign(curve->sources(), 0);
+  s.curve_ = std::move(curve);
+  return s;
+}
+
+uint64_t MixtureSchedule::most(size_t source, uint64_t samples) const {
+  if (curve_) return std::min(samples, curve_->ceil_integral(source, samples));
+  // Every prefix's count c is within one sample of its share x (|c - x| < 1), so c <= ceil(x).
+  const unsigned __int128 share = static_cast<unsigned __int128>(shares_[source]) * samples;
+  return std::min<uint64_t>(samples,
+                            static_cast<uint64_t>((share + denominator_ - 1) / denominator_));
+}
+
+uint32_t MixtureSchedule::next() { return curve_ ? next_deadline() : next_greedy(); }
+
+uint32_t MixtureSchedule::next_greedy() {
   // error_i = share_i x (k + 1) - count_i x denominator, in units of 1/denominator samples;
   // 128 bits hold it (shares and counts stay below 2^64, k + 1 below 2^64, and below 2^63 for
   // exact schedules whose shares reach 2^63).
@@ -64,14 +64,42 @@ uint32_t MixtureSchedule::next() {
   return best;
 }
 
+void MixtureSchedule::update_deadline(size_t i) {
+  const unsigned __int128 count = static_cast<unsigned __int128>(counts_[i]) * kOne;
+  // Released at slot s once J_i(s + 1) > count; due by the last slot s with J_i(s) < count + 1.
+  const uint64_t release = curve_->first_reaching(i, count, true);
+  const uint64_t due = curve_->first_reaching(i, count + kOne, false);
+  release_[i] = release == WeightCurve::kNever ? UINT64_MAX : release - 1;
+  deadline_[i] = due == WeightCurve::kNever ? UINT64_MAX : due - 1;
+}
+
+uint32_t MixtureSchedule::next_deadline() {
+  if (!deadlines_known_) {
+    release_.assign(counts_.size(), 0);
+    deadline_.assign(counts_.size(), 0);
+    for (size_t i = 0; i < counts_.size(); ++i) update_deadline(i);
+    deadlines_known_ = true;
+  }
+  size_t best = counts_.size();
+  for (size_t i = 0; i < counts_.size(); ++i)
+    if (release_[i] <= position_ && (best == counts_.size() || deadline_[i] < deadline_[best]))
+      best = i;
+  // The released sources' shares of this sample sum to one, so one is always released.
+  if (best == counts_.size()) throw std::logic_error("mixture schedule: no source released");
+  ++counts_[best];
+  ++position_;
+  update_deadline(best);
+  return static_cast<uint32_t>(best);
+}
+
 void MixtureSchedule::resume(uint64_t position, const std::vector<uint64_t>& counts) {
   counts_ = counts;
   position_ = position;
+  deadlines_known_ = false;
 }
 
 void MixtureSchedule::seek(uint64_t samples) {
-  counts_.assign(shares_.size(), 0);
-  position_ = 0;
+  resume(0, std::vector<uint64_t>(counts_.size(), 0));
   while (position_ < samples) next();
 }
 

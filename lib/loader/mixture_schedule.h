@@ -1,30 +1,49 @@
-// Which source each sample of a weighted mixture comes from: Megatron's greedy-error schedule.
-// Sample k goes to the source whose count lags its share the most (weight x (k + 1) - count,
-// ties to the lowest index), so after every prefix of k samples each source's count is within
-// one sample of weight x k. Weights are fixed-point (2^-32 units, summing to exactly 1) and the
-// errors integers, so the stream is the same on every machine. exact() takes integer counts
-// instead (weight i = counts[i] / sum): after sum samples source i has exactly counts[i].
+// Which source each sample of a weighted mixture comes from.
+//
+// Constant weights: Megatron's greedy-error schedule. Sample k goes to the source whose count
+// lags its share the most (weight x (k + 1) - count, ties to the lowest index), so after every
+// prefix of k samples each source's count is within one sample of weight x k. Weights are
+// fixed-point (2^-32 units, summing to exactly 1) and the errors integers, so the stream is the
+// same on every machine. exact() takes integer counts instead (weight i = counts[i] / sum):
+// after sum samples source i has exactly counts[i].
+//
+// Scheduled weights (a WeightCurve): earliest deadline first. Source i's next sample may come
+// once its integral J_i passes its count (release) and must come before J_i reaches count + 1
+// (deadline); sample k goes to the released source with the earliest deadline (ties to the
+// lowest index). Tijdeman's chairman assignment theorem says some order keeps every count
+// within 1 - 1/(2n - 2) of J_i at every prefix, whatever the shares do, and earliest deadline
+// first finds such an order whenever one exists; greedy-error can drift past one sample with
+// four or more sources when the shares move.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
+
+#include "loader/weight_curve.h"
 
 namespace shardkit::loader {
 
 class MixtureSchedule {
  public:
-  // Throws Error(kInvalidArgument) unless every weight is finite and >= 0 and some is > 0.
+  // Throws Error(kInvalidArgument) unless every weight is finite and >= 0, some is > 0 and
+  // their sum is finite.
   explicit MixtureSchedule(const std::vector<double>& weights);
   // Weights counts[i] / sum(counts), exactly. Throws unless some count is > 0 and the sum is
   // below 2^63.
   static MixtureSchedule exact(const std::vector<uint64_t>& counts);
+  // Shares that follow a schedule.
+  static MixtureSchedule following(std::shared_ptr<const WeightCurve> curve);
 
-  static constexpr uint64_t kOne = uint64_t{1} << 32;
-  // Source i's share of every denominator() samples (kOne for weights); they sum to it.
+  static constexpr uint64_t kOne = WeightCurve::kOne;
+  // Constant weights: source i's share of every denominator() samples (kOne for weights).
   const std::vector<uint64_t>& shares() const { return shares_; }
   uint64_t denominator() const { return denominator_; }
-  size_t sources() const { return shares_.size(); }
+  size_t sources() const { return counts_.size(); }
+  // The most samples source i can have among the first `samples`.
+  uint64_t most(size_t source, uint64_t samples) const;
+  const WeightCurve* curve() const { return curve_.get(); }
 
   // The source of sample position(), then moves past it.
   uint32_t next();
@@ -37,8 +56,16 @@ class MixtureSchedule {
   void resume(uint64_t position, const std::vector<uint64_t>& counts);
 
  private:
+  uint32_t next_greedy();
+  uint32_t next_deadline();
+  void update_deadline(size_t source);
+
   uint64_t denominator_ = kOne;
   std::vector<uint64_t> shares_;
+  std::shared_ptr<const WeightCurve> curve_;
+  // With a curve: per source, the first sample its next one may take and the last it must.
+  std::vector<uint64_t> release_, deadline_;
+  bool deadlines_known_ = false;
   std::vector<uint64_t> counts_;
   uint64_t position_ = 0;
 };

@@ -20,13 +20,14 @@ uint64_t window_blocks_for(const Geometry& geometry, size_t record_size,
 
 EpochPlan::EpochPlan(std::shared_ptr<const MixtureStream> stream,
                      const std::vector<SourceShape>& sources, const LoaderOptions& options,
-                     uint64_t epoch, uint64_t start, bool whole_steps)
+                     uint64_t epoch, uint64_t start, bool whole_steps, uint64_t end)
     : epoch_(epoch),
       seed_(options.seed),
       whole_steps_(whole_steps),
       stream_(std::move(stream)),
-      schedule_(ScheduleParams{stream_->size(), start, options.batch_size, effective_rank(options),
-                               effective_world_size(options), options.drop_last}) {
+      schedule_(ScheduleParams{std::min(end, stream_->size()), start, options.batch_size,
+                               effective_rank(options), effective_world_size(options),
+                               options.drop_last}) {
   // Each source's windows get an equal part of the budget.
   const size_t budget = options.memory_budget / std::max<size_t>(1, sources.size());
   for (const SourceShape& s : sources)
@@ -102,7 +103,7 @@ PlannedRows EpochPlan::rows(uint64_t batch) const {
 
 PlannedRows EpochPlan::step_rows(uint64_t batch) const {
   const uint64_t first = schedule_.step_first(batch), count = schedule_.step_size(batch);
-  const uint64_t n = stream_->size();
+  const uint64_t n = end();
   std::vector<std::pair<uint64_t, uint64_t>> runs;
   if (count > 0 && n > 0) {
     uint64_t at = first % n, left = count;
@@ -117,7 +118,7 @@ PlannedRows EpochPlan::step_rows(uint64_t batch) const {
 }
 
 std::pair<uint64_t, uint64_t> EpochPlan::read_range(uint64_t batch) const {
-  const uint64_t n = stream_->size();
+  const uint64_t n = end();
   if (n == 0) return {0, 0};
   uint64_t first, count;
   if (whole_steps_) {
