@@ -32,26 +32,6 @@ struct Built {
   std::vector<uint64_t> step_lengths;  // max_tokens: each position's tokens, in the step's order
 };
 
-// max_tokens: how many of a step's positions the epoch keeps, given the tokens counted before
-// it: through the one whose tokens reach the budget, or all of them.
-size_t positions_within_budget(const std::vector<uint64_t>& lengths, uint64_t before,
-                               uint64_t budget) {
-  uint64_t total = before;
-  for (size_t i = 0; i < lengths.size(); ++i) {
-    total += lengths[i];
-    if (total >= budget) return i + 1;
-  }
-  return lengths.size();
-}
-
-// The tokens a sample counts as on a schedule in tokens, unless it says: the row length of the
-// first source's token ids.
-uint64_t row_tokens(const Dataset& ds) {
-  const std::string* ids = ds.info().field(FieldRole::kTokenIds);
-  const Field* f = ids ? ds.schema().find(*ids) : nullptr;
-  return f && f->shape.size() == 1 ? static_cast<uint64_t>(f->shape[0]) : 0;
-}
-
 }  // namespace
 
 struct Loader::Impl {
@@ -158,7 +138,8 @@ struct Loader::Impl {
       shapes.push_back(SourceShape{src[i].geo, src[i].ds.schema().record_size()});
     }
     stream =
-        std::make_shared<const MixtureStream>(sources, sizes, opt.max_samples, row_tokens(first));
+        std::make_shared<const MixtureStream>(sources, sizes, opt.max_samples,
+                                              row_tokens(first.schema(), first.info()));
     std::vector<const Manifest*> manifests;
     for (const Source& s : src) manifests.push_back(&s.ds.manifest());
     fingerprint = stream_fingerprint(manifests, sources, opt);

@@ -41,6 +41,12 @@ uint64_t MixtureSchedule::most(size_t source, uint64_t samples) const {
                             static_cast<uint64_t>((share + denominator_ - 1) / denominator_));
 }
 
+double MixtureSchedule::integral(size_t source, uint64_t samples) const {
+  if (curve_) return curve_->integral(source, samples);
+  return static_cast<double>(shares_[source]) / static_cast<double>(denominator_) *
+         static_cast<double>(samples);
+}
+
 uint32_t MixtureSchedule::next() { return curve_ ? next_deadline() : next_greedy(); }
 
 uint32_t MixtureSchedule::next_greedy() {

@@ -43,6 +43,8 @@ class MixtureSchedule {
   size_t sources() const { return counts_.size(); }
   // The most samples source i can have among the first `samples`.
   uint64_t most(size_t source, uint64_t samples) const;
+  // Source i's share integrated over the first `samples` (what its count stays within one of).
+  double integral(size_t source, uint64_t samples) const;
   const WeightCurve* curve() const { return curve_.get(); }
 
   // The source of sample position(), then moves past it.

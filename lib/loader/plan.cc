@@ -18,6 +18,22 @@ uint64_t window_blocks_for(const Geometry& geometry, size_t record_size,
   return window_blocks_for(geometry, record_size, options, options.memory_budget);
 }
 
+uint64_t row_tokens(const Schema& schema, const DatasetInfo& info) {
+  const std::string* ids = info.field(FieldRole::kTokenIds);
+  const Field* f = ids ? schema.find(*ids) : nullptr;
+  return f && f->shape.size() == 1 ? static_cast<uint64_t>(f->shape[0]) : 0;
+}
+
+size_t positions_within_budget(const std::vector<uint64_t>& lengths, uint64_t before,
+                               uint64_t budget) {
+  uint64_t total = before;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    total += lengths[i];
+    if (total >= budget) return i + 1;
+  }
+  return lengths.size();
+}
+
 EpochPlan::EpochPlan(std::shared_ptr<const MixtureStream> stream,
                      const std::vector<SourceShape>& sources, const LoaderOptions& options,
                      uint64_t epoch, uint64_t start, bool whole_steps, uint64_t end)

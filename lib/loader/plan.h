@@ -24,6 +24,15 @@ uint64_t window_blocks_for(const Geometry& geometry, size_t record_size,
 uint64_t window_blocks_for(const Geometry& geometry, size_t record_size,
                            const LoaderOptions& options);
 
+// The tokens a sample counts as on a schedule in tokens, unless the schedule says: the row length
+// of the dataset's token ids (0 when it has none).
+uint64_t row_tokens(const Schema& schema, const DatasetInfo& info);
+
+// max_tokens: of positions with these tokens, how many the epoch keeps given the tokens counted
+// before them: through the one whose tokens reach `budget`, or all of them.
+size_t positions_within_budget(const std::vector<uint64_t>& lengths, uint64_t before,
+                               uint64_t budget);
+
 // What the plan needs of each source.
 struct SourceShape {
   Geometry geometry;

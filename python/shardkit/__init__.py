@@ -120,7 +120,7 @@ class Source:
         return f"Source({self.path!r}{', ' + given if given else ''})"
 
 
-def _source_tuple(item):
+def _source_tuple(item, schedule=None):
     if isinstance(item, Source):
         src = item
     elif isinstance(item, dict):
@@ -130,19 +130,59 @@ def _source_tuple(item):
     return (src.path,
             None if src.weight is None else float(src.weight),
             None if src.repeat is None else float(src.repeat),
-            None if src.choose is None else int(src.choose))
+            None if src.choose is None else int(src.choose),
+            schedule)
+
+
+def _schedules(schedule, sources, interpolation="step", tokens_per_sample=None):
+    """A mixture's ``schedule`` (points {"at_samples" or "at_tokens": x, "weights": [...]}, as in
+    a mixture spec) as each source's (axis, linear, tokens_per_sample, [(at, weight), ...])."""
+    if interpolation not in ("step", "linear"):
+        raise ShardkitError(f'interpolation is {interpolation!r}: it must be "step" or "linear"')
+    axes, per_source = set(), [[] for _ in range(sources)]
+    for n, point in enumerate(schedule):
+        keys = [k for k in ("at_samples", "at_tokens") if k in point]
+        unknown = set(point) - {"at_samples", "at_tokens", "weights"}
+        if len(keys) != 1 or unknown or len(point.get("weights", ())) != sources:
+            raise ShardkitError(f"schedule point {n} needs one of at_samples/at_tokens and "
+                                f"{sources} weights (one per source), not {point!r}")
+        at = point[keys[0]]
+        if at < 0 or int(at) != at:
+            raise ShardkitError(f"schedule point {n}: {keys[0]} must be a whole number, not {at!r}")
+        axes.add(keys[0])
+        for i, weight in enumerate(point["weights"]):
+            per_source[i].append((int(at), float(weight)))
+    if len(axes) != 1:
+        raise ShardkitError("a schedule needs points, all at_samples or all at_tokens")
+    axis = "tokens" if axes.pop() == "at_tokens" else "samples"
+    return [(axis, interpolation == "linear", int(tokens_per_sample or 0), points)
+            for points in per_source]
+
+
+def _schedule_options(sources):
+    """Sources read from a spec, each with its schedule, as the Loader options that give it."""
+    if sources[0][4] is None:
+        return {}
+    axis, linear, tokens_per_sample, points = sources[0][4]
+    key = "at_tokens" if axis == "tokens" else "at_samples"
+    options = {"schedule": [{key: at, "weights": [s[4][3][n][1] for s in sources]}
+                            for n, (at, _) in enumerate(points)],
+               "interpolation": "linear" if linear else "step"}
+    if tokens_per_sample:
+        options["tokens_per_sample"] = tokens_per_sample
+    return options
 
 
 def read_mixture(spec):
     """A mixture spec file (JSON, as ``shard-inspect order --mixture`` reads it) as
     ``(sources, options)``: ``Loader(sources, **options)`` yields what that command prints."""
     sources, seed, max_samples = _shardkit.read_mixture_spec(_os.fspath(spec))
-    options = {}
+    options = _schedule_options(sources)
     if seed is not None:
         options["seed"] = seed
     if max_samples is not None:
         options["max_samples"] = max_samples
-    return [Source(*s) for s in sources], options
+    return [Source(*s[:4]) for s in sources], options
 
 
 class Loader:
@@ -174,12 +214,28 @@ class Loader:
     epoch: max_samples=None (the epoch ends after that many samples; a weighted mixture's
     length), max_tokens=None (the epoch ends after the first global step whose tokens, the
     ``length`` of every rank's rows so far, reach it; that step is delivered whole on every
-    rank); source_field=False (adds ``source``: each row's source index).
+    rank); source_field=False (adds ``source``: each row's source index); on_corrupt="fail"
+    (a block that fails its checksum raises ShardkitError naming the shard or URL and block;
+    "skip" replaces its records by those of the next intact block of its shuffle window, the
+    same on every rank, logs it and counts it in state_dict()["blocks_skipped"]).
+
+    A mixture's weights may follow a schedule instead (no weight/repeat/choose on the
+    sources): ``schedule=[{"at_tokens": 0, "weights": [0.9, 0.1]}, {"at_tokens": 2e9,
+    "weights": [0.5, 0.5]}]`` (or ``at_samples``), interpolation="step" (each point's weights
+    hold until the next) or "linear", tokens_per_sample=None (what a sample counts as on a
+    token axis; default: the row length). At every prefix each source's count is within one
+    sample of the schedule's integral, and state_dict() resumes it exactly at any world size and
+    batch size.
     """
 
     def __init__(self, path, epoch=0, **options):
         if isinstance(path, (list, tuple)):
-            sources = [_source_tuple(s) for s in path]
+            schedule = options.pop("schedule", None)
+            interpolation = options.pop("interpolation", "step")
+            tokens_per_sample = options.pop("tokens_per_sample", None)
+            per_source = (_schedules(schedule, len(path), interpolation, tokens_per_sample)
+                          if schedule is not None else [None] * len(path))
+            sources = [_source_tuple(s, w) for s, w in zip(path, per_source)]
             self.path = sources[0][0] if sources else ""
             self._loader = _shardkit.Loader(sources, **options)
         else:
@@ -237,15 +293,23 @@ class Loader:
         return {k: _to_tensor(v, k) for k, v in arrays.items()}, list(zip(sources, records))
 
     def state_dict(self):
-        seed, epoch, consumed, tokens = self._loader.state()
-        return {"seed": seed, "epoch": epoch, "samples_consumed": consumed, "tokens_consumed": tokens}
+        """Where the run is: seed, epoch, samples_consumed (all ranks), tokens_consumed, the
+        fingerprint of the data and order it is a position in, and blocks_skipped. It resumes
+        at any world size and batch size."""
+        seed, epoch, consumed, tokens, fingerprint, skipped = self._loader.state()
+        return {"seed": seed, "epoch": epoch, "samples_consumed": consumed,
+                "tokens_consumed": tokens, "fingerprint": fingerprint, "blocks_skipped": skipped}
 
     def load_state_dict(self, state):
+        """Continues from ``state``. A state of other data, another order (shuffle,
+        window_blocks, the mixture's weights) or another seed raises ShardkitError naming both;
+        a state saved before fingerprints were recorded is taken as before (its seed adopted)."""
         # Values are checked in C++: a negative or out-of-range one raises ShardkitError naming
         # the field and its valid range.
         # tokens_consumed is absent from states saved before budgets existed.
         self._loader.restore(state["seed"], state["epoch"], state["samples_consumed"],
-                             state.get("tokens_consumed", 0))
+                             state.get("tokens_consumed", 0), state.get("fingerprint"),
+                             state.get("blocks_skipped", 0))
 
     def planned_records(self, batch):
         return list(self._loader.planned_records(batch))
