@@ -33,10 +33,7 @@ DamagedBlocks::BlockPtr DamagedBlocks::substitute(size_t source, uint64_t block,
     const uint64_t candidate = window[(first + step) % window.size()];
     if (candidate == block || known(source, candidate)) continue;
     try {
-      BlockPtr b = read(candidate);
-      std::lock_guard lock(mu_);
-      skipped_.insert({source, block});
-      return b;
+      return read(candidate);
     } catch (const Error& e) {
       if (!replaceable(e)) throw;
       mark(source, candidate, e);
@@ -46,6 +43,12 @@ DamagedBlocks::BlockPtr DamagedBlocks::substitute(size_t source, uint64_t block,
               "on_corrupt=skip found no intact block to replace the dataset's block " +
                   std::to_string(block) + ": every block of its shuffle window " +
                   std::to_string(window_index) + " is damaged");
+}
+
+void DamagedBlocks::delivered(const std::vector<std::pair<size_t, uint64_t>>& replaced) {
+  if (replaced.empty()) return;
+  std::lock_guard lock(mu_);
+  skipped_.insert(replaced.begin(), replaced.end());
 }
 
 uint64_t DamagedBlocks::skipped() const {

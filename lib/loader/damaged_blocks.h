@@ -36,10 +36,13 @@ class DamagedBlocks {
   void mark(size_t source, uint64_t block, const Error& e);
   // The substitute of damaged `block`, from `window` (the blocks of its shuffle window, in
   // order; `window_index` only names it in errors). Throws Error(kCorrupt) when every block of
-  // the window is damaged. Counts `block` as skipped this epoch.
+  // the window is damaged.
   BlockPtr substitute(size_t source, uint64_t block, const std::vector<uint64_t>& window,
                       uint64_t window_index, const Read& read, const std::string& where);
-  // Damaged blocks replaced since begin_epoch(), plus the count it was given.
+  // Counts the damaged blocks whose records a batch just delivered had replaced (batches built
+  // ahead count once delivered, so that the count follows the state).
+  void delivered(const std::vector<std::pair<size_t, uint64_t>>& replaced);
+  // Damaged blocks replaced in batches delivered since begin_epoch(), plus the count it was given.
   uint64_t skipped() const;
   void begin_epoch(uint64_t already_skipped);
 

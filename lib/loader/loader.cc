@@ -30,6 +30,7 @@ struct Built {
   std::shared_ptr<Batch> batch;
   std::exception_ptr error;
   std::vector<uint64_t> step_lengths;  // max_tokens: each position's tokens, in the step's order
+  std::vector<std::pair<size_t, uint64_t>> replaced;  // damaged blocks (source, block) replaced
 };
 
 }  // namespace
@@ -137,9 +138,8 @@ struct Loader::Impl {
       sizes.push_back(src[i].geo.records());
       shapes.push_back(SourceShape{src[i].geo, src[i].ds.schema().record_size()});
     }
-    stream =
-        std::make_shared<const MixtureStream>(sources, sizes, opt.max_samples,
-                                              row_tokens(first.schema(), first.info()));
+    stream = std::make_shared<const MixtureStream>(sources, sizes, opt.max_samples,
+                                                   row_tokens(first.schema(), first.info()));
     std::vector<const Manifest*> manifests;
     for (const Source& s : src) manifests.push_back(&s.ds.manifest());
     fingerprint = stream_fingerprint(manifests, sources, opt);
@@ -228,7 +228,7 @@ struct Loader::Impl {
       lock.unlock();
       Built built;
       try {
-        built.batch = build(*p, i, gen, &built.step_lengths);
+        build(*p, i, gen, built);
       } catch (...) {
         built.error = std::current_exception();
       }
@@ -330,8 +330,8 @@ struct Loader::Impl {
   // neighbouring batches (which need mostly the same blocks when a window starts) split the
   // decoding instead of one thread claiming them all. With on_corrupt = skip a damaged block
   // comes back as its substitute (DamagedBlocks).
-  std::vector<BlockPtr> acquire(const EpochPlan& p, const std::vector<Wanted>& wanted,
-                                uint64_t gen) {
+  std::vector<BlockPtr> acquire(const EpochPlan& p, const std::vector<Wanted>& wanted, uint64_t gen,
+                                std::vector<std::pair<size_t, uint64_t>>& replaced) {
     const bool skip = opt.on_corrupt == OnCorrupt::kSkip;
     std::vector<std::shared_future<BlockPtr>> futures(wanted.size());
     for (size_t i = 0; i < wanted.size(); ++i) {
@@ -351,6 +351,7 @@ struct Loader::Impl {
         if (!skip || !DamagedBlocks::replaceable(e)) throw;
         damaged.mark(w.source, w.block, e);
       }
+      replaced.emplace_back(w.source, w.block);
       blocks[i] = damaged.substitute(
           w.source, w.block, p.order(w.source).blocks_of_window(w.window), w.window,
           [&](uint64_t b) {
@@ -404,11 +405,10 @@ struct Loader::Impl {
     return where;
   }
 
-  // Batch `index` of plan `p`. With max_tokens, `step_lengths` gets the tokens of every rank's
-  // rows of its step, in position order.
-  std::shared_ptr<Batch> build(const EpochPlan& p, uint64_t index, uint64_t gen,
-                               std::vector<uint64_t>* step_lengths) {
-    auto batch = std::make_shared<Batch>();
+  // Batch `index` of plan `p` into out.batch; with max_tokens, out.step_lengths gets the tokens
+  // of every rank's rows of its step, in position order.
+  void build(const EpochPlan& p, uint64_t index, uint64_t gen, Built& out) {
+    auto batch = out.batch = std::make_shared<Batch>();
     batch->epoch = p.epoch();
     batch->index = index;
     batch->buffers = buffers;
@@ -424,7 +424,7 @@ struct Loader::Impl {
       step = p.step_rows(index);
       step_where = locate_rows(step, wanted, slot_of_block);
     }
-    const std::vector<BlockPtr> blocks = acquire(p, wanted, gen);
+    const std::vector<BlockPtr> blocks = acquire(p, wanted, gen, out.replaced);
     substitute_rows(blocks, wanted, rows, where);
     substitute_rows(blocks, wanted, step, step_where);
     for (size_t r = 0; r < step.size(); ++r) {
@@ -434,7 +434,7 @@ struct Loader::Impl {
       cast_elements(len->dtype, row + len->offset, DType::kI64, &v, 1);
       const uint64_t tokens = static_cast<uint64_t>(std::max<int64_t>(v, 0));
       batch->step_tokens += tokens;
-      if (step_lengths) step_lengths->push_back(tokens);
+      out.step_lengths.push_back(tokens);
     }
     std::vector<const unsigned char*> ptrs(n);
     std::vector<unsigned char> repacked;
@@ -459,7 +459,6 @@ struct Loader::Impl {
       apply_mlm(*batch, opt.mlm, p.seed(), batch->find(opt.length_field), labels_dtype,
                 rows.passes);
     for (const BatchTransform& t : opt.transforms) t(*batch);
-    return batch;
   }
 
   // The workers ask for the window after next as they go; the first two are asked for here,
@@ -512,6 +511,7 @@ struct Loader::Impl {
     if (opt.max_tokens) return within_budget(lock, std::move(built));
     ++consumer_next;
     work_cv.notify_all();
+    damaged.delivered(built.replaced);
     return built.batch;
   }
 
@@ -529,6 +529,7 @@ struct Loader::Impl {
     if (kept == lengths.size() || kept >= real) {
       tokens_consumed += built.batch->step_tokens;
       budget_spent = tokens_consumed >= opt.max_tokens;
+      damaged.delivered(built.replaced);
       return built.batch;
     }
     budget_spent = true;
@@ -538,11 +539,13 @@ struct Loader::Impl {
     if (last->batches() == 0) return nullptr;
     const uint64_t gen = generation;
     lock.unlock();
-    std::shared_ptr<Batch> batch = build(*last, 0, gen, nullptr);
-    batch->index = step;
+    Built final;
+    build(*last, 0, gen, final);
+    final.batch->index = step;
     lock.lock();
-    tokens_consumed += batch->step_tokens;
-    return batch;
+    tokens_consumed += final.batch->step_tokens;
+    damaged.delivered(final.replaced);
+    return final.batch;
   }
 
   LoaderState state() const {
