@@ -88,12 +88,12 @@ struct LoaderOptions {
   // max_samples: the epoch ends after this many samples (global, all ranks). A weighted mixture
   // runs for exactly max_samples (its sources wrap); otherwise the epoch is cut to it.
   uint64_t max_samples = 0;
-  // max_tokens: the epoch ends after the first global step whose tokens, summed over every
-  // rank's rows of this epoch's steps so far, reach max_tokens; a row's tokens are its `length`
-  // (real tokens, padding excluded). That step is delivered whole, so every rank stops after the
-  // same step and an epoch delivers at least max_tokens and less than max_tokens plus one global
-  // step's tokens (unless the samples run out first). Each rank reads the lengths of the other
-  // ranks' rows of a step to count them.
+  // max_tokens: the epoch ends at the sample whose tokens bring the total, summed over every
+  // rank's rows of this epoch so far, to max_tokens; a row's tokens are its `length` (real
+  // tokens, padding excluded). That sample's step is cut after it and becomes the epoch's last,
+  // shorter step (padded, or dropped with drop_last, like any last step), so the end is the same
+  // at every world size and batch size and every rank stops after the same step. Each rank reads
+  // the lengths of the other ranks' rows of a step to count them.
   uint64_t max_tokens = 0;
   // A block that fails its checksum: fail (default) or replace it (OnCorrupt). [order, only
   // where data is damaged]

@@ -47,7 +47,7 @@ double MixtureSchedule::integral(size_t source, uint64_t samples) const {
          static_cast<double>(samples);
 }
 
-uint32_t MixtureSchedule::next() { return curve_ ? next_deadline() : next_greedy(); }
+uint32_t MixtureSchedule::next() { return curve_ ? next_on_curve() : next_greedy(); }
 
 uint32_t MixtureSchedule::next_greedy() {
   // error_i = share_i x (k + 1) - count_i x denominator, in units of 1/denominator samples;
@@ -70,38 +70,46 @@ uint32_t MixtureSchedule::next_greedy() {
   return best;
 }
 
-void MixtureSchedule::update_deadline(size_t i) {
-  const unsigned __int128 count = static_cast<unsigned __int128>(counts_[i]) * kOne;
-  // Released at slot s once J_i(s + 1) > count; due by the last slot s with J_i(s) < count + 1.
-  const uint64_t release = curve_->first_reaching(i, count, true);
-  const uint64_t due = curve_->first_reaching(i, count + kOne, false);
-  release_[i] = release == WeightCurve::kNever ? UINT64_MAX : release - 1;
-  deadline_[i] = due == WeightCurve::kNever ? UINT64_MAX : due - 1;
+uint64_t MixtureSchedule::deadline(size_t i) const {
+  // The last sample k with J_i(k) < count + 1.
+  const unsigned __int128 due = (static_cast<unsigned __int128>(counts_[i]) + 1) * kOne;
+  const uint64_t x = curve_->first_reaching(i, due, false);
+  return x == WeightCurve::kNever ? UINT64_MAX : x - 1;
 }
 
-uint32_t MixtureSchedule::next_deadline() {
-  if (!deadlines_known_) {
-    release_.assign(counts_.size(), 0);
-    deadline_.assign(counts_.size(), 0);
-    for (size_t i = 0; i < counts_.size(); ++i) update_deadline(i);
-    deadlines_known_ = true;
+uint32_t MixtureSchedule::next_on_curve() {
+  const size_t n = counts_.size();
+  if (!walk_ || walk_->position() != position_) {
+    walk_.emplace(*curve_, position_);
+    deadline_.clear();
   }
-  size_t best = counts_.size();
-  for (size_t i = 0; i < counts_.size(); ++i)
-    if (release_[i] <= position_ && (best == counts_.size() || deadline_[i] < deadline_[best]))
-      best = i;
-  // The released sources' shares of this sample sum to one, so one is always released.
-  if (best == counts_.size()) throw std::logic_error("mixture schedule: no source released");
+  // excess_i > 0: source i is behind its integral after this sample (released).
+  size_t best = n;
+  __int128 best_excess = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const __int128 e = walk_->excess(i, static_cast<unsigned __int128>(counts_[i]) * kOne);
+    if (n <= 3) {
+      if (best == n || e > best_excess) best = i, best_excess = e;
+      continue;
+    }
+    if (e <= 0) continue;
+    if (deadline_.empty())
+      for (size_t j = 0; j < n; ++j) deadline_.push_back(deadline(j));
+    if (best == n || deadline_[i] < deadline_[best]) best = i;
+  }
+  // The sources' excesses sum to one sample, so one is always positive.
+  if (best == n) throw std::logic_error("mixture schedule: no source released");
   ++counts_[best];
   ++position_;
-  update_deadline(best);
+  walk_->advance();
+  if (!deadline_.empty()) deadline_[best] = deadline(best);
   return static_cast<uint32_t>(best);
 }
 
 void MixtureSchedule::resume(uint64_t position, const std::vector<uint64_t>& counts) {
   counts_ = counts;
   position_ = position;
-  deadlines_known_ = false;
+  walk_.reset();
 }
 
 void MixtureSchedule::seek(uint64_t samples) {

@@ -7,18 +7,22 @@
 // same on every machine. exact() takes integer counts instead (weight i = counts[i] / sum):
 // after sum samples source i has exactly counts[i].
 //
-// Scheduled weights (a WeightCurve): earliest deadline first. Source i's next sample may come
-// once its integral J_i passes its count (release) and must come before J_i reaches count + 1
-// (deadline); sample k goes to the released source with the earliest deadline (ties to the
-// lowest index). Tijdeman's chairman assignment theorem says some order keeps every count
-// within 1 - 1/(2n - 2) of J_i at every prefix, whatever the shares do, and earliest deadline
-// first finds such an order whenever one exists; greedy-error can drift past one sample with
-// four or more sources when the shares move.
+// Scheduled weights (a WeightCurve), whose shares change from sample to sample. With up to
+// three sources the same greedy rule, taken against each source's integral J_i, keeps every
+// count within one sample of J_i whatever the shares do: two sources a sample or more behind
+// would need the others at least a sample ahead in sum, which one or none cannot be. From four
+// sources on the greedy rule can drift past one sample when the shares move, so the rule is
+// earliest deadline first: source i's next sample may come once J_i passes its count (release)
+// and must come before J_i reaches count + 1 (deadline); sample k goes to the released source
+// with the earliest deadline (ties to the lowest index). Tijdeman's chairman assignment theorem
+// says some order keeps every count within 1 - 1/(2n - 2) of J_i at every prefix, and earliest
+// deadline first finds such an order whenever one exists.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "loader/weight_curve.h"
@@ -59,15 +63,15 @@ class MixtureSchedule {
 
  private:
   uint32_t next_greedy();
-  uint32_t next_deadline();
-  void update_deadline(size_t source);
+  uint32_t next_on_curve();
+  uint64_t deadline(size_t source) const;
 
   uint64_t denominator_ = kOne;
   std::vector<uint64_t> shares_;
   std::shared_ptr<const WeightCurve> curve_;
-  // With a curve: per source, the first sample its next one may take and the last it must.
-  std::vector<uint64_t> release_, deadline_;
-  bool deadlines_known_ = false;
+  std::optional<WeightCurve::Walk> walk_;  // J at position_ + 1, stepped along
+  // Four or more scheduled sources: per source, the last sample its next one may take.
+  std::vector<uint64_t> deadline_;
   std::vector<uint64_t> counts_;
   uint64_t position_ = 0;
 };

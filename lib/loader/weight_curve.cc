@@ -94,9 +94,9 @@ __int128 WeightCurve::scaled_excess(const Segment& s, size_t i, uint64_t d,
                                     unsigned __int128 target) const {
   const __int128 before = s.twice_before[i] - 2 * static_cast<__int128>(target);
   const __int128 a = s.share[i];
-  if (s.length == 0 || s.delta[i] == 0) return before + 2 * a * d;
-  // 2L x J over the segment: L x twice_before + 2 L a d + delta d^2 (below 2^116 in magnitude
-  // for points and positions under 2^40).
+  if (s.length == 0) return before + 2 * a * d;
+  // 2L x J over a closed segment: L x twice_before + 2 L a d + delta d^2 (below 2^116 in
+  // magnitude for points and positions under 2^40); 2 x J over the open last one.
   const __int128 len = s.length;
   return len * before + 2 * len * a * d + static_cast<__int128>(s.delta[i]) * d * d;
 }
@@ -112,26 +112,32 @@ uint64_t WeightCurve::first_in_segment(const Segment& s, size_t i, unsigned __in
     const __int128 e = scaled_excess(s, i, d, target);
     return strict ? e > 0 : e >= 0;
   };
-  if (s.length == 0 || s.delta[i] == 0) {
-    // Constant share a: J grows by a per sample.
-    const unsigned __int128 a = s.share[i];
-    if (a == 0) return kNever;
-    const __int128 need = 2 * static_cast<__int128>(target) - s.twice_before[i];
-    const unsigned __int128 n = static_cast<unsigned __int128>(need);
-    const unsigned __int128 d = strict ? n / (2 * a) + 1 : (n + 2 * a - 1) / (2 * a);
-    if (d >= (unsigned __int128){1} << 62) return kNever;
-    return s.start + static_cast<uint64_t>(d);
+  // Not reached at d = 0. scaled_excess is A d^2 + B d + C, non-decreasing in d over the
+  // segment: a root estimated in double, then set exactly by the integer test.
+  const double a = static_cast<double>(s.share[i]);
+  const double before = static_cast<double>(s.twice_before[i]) - 2.0 * static_cast<double>(target);
+  const double len = s.length ? static_cast<double>(s.length) : 1.0;
+  const double qa = s.length ? static_cast<double>(s.delta[i]) : 0.0;
+  const double qb = 2.0 * len * a, qc = len * before;  // qc <= 0
+  double root;
+  if (qa == 0.0) {
+    if (qb <= 0.0) return kNever;  // a constant share of 0 never gets there
+    root = -qc / qb;
+  } else {
+    const double disc = std::max(0.0, qb * qb - 4.0 * qa * qc);
+    const double den = qb + std::sqrt(disc);
+    root = den > 0.0 ? -2.0 * qc / den : static_cast<double>(s.length);
   }
-  // Linear: J is non-decreasing, reached at the segment's end (d = length).
-  uint64_t lo = 1, hi = s.length;
-  while (lo < hi) {
-    const uint64_t mid = lo + (hi - lo) / 2;
-    if (reached(mid))
-      hi = mid;
-    else
-      lo = mid + 1;
+  const uint64_t cap = s.length ? s.length : uint64_t{1} << 62;
+  if (!(root < static_cast<double>(cap))) root = static_cast<double>(cap);
+  uint64_t d = std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(root)));
+  if (reached(d)) {
+    while (d > 1 && reached(d - 1)) --d;
+    return s.start + d;
   }
-  return s.start + lo;
+  while (d < cap)
+    if (reached(++d)) return s.start + d;
+  return kNever;
 }
 
 uint64_t WeightCurve::first_reaching(size_t i, unsigned __int128 target, bool strict) const {
@@ -171,6 +177,43 @@ double WeightCurve::integral(size_t i, uint64_t x) const {
       static_cast<long double>(s.twice_before[i]) + 2.0L * static_cast<long double>(s.share[i]) * d;
   if (s.length) twice += static_cast<long double>(s.delta[i]) * d * d / s.length;
   return static_cast<double>(twice / 2.0L / static_cast<long double>(kOne));
+}
+
+WeightCurve::Walk::Walk(const WeightCurve& curve, uint64_t x) : curve_(&curve), x_(x) {
+  enter(curve.segment_of(x));
+}
+
+void WeightCurve::Walk::enter(size_t segment) {
+  segment_ = segment;
+  const Segment& s = curve_->segments_[segment];
+  d_ = x_ - s.start;
+  const bool closed = s.length != 0;
+  scale_ = closed ? 2 * static_cast<__int128>(s.length) : 2;
+  next_.resize(curve_->sources_);
+  step_.resize(curve_->sources_);
+  for (size_t i = 0; i < curve_->sources_; ++i) {
+    // scaled_excess(s, i, d, 0) is scale_ x J_i; its increment from d to d + 1 is
+    // 2 L a + delta (2d + 1) in a closed segment (2a in the open one), growing by 2 delta.
+    next_[i] = curve_->scaled_excess(s, i, d_ + 1, 0);
+    const __int128 delta = closed ? s.delta[i] : 0;
+    const __int128 len = closed ? s.length : 1;
+    step_[i] = 2 * len * static_cast<__int128>(s.share[i]) + delta * (2 * (d_ + 1) + 1);
+  }
+}
+
+__int128 WeightCurve::Walk::excess(size_t i, unsigned __int128 target) const {
+  return next_[i] - scale_ * static_cast<__int128>(target);
+}
+
+void WeightCurve::Walk::advance() {
+  ++x_;
+  ++d_;
+  const Segment& s = curve_->segments_[segment_];
+  if (s.length != 0 && d_ + 1 > s.length) return enter(segment_ + 1);
+  for (size_t i = 0; i < next_.size(); ++i) {
+    next_[i] += step_[i];
+    if (s.length != 0) step_[i] += 2 * static_cast<__int128>(s.delta[i]);
+  }
 }
 
 }  // namespace shardkit::loader

@@ -37,6 +37,24 @@ class WeightCurve {
   // J_i(x) in samples, rounded (for display).
   double integral(size_t source, uint64_t x) const;
 
+  // J at consecutive positions for one add per source and sample: excess(i, target) has the
+  // sign of J_i(x + 1) - target, and its values compare across sources (one positive scale).
+  class Walk {
+   public:
+    Walk(const WeightCurve& curve, uint64_t x);
+    uint64_t position() const { return x_; }
+    __int128 excess(size_t source, unsigned __int128 target) const;
+    void advance();  // to x + 1
+
+   private:
+    void enter(size_t segment);
+    const WeightCurve* curve_;
+    size_t segment_ = 0;
+    uint64_t x_ = 0, d_ = 0;             // position, and its offset in the segment
+    __int128 scale_ = 1;                 // the segment's factor: 2L for a linear one, 2 otherwise
+    std::vector<__int128> next_, step_;  // scaled J_i(x + 1), and its next increment
+  };
+
  private:
   struct Segment {
     uint64_t start = 0;
@@ -46,8 +64,8 @@ class WeightCurve {
     std::vector<__int128> twice_before;  // 2 x J_i(start)
   };
   size_t segment_of(uint64_t x) const;
-  // 2L x (J_i(start + d) - target) for a linear segment, 2 x (...) otherwise: sign is all that
-  // is used.
+  // 2L x (J_i(start + d) - target) in a segment of length L, 2 x (...) in the open last one:
+  // one positive scale for every source at a position.
   __int128 scaled_excess(const Segment& s, size_t source, uint64_t d,
                          unsigned __int128 target) const;
   uint64_t first_in_segment(const Segment& s, size_t source, unsigned __int128 target,

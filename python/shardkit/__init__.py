@@ -212,9 +212,9 @@ class Loader:
     ("mmap" maps local files), remote_concurrency=8, cache_dir=None (an on-disk cache shared by
     processes), cache_limit=4 GiB, remote_retries=5, remote_timeout_ms=30000; budgets per
     epoch: max_samples=None (the epoch ends after that many samples; a weighted mixture's
-    length), max_tokens=None (the epoch ends after the first global step whose tokens, the
-    ``length`` of every rank's rows so far, reach it; that step is delivered whole on every
-    rank); source_field=False (adds ``source``: each row's source index); on_corrupt="fail"
+    length), max_tokens=None (the epoch ends at the sample whose tokens, the ``length`` of
+    every rank's rows so far, reach it: its step is cut there and is the epoch's last, on every
+    rank and at any world size); source_field=False (adds ``source``: each row's source index); on_corrupt="fail"
     (a block that fails its checksum raises ShardkitError naming the shard or URL and block;
     "skip" replaces its records by those of the next intact block of its shuffle window, the
     same on every rank, logs it and counts it in state_dict()["blocks_skipped"]).
