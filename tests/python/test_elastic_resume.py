@@ -272,6 +272,28 @@ def check_schedule_prefixes(spec, row_tokens):
     return worst
 
 
+def check_state_identity(a, b):
+    """A state continues only the stream it was saved from: another dataset or seed is refused
+    naming both; a state saved before fingerprints (none in it) is taken, its seed adopted."""
+    loader = shardkit.Loader(a, batch_size=8, seed=1, window_blocks=WINDOW)
+    loader.next_with_records()
+    state = loader.state_dict()
+    for path, seed, named in [(b, 1, state["fingerprint"]), (a, 2, "seed 1")]:
+        other = shardkit.Loader(path, batch_size=8, seed=seed, window_blocks=WINDOW)
+        try:
+            other.load_state_dict(state)
+        except shardkit.ShardkitError as e:
+            assert named in str(e), str(e)
+            if path == b:
+                assert other.state_dict()["fingerprint"] in str(e), str(e)
+        else:
+            raise AssertionError(f"a state of {a} seed 1 was loaded into {path} seed {seed}")
+    legacy = {k: v for k, v in state.items() if k in ("seed", "epoch", "samples_consumed")}
+    other = shardkit.Loader(a, batch_size=8, seed=7, window_blocks=WINDOW)
+    other.load_state_dict(legacy)
+    assert other.state_dict()["seed"] == 1
+
+
 def lm_dataset(n, seed):
     tmp = pyutil.scratch("shardkit-lm-")
     corpus = os.path.join(tmp, "lm.jsonl")
@@ -321,6 +343,7 @@ def main():
         Scenario("max_tokens", [a], {"seed": 6, "max_tokens": total_tokens * 3 // 5,
                                      "include_metadata": True}, budget=total_tokens * 3 // 5),
     ]
+    check_state_identity(a, b)
     resumes = sum(check_scenario(sc) for sc in scenarios)
     worst = check_schedule_prefixes(spec, row_tokens)
     print(f"{resumes} resumes exact over {len(scenarios)} scenarios; schedule within "
