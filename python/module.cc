@@ -184,9 +184,8 @@ loader::LoaderOptions options_from(const py::dict& kw) {
 using ScheduleTuple =
     std::tuple<std::string, bool, uint64_t, std::vector<std::pair<uint64_t, double>>>;
 // (path, weight, repeat, choose, schedule) per source, as shardkit/__init__.py normalises them.
-using SourceTuple =
-    std::tuple<std::string, std::optional<double>, std::optional<double>, std::optional<uint64_t>,
-               std::optional<ScheduleTuple>>;
+using SourceTuple = std::tuple<std::string, std::optional<double>, std::optional<double>,
+                               std::optional<uint64_t>, std::optional<ScheduleTuple>>;
 
 std::optional<loader::WeightSchedule> schedule_from(const std::optional<ScheduleTuple>& t) {
   if (!t) return std::nullopt;

@@ -100,7 +100,7 @@ class MixtureStream {
  private:
   static constexpr uint64_t kStride = 4096;  // positions per chunk
   static constexpr uint64_t kMark = 64;      // positions between a chunk's stored counts
-  static constexpr size_t kChunksKept = 64;
+  static constexpr size_t kChunksKept = 16;  // 16 KiB and the counts each
   void init_weighted(const std::vector<MixtureSource>& sources, uint64_t max_samples);
   void init_scheduled(const std::vector<MixtureSource>& sources, uint64_t max_samples,
                       uint64_t row_tokens);

@@ -104,8 +104,7 @@ void check_curve(const std::vector<std::pair<uint64_t, std::vector<double>>>& po
       return points[p].second[i] / total;
     };
     if (!linear || m + 1 == points.size()) return norm(m);
-    const double t = (x - double(points[m].first)) /
-                     double(points[m + 1].first - points[m].first);
+    const double t = (x - double(points[m].first)) / double(points[m + 1].first - points[m].first);
     return norm(m) + (norm(m + 1) - norm(m)) * t;
   };
   std::vector<double> integral(n, 0);
@@ -134,12 +133,12 @@ TEST_CASE("scheduled weights: every prefix within one sample of the schedule's i
   check_curve({{0, {0.9, 0.1}}, {40000, {0.5, 0.5}}}, true, 100000);
   check_curve({{0, {0.9, 0.1}}, {40000, {0.5, 0.5}}}, false, 100000);
   // Three sources, steps and ramps, a source switched off and on again.
-  check_curve({{0, {0.6, 0.3, 0.1}}, {20000, {0.1, 0.1, 0.8}}, {50000, {0, 0.5, 0.5}},
-               {70000, {1, 1, 1}}},
-              true, 100000);
-  check_curve({{0, {0.6, 0.3, 0.1}}, {20000, {0.1, 0.1, 0.8}}, {50000, {0, 0.5, 0.5}},
-               {70000, {1, 1, 1}}},
-              false, 100000);
+  check_curve(
+      {{0, {0.6, 0.3, 0.1}}, {20000, {0.1, 0.1, 0.8}}, {50000, {0, 0.5, 0.5}}, {70000, {1, 1, 1}}},
+      true, 100000);
+  check_curve(
+      {{0, {0.6, 0.3, 0.1}}, {20000, {0.1, 0.1, 0.8}}, {50000, {0, 0.5, 0.5}}, {70000, {1, 1, 1}}},
+      false, 100000);
   // Abrupt swaps between many sources, where a greedy rule drifts past one sample.
   std::mt19937_64 rng(3);
   for (int trial = 0; trial < 12; ++trial) {
@@ -148,7 +147,8 @@ TEST_CASE("scheduled weights: every prefix within one sample of the schedule's i
     uint64_t at = 0;
     for (int p = 0; p < 6; ++p) {
       std::vector<double> w(n);
-      for (double& x : w) x = rng() % 4 == 0 ? 0.0 : std::uniform_real_distribution<double>(0, 5)(rng);
+      for (double& x : w)
+        x = rng() % 4 == 0 ? 0.0 : std::uniform_real_distribution<double>(0, 5)(rng);
       w[rng() % n] += 1;  // never all zero
       points.push_back({at, w});
       at += 1 + rng() % 3000;

@@ -386,7 +386,8 @@ TEST_CASE("mixture specs: repeated keys and overflowing weights are refused; sch
     }
   };
   // A repeated key anywhere: which value counts would depend on the reader.
-  refused(R"({"sources": [{"path": "a"}], "sources": [{"path": "b"}]})", "\"sources\" appears twice");
+  refused(R"({"sources": [{"path": "a"}], "sources": [{"path": "b"}]})",
+          "\"sources\" appears twice");
   refused(R"({"sources": [{"path": "a", "weight": 1, "weight": 9}]})", "\"weight\" appears twice");
   refused(R"({"sources": [{"path": "a", "path": "b"}]})", "\"path\" appears twice");
   refused(R"({"seed": 1, "seed": 2, "sources": [{"path": "a"}]})", "\"seed\" appears twice");
@@ -425,7 +426,8 @@ TEST_CASE("mixture specs: repeated keys and overflowing weights are refused; sch
                        doctest::Contains("scale them down"), Error);
 }
 
-TEST_CASE("a scheduled mixture in tokens: shares follow the schedule; resumes at other topologies") {
+TEST_CASE(
+    "a scheduled mixture in tokens: shares follow the schedule; resumes at other topologies") {
   Three three;
   // 0.7/0.2/0.1 ramping to 0.1/0.3/0.6 between sample 100 and 600 (48 tokens a sample: the
   // fixture's row length), then held.
