@@ -101,14 +101,37 @@ loader::LoaderOptions options_from(const py::dict& kw) {
   return o;
 }
 
-// (path, weight, repeat, choose) per source, as shardkit/__init__.py normalises them.
-using SourceTuple =
-    std::tuple<std::string, std::optional<double>, std::optional<double>, std::optional<uint64_t>>;
+// A source's weight schedule: (axis "samples" or "tokens", linear, tokens_per_sample, [(at,
+// weight), ...]).
+using ScheduleTuple =
+    std::tuple<std::string, bool, uint64_t, std::vector<std::pair<uint64_t, double>>>;
+// (path, weight, repeat, choose, schedule) per source, as shardkit/__init__.py normalises them.
+using SourceTuple = std::tuple<std::string, std::optional<double>, std::optional<double>,
+                               std::optional<uint64_t>, std::optional<ScheduleTuple>>;
+
+std::optional<loader::WeightSchedule> schedule_from(const std::optional<ScheduleTuple>& t) {
+  if (!t) return std::nullopt;
+  const auto& [axis, linear, tokens_per_sample, points] = *t;
+  loader::WeightSchedule w;
+  w.axis = axis == "tokens" ? loader::ScheduleAxis::kTokens : loader::ScheduleAxis::kSamples;
+  w.linear = linear;
+  w.tokens_per_sample = tokens_per_sample;
+  for (const auto& [at, weight] : points) w.points.push_back({at, weight});
+  return w;
+}
+
+std::optional<ScheduleTuple> schedule_tuple(const std::optional<loader::WeightSchedule>& w) {
+  if (!w) return std::nullopt;
+  std::vector<std::pair<uint64_t, double>> points;
+  for (const loader::WeightPoint& p : w->points) points.emplace_back(p.at, p.weight);
+  return ScheduleTuple{w->axis == loader::ScheduleAxis::kTokens ? "tokens" : "samples", w->linear,
+                       w->tokens_per_sample, points};
+}
 
 std::vector<loader::MixtureSource> sources_from(const std::vector<SourceTuple>& list) {
   std::vector<loader::MixtureSource> out;
-  for (const auto& [path, weight, repeat, choose] : list)
-    out.push_back({path, weight, repeat, choose});
+  for (const auto& [path, weight, repeat, choose, schedule] : list)
+    out.push_back({path, weight, repeat, choose, schedule_from(schedule)});
   return out;
 }
 
@@ -176,7 +199,7 @@ PYBIND11_MODULE(_shardkit, m) {
         const loader::MixtureSpec spec = loader::read_mixture_spec(file);
         std::vector<SourceTuple> sources;
         for (const loader::MixtureSource& s : spec.sources)
-          sources.emplace_back(s.path, s.weight, s.repeat, s.choose);
+          sources.emplace_back(s.path, s.weight, s.repeat, s.choose, schedule_tuple(s.schedule));
         return py::make_tuple(sources, spec.seed, spec.max_samples);
       },
       py::arg("file"));
@@ -212,12 +235,13 @@ PYBIND11_MODULE(_shardkit, m) {
       .def("state",
            [](const loader::Loader& l) {
              loader::LoaderState s = l.state();
-             return py::make_tuple(s.seed, s.epoch, s.samples_consumed, s.tokens_consumed);
+             return py::make_tuple(s.seed, s.epoch, s.samples_consumed, s.tokens_consumed,
+                                   s.fingerprint, s.blocks_skipped);
            })
       .def(
           "restore",
           [](loader::Loader& l, py::object seed, py::object epoch, py::object consumed,
-             py::object tokens) {
+             py::object tokens, py::object fingerprint, py::object skipped) {
             const bool one = l.sources() == 1 && l.options().max_samples == 0;
             const std::string size = std::to_string(l.epoch_samples());
             l.restore(
@@ -225,10 +249,13 @@ PYBIND11_MODULE(_shardkit, m) {
                  state_field(
                      consumed, "samples_consumed",
                      "0.." + size + (one ? " (the dataset's records)" : " (the epoch's samples)")),
-                 state_field(tokens, "tokens_consumed", "0..2^64-1")});
+                 state_field(tokens, "tokens_consumed", "0..2^64-1"),
+                 fingerprint.is_none() ? std::string() : py::str(fingerprint).cast<std::string>(),
+                 state_field(skipped, "blocks_skipped", "0..2^64-1")});
           },
           py::arg("seed"), py::arg("epoch"), py::arg("samples_consumed"),
-          py::arg("tokens_consumed") = py::int_(0))
+          py::arg("tokens_consumed") = py::int_(0), py::arg("fingerprint") = py::none(),
+          py::arg("blocks_skipped") = py::int_(0))
       .def("planned_records", &loader::Loader::planned_records, py::arg("batch"));
 
   python::bind_write_dataset(m);

@@ -27,7 +27,8 @@ class OptionFlags {
       if ((e.surfaces & options::kCli) && (!keep || keep(e))) add(app, e);
   }
 
-  // Stores every flag given, in table order; throws Error(kInvalidArgument) naming the flag.
+  // Stores every flag given, in table order; a refused value is a usage error naming the flag
+  // (CLI::ValidationError: the tools exit 2).
   void apply(S& s) const {
     for (const options::Option<S>& e : table_.entries()) {
       auto it = given_.find(e.name);
@@ -42,8 +43,7 @@ class OptionFlags {
         else
           table_.set_text(s, e.name, g.texts);
       } catch (const options::OptionError& error) {
-        throw Error(ErrorCode::kInvalidArgument, "",
-                    options::flag_name(e.name) + " " + error.why());
+        throw CLI::ValidationError(options::flag_name(e.name) + " " + error.why());
       }
     }
   }

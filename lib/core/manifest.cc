@@ -14,6 +14,7 @@
 #include "core/checksum.h"
 #include "core/dataset_info_json.h"
 #include "core/error.h"
+#include "core/json_keys.h"
 #include "format/shard_format.h"
 
 namespace shardkit {
@@ -78,27 +79,6 @@ std::string Manifest::serialize() const {
          format::kManifestChecksumSuffix;
 }
 
-namespace {
-
-// simdjson keeps every member of an object; a repeated key would let two readers disagree on
-// which value counts, so a manifest with one is refused.
-void refuse_duplicate_keys(simdjson::dom::element e, const std::string& path) {
-  if (simdjson::dom::object o; !e.get_object().get(o)) {
-    std::vector<std::string_view> keys;
-    for (auto [key, value] : o) {
-      keys.push_back(key);
-      refuse_duplicate_keys(value, path);
-    }
-    std::sort(keys.begin(), keys.end());
-    if (auto d = std::adjacent_find(keys.begin(), keys.end()); d != keys.end())
-      corrupt(path, "manifest: key \"" + std::string(*d) + "\" appears twice in one object");
-  } else if (simdjson::dom::array a; !e.get_array().get(a)) {
-    for (simdjson::dom::element v : a) refuse_duplicate_keys(v, path);
-  }
-}
-
-}  // namespace
-
 Manifest Manifest::parse(const std::string& text, const std::string& path) {
   // The checksum line first: nothing of a manifest is believed before it verifies.
   const size_t tail = format::kManifestTailSize;
@@ -131,7 +111,8 @@ Manifest Manifest::parse(const std::string& text, const std::string& path) {
   Manifest m;
   std::string_view format_name = need(root["format"].get_string(), "\"format\"");
   if (format_name != "shardkit") corrupt(path, "manifest: \"format\" is not \"shardkit\"");
-  refuse_duplicate_keys(root, path);
+  if (auto key = repeated_key(root))
+    corrupt(path, "manifest: key \"" + *key + "\" appears twice in one object");
   uint64_t version = need(root["format_version"].get_uint64(), "\"format_version\"");
   if (version < kOldestReadableVersion || version > kVersion)
     throw Error(ErrorCode::kUnsupported, path,

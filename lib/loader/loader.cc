@@ -13,7 +13,9 @@
 #include "core/error.h"
 #include "core/geometry.h"
 #include "loader/collator.h"
+#include "loader/damaged_blocks.h"
 #include "loader/distributed_env.h"
+#include "loader/fingerprint.h"
 #include "loader/mlm.h"
 #include "loader/plan.h"
 #include "loader/source_layout.h"
@@ -27,6 +29,8 @@ using BlockPtr = std::shared_ptr<const DecodedBlock>;
 struct Built {
   std::shared_ptr<Batch> batch;
   std::exception_ptr error;
+  std::vector<uint64_t> step_lengths;  // max_tokens: each position's tokens, in the step's order
+  std::vector<std::pair<size_t, uint64_t>> replaced;  // damaged blocks (source, block) replaced
 };
 
 }  // namespace
@@ -61,6 +65,10 @@ struct Loader::Impl {
   uint64_t next_sched = 0;     // next batch a worker will take
   uint64_t consumer_next = 0;  // next batch next() returns
   uint64_t tokens_consumed = 0;
+  // max_tokens ended this epoch: state() reports it over (samples_consumed = the epoch's size).
+  bool budget_spent = false;
+  std::string fingerprint;  // stream_fingerprint() of this loader's sources and options
+  DamagedBlocks damaged;
   std::set<uint64_t> in_flight;
   std::map<uint64_t, Built> ready;
   // Per source: the window of the lowest batch not yet built (its first sample of the source).
@@ -130,7 +138,11 @@ struct Loader::Impl {
       sizes.push_back(src[i].geo.records());
       shapes.push_back(SourceShape{src[i].geo, src[i].ds.schema().record_size()});
     }
-    stream = std::make_shared<const MixtureStream>(sources, sizes, opt.max_samples);
+    stream = std::make_shared<const MixtureStream>(sources, sizes, opt.max_samples,
+                                                   row_tokens(first.schema(), first.info()));
+    std::vector<const Manifest*> manifests;
+    for (const Source& s : src) manifests.push_back(&s.ds.manifest());
+    fingerprint = stream_fingerprint(manifests, sources, opt);
     labels_dtype = opt.int_output == IntOutput::kInt32 ? DType::kI32 : DType::kI64;
     source_dtype = opt.int_output == IntOutput::kInt64 ? DType::kI64 : DType::kI32;
     thread_count = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -142,7 +154,7 @@ struct Loader::Impl {
     depth = std::max<size_t>(depth, 1);
     // Dropped batches' buffers serve the next ones, within the bytes of the batches in flight.
     buffers = BufferPool::create(depth * batch_bytes);
-    reset(0, 0, 0);
+    reset(0, 0, 0, 0);
     start_workers();
   }
 
@@ -176,10 +188,12 @@ struct Loader::Impl {
                            : "mixture of " + std::to_string(src.size()) + " datasets";
   }
 
-  void reset(uint64_t epoch, uint64_t start, uint64_t tokens) {
+  void reset(uint64_t epoch, uint64_t start, uint64_t tokens, uint64_t skipped) {
     {
       std::lock_guard lock(mu);
       ++generation;
+      budget_spent = false;
+      damaged.begin_epoch(skipped);
       plan =
           std::make_shared<const EpochPlan>(stream, shapes, opt, epoch, start, opt.max_tokens > 0);
       next_sched = consumer_next = 0;
@@ -230,7 +244,7 @@ struct Loader::Impl {
       lock.unlock();
       Built built;
       try {
-        built.batch = build(*p, i, gen);
+        build(*p, i, gen, built);
       } catch (...) {
         built.error = std::current_exception();
       }
@@ -330,25 +344,65 @@ struct Loader::Impl {
   // Blocks for a batch: claims one block nobody is decoding yet, decodes it, and repeats; then
   // waits for the blocks other threads claimed. Claiming one at a time lets threads building
   // neighbouring batches (which need mostly the same blocks when a window starts) split the
-  // decoding instead of one thread claiming them all.
-  std::vector<BlockPtr> acquire(const std::vector<Wanted>& wanted, uint64_t gen) {
+  // decoding instead of one thread claiming them all. With on_corrupt = skip a damaged block
+  // comes back as its substitute (DamagedBlocks).
+  std::vector<BlockPtr> acquire(const EpochPlan& p, const std::vector<Wanted>& wanted, uint64_t gen,
+                                std::vector<std::pair<size_t, uint64_t>>& replaced) {
+    const bool skip = opt.on_corrupt == OnCorrupt::kSkip;
     std::vector<std::shared_future<BlockPtr>> futures(wanted.size());
     for (size_t i = 0; i < wanted.size(); ++i) {
       const Wanted& w = wanted[i];
-      const Dataset& ds = src[w.source].ds;
-      BlockCache::Claim claim = ds.cache().claim(w.block, {gen, w.window});
-      futures[i] = claim.block;
-      if (!claim.mine()) continue;
-      try {
-        ds.cache().finish(w.block, claim, ds.decode_block(w.block));
-        decoded.fetch_add(1, std::memory_order_relaxed);
-      } catch (...) {
-        ds.cache().finish(w.block, claim, std::current_exception());
-      }
+      if (skip && damaged.known(w.source, w.block)) continue;  // no refetch of a known one
+      futures[i] = claim_block(w.source, w.block, {gen, w.window});
     }
     std::vector<BlockPtr> blocks(wanted.size());
-    for (size_t i = 0; i < wanted.size(); ++i) blocks[i] = futures[i].get();
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      const Wanted& w = wanted[i];
+      try {
+        if (futures[i].valid()) {
+          blocks[i] = futures[i].get();
+          continue;
+        }
+      } catch (const Error& e) {
+        if (!skip || !DamagedBlocks::replaceable(e)) throw;
+        damaged.mark(w.source, w.block, e);
+      }
+      replaced.emplace_back(w.source, w.block);
+      blocks[i] = damaged.substitute(
+          w.source, w.block, p.order(w.source).blocks_of_window(w.window), w.window,
+          [&](uint64_t b) {
+            return claim_block(w.source, b, {gen, w.window}).get();
+          },
+          src[w.source].ds.path().string());
+    }
     return blocks;
+  }
+
+  // The block's future, pinned to `pin`; decoded here when nobody else is decoding it.
+  std::shared_future<BlockPtr> claim_block(size_t source, uint64_t block, BlockCache::Pin pin) {
+    const Dataset& ds = src[source].ds;
+    BlockCache::Claim claim = ds.cache().claim(block, pin);
+    if (claim.mine()) {
+      try {
+        ds.cache().finish(block, claim, ds.decode_block(block));
+        decoded.fetch_add(1, std::memory_order_relaxed);
+      } catch (...) {
+        ds.cache().finish(block, claim, std::current_exception());
+      }
+    }
+    return claim.block;
+  }
+
+  // Rows whose block was replaced read the substitute's record in the same slot (wrapping in a
+  // shorter block).
+  void substitute_rows(const std::vector<BlockPtr>& blocks, const std::vector<Wanted>& wanted,
+                       PlannedRows& rows, std::vector<std::pair<size_t, uint32_t>>& where) const {
+    for (size_t r = 0; r < rows.size(); ++r) {
+      auto& [i, slot] = where[r];
+      if (blocks[i]->id == wanted[i].block) continue;
+      slot %= blocks[i]->records;
+      rows.records[r] = src[rows.sources[r]].geo.block_first_record(blocks[i]->id) + slot;
+    }
   }
 
   // Each row's (wanted block index, record slot), adding the blocks not yet wanted.
@@ -367,16 +421,18 @@ struct Loader::Impl {
     return where;
   }
 
-  std::shared_ptr<Batch> build(const EpochPlan& p, uint64_t index, uint64_t gen) {
-    auto batch = std::make_shared<Batch>();
+  // Batch `index` of plan `p` into out.batch; with max_tokens, out.step_lengths gets the tokens
+  // of every rank's rows of its step, in position order.
+  void build(const EpochPlan& p, uint64_t index, uint64_t gen, Built& out) {
+    auto batch = out.batch = std::make_shared<Batch>();
     batch->epoch = p.epoch();
     batch->index = index;
     batch->buffers = buffers;
-    const PlannedRows rows = p.rows(index);
+    PlannedRows rows = p.rows(index);
     const size_t n = rows.size();
     std::vector<Wanted> wanted;
     std::map<std::pair<size_t, uint64_t>, size_t> slot_of_block;
-    const auto where = locate_rows(rows, wanted, slot_of_block);
+    auto where = locate_rows(rows, wanted, slot_of_block);
     // max_tokens: every rank's rows of the step are counted, the same sum on every rank.
     PlannedRows step;
     std::vector<std::pair<size_t, uint32_t>> step_where;
@@ -384,13 +440,17 @@ struct Loader::Impl {
       step = p.step_rows(index);
       step_where = locate_rows(step, wanted, slot_of_block);
     }
-    const std::vector<BlockPtr> blocks = acquire(wanted, gen);
+    const std::vector<BlockPtr> blocks = acquire(p, wanted, gen, out.replaced);
+    substitute_rows(blocks, wanted, rows, where);
+    substitute_rows(blocks, wanted, step, step_where);
     for (size_t r = 0; r < step.size(); ++r) {
       const Field* len = src[step.sources[r]].length;
       const unsigned char* row = blocks[step_where[r].first]->record(step_where[r].second);
       int64_t v = 0;
       cast_elements(len->dtype, row + len->offset, DType::kI64, &v, 1);
-      batch->step_tokens += static_cast<uint64_t>(std::max<int64_t>(v, 0));
+      const uint64_t tokens = static_cast<uint64_t>(std::max<int64_t>(v, 0));
+      batch->step_tokens += tokens;
+      out.step_lengths.push_back(tokens);
     }
     std::vector<const unsigned char*> ptrs(n);
     std::vector<unsigned char> repacked;
@@ -415,7 +475,35 @@ struct Loader::Impl {
       apply_mlm(*batch, opt.mlm, p.seed(), batch->find(opt.length_field), labels_dtype,
                 rows.passes);
     for (const BatchTransform& t : opt.transforms) t(*batch);
-    return batch;
+  }
+
+  // The workers ask for the window after next as they go; the first two are asked for here,
+  // when the epoch is really read (a set_epoch right after construction reads none), and before
+  // any worker starts: a block read before it is asked for would be fetched twice from a remote
+  // dataset.
+  void ask_first_windows(std::unique_lock<std::mutex>& lock) {
+    std::shared_ptr<const EpochPlan> p = plan;
+    const std::vector<uint64_t> first = low_window;
+    std::vector<uint64_t> end(src.size());
+    for (size_t s = 0; s < src.size(); ++s)
+      end[s] = std::min(first[s] + 2, std::max(p->window_count(s), first[s]));
+    lock.unlock();
+    for (const auto& [s, block] : blocks_in_read_order(*p, first, end)) readahead(s, {block});
+    lock.lock();
+    readahead_pending = false;
+    for (size_t s = 0; s < src.size(); ++s)
+      readahead_upto[s] = std::max(readahead_upto[s], first[s] + 1);
+    work_cv.notify_all();
+  }
+
+  void wait_ready(std::unique_lock<std::mutex>& lock) {
+    auto have = [&] { return ready.count(consumer_next) > 0; };
+    if (opt.timeout.count() <= 0) return ready_cv.wait(lock, have);
+    if (!ready_cv.wait_for(lock, opt.timeout, have))
+      throw Error(ErrorCode::kTimeout, where(),
+                  "no batch within " + std::to_string(opt.timeout.count()) + " ms (batch " +
+                      std::to_string(consumer_next) + " of epoch " + std::to_string(plan->epoch()) +
+                      ")");
   }
 
   std::shared_ptr<Batch> next() {
@@ -424,52 +512,65 @@ struct Loader::Impl {
       started = true;
       work_cv.notify_all();
     }
-    if (readahead_pending) {
-      // The workers ask for the window after next as they go; the first two are asked for
-      // here, when the epoch is really read (a set_epoch right after construction reads none),
-      // and before any worker starts: a block read before it is asked for would be fetched
-      // twice from a remote dataset.
-      std::shared_ptr<const EpochPlan> p = plan;
-      const std::vector<uint64_t> first = low_window;
-      std::vector<uint64_t> end(src.size());
-      for (size_t s = 0; s < src.size(); ++s)
-        end[s] = std::min(first[s] + 2, std::max(p->window_count(s), first[s]));
-      lock.unlock();
-      for (const auto& [s, block] : blocks_in_read_order(*p, first, end)) readahead(s, {block});
-      lock.lock();
-      readahead_pending = false;
-      for (size_t s = 0; s < src.size(); ++s)
-        readahead_upto[s] = std::max(readahead_upto[s], first[s] + 1);
-      work_cv.notify_all();
+    if (readahead_pending) ask_first_windows(lock);
+    if (budget_spent || consumer_next >= plan->batches()) return nullptr;
+    if (opt.max_tokens && tokens_consumed >= opt.max_tokens) {
+      budget_spent = true;
+      return nullptr;
     }
-    if (consumer_next >= plan->batches()) return nullptr;
-    if (opt.max_tokens && tokens_consumed >= opt.max_tokens) return nullptr;
-    auto have = [&] { return ready.count(consumer_next) > 0; };
-    if (opt.timeout.count() > 0) {
-      if (!ready_cv.wait_for(lock, opt.timeout, have))
-        throw Error(ErrorCode::kTimeout, where(),
-                    "no batch within " + std::to_string(opt.timeout.count()) + " ms (batch " +
-                        std::to_string(consumer_next) + " of epoch " +
-                        std::to_string(plan->epoch()) + ")");
-    } else {
-      ready_cv.wait(lock, have);
-    }
+    wait_ready(lock);
     auto it = ready.find(consumer_next);
     // A failed batch stays in place: asking again rethrows the same error.
     if (it->second.error) std::rethrow_exception(it->second.error);
-    std::shared_ptr<Batch> batch = std::move(it->second.batch);
+    Built built = std::move(it->second);
     ready.erase(it);
+    if (opt.max_tokens) return within_budget(lock, std::move(built));
     ++consumer_next;
-    tokens_consumed += batch->step_tokens;
     work_cv.notify_all();
-    return batch;
+    damaged.delivered(built.replaced);
+    return built.batch;
+  }
+
+  // max_tokens: the epoch ends at the position whose tokens reach the budget, whatever the
+  // topology, so that a resume at any world size and batch size ends it at the same sample. A
+  // step that reaches it part way is replaced by the epoch's last, shorter step ending there
+  // (rows wrapping to the epoch's first positions as at any end, or dropped with drop_last).
+  std::shared_ptr<Batch> within_budget(std::unique_lock<std::mutex>& lock, Built built) {
+    const uint64_t step = consumer_next++;
+    work_cv.notify_all();
+    const std::vector<uint64_t>& lengths = built.step_lengths;
+    const size_t kept = positions_within_budget(lengths, tokens_consumed, opt.max_tokens);
+    const uint64_t first = plan->schedule().step_first(step);
+    const uint64_t real = first >= plan->end() ? 0 : std::min(lengths.size(), plan->end() - first);
+    if (kept == lengths.size() || kept >= real) {
+      tokens_consumed += built.batch->step_tokens;
+      budget_spent = tokens_consumed >= opt.max_tokens;
+      damaged.delivered(built.replaced);
+      return built.batch;
+    }
+    budget_spent = true;
+    next_sched = std::max(next_sched, plan->batches());  // nothing more to build this epoch
+    const auto last = std::make_shared<const EpochPlan>(stream, shapes, opt, plan->epoch(), first,
+                                                        true, first + kept);
+    if (last->batches() == 0) return nullptr;
+    const uint64_t gen = generation;
+    lock.unlock();
+    Built final;
+    build(*last, 0, gen, final);
+    final.batch->index = step;
+    lock.lock();
+    tokens_consumed += final.batch->step_tokens;
+    damaged.delivered(final.replaced);
+    return final.batch;
   }
 
   LoaderState state() const {
     std::lock_guard lock(mu);
-    const uint64_t consumed =
+    uint64_t consumed =
         consumer_next == 0 ? plan->start() : plan->consumed_after(consumer_next - 1);
-    return LoaderState{plan->seed(), plan->epoch(), consumed, tokens_consumed};
+    if (budget_spent) consumed = plan->size();
+    return LoaderState{plan->seed(),    plan->epoch(), consumed,
+                       tokens_consumed, fingerprint,   damaged.skipped()};
   }
 };
 
@@ -490,7 +591,7 @@ uint64_t Loader::window_blocks() const {
   return window_blocks_for(i.src[0].geo, i.record_size, i.opt, i.opt.memory_budget / i.src.size());
 }
 
-void Loader::set_epoch(uint64_t epoch) { impl_->reset(epoch, 0, 0); }
+void Loader::set_epoch(uint64_t epoch) { impl_->reset(epoch, 0, 0, 0); }
 
 uint64_t Loader::epoch() const {
   std::lock_guard lock(impl_->mu);
@@ -527,9 +628,13 @@ void Loader::restore(const LoaderState& state) {
                                                                        : " (the epoch's samples)"));
   {
     std::lock_guard lock(impl_->mu);
-    impl_->opt.seed = state.seed;
+    std::string data;
+    for (const Impl::Source& s : impl_->src)
+      data += (data.empty() ? "" : ", ") + s.ds.path().string();
+    check_resumable(state.fingerprint, state.seed, impl_->fingerprint, impl_->opt.seed, data);
+    impl_->opt.seed = state.seed;  // a state saved before fingerprints brings its seed
   }
-  impl_->reset(state.epoch, state.samples_consumed, state.tokens_consumed);
+  impl_->reset(state.epoch, state.samples_consumed, state.tokens_consumed, state.blocks_skipped);
 }
 
 std::vector<uint64_t> Loader::planned_records(uint64_t batch) const {

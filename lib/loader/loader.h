@@ -68,9 +68,11 @@ class Loader {
 
   // What to save to resume after the last batch next() returned.
   LoaderState state() const;
-  // Continues from `state`; its seed replaces options().seed. With the same global batch
-  // (batch_size * world_size) the stream is identical to the uninterrupted one. Throws
-  // Error(kInvalidArgument) naming samples_consumed when it is past the epoch's end.
+  // Continues from `state`, at any thread count, world size and batch size: the ranks together
+  // read the positions the saved run had not, in order (README, "Resume at any world size and
+  // batch size"). Throws Error(kInvalidArgument) naming samples_consumed when it is past the
+  // epoch's end, and naming both when the state's fingerprint or seed is not this loader's (a
+  // state without a fingerprint, saved before they were recorded, brings its seed instead).
   void restore(const LoaderState& state);
 
   // The records of batch `batch` (counted like batches()) without reading any data.

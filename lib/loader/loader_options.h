@@ -33,6 +33,17 @@ struct MlmOptions {
   int64_t ignore_index = -100;
 };
 
+// What a block that fails its checksum (for a remote dataset: after the one refetch) does.
+enum class OnCorrupt {
+  kFail,  // next() throws Error(kCorrupt) naming the shard file or URL and the block
+  // The block's records are replaced by a deterministic substitute's: the next intact block of
+  // the same shuffle window in the window's block order, slot for slot (wrapping in a shorter
+  // block). Every rank picks the same one, so batch shapes, step counts and the global stream
+  // agree across ranks; each damaged block is logged once (stderr) and counted in
+  // LoaderState::blocks_skipped.
+  kSkip,
+};
+
 // Runs on a loader thread after collation (and MLM); must be thread-safe and, for exact resume,
 // a pure function of the batch (its records and epoch are in it).
 using BatchTransform = std::function<void(Batch&)>;
@@ -77,13 +88,16 @@ struct LoaderOptions {
   // max_samples: the epoch ends after this many samples (global, all ranks). A weighted mixture
   // runs for exactly max_samples (its sources wrap); otherwise the epoch is cut to it.
   uint64_t max_samples = 0;
-  // max_tokens: the epoch ends after the first global step whose tokens, summed over every
-  // rank's rows of this epoch's steps so far, reach max_tokens; a row's tokens are its `length`
-  // (real tokens, padding excluded). That step is delivered whole, so every rank stops after the
-  // same step and an epoch delivers at least max_tokens and less than max_tokens plus one global
-  // step's tokens (unless the samples run out first). Each rank reads the lengths of the other
-  // ranks' rows of a step to count them.
+  // max_tokens: the epoch ends at the sample whose tokens bring the total, summed over every
+  // rank's rows of this epoch so far, to max_tokens; a row's tokens are its `length` (real
+  // tokens, padding excluded). That sample's step is cut after it and becomes the epoch's last,
+  // shorter step (padded, or dropped with drop_last, like any last step), so the end is the same
+  // at every world size and batch size and every rank stops after the same step. Each rank reads
+  // the lengths of the other ranks' rows of a step to count them.
   uint64_t max_tokens = 0;
+  // A block that fails its checksum: fail (default) or replace it (OnCorrupt). [order, only
+  // where data is damaged]
+  OnCorrupt on_corrupt = OnCorrupt::kFail;
 
   // Resources.
   unsigned threads = 0;                  // 0: std::thread::hardware_concurrency()
@@ -132,13 +146,31 @@ struct LoaderOptions {
 // and special ids.
 LoaderOptions with_dataset_defaults(LoaderOptions options, const DatasetInfo& info);
 
-// The state that restores a stream exactly: seed, epoch, global samples consumed and, with
-// max_tokens, the global tokens counted so far this epoch.
+// The state that restores a stream exactly, at any world size and batch size: seed, epoch, the
+// global samples consumed (a prefix of the epoch's order; the epoch's size once a budget ended
+// it) and, with max_tokens, the global tokens counted so far this epoch.
 struct LoaderState {
   uint64_t seed = 0;
   uint64_t epoch = 0;
   uint64_t samples_consumed = 0;
   uint64_t tokens_consumed = 0;
+  // Which stream this is a position in (stream_fingerprint()): restore() refuses a state saved
+  // over other data or with another order. Empty in states saved before it was recorded, which
+  // restore() accepts as before.
+  std::string fingerprint;
+  // Damaged blocks this rank's batches had replaced this epoch (on_corrupt = kSkip).
+  uint64_t blocks_skipped = 0;
+
+  // So that {seed, epoch, samples_consumed, tokens_consumed} keeps meaning what it did.
+  LoaderState(uint64_t seed_ = 0, uint64_t epoch_ = 0, uint64_t samples_consumed_ = 0,
+              uint64_t tokens_consumed_ = 0, std::string fingerprint_ = {},
+              uint64_t blocks_skipped_ = 0)
+      : seed(seed_),
+        epoch(epoch_),
+        samples_consumed(samples_consumed_),
+        tokens_consumed(tokens_consumed_),
+        fingerprint(std::move(fingerprint_)),
+        blocks_skipped(blocks_skipped_) {}
   bool operator==(const LoaderState&) const = default;
 };
 

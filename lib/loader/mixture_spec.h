@@ -1,12 +1,21 @@
 // A mixture written down: the JSON file `shard-inspect order --mixture` and
-// `shardkit.Loader(mixture=...)` read.
+// `shardkit.read_mixture` read.
 //
 //   {"seed": 7, "max_samples": 100000,
 //    "sources": [{"path": "data/web", "weight": 0.7}, {"path": "s3://bucket/code", "weight": 0.3}]}
 //
 // Each source has "path" and at most one of "weight", "repeat", "choose" (mixture.h); "seed"
-// and "max_samples" are optional. A relative path is relative to the file's directory. Unknown
-// keys are refused, so a misspelt "wieght" cannot silently mean repeat 1.
+// and "max_samples" are optional. A relative path is relative to the file's directory. Weights
+// may instead change over the epoch, for every source at once:
+//
+//   {"sources": [{"path": "web"}, {"path": "code"}],
+//    "schedule": [{"at_tokens": 0, "weights": [0.9, 0.1]}, {"at_tokens": 2e9, "weights": [0.5,
+//    0.5]}], "interpolation": "linear", "tokens_per_sample": 2048}
+//
+// Each point gives "at_samples" or "at_tokens" (one axis for all, the first at 0) and one weight
+// per source; "interpolation" is "step" (default: each point's weights hold until the next) or
+// "linear"; "tokens_per_sample" as WeightSchedule says. Unknown keys are refused, so a misspelt
+// "wieght" cannot silently mean repeat 1, and so is a key given twice in one object.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +29,7 @@
 namespace shardkit::loader {
 
 struct MixtureSpec {
-  std::vector<MixtureSource> sources;
+  std::vector<MixtureSource> sources;  // a "schedule" is copied into each source's
   std::optional<uint64_t> seed;
   std::optional<uint64_t> max_samples;
 };

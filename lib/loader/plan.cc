@@ -18,15 +18,32 @@ uint64_t window_blocks_for(const Geometry& geometry, size_t record_size,
   return window_blocks_for(geometry, record_size, options, options.memory_budget);
 }
 
+uint64_t row_tokens(const Schema& schema, const DatasetInfo& info) {
+  const std::string* ids = info.field(FieldRole::kTokenIds);
+  const Field* f = ids ? schema.find(*ids) : nullptr;
+  return f && f->shape.size() == 1 ? static_cast<uint64_t>(f->shape[0]) : 0;
+}
+
+size_t positions_within_budget(const std::vector<uint64_t>& lengths, uint64_t before,
+                               uint64_t budget) {
+  uint64_t total = before;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    total += lengths[i];
+    if (total >= budget) return i + 1;
+  }
+  return lengths.size();
+}
+
 EpochPlan::EpochPlan(std::shared_ptr<const MixtureStream> stream,
                      const std::vector<SourceShape>& sources, const LoaderOptions& options,
-                     uint64_t epoch, uint64_t start, bool whole_steps)
+                     uint64_t epoch, uint64_t start, bool whole_steps, uint64_t end)
     : epoch_(epoch),
       seed_(options.seed),
       whole_steps_(whole_steps),
       stream_(std::move(stream)),
-      schedule_(ScheduleParams{stream_->size(), start, options.batch_size, effective_rank(options),
-                               effective_world_size(options), options.drop_last}) {
+      schedule_(ScheduleParams{std::min(end, stream_->size()), start, options.batch_size,
+                               effective_rank(options), effective_world_size(options),
+                               options.drop_last}) {
   // Each source's windows get an equal part of the budget.
   const size_t budget = options.memory_budget / std::max<size_t>(1, sources.size());
   for (const SourceShape& s : sources)
@@ -102,7 +119,7 @@ PlannedRows EpochPlan::rows(uint64_t batch) const {
 
 PlannedRows EpochPlan::step_rows(uint64_t batch) const {
   const uint64_t first = schedule_.step_first(batch), count = schedule_.step_size(batch);
-  const uint64_t n = stream_->size();
+  const uint64_t n = end();
   std::vector<std::pair<uint64_t, uint64_t>> runs;
   if (count > 0 && n > 0) {
     uint64_t at = first % n, left = count;
@@ -117,7 +134,7 @@ PlannedRows EpochPlan::step_rows(uint64_t batch) const {
 }
 
 std::pair<uint64_t, uint64_t> EpochPlan::read_range(uint64_t batch) const {
-  const uint64_t n = stream_->size();
+  const uint64_t n = end();
   if (n == 0) return {0, 0};
   uint64_t first, count;
   if (whole_steps_) {

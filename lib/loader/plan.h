@@ -24,6 +24,15 @@ uint64_t window_blocks_for(const Geometry& geometry, size_t record_size,
 uint64_t window_blocks_for(const Geometry& geometry, size_t record_size,
                            const LoaderOptions& options);
 
+// The tokens a sample counts as on a schedule in tokens, unless the schedule says: the row length
+// of the dataset's token ids (0 when it has none).
+uint64_t row_tokens(const Schema& schema, const DatasetInfo& info);
+
+// max_tokens: of positions with these tokens, how many the epoch keeps given the tokens counted
+// before them: through the one whose tokens reach `budget`, or all of them.
+size_t positions_within_budget(const std::vector<uint64_t>& lengths, uint64_t before,
+                               uint64_t budget);
+
 // What the plan needs of each source.
 struct SourceShape {
   Geometry geometry;
@@ -43,9 +52,12 @@ struct PlannedRows {
 class EpochPlan {
  public:
   // `whole_steps`: the loader reads every rank's rows of a step (max_tokens counts them), so
-  // the windows a batch reaches are those of its whole step.
+  // the windows a batch reaches are those of its whole step. `end`: the epoch ends at that
+  // position instead of the stream's size (max_tokens reached there); the last step's rows
+  // wrap to the epoch's first positions as at any end.
   EpochPlan(std::shared_ptr<const MixtureStream> stream, const std::vector<SourceShape>& sources,
-            const LoaderOptions& options, uint64_t epoch, uint64_t start, bool whole_steps = false);
+            const LoaderOptions& options, uint64_t epoch, uint64_t start, bool whole_steps = false,
+            uint64_t end = UINT64_MAX);
   // One dataset, read once per epoch (cut to options.max_samples).
   EpochPlan(const Geometry& geometry, size_t record_size, const LoaderOptions& options,
             uint64_t epoch, uint64_t start);
@@ -53,7 +65,8 @@ class EpochPlan {
   uint64_t epoch() const { return epoch_; }
   uint64_t seed() const { return seed_; }
   size_t sources() const { return orders_.size(); }
-  uint64_t size() const { return stream_->size(); }  // samples per epoch
+  uint64_t size() const { return stream_->size(); }               // samples per epoch
+  uint64_t end() const { return schedule_.params().epoch_size; }  // size(), or where cut
   uint64_t batches() const { return schedule_.batches(); }
   uint64_t batch_size(uint64_t batch) const { return schedule_.batch_size(batch); }
   uint64_t position(uint64_t batch, uint64_t row) const { return schedule_.position(batch, row); }
@@ -73,6 +86,7 @@ class EpochPlan {
   // epoch's last batch aside); 0 when it reads none.
   std::vector<uint64_t> windows_upto(uint64_t batch, MixtureStream::Cursor* cursor = nullptr) const;
   const SourceOrder& order(size_t source) const { return *orders_[source]; }
+  const MixtureStream& stream() const { return *stream_; }
   // Windows source `source` reads this epoch (an upper bound: one more when its sample count
   // is not known exactly and the extra sample would start a window).
   uint64_t window_count(size_t source) const;

@@ -1,7 +1,7 @@
 // How one rank's batches cut the epoch's positions. The epoch is consumed in global batches of
 // batch_size * world_size positions; in each, rank r takes the r-th run of batch_size positions.
-// So the samples of a global step do not depend on the world size, only on the global batch,
-// and a run resumed with another world size (same global batch) continues the same stream.
+// A run has always read a prefix of the epoch's positions (`start` on resume), so a run resumed
+// at any world size and batch size reads exactly the positions after it.
 //
 // The remainder (fewer than one global batch) follows DistributedSampler: drop_last drops it;
 // otherwise every rank gets ceil(remainder / world_size) samples, the shortfall filled by

@@ -51,6 +51,7 @@ __all__ = ["Dataset", "Loader", "Source", "read_mixture", "IterableDataset", "Sh
 
 PathLike = Union[str, "_os.PathLike[str]"]
 Batch = Dict[str, _torch.Tensor]
+State = Dict[str, Any]
 SourceLike = Union["Source", Mapping[str, Any], PathLike]
 
 
@@ -142,7 +143,13 @@ class Source:
         return f"Source({self.path!r}{', ' + given if given else ''})"
 
 
-def _source_tuple(item: SourceLike) -> Tuple[str, Optional[float], Optional[float], Optional[int]]:
+# A source's weight schedule as the C++ module takes it: (axis, linear, tokens_per_sample,
+# [(at, weight), ...]).
+ScheduleTuple = Tuple[str, bool, int, List[Tuple[int, float]]]
+SourceTuple = Tuple[str, Optional[float], Optional[float], Optional[int], Optional[ScheduleTuple]]
+
+
+def _source_tuple(item: SourceLike, schedule: Optional[ScheduleTuple] = None) -> SourceTuple:
     if isinstance(item, Source):
         src = item
     elif isinstance(item, Mapping):
@@ -152,19 +159,63 @@ def _source_tuple(item: SourceLike) -> Tuple[str, Optional[float], Optional[floa
     return (src.path,
             None if src.weight is None else float(src.weight),
             None if src.repeat is None else float(src.repeat),
-            None if src.choose is None else int(src.choose))
+            None if src.choose is None else int(src.choose),
+            schedule)
+
+
+def _schedules(schedule: Sequence[Mapping[str, Any]], sources: int, interpolation: str = "step",
+               tokens_per_sample: Optional[int] = None) -> List[ScheduleTuple]:
+    """A mixture's ``schedule`` (points {"at_samples" or "at_tokens": x, "weights": [...]}, as in
+    a mixture spec) as each source's (axis, linear, tokens_per_sample, [(at, weight), ...])."""
+    if interpolation not in ("step", "linear"):
+        raise ShardkitError(f'interpolation is {interpolation!r}: it must be "step" or "linear"')
+    axes: set[str] = set()
+    per_source: List[List[Tuple[int, float]]] = [[] for _ in range(sources)]
+    for n, point in enumerate(schedule):
+        keys = [k for k in ("at_samples", "at_tokens") if k in point]
+        unknown = set(point) - {"at_samples", "at_tokens", "weights"}
+        if len(keys) != 1 or unknown or len(point.get("weights", ())) != sources:
+            raise ShardkitError(f"schedule point {n} needs one of at_samples/at_tokens and "
+                                f"{sources} weights (one per source), not {point!r}")
+        at = point[keys[0]]
+        if at < 0 or int(at) != at:
+            raise ShardkitError(f"schedule point {n}: {keys[0]} must be a whole number, not {at!r}")
+        axes.add(keys[0])
+        for i, weight in enumerate(point["weights"]):
+            per_source[i].append((int(at), float(weight)))
+    if len(axes) != 1:
+        raise ShardkitError("a schedule needs points, all at_samples or all at_tokens")
+    axis = "tokens" if axes.pop() == "at_tokens" else "samples"
+    return [(axis, interpolation == "linear", int(tokens_per_sample or 0), points)
+            for points in per_source]
+
+
+def _schedule_options(sources: List[SourceTuple]) -> Dict[str, Any]:
+    """Sources read from a spec, each with its schedule, as the Loader options that give it."""
+    first = sources[0][4] if sources else None
+    if first is None:
+        return {}
+    axis, linear, tokens_per_sample, points = first
+    key = "at_tokens" if axis == "tokens" else "at_samples"
+    options: Dict[str, Any] = {
+        "schedule": [{key: at, "weights": [s[4][3][n][1] for s in sources if s[4] is not None]}
+                     for n, (at, _) in enumerate(points)],
+        "interpolation": "linear" if linear else "step"}
+    if tokens_per_sample:
+        options["tokens_per_sample"] = tokens_per_sample
+    return options
 
 
 def read_mixture(spec: PathLike) -> Tuple[List[Source], Dict[str, Any]]:
     """A mixture spec file (JSON, as ``shard-inspect order --mixture`` reads it) as
     ``(sources, options)``: ``Loader(sources, **options)`` yields what that command prints."""
     sources, seed, max_samples = _shardkit.read_mixture_spec(_os.fspath(spec))
-    options: Dict[str, Any] = {}
+    options = _schedule_options(sources)
     if seed is not None:
         options["seed"] = seed
     if max_samples is not None:
         options["max_samples"] = max_samples
-    return [Source(*s) for s in sources], options
+    return [Source(*s[:4]) for s in sources], options
 
 
 class Loader:
@@ -183,17 +234,33 @@ class Loader:
     of batches the next pass yields. ``close()`` (or leaving a ``with`` block) stops the
     loader's threads; a closed loader raises ValueError when used.
 
+    A mixture's weights may follow a schedule instead (no weight/repeat/choose on the
+    sources): ``schedule=[{"at_tokens": 0, "weights": [0.9, 0.1]}, {"at_tokens": 2e9,
+    "weights": [0.5, 0.5]}]`` (or ``at_samples``), interpolation="step" (each point's weights
+    hold until the next) or "linear", tokens_per_sample=None (what a sample counts as on a
+    token axis; default: the row length). At every prefix each source's count is within one
+    sample of the schedule's integral, and state_dict() resumes it exactly at any world size and
+    batch size.
+
     A bad option value raises shardkit.OptionError (a ValueError) naming the option; an unknown
     keyword or a value of the wrong type, TypeError.
     """
 
     def __init__(self, path: Union[PathLike, Sequence[SourceLike]], epoch: int = 0,
+                 schedule: Optional[Sequence[Mapping[str, Any]]] = None,
+                 interpolation: str = "step", tokens_per_sample: Optional[int] = None,
                  **options: Any) -> None:
         if isinstance(path, (list, tuple)):
-            sources = [_source_tuple(s) for s in path]
+            per_source: List[Optional[ScheduleTuple]] = (
+                list(_schedules(schedule, len(path), interpolation, tokens_per_sample))
+                if schedule is not None else [None] * len(path))
+            sources = [_source_tuple(s, w) for s, w in zip(path, per_source)]
             self.path: str = sources[0][0] if sources else ""
             self._loader: Any = _shardkit.Loader(sources, **options)
         else:
+            if schedule is not None:
+                raise ShardkitError("schedule= weighs the sources of a mixture: give a list of "
+                                    "sources")
             self.path = _os.fspath(path)  # type: ignore[arg-type]
             self._loader = _shardkit.Loader(self.path, **options)
         self._loader.set_epoch(epoch)
@@ -281,20 +348,26 @@ class Loader:
         arrays, records, _, sources = item
         return _tensors(arrays), list(zip(sources, records))
 
-    def state_dict(self) -> Dict[str, int]:
-        """What ``load_state_dict`` needs to continue after the last batch yielded."""
-        seed, epoch, consumed, tokens = self._open().state()
-        # A state at the end of an epoch resumes with the next one (see __iter__).
+    def state_dict(self) -> State:
+        """Where the run is: seed, epoch, samples_consumed (all ranks), tokens_consumed, the
+        fingerprint of the data and order it is a position in, and blocks_skipped. It resumes
+        at any world size and batch size; a state at the end of an epoch resumes with the next
+        one."""
+        seed, epoch, consumed, tokens, fingerprint, skipped = self._open().state()
         return {"seed": seed, "epoch": epoch, "samples_consumed": consumed,
-                "tokens_consumed": tokens}
+                "tokens_consumed": tokens, "fingerprint": fingerprint, "blocks_skipped": skipped}
 
-    def load_state_dict(self, state: Mapping[str, int]) -> None:
-        """Continues from ``state``; the next pass yields the rest of its epoch."""
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Continues from ``state``: the next pass yields the rest of its epoch. A state of other
+        data, another order (shuffle, window_blocks, the mixture's weights) or another seed
+        raises ShardkitError naming both; a state saved before fingerprints were recorded is
+        taken as before (its seed adopted)."""
         # Values are checked in C++: a negative or out-of-range one raises ShardkitError naming
         # the field and its valid range. tokens_consumed is absent from states saved before
         # budgets existed.
         self._open().restore(state["seed"], state["epoch"], state["samples_consumed"],
-                             state.get("tokens_consumed", 0))
+                             state.get("tokens_consumed", 0), state.get("fingerprint"),
+                             state.get("blocks_skipped", 0))
         self._finished = False
 
     def planned_records(self, batch: int) -> List[int]:
@@ -328,7 +401,7 @@ class IterableDataset(_data.IterableDataset):  # type: ignore[type-arg]
         self._epoch: int = options.pop("epoch", 0)
         self.options: Dict[str, Any] = options
         self._loader: Optional[Loader] = None
-        self._pending_state: Optional[Mapping[str, int]] = None
+        self._pending_state: Optional[Mapping[str, Any]] = None
 
     def _get_loader(self) -> Loader:
         if self._loader is None:
@@ -358,14 +431,14 @@ class IterableDataset(_data.IterableDataset):  # type: ignore[type-arg]
                                "shardkit.IterableDataset(..., batch_size=N)")
         return iter(self._get_loader())
 
-    def state_dict(self) -> Dict[str, int]:
+    def state_dict(self) -> State:
         if self._loader is None:
             return dict(self._pending_state) if self._pending_state is not None else {
                 "seed": self.options.get("seed", 0) or 0, "epoch": self._epoch,
                 "samples_consumed": 0, "tokens_consumed": 0}
         return self._loader.state_dict()
 
-    def load_state_dict(self, state: Mapping[str, int]) -> None:
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
         if self._loader is None:
             self._pending_state = dict(state)
         else:

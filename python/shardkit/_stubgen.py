@@ -18,7 +18,9 @@ import _shardkit  # type: ignore[import]
 # Whose options a ``**options`` stands for, and keywords Python adds to them.
 _OPTIONS = {
     "Loader.__init__": ("loader_options", []),
-    "IterableDataset.__init__": ("loader_options", ["epoch: int = ..."]),
+    "IterableDataset.__init__": ("loader_options", [
+        "epoch: int = ...", "schedule: Optional[Sequence[Mapping[str, Any]]] = ...",
+        "interpolation: str = ...", "tokens_per_sample: Optional[int] = ..."]),
     "Dataset.__init__": ("source_options", []),
     "write_dataset": ("convert_options", []),
 }
@@ -30,6 +32,8 @@ _KIND_TYPES = {
 # Classes that come from the C++ module.
 _NATIVE = ["class ShardkitError(RuntimeError): ...",
            "class OptionError(ShardkitError, ValueError): ..."]
+# The type aliases the public signatures use.
+_ALIASES = ("PathLike", "Batch", "State", "SourceLike")
 # Generic bases need their parameter in a stub.
 _BASES = {"_data.Dataset": "_data.Dataset[Batch]",
           "_data.IterableDataset": "_data.IterableDataset[Batch]"}
@@ -118,8 +122,7 @@ def stub(source: str) -> str:
     lines += _NATIVE
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
-                node.targets[0], ast.Name) and node.targets[0].id in ("PathLike", "Batch",
-                                                                      "SourceLike"):
+                node.targets[0], ast.Name) and node.targets[0].id in _ALIASES:
             lines.append(ast.unparse(node))
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name in exported:

@@ -186,9 +186,7 @@ TEST_CASE("resuming at random positions gives the uninterrupted stream") {
     CHECK(saved.seed == 123);
     CHECK(saved.samples_consumed == cut * 16);
     o.threads = 3 - trial % 3;
-    LoaderOptions other = o;
-    other.seed = 999;  // the state's seed wins
-    Loader second(tmp / "ds", other);
+    Loader second(tmp / "ds", o);
     second.restore(saved);
     auto rest = drain(second);
     got.insert(got.end(), rest.begin(), rest.end());
@@ -427,6 +425,63 @@ TEST_CASE("restore refuses samples_consumed past the epoch's end, naming the fie
     CHECK(std::string(e.what()).find("samples_consumed 301") != std::string::npos);
     CHECK(std::string(e.what()).find("0..300") != std::string::npos);
   }
+}
+
+TEST_CASE("restore refuses a state of other data, another order or seed, naming both") {
+  TempDir tmp("ld");
+  t::write_fixture(tmp / "ds", {.records = 400, .block_bytes = 3000});
+  t::write_fixture(tmp / "other", {.records = 400, .block_bytes = 3000, .label_base = 5});
+  LoaderOptions o;
+  o.batch_size = 8;
+  o.seed = 7;
+  o.window_blocks = 4;
+  Loader saved_from(tmp / "ds", o);
+  saved_from.next();
+  const LoaderState saved = saved_from.state();
+  REQUIRE(saved.fingerprint.size() == 33);
+  // The same data read from a copy in another place is the same stream.
+  std::filesystem::copy(tmp / "ds", tmp / "copy");
+  Loader copy(tmp / "copy", o);
+  CHECK_NOTHROW(copy.restore(saved));
+  CHECK(copy.next()->records == saved_from.next()->records);
+  auto refused = [&](const std::filesystem::path& dir, const LoaderOptions& opts,
+                     const LoaderState& state, const std::string& why) {
+    Loader l(dir, opts);
+    try {
+      l.restore(state);
+      FAIL("restore accepted a state it cannot continue: " << why);
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      CAPTURE(what);
+      CHECK(e.code() == ErrorCode::kInvalidArgument);
+      CHECK(what.find(why) != std::string::npos);
+      if (opts.seed != state.seed) return;  // both seeds named instead
+      CHECK(what.find(state.fingerprint) != std::string::npos);
+      CHECK(what.find(l.state().fingerprint) != std::string::npos);
+    }
+  };
+  // Other data (same geometry, other records), another window, another seed.
+  refused(tmp / "other", o, saved, "other data");
+  LoaderOptions wider = o;
+  wider.window_blocks = 5;
+  refused(tmp / "ds", wider, saved, "window_blocks");
+  LoaderOptions reseeded = o;
+  reseeded.seed = 8;
+  refused(tmp / "ds", reseeded, saved, "seed 7, this loader has seed 8");
+  // Budgets, drop_last, world size and batch size may change.
+  LoaderOptions elastic = o;
+  elastic.batch_size = 5;
+  elastic.world_size = 2;
+  elastic.rank = 1;
+  elastic.drop_last = true;
+  elastic.max_samples = 300;
+  CHECK_NOTHROW(Loader(tmp / "ds", elastic).restore(saved));
+  // A state saved before fingerprints were recorded: accepted, and its seed adopted.
+  LoaderState legacy = saved;
+  legacy.fingerprint.clear();
+  Loader old(tmp / "other", reseeded);
+  CHECK_NOTHROW(old.restore(legacy));
+  CHECK(old.state().seed == 7);
 }
 
 TEST_CASE("rank and world size left unset come from RANK and WORLD_SIZE") {

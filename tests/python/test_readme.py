@@ -34,7 +34,9 @@ def main():
     assert sorted(model.seen) == ["labels", "token_type_ids"] and model.seen["labels"] is not None
     import torch
     state = torch.load(os.path.join(work, "ckpt.pt"))["loader"]
-    assert state == {"seed": 1, "epoch": 2, "samples_consumed": len(labels), "tokens_consumed": 0}, state  # epoch 2 done
+    assert state == {"seed": 1, "epoch": 2, "samples_consumed": len(labels), "tokens_consumed": 0,
+                     "fingerprint": state["fingerprint"], "blocks_skipped": 0}, state  # epoch 2 done
+    assert len(state["fingerprint"]) == 33, state
     # The mixture snippet, on data/train and a second dataset at data/valid.
     code = subprocess.run([sys.executable, SNIPPET, README, "fenced", "python", "shardkit.Source"],
                           check=True, capture_output=True, text=True).stdout

@@ -1,17 +1,32 @@
 // shard-inspect order DIR [--epoch E] [--start K] [--count N] [every loader option that changes
-//   the order: --seed S --rank R --world-size W --batch-size B --no-shuffle ...]
-// shard-inspect order --mixture SPEC.json [same options]
+//   the order, from the loader's option table: --seed S --rank R --world-size W --batch-size B
+//   --no-shuffle --drop-last --max-tokens T ...]
+// shard-inspect order --mixture SPEC.json [same options] [--shares STEPS]
+// shard-inspect order (DIR | --mixture SPEC.json) --resume-from STATE.json --world-size W
+//   --batch-size B [--max-tokens T] [same options]
 // Prints, one per line, the global record indices a Loader with the same options yields to
 // this rank (for a mixture, "SOURCE RECORD": the source's index in the spec and the record in
-// it): the same EpochPlan code, no data read.
+// it): the same EpochPlan code, no data read (but the rows' lengths with --max-tokens). --shares
+// prints instead, per window of STEPS global steps, each source's count and share beside what its
+// weights or schedule give.
+// --resume-from prints what every rank of a run resumed from a saved state_dict (JSON) at this
+// world size and batch size reads: "RANK BATCH [SOURCE] RECORD" lines after a "#" line; with
+// --max-tokens it reads the rows' lengths to find where the budget ends the epoch.
+#include <simdjson.h>
+
 #include <cstdio>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 
+#include "core/dataset.h"
 #include "core/dataset_store.h"
 #include "core/error.h"
+#include "core/json_keys.h"
 #include "core/manifest.h"
-#include "loader/loader.h"
+#include "loader/collator.h"
+#include "loader/fingerprint.h"
 #include "loader/loader_option_table.h"
 #include "loader/mixture_spec.h"
 #include "loader/plan.h"
@@ -20,113 +35,257 @@
 
 namespace {
 
+namespace loader = shardkit::loader;
+using shardkit::Error;
+using shardkit::ErrorCode;
+
 struct OrderArgs {
   std::string dir;
   std::string mixture;
-  shardkit::loader::LoaderOptions options;
-  std::unique_ptr<shardkit::tools::OptionFlags<shardkit::loader::LoaderOptions>> flags;
+  std::string resume_from;
+  bool seed_given = false;
+  loader::LoaderOptions options;
+  std::unique_ptr<shardkit::tools::OptionFlags<loader::LoaderOptions>> flags;
   uint64_t epoch = 0;
   uint64_t start = 0;
   uint64_t count = UINT64_MAX;
+  uint64_t shares = 0;
   bool print_options = false;
 };
 
-// The command's sources: the dataset, or the mixture spec's (whose seed and max_samples apply
-// unless given as flags).
-std::vector<shardkit::loader::MixtureSource> order_sources(
-    const OrderArgs& args, shardkit::loader::LoaderOptions& options) {
-  namespace loader = shardkit::loader;
-  if (args.dir.empty() == args.mixture.empty())
-    throw shardkit::Error(shardkit::ErrorCode::kInvalidArgument, "",
-                          "order takes a dataset DIR or --mixture SPEC.json, not both");
-  if (args.mixture.empty()) return {{args.dir, {}, {}, {}}};
-  const loader::MixtureSpec spec = loader::read_mixture_spec(args.mixture);
-  if (spec.seed && !args.flags->given("seed")) options.seed = *spec.seed;
-  if (spec.max_samples && !options.max_samples) options.max_samples = *spec.max_samples;
-  return spec.sources;
-}
-
-// Prints rows [start, start + count) of this rank, handed to add() in order from row `first`.
-class RowPrinter {
- public:
-  RowPrinter(const OrderArgs& args, uint64_t first)
-      : args_(args), mixed_(!args.mixture.empty()), seen_(first) {}
-  bool done() const { return printed_ >= args_.count; }
-  void add(uint32_t source, uint64_t record) {
-    if (seen_++ < args_.start || done()) return;
-    out_ += (mixed_ ? std::to_string(source) + " " : std::string()) + std::to_string(record) + "\n";
-    ++printed_;
-    if (out_.size() > (1 << 16)) flush();
-  }
-  void flush() {
-    std::fputs(out_.c_str(), stdout);
-    out_.clear();
-  }
-
- private:
-  const OrderArgs& args_;
-  bool mixed_;
-  uint64_t seen_, printed_ = 0;
-  std::string out_;
+// The sources of the order asked for, with what the plan needs of each.
+struct Sources {
+  std::vector<loader::MixtureSource> list;
+  std::vector<shardkit::Manifest> manifests;
+  std::vector<loader::SourceShape> shapes;
+  bool mixed = false;
+  std::shared_ptr<const loader::MixtureStream> stream;
 };
 
-// From the plan alone: the same EpochPlan code as the loader, no data read.
-void print_planned(const std::vector<shardkit::loader::MixtureSource>& sources,
-                   const shardkit::loader::LoaderOptions& options, const OrderArgs& args) {
-  namespace loader = shardkit::loader;
+Sources load_sources(const OrderArgs& args, loader::LoaderOptions& options) {
+  if (args.dir.empty() == args.mixture.empty())
+    throw Error(ErrorCode::kInvalidArgument, "",
+                "order takes a dataset DIR or --mixture SPEC.json, not both");
+  Sources s;
+  s.mixed = !args.mixture.empty();
+  s.list = {loader::MixtureSource{args.dir}};
+  if (s.mixed) {
+    const loader::MixtureSpec spec = loader::read_mixture_spec(args.mixture);
+    s.list = spec.sources;
+    if (spec.seed && !args.seed_given) options.seed = *spec.seed;
+    if (spec.max_samples && !options.max_samples) options.max_samples = *spec.max_samples;
+  }
   std::vector<uint64_t> sizes;
-  std::vector<loader::SourceShape> shapes;
-  for (const loader::MixtureSource& s : sources) {
-    const shardkit::Manifest m = shardkit::open_store(s.path)->load_manifest();
-    shapes.push_back({shardkit::Geometry::of(m), m.schema.record_size()});
-    sizes.push_back(shapes.back().geometry.records());
+  for (const loader::MixtureSource& m : s.list) {
+    s.manifests.push_back(shardkit::open_store(m.path)->load_manifest());
+    const shardkit::Manifest& mf = s.manifests.back();
+    s.shapes.push_back({shardkit::Geometry::of(mf), mf.schema.record_size()});
+    sizes.push_back(s.shapes.back().geometry.records());
   }
-  const loader::EpochPlan plan(
-      std::make_shared<const loader::MixtureStream>(sources, sizes, options.max_samples), shapes,
-      options, args.epoch, 0);
-  // Every batch but the last is full, so the batch holding row `start` is found by division.
-  const uint64_t first_batch = args.start / options.batch_size;
-  RowPrinter printer(args, first_batch * options.batch_size);
-  for (uint64_t batch = first_batch; batch < plan.batches() && !printer.done(); ++batch) {
-    const loader::PlannedRows rows = plan.rows(batch);
-    for (size_t row = 0; row < rows.size(); ++row)
-      printer.add(rows.sources[row], rows.records[row]);
-  }
-  printer.flush();
+  const shardkit::Manifest& first = s.manifests[0];
+  s.stream = std::make_shared<const loader::MixtureStream>(
+      s.list, sizes, options.max_samples, loader::row_tokens(first.schema, first.info));
+  return s;
 }
 
-// Through a Loader: the rows it delivers (it reads the lengths a token budget counts).
-void print_loaded(const std::vector<shardkit::loader::MixtureSource>& sources,
-                  const shardkit::loader::LoaderOptions& options, const OrderArgs& args) {
-  shardkit::loader::Loader loader(sources, options);
-  loader.set_epoch(args.epoch);
-  RowPrinter printer(args, 0);
-  while (!printer.done()) {
-    const auto batch = loader.next();
-    if (!batch) break;
-    for (size_t row = 0; row < batch->records.size(); ++row)
-      printer.add(batch->sources.empty() ? 0 : batch->sources[row], batch->records[row]);
+std::string row_text(const loader::PlannedRows& rows, size_t row, bool mixed) {
+  return (mixed ? std::to_string(rows.sources[row]) + " " : std::string()) +
+         std::to_string(rows.records[row]);
+}
+
+void flush_if_large(std::string& out) {
+  if (out.size() < (1 << 16)) return;
+  std::fputs(out.c_str(), stdout);
+  out.clear();
+}
+
+uint64_t budget_end(const Sources& s, loader::LoaderOptions options, uint64_t epoch, uint64_t start,
+                    uint64_t before);
+
+// This rank's records from its `start`-th sample on, at most `count`.
+void print_rank(const Sources& s, const loader::LoaderOptions& options, const OrderArgs& args) {
+  const uint64_t end =
+      options.max_tokens ? budget_end(s, options, args.epoch, 0, 0) : s.stream->size();
+  const loader::EpochPlan plan(s.stream, s.shapes, options, args.epoch, 0, options.max_tokens > 0,
+                               end);
+  // Every batch but the last is full, so the batch holding row `start` is found by division.
+  uint64_t batch = args.start / options.batch_size, row = args.start % options.batch_size;
+  uint64_t printed = 0;
+  std::string out;
+  for (; batch < plan.batches() && printed < args.count; ++batch, row = 0) {
+    const loader::PlannedRows rows = plan.rows(batch);
+    for (; row < rows.size() && printed < args.count; ++row, ++printed)
+      out += row_text(rows, row, s.mixed) + "\n";
+    flush_if_large(out);
   }
-  printer.flush();
+  std::fputs(out.c_str(), stdout);
+}
+
+// Per window of `steps` global steps: each source's count and share, and its weights' or
+// schedule's share of the same samples.
+void print_shares(const Sources& s, const loader::LoaderOptions& options, uint64_t steps) {
+  const loader::MixtureSchedule* schedule = s.stream->schedule();
+  const uint64_t global = options.batch_size * options.world_size, n = s.stream->size();
+  const uint64_t window = steps * global;
+  std::string out;
+  for (uint64_t first = 0; first < n; first += window) {
+    const uint64_t end = std::min(n, first + window);
+    const std::vector<uint64_t> a = s.stream->counts_before(first),
+                                b = s.stream->counts_before(end);
+    std::string counts, shares, expected;
+    for (size_t i = 0; i < a.size(); ++i) {
+      char buf[64];
+      counts += " " + std::to_string(b[i] - a[i]);
+      std::snprintf(buf, sizeof buf, " %.4f", double(b[i] - a[i]) / double(end - first));
+      shares += buf;
+      const double want = schedule ? schedule->integral(i, end) - schedule->integral(i, first)
+                                   : double(end - first);
+      std::snprintf(buf, sizeof buf, " %.4f", want / double(end - first));
+      expected += buf;
+    }
+    out += "steps " + std::to_string(first / global) + "-" + std::to_string((end - 1) / global) +
+           " samples " + std::to_string(first) + "-" + std::to_string(end - 1) + " counts" +
+           counts + " shares" + shares + " schedule" + expected + "\n";
+    flush_if_large(out);
+  }
+  std::fputs(out.c_str(), stdout);
+}
+
+uint64_t state_value(simdjson::dom::element v, const std::string& key, const std::string& file) {
+  uint64_t u;
+  if (v.get_uint64().get(u))
+    throw Error(ErrorCode::kInput, file, "state \"" + key + "\" must be a non-negative integer");
+  return u;
+}
+
+// A state_dict saved as JSON (json.dump(loader.state_dict(), f)).
+loader::LoaderState read_state(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error(ErrorCode::kIo, file, "cannot open the saved state");
+  std::ostringstream text;
+  text << in.rdbuf();
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  simdjson::dom::object o;
+  if (parser.parse(text.str()).get(root) || root.get_object().get(o))
+    throw Error(ErrorCode::kInput, file, "a saved state is a JSON object (a state_dict)");
+  if (auto key = shardkit::repeated_key(root))
+    throw Error(ErrorCode::kInput, file, "key \"" + *key + "\" appears twice");
+  loader::LoaderState st;
+  const std::pair<const char*, uint64_t*> numbers[] = {{"seed", &st.seed},
+                                                       {"epoch", &st.epoch},
+                                                       {"samples_consumed", &st.samples_consumed},
+                                                       {"tokens_consumed", &st.tokens_consumed},
+                                                       {"blocks_skipped", &st.blocks_skipped}};
+  for (auto [k, v] : o) {
+    const std::string key(k);
+    std::string_view fp;
+    bool known = key == "fingerprint" && !v.get_string().get(fp);
+    if (known) st.fingerprint = std::string(fp);
+    for (const auto& [name, field] : numbers)
+      if (key == name) *field = state_value(v, key, file), known = true;
+    if (!known) throw Error(ErrorCode::kInput, file, "unknown state key \"" + key + "\"");
+  }
+  if (o["samples_consumed"].error())
+    throw Error(ErrorCode::kInput, file, "the state has no \"samples_consumed\"");
+  return st;
+}
+
+// max_tokens: the position after the one whose tokens reach the budget, reading each row's
+// length from `start` on (`before` tokens counted already); the epoch's end when none does.
+uint64_t budget_end(const Sources& s, loader::LoaderOptions options, uint64_t epoch, uint64_t start,
+                    uint64_t before) {
+  std::vector<shardkit::Dataset> data;
+  std::vector<const shardkit::Field*> length;
+  for (size_t i = 0; i < s.list.size(); ++i) {
+    data.push_back(shardkit::Dataset::open(s.list[i].path));
+    const std::string* name = data.back().info().field(shardkit::FieldRole::kLength);
+    length.push_back(name ? data.back().schema().find(*name) : nullptr);
+    if (!length.back())
+      throw Error(ErrorCode::kInvalidArgument, s.list[i].path,
+                  "--max-tokens counts each row's length, but the dataset has no length field");
+  }
+  options.rank = 0, options.world_size = 1, options.batch_size = 4096, options.drop_last = false;
+  const loader::EpochPlan plan(s.stream, s.shapes, options, epoch, start);
+  uint64_t at = start;
+  for (uint64_t b = 0; b < plan.batches(); ++b) {
+    const loader::PlannedRows rows = plan.rows(b);
+    std::vector<uint64_t> lengths;
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const shardkit::Dataset& ds = data[rows.sources[r]];
+      std::vector<unsigned char> record(ds.schema().record_size());
+      ds.read(rows.records[r], record.data());
+      int64_t v = 0;
+      const shardkit::Field* f = length[rows.sources[r]];
+      loader::cast_elements(f->dtype, record.data() + f->offset, shardkit::DType::kI64, &v, 1);
+      lengths.push_back(static_cast<uint64_t>(std::max<int64_t>(v, 0)));
+    }
+    const size_t kept = loader::positions_within_budget(lengths, before, options.max_tokens);
+    for (size_t i = 0; i < kept; ++i) before += lengths[i];
+    if (before >= options.max_tokens) return at + kept;
+    at += lengths.size();
+  }
+  return s.stream->size();
+}
+
+// What each rank of a run resumed from `state` at this world size and batch size reads.
+void print_resume(const Sources& s, loader::LoaderOptions options, const OrderArgs& args) {
+  const loader::LoaderState st = read_state(args.resume_from);
+  if (!args.seed_given) options.seed = st.seed;
+  std::vector<const shardkit::Manifest*> manifests;
+  for (const shardkit::Manifest& m : s.manifests) manifests.push_back(&m);
+  loader::check_resumable(st.fingerprint, st.seed,
+                          loader::stream_fingerprint(manifests, s.list, options), options.seed,
+                          s.mixed ? args.mixture : args.dir);
+  const uint64_t n = s.stream->size();
+  if (st.samples_consumed > n)
+    throw Error(ErrorCode::kInvalidArgument, args.resume_from,
+                "samples_consumed " + std::to_string(st.samples_consumed) +
+                    " is past the epoch's end: the valid range is 0.." + std::to_string(n));
+  uint64_t end = n;
+  if (options.max_tokens)
+    end = st.tokens_consumed >= options.max_tokens
+              ? st.samples_consumed
+              : budget_end(s, options, st.epoch, st.samples_consumed, st.tokens_consumed);
+  const uint64_t global = options.batch_size * options.world_size;
+  std::string out =
+      "# epoch " + std::to_string(st.epoch) + ", seed " + std::to_string(options.seed) +
+      ": samples " + std::to_string(st.samples_consumed) + ".." + std::to_string(end) + " of " +
+      std::to_string(n) + " left, " + std::to_string(options.world_size) + " ranks x " +
+      std::to_string(options.batch_size) + " = " + std::to_string(global) + " a step\n";
+  for (uint32_t r = 0; r < options.world_size; ++r) {
+    options.rank = r;
+    const loader::EpochPlan plan(s.stream, s.shapes, options, st.epoch, st.samples_consumed,
+                                 options.max_tokens > 0, end);
+    for (uint64_t b = 0; b < plan.batches(); ++b) {
+      const loader::PlannedRows rows = plan.rows(b);
+      for (size_t row = 0; row < rows.size(); ++row)
+        out +=
+            std::to_string(r) + " " + std::to_string(b) + " " + row_text(rows, row, s.mixed) + "\n";
+      flush_if_large(out);
+    }
+  }
+  std::fputs(out.c_str(), stdout);
 }
 
 void run_order(OrderArgs& args) {
-  namespace loader = shardkit::loader;
   loader::LoaderOptions options = args.options;
   // The rank the command shows is the one asked for, never the environment's.
   options.rank = 0;
   options.world_size = 1;
   args.flags->apply(options);
+  args.seed_given = args.flags->given("seed");
   if (args.print_options) {
     std::printf("%s\n", loader::loader_option_table().to_json(options).c_str());
     return;
   }
-  const std::vector<loader::MixtureSource> sources = order_sources(args, options);
-  // A token budget ends the epoch where the rows' lengths say: only reading them tells.
-  if (options.max_tokens)
-    print_loaded(sources, options, args);
-  else
-    print_planned(sources, options, args);
+  const Sources s = load_sources(args, options);
+  if (!args.resume_from.empty()) return print_resume(s, options, args);
+  if (args.shares) {
+    if (!s.mixed) throw Error(ErrorCode::kInvalidArgument, "", "--shares needs --mixture");
+    return print_shares(s, options, args.shares);
+  }
+  print_rank(s, options, args);
 }
 
 const shard_inspect::RegisterCommand kOrder([](CLI::App& app) {
@@ -135,15 +294,20 @@ const shard_inspect::RegisterCommand kOrder([](CLI::App& app) {
       "order", "Print the global record indices a loader with these options yields, one per line");
   cmd->add_option("dir", args->dir, "Dataset directory or URL (http://, https://, s3://)");
   cmd->add_option("--mixture", args->mixture,
-                  "A mixture spec (JSON: sources with path and weight/repeat/choose, seed, "
-                  "max_samples); prints SOURCE RECORD per line");
+                  "A mixture spec (JSON: sources with path and weight/repeat/choose, or a "
+                  "schedule; seed, max_samples); prints SOURCE RECORD per line");
   cmd->add_option("--epoch", args->epoch, "Epoch")->default_val(0);
   cmd->add_option("--start", args->start, "Skip this many of the rank's samples first")
       ->default_val(0);
   cmd->add_option("--count", args->count, "Print at most this many");
-  args->flags = std::make_unique<shardkit::tools::OptionFlags<shardkit::loader::LoaderOptions>>(
-      cmd, shardkit::loader::loader_option_table(),
-      [](const auto& option) { return option.order; });
+  args->flags = std::make_unique<shardkit::tools::OptionFlags<loader::LoaderOptions>>(
+      cmd, loader::loader_option_table(), [](const auto& option) { return option.order; });
+  cmd->add_option("--shares", args->shares,
+                  "With --mixture: print each source's share per window of this many steps")
+      ->default_val(0);
+  cmd->add_option("--resume-from", args->resume_from,
+                  "A saved state_dict (JSON): print what each rank of a run resumed from it at "
+                  "--world-size and --batch-size reads, as RANK BATCH [SOURCE] RECORD");
   cmd->add_flag("--print-options", args->print_options,
                 "Print the loader options as resolved (JSON), and exit");
   cmd->callback([args] { run_order(*args); });

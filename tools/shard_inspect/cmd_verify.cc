@@ -1,7 +1,14 @@
-// shard-inspect verify DIR: every checksum, every block decoded; exit 1 on any fault.
+// shard-inspect verify DIR: every checksum, every block decoded; exit 1 on any fault. --json
+// prints the report as one JSON object, with the damaged blocks a loader's on_corrupt=skip
+// would replace (shard, block in it, global block and the records it holds).
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/dataset_store.h"
+#include "core/error.h"
+#include "core/geometry.h"
+#include "core/manifest.h"
 #include "core/verify.h"
 #include "shard_inspect/commands.h"
 
@@ -10,10 +17,67 @@ namespace {
 struct VerifyArgs {
   std::string dir;
   bool quiet = false;
+  bool json = false;
 };
 
+// A fault of one block of a shard the manifest lists, placed in the dataset; null otherwise
+// (a shard or manifest that cannot be read at all, which no skip replaces).
+nlohmann::json damaged_block(const shardkit::VerifyFault& f, const shardkit::Manifest& m,
+                             const shardkit::Geometry& g) {
+  if (!f.block) return nullptr;
+  for (uint32_t shard = 0; shard < m.shards.size(); ++shard) {
+    const std::string& name = m.shards[shard].name;
+    if (f.file.size() < name.size() + 1 ||
+        f.file.compare(f.file.size() - name.size() - 1, std::string::npos, "/" + name) != 0)
+      continue;
+    if (*f.block >= g.shard_blocks(shard)) return nullptr;
+    uint64_t global = *f.block;
+    for (uint32_t s = 0; s < shard; ++s) global += g.shard_blocks(s);
+    return {{"file", f.file},
+            {"shard", shard},
+            {"block", *f.block},
+            {"global_block", global},
+            {"first_record", g.block_first_record(global)},
+            {"records", g.block_records(global)}};
+  }
+  return nullptr;
+}
+
+void print_json(const VerifyArgs& args, const shardkit::VerifyReport& r) {
+  nlohmann::json out = {{"ok", r.ok()},
+                        {"shards_checked", r.shards_checked},
+                        {"blocks_checked", r.blocks_checked},
+                        {"records_checked", r.records_checked},
+                        {"faults", nlohmann::json::array()},
+                        {"damaged_blocks", nlohmann::json::array()}};
+  shardkit::Manifest m;
+  bool have_manifest = true;
+  try {
+    m = shardkit::open_store(args.dir)->load_manifest();
+  } catch (const shardkit::Error&) {
+    have_manifest = false;  // reported among the faults
+  }
+  const shardkit::Geometry g = have_manifest ? shardkit::Geometry::of(m) : shardkit::Geometry();
+  bool all_skippable = have_manifest;
+  for (const auto& f : r.faults) {
+    out["faults"].push_back({{"file", f.file},
+                             {"block", f.block ? nlohmann::json(*f.block) : nlohmann::json()},
+                             {"message", f.message}});
+    nlohmann::json d = have_manifest ? damaged_block(f, m, g) : nullptr;
+    if (d.is_null())
+      all_skippable = false;
+    else
+      out["damaged_blocks"].push_back(std::move(d));
+  }
+  // Whether a loader with on_corrupt="skip" reads past every fault found.
+  out["skip_replaces_all"] = all_skippable;
+  std::printf("%s\n", out.dump(2).c_str());
+}
+
 void run_verify(const VerifyArgs& args) {
-  const shardkit::VerifyReport r = shardkit::verify_dataset(args.dir);
+  const shardkit::VerifyReport r = shardkit::verify_dataset(args.dir, shardkit::SourceOptions{});
+  if (!r.ok()) shard_inspect::exit_code() = 1;
+  if (args.json) return print_json(args, r);
   for (const auto& f : r.faults) std::printf("FAULT %s\n", f.message.c_str());
   if (r.ok()) {
     if (!args.quiet)
@@ -24,7 +88,6 @@ void run_verify(const VerifyArgs& args) {
   } else {
     std::printf("%zu fault(s); %llu blocks verified\n", r.faults.size(),
                 static_cast<unsigned long long>(r.blocks_checked));
-    shard_inspect::exit_code() = 1;
   }
 }
 
@@ -34,6 +97,8 @@ const shard_inspect::RegisterCommand kVerify([](CLI::App& app) {
   cmd->add_option("dir", args->dir, "Dataset directory or URL (http://, https://, s3://)")
       ->required();
   cmd->add_flag("-q,--quiet", args->quiet, "Print faults only");
+  cmd->add_flag("--json", args->json,
+                "Print the report as JSON, listing the damaged blocks on_corrupt=skip replaces");
   cmd->callback([args] { run_verify(*args); });
 });
 

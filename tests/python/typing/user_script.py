@@ -1,6 +1,6 @@
 """A training script written against the README's Python API, for `mypy --strict`: the package
 ships type hints (py.typed and a stub with one typed keyword per option)."""
-from typing import Dict, List
+from typing import Any, Dict, List
 
 import torch
 from torch.utils.data import DataLoader
@@ -21,7 +21,7 @@ def train(path: str, valid: str) -> float:
                 # torch 1.13 leaves backward() untyped.
                 loss.backward()  # type: ignore[no-untyped-call]
                 optimizer.step()
-            state: Dict[str, int] = loader.state_dict()
+            state: Dict[str, Any] = loader.state_dict()
             loader.load_state_dict(state)
     mixture = shardkit.Loader([shardkit.Source(path, weight=3), shardkit.Source(valid, weight=1)],
                               batch_size=16, source_field=True)

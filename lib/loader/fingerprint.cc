@@ -1,0 +1,112 @@
+#include "loader/fingerprint.h"
+
+#include <cstring>
+
+#include "core/checksum.h"
+#include "core/error.h"
+#include "core/geometry.h"
+#include "loader/plan.h"
+
+namespace shardkit::loader {
+
+namespace {
+
+// Bytes to hash, each value fixed-width so that no two sequences of fields collide by layout.
+class Hasher {
+ public:
+  void add(uint64_t v) { bytes_.append(reinterpret_cast<const char*>(&v), sizeof v); }
+  void add(double v) {
+    uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    add(bits);
+  }
+  void add(const std::string& s) {
+    add(uint64_t{s.size()});
+    bytes_ += s;
+  }
+  template <typename T>
+  void add(const std::optional<T>& v) {
+    add(uint64_t{v.has_value()});
+    if (v) add(*v);
+  }
+  uint64_t digest() const { return xxh3_64(bytes_.data(), bytes_.size()); }
+
+ private:
+  std::string bytes_;
+};
+
+uint64_t data_hash(const std::vector<const Manifest*>& manifests) {
+  Hasher h;
+  for (const Manifest* m : manifests) {
+    h.add(m->schema.canonical());
+    h.add(uint64_t{m->records_per_block});
+    h.add(uint64_t{m->shards.size()});
+    for (const ShardEntry& s : m->shards) {
+      h.add(s.name);
+      h.add(s.records);
+      h.add(s.checksum);
+    }
+  }
+  return h.digest();
+}
+
+uint64_t order_hash(const std::vector<const Manifest*>& manifests,
+                    const std::vector<MixtureSource>& sources, const LoaderOptions& options) {
+  Hasher h;
+  h.add(uint64_t{options.shuffle});
+  const size_t budget = options.memory_budget / std::max<size_t>(1, sources.size());
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const Manifest& m = *manifests[i];
+    h.add(window_blocks_for(Geometry::of(m), m.schema.record_size(), options, budget));
+    const MixtureSource& s = sources[i];
+    h.add(s.weight);
+    h.add(s.repeat);
+    h.add(s.choose);
+    h.add(uint64_t{s.schedule.has_value()});
+    if (!s.schedule) continue;
+    h.add(uint64_t{s.schedule->axis == ScheduleAxis::kTokens});
+    h.add(uint64_t{s.schedule->linear});
+    h.add(s.schedule->tokens_per_sample);
+    for (const WeightPoint& p : s.schedule->points) {
+      h.add(p.at);
+      h.add(p.weight);
+    }
+  }
+  return h.digest();
+}
+
+}  // namespace
+
+std::string stream_fingerprint(const std::vector<const Manifest*>& manifests,
+                               const std::vector<MixtureSource>& sources,
+                               const LoaderOptions& options) {
+  return checksum_hex(data_hash(manifests)) + "-" +
+         checksum_hex(order_hash(manifests, sources, options));
+}
+
+void check_resumable(const std::string& saved_fingerprint, uint64_t saved_seed,
+                     const std::string& fingerprint, uint64_t seed, const std::string& what) {
+  if (saved_fingerprint.empty()) return;
+  auto refuse = [&](const std::string& why) {
+    throw Error(ErrorCode::kInvalidArgument, what, "cannot resume this state: " + why);
+  };
+  const auto half = [](const std::string& f, bool data) {
+    const size_t dash = f.find('-');
+    return dash == std::string::npos ? f : data ? f.substr(0, dash) : f.substr(dash + 1);
+  };
+  if (half(saved_fingerprint, true) != half(fingerprint, true))
+    refuse("it was saved over other data (state fingerprint " + saved_fingerprint +
+           ", this loader's " + fingerprint + " over " + what +
+           "): a state continues only the stream it was saved from");
+  if (saved_fingerprint != fingerprint)
+    refuse("it was saved with another order over the same data (state fingerprint " +
+           saved_fingerprint + ", this loader's " + fingerprint +
+           "): shuffle, window_blocks (which memory_budget sets when window_blocks is 0) or the "
+           "mixture's weights, repeat, choose or schedule differ");
+  if (saved_seed != seed)
+    refuse("it was saved with seed " + std::to_string(saved_seed) + ", this loader has seed " +
+           std::to_string(seed) + ": give the loader seed " + std::to_string(saved_seed) +
+           " to continue that run");
+}
+
+}  // namespace shardkit::loader

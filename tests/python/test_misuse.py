@@ -1,0 +1,105 @@
+"""Misuse is refused with an error that names what is wrong, never a crash or a silent default:
+an absurd thread count, threads the system cannot start, NaN as a probability, a value of the
+wrong type, a misspelt keyword; and the command line's habits: a misspelt flag or subcommand
+gets a did-you-mean, `dump --decode` refuses a tokenizer other than the dataset's, and a
+classification corpus without the label field says which field it read and what the rows have."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+sys.path.insert(0, os.path.dirname(__file__))
+import pyutil  # noqa: E402
+import shardkit  # noqa: E402
+
+
+def refused(call, kind, *words):
+    try:
+        call()
+    except kind as e:
+        for w in words:
+            assert w in str(e), f"{w!r} not in {str(e)!r}"
+        return str(e)
+    raise AssertionError(f"accepted: expected {kind.__name__} with {words}")
+
+
+def test_loader_keywords(path):
+    refused(lambda: shardkit.Loader(path, threads=5000), shardkit.OptionError,
+            "threads", "from 0 to 1024", "5000")
+    refused(lambda: shardkit.Loader(path, mlm_probability=float("nan")), ValueError,
+            "mlm_probability", "nan")
+    refused(lambda: shardkit.Loader(path, batch_size="32"), TypeError,
+            "batch_size must be an int, not str")
+    refused(lambda: shardkit.Loader(path, shuffle="yes"), TypeError, "shuffle must be a bool")
+    refused(lambda: shardkit.Loader(path, fields="input_ids", cache_dir=3), TypeError,
+            "cache_dir must be a str or os.PathLike, not int")
+    refused(lambda: shardkit.Loader(path, batchsize=32), TypeError, "did you mean 'batch_size'")
+    refused(lambda: shardkit.Dataset(path, read_mode="fast"), shardkit.OptionError,
+            "read_mode must be one of pread, mmap, not 'fast'")
+    print("  threads=5000, NaN, wrong types and a misspelling: each refused naming the option")
+
+
+def test_threads_the_system_cannot_start(path):
+    # Under an address-space limit the threads' stacks do not fit: an error, not an abort.
+    child = textwrap.dedent(f"""
+        import resource, shardkit
+        size = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
+        limit = size + (256 << 20)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        try:
+            shardkit.Loader({path!r}, threads=1000, memory_budget=1 << 20)
+        except shardkit.ShardkitError as e:
+            print("refused:", e)
+        else:
+            print("started")
+    """)
+    p = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True)
+    assert p.returncode == 0, f"exit {p.returncode}: {p.stderr[-2000:]}"
+    assert p.stdout.startswith("refused:") and "cannot start loader thread" in p.stdout, p.stdout
+    print("  1000 threads under a 256 MiB address-space margin: " + p.stdout.strip()[:90])
+
+
+def test_cli_habits(path, tmp):
+    p = subprocess.run([pyutil.SHARDIFY, "--input", "x", "--max-length", "256"],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and "did you mean --max-len" in p.stderr, p.stderr
+    p = subprocess.run([pyutil.INSPECT, "inf", path], capture_output=True, text=True)
+    assert p.returncode == 2 and "did you mean info" in p.stderr, p.stderr
+    # dump --decode with another tokenizer: refused naming both, unless forced.
+    tokenizers = os.path.dirname(pyutil.VOCAB)
+    gpt2 = os.path.join(tokenizers, "gpt2.json")
+    dump = [pyutil.INSPECT, "dump", path, "--count", "1", "--json", "--decode"]
+    p = subprocess.run(dump + [gpt2], capture_output=True, text=True)
+    assert p.returncode == 1 and "is not the tokenizer the dataset was made with" in p.stderr
+    assert "wordpiece" in p.stderr and "bpe" in p.stderr, p.stderr
+    forced = subprocess.run(dump + [gpt2, "--force-tokenizer"], capture_output=True, text=True)
+    same = subprocess.run(dump + [pyutil.VOCAB], capture_output=True, text=True)
+    assert forced.returncode == 0 and same.returncode == 0, forced.stderr + same.stderr
+    assert json.loads(same.stdout)["text"] != json.loads(forced.stdout)["text"]
+    # cls without the label field: the field read and what the rows hold.
+    corpus = os.path.join(tmp, "reviews.jsonl")
+    with open(corpus, "w") as f:
+        for i in range(5):
+            f.write(json.dumps({"body": f"review {i}", "sentiment": "pos"}) + "\n")
+    p = subprocess.run([pyutil.SHARDIFY, "--input", corpus, "--task", "cls", "--tokenizer",
+                        pyutil.VOCAB, "--text-field", "body", "--out", os.path.join(tmp, "r")],
+                       capture_output=True, text=True)
+    assert p.returncode == 1, p.stderr
+    for words in ("'label'", "body, sentiment", "--label-field"):
+        assert words in p.stderr, p.stderr
+    print("  did-you-mean for --max-length and 'inf'; dump --decode gpt2.json on a BERT dataset "
+          "refused, forced decodes otherwise; the cls error names 'label' and body, sentiment")
+
+
+def main():
+    path, _ = pyutil.dataset(n=300, seed=4)
+    tmp = pyutil.scratch("shardkit-misuse-")
+    test_loader_keywords(path)
+    test_threads_the_system_cannot_start(path)
+    test_cli_habits(path, tmp)
+    print("misuse: all passed")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""on_corrupt from Python: "fail" (the default) raises ShardkitError naming the shard and block;
+"skip" gives the same global stream at world sizes 1 and 2 with none of the damaged block's
+records, counts it in state_dict()["blocks_skipped"], and `shard-inspect verify --json` lists the
+block it replaces; a bad value is refused."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+import pyutil  # noqa: E402
+import shardkit  # noqa: E402
+
+
+def damage(path):
+    """Flips a byte inside block 0 of the second shard; returns the shard's name and the global
+    index range of the block's records (from `shard-inspect verify --json`)."""
+    shard = sorted(f for f in os.listdir(path) if f.endswith(".shard"))[1]
+    data = bytearray(open(os.path.join(path, shard), "rb").read())
+    data[200] ^= 0x40  # inside block 0's stored bytes
+    open(os.path.join(path, shard), "wb").write(data)
+    out = subprocess.run([pyutil.INSPECT, "verify", "--json", path], capture_output=True, text=True)
+    assert out.returncode == 1, out
+    report = json.loads(out.stdout)
+    [block] = report["damaged_blocks"]
+    assert block["file"].endswith(shard) and block["block"] == 0 and report["skip_replaces_all"]
+    return shard, range(block["first_record"], block["first_record"] + block["records"])
+
+
+def steps(path, world, **options):
+    ranks = [shardkit.Loader(path, batch_size=24 // world, rank=r, world_size=world, seed=2,
+                             threads=2, **options) for r in range(world)]
+    out = []
+    while True:
+        items = [loader.next_with_records() for loader in ranks]
+        if items[0] is None:
+            return out, [loader.state_dict() for loader in ranks]
+        out.append([r for _, records in items for r in records])
+
+
+def main():
+    clean, _ = pyutil.dataset(800, seed=4)
+    path = os.path.join(pyutil.scratch("shardkit-corrupt-"), "ds")
+    shutil.copytree(clean, path)
+    shard, damaged = damage(path)
+    try:
+        steps(path, 1)
+    except shardkit.ShardkitError as e:
+        assert shard in str(e) and "block 0" in str(e), str(e)
+    else:
+        raise AssertionError("a damaged block was read without on_corrupt")
+    whole, _ = steps(clean, 1)
+    one, states = steps(path, 1, on_corrupt="skip")
+    assert states[0]["blocks_skipped"] == 1, states
+    assert [len(s) for s in one] == [len(s) for s in whole]
+    flat = [r for s in one for r in s]
+    assert not set(flat) & set(damaged)
+    assert sum(a != b for a, b in zip(flat, (r for s in whole for r in s))) == len(damaged)
+    two, _ = steps(path, 2, on_corrupt="skip")
+    assert two == one
+    try:
+        shardkit.Loader(path, on_corrupt="ignore")
+    except shardkit.ShardkitError as e:
+        assert "on_corrupt" in str(e), str(e)
+    else:
+        raise AssertionError("on_corrupt='ignore' was accepted")
+    print("4 passed, 0 failed")
+
+
+if __name__ == "__main__":
+    main()
