@@ -5,7 +5,11 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include <future>
+#include <thread>
+
 #include "core/dataset.h"
+#include "core/dataset_store.h"
 #include "core/error.h"
 #include "loader/loader.h"
 #include "loader/mixture_spec.h"
@@ -74,9 +78,45 @@ bool source_option(const std::string& key, const py::handle& value, SourceOption
     s.remote_retries = value.cast<unsigned>();
   else if (key == "remote_timeout_ms")
     s.remote_timeout_ms = value.cast<unsigned>();
+  else if (key == "max_manifest_bytes")
+    s.max_manifest_bytes = value.cast<uint64_t>();
   else
     return false;
   return true;
+}
+
+// Ctrl-C while C++ waits (issue: remote reads ignored it for minutes). Python runs signal
+// handlers only between bytecodes of the main thread, so a wait checks for them every 50 ms with
+// the GIL taken back briefly; a handler that raises (KeyboardInterrupt) ends the wait.
+void raise_if_signalled() {
+  py::gil_scoped_acquire gil;
+  if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+}
+
+// Runs `work` on a thread of its own while Python waits with the GIL released. On a signal that
+// raises, `stop` is set: the work's network waits end within Interrupt::kPoll, its thread is
+// joined, `stop` is cleared again and the exception is raised.
+template <class Work>
+auto interruptible(Work work, Interrupt& stop) -> decltype(work()) {
+  std::packaged_task<decltype(work())()> task(std::move(work));
+  auto done = task.get_future();
+  std::exception_ptr signal;
+  {
+    py::gil_scoped_release release;
+    std::thread runner(std::move(task));
+    while (!signal && done.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
+      try {
+        raise_if_signalled();
+      } catch (...) {
+        signal = std::current_exception();
+        stop.set();
+      }
+    }
+    runner.join();
+  }
+  stop.clear();
+  if (signal) std::rethrow_exception(signal);
+  return done.get();
 }
 
 // A state_dict value: a non-negative integer, else a ShardkitError naming the field and range.
@@ -179,6 +219,16 @@ std::vector<loader::MixtureSource> sources_from(const std::vector<SourceTuple>& 
   return out;
 }
 
+// Opening a remote dataset waits on the network: interruptible.
+std::unique_ptr<loader::Loader> open_loader(const std::vector<SourceTuple>& sources,
+                                            loader::LoaderOptions options) {
+  auto stop = std::make_shared<Interrupt>();
+  options.source.interrupt = stop;
+  return interruptible(
+      [&] { return std::make_unique<loader::Loader>(sources_from(sources), std::move(options)); },
+      *stop);
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_shardkit, m) {
@@ -193,7 +243,9 @@ PYBIND11_MODULE(_shardkit, m) {
             for (auto [key, value] : kw)
               if (!value.is_none() && !source_option(py::str(key), value, options.source))
                 throw py::type_error("Dataset: unknown option '" + std::string(py::str(key)) + "'");
-            return Dataset::open(path, options);
+            auto stop = std::make_shared<Interrupt>();
+            options.source.interrupt = stop;
+            return interruptible([&] { return Dataset::open(path, options); }, *stop);
           }),
           py::arg("path"))
       .def("__len__", &Dataset::size)
@@ -214,7 +266,11 @@ PYBIND11_MODULE(_shardkit, m) {
           [](const Dataset& d, uint64_t i) {
             const Schema& s = d.schema();
             std::vector<unsigned char> rec(s.record_size());
-            d.read(i, rec.data());
+            // A remote block not held yet may wait on the network: off this thread.
+            if (!is_remote_location(d.path().string()))
+              d.read(i, rec.data());
+            else if (!d.read_resident(i, rec.data()))
+              interruptible([&] { d.read(i, rec.data()); }, d.interrupt());
             py::dict out;
             for (const Field& f : s.fields()) {
               std::vector<py::ssize_t> shape(f.shape.begin(), f.shape.end());
@@ -239,11 +295,11 @@ PYBIND11_MODULE(_shardkit, m) {
 
   py::class_<loader::Loader>(m, "Loader")
       .def(py::init([](const std::string& path, const py::kwargs& kw) {
-             return std::make_unique<loader::Loader>(path, options_from(kw));
+             return open_loader(std::vector<SourceTuple>{{path, {}, {}, {}}}, options_from(kw));
            }),
            py::arg("path"))
       .def(py::init([](const std::vector<SourceTuple>& sources, const py::kwargs& kw) {
-             return std::make_unique<loader::Loader>(sources_from(sources), options_from(kw));
+             return open_loader(sources, options_from(kw));
            }),
            py::arg("sources"))
       .def_property_readonly("epoch_samples", &loader::Loader::epoch_samples)
@@ -257,7 +313,7 @@ PYBIND11_MODULE(_shardkit, m) {
              std::shared_ptr<loader::Batch> b;
              {
                py::gil_scoped_release release;
-               b = l.next();
+               b = l.next(raise_if_signalled);
              }
              if (!b) return py::none();
              py::dict d = batch_to_dict(b);
