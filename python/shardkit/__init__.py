@@ -53,7 +53,8 @@ def _to_tensor(array, name=None):
 class Dataset:
     """A shardkit dataset (a directory, or an http(s):// or s3:// URL): schema, record count,
     metadata and records by index. Options: read_mode, remote_concurrency, cache_dir,
-    cache_limit, remote_retries, remote_timeout_ms (as for Loader)."""
+    cache_limit, remote_retries, remote_timeout_ms, max_manifest_bytes (as for Loader). A remote
+    Dataset works after fork() (DataLoader workers): each process opens its own connections."""
 
     def __init__(self, path, **options):
         self._ds = _shardkit.Dataset(str(path), **options)
@@ -170,7 +171,8 @@ class Loader:
     bool, causal within each document, for scaled_dot_product_attention), max_mask_length=4096,
     separator_id=None (the dataset's); how bytes are read: read_mode="pread"
     ("mmap" maps local files), remote_concurrency=8, cache_dir=None (an on-disk cache shared by
-    processes), cache_limit=4 GiB, remote_retries=5, remote_timeout_ms=30000; budgets per
+    processes), cache_limit=4 GiB, remote_retries=5, remote_timeout_ms=30000,
+    max_manifest_bytes=256 MiB (a larger remote manifest.json is refused); budgets per
     epoch: max_samples=None (the epoch ends after that many samples; a weighted mixture's
     length), max_tokens=None (the epoch ends after the first global step whose tokens, the
     ``length`` of every rank's rows so far, reach it; that step is delivered whole on every

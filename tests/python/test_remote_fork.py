@@ -56,8 +56,9 @@ def data_loader(url, local, runs):
     loader = torch.utils.data.DataLoader(expected_ds, batch_size=BATCH, num_workers=2,
                                          multiprocessing_context="fork", timeout=60)
     assert sum(len(b["labels"]) for b in loader) == len(expected_ds)
-    print(f"DataLoader(num_workers=2) over the URL: {runs} runs, every batch equal to the local "
-          "copy's; a local dataset too")
+    print(f"DataLoader(num_workers=2) over the URL ({len(expected_ds)} records in "
+          f"{expected_ds.shards} shards): {runs} runs, every batch equal to the local copy's; a "
+          "local dataset too")
 
 
 def wait_children(pids, deadline):

@@ -51,8 +51,11 @@ TEST_CASE("301, 302, 307 and 308 are followed: the same batches as the local cop
     CHECK_MESSAGE(t::all_batches(remote) == expected, prefix);
   }
   // Every hop went through nginx: 301 -> 302 -> 200/206, and 307 -> 308 -> 206.
-  for (const std::string status : {"\" 301 ", "\" 302 ", "\" 307 ", "\" 308 "})
+  for (const std::string status : {"\" 301 ", "\" 302 ", "\" 307 ", "\" 308 "}) {
+    MESSAGE("nginx answered " << status.substr(2, 3) << " " << s.nginx->logged_requests(status)
+                              << " times");
     CHECK_MESSAGE(s.nginx->logged_requests(status) > 40, status);
+  }
 }
 
 TEST_CASE("more than 5 redirects, or one to another scheme, is an error that says so") {
@@ -118,6 +121,8 @@ TEST_CASE("a signed request redirected to another host carries no credential the
     ds.read(12345, b.data());
     CHECK(a == b);
   }
+  MESSAGE("the other host got " << cdn.requests().size() << " requests; the same host "
+                                << same.size() << " after its own redirect");
   CHECK(cdn.requests().size() >= 3);
   for (const auto& r : cdn.requests()) CHECK_MESSAGE(r.credentials == "-", r.path);
   for (const auto& r : s3.requests("/bucket/elsewhere/"))

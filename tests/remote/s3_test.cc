@@ -124,7 +124,7 @@ struct Served {
   std::unique_ptr<t::S3rver> server;
   Served() {
     t::write_remote_fixture(local);
-    server = std::make_unique<t::S3rver>(tmp / "s3data", kKeys);
+    server = std::make_unique<t::S3rver>(tmp / "s3data", t::SigV4Keys{kKeys});
     curl_s3("-X PUT " + server->endpoint() + "/bucket");
     for (const auto& e : fs::directory_iterator(local))
       curl_s3("-T " + e.path().string() + " " + server->endpoint() + "/bucket/datasets/ds/" +
@@ -245,10 +245,23 @@ void environment(const std::string& endpoint,
 
 }  // namespace
 
+// The fixture at s3://bucket/datasets/ds, served from files by the verifying server itself
+// (without s3rver: nothing to upload).
+struct VerifiedFiles {
+  TempDir tmp{"s3keys"};
+  std::unique_ptr<t::FaultServer> server;
+  VerifiedFiles() {
+    t::write_remote_fixture(tmp / "s3" / "bucket" / "datasets" / "ds");
+    server = std::make_unique<t::FaultServer>(tmp / "server",
+                                              t::FaultServer::Options{tmp / "s3", 0, {}, kKeys});
+  }
+  std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(server->port()); }
+};
+
 TEST_CASE("credential precedence, proven by a server that verifies every signature") {
-  Served s;
-  S3Env restore(s.server->endpoint());
-  const std::string endpoint = s.server->endpoint();
+  VerifiedFiles s;
+  S3Env restore(s.endpoint());
+  const std::string endpoint = s.endpoint();
   const std::string denied = "HTTP 403 SignatureDoesNotMatch";
   const std::string bad_token = "HTTP 403 InvalidToken";
   // A credentials file as the AWS CLI writes them, with comments, CRLF line ends and spaces.

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -258,28 +259,33 @@ inline std::string s3rver_curl(const std::string& args) {
          args;
 }
 
-// s3rver behind fault_server.py as a SigV4-verifying proxy: s3rver itself accepts any
-// signature, the proxy only requests signed by S3RVER:S3RVER or one of `keys`
-// ("ACCESS:SECRET[:TOKEN]"), answering 403 with S3's error codes otherwise.
+// Keys a SigV4-verifying proxy accepts besides s3rver's S3RVER:S3RVER ("ACCESS:SECRET[:TOKEN]").
+struct SigV4Keys {
+  std::vector<std::string> extra;
+};
+
+// s3rver on 127.0.0.1. s3rver accepts any SigV4 signature; with `verify`, clients reach it
+// through fault_server.py as a proxy that refuses every request not signed by one of the keys,
+// with S3's 403 error codes (the tests); without, directly (the benchmarks).
 class S3rver {
  public:
-  explicit S3rver(const std::filesystem::path& dir, std::vector<std::string> keys = {})
+  explicit S3rver(const std::filesystem::path& dir, std::optional<SigV4Keys> verify = {})
       : dir_(dir), port_(free_port()) {
     std::filesystem::create_directories(dir_);
     process_.start({"/usr/bin/env", "node", s3rver_bin().string(), "-d", dir_.string(), "-a",
                     "127.0.0.1", "-p", std::to_string(port_), "--no-vhost-buckets", "--silent"},
                    port_, (dir_.parent_path() / "s3rver.log").string());
-    keys.push_back("S3RVER:S3RVER");
+    if (!verify) return;
+    verify->extra.push_back("S3RVER:S3RVER");
     proxy_ = std::make_unique<FaultServer>(dir_.parent_path() / "sigv4-proxy",
-                                           FaultServer::Options{{}, port_, {}, keys});
+                                           FaultServer::Options{{}, port_, {}, verify->extra});
   }
-  int port() const { return proxy_->port(); }
+  int port() const { return proxy_ ? proxy_->port() : port_; }
   std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port()); }
-  const FaultServer& proxy() const { return *proxy_; }
 
  private:
   std::filesystem::path dir_;
-  int port_;  // s3rver's own, behind the proxy
+  int port_;  // s3rver's own
   ServerProcess process_;
   std::unique_ptr<FaultServer> proxy_;
 };

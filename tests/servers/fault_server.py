@@ -1,7 +1,8 @@
 """An HTTP server on 127.0.0.1 that the remote-dataset tests start and stop by PID. It serves
 files from --root (byte ranges as nginx does) or forwards to --upstream (a proxy in front of
-s3rver, which knows one access key and checks no SigV4 signature), and misbehaves on purpose where a --rule says so. With --sigv4 every request must
-carry a valid AWS SigV4 signature (sigv4.py) by one of the given keys, else 403 as S3 answers.
+s3rver, which knows one access key and checks no SigV4 signature), and misbehaves on purpose
+where a --rule says so. With --sigv4 every request must carry a valid AWS SigV4 signature
+(sigv4.py) by one of the given keys, else 403 as S3 answers.
 
 Rules (JSON, first match on the request path wins):
   {"path": RE, "fail": N, "status": 503}  the first N matching requests get `status`
@@ -23,6 +24,7 @@ import http.server
 import json
 import os
 import re
+import socket
 import sys
 import threading
 import time
@@ -60,6 +62,9 @@ class Rule:
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "fault_server"
+    # Headers and body go out in separate writes: without this, Nagle's algorithm and the
+    # client's delayed ACK hold each response back 40 ms.
+    disable_nagle_algorithm = True
 
     def log_message(self, *args):
         pass
@@ -85,7 +90,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 rule, action = r, a
                 break
         carried = ",".join(h for h in CREDENTIAL_HEADERS if h in headers) or "-"
-        cfg.log(f"{time.monotonic():.6f}\t{self.command}\t{path}\t{headers.get('range', '-')}\t{action}\t{carried}")
+        fields = [f"{time.monotonic():.6f}", self.command, path, headers.get("range", "-"), action, carried]
+        cfg.log("\t".join(fields))
         if cfg.credentials and not self.signed(headers, body):
             return
         if action == "stall":
@@ -152,6 +158,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 sent[k] = re.sub(r"Credential=[^/]+/", f"Credential={self.server.cfg.upstream_key}/", sent[k])
         conn = http.client.HTTPConnection("127.0.0.1", self.server.cfg.upstream, timeout=60)
         try:
+            conn.connect()
+            conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             conn.request(self.command, self.path, body=body if self.command == "PUT" else None,
                          headers=sent)
             resp = conn.getresponse()
@@ -162,7 +170,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         for k, v in resp.getheaders():
             if k.lower() not in ("content-length", "transfer-encoding", "connection"):
                 self.send_header(k, v)
-        self.send_header("Content-Length", str(len(data) if self.command != "HEAD" else resp.getheader("Content-Length", "0")))
+        length = resp.getheader("Content-Length", "0") if self.command == "HEAD" else len(data)
+        self.send_header("Content-Length", str(length))
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)

@@ -196,8 +196,13 @@ HttpTransport::Hop HttpTransport::send(const std::string& url, bool sign, const 
     curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
     curl_easy_setopt(h, CURLOPT_READDATA, upload.f);  // curl's default reader fread()s it
     curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, upload.size);
-    // No "Expect: 100-continue" round trip before each body.
-    headers.add("Expect:");
+    // No "Expect: 100-continue" round trip before each body. curl 7.88 signs a header removed
+    // with "Expect:" although it is not sent (curl issue 11664), which AWS refuses: a signed
+    // request keeps curl's own Expect header, unsigned, and does not wait for the 100.
+    if (sign)
+      curl_easy_setopt(h, CURLOPT_EXPECT_100_TIMEOUT_MS, 0L);
+    else
+      headers.add("Expect:");
   }
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.list);
 
