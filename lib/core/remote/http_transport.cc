@@ -106,6 +106,53 @@ struct UploadFile {
   }
 };
 
+void set_transfer(CURL* h, const std::string& url, unsigned timeout_ms, bool head,
+                  uint64_t max_bytes) {
+  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, long{5000});
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_ms));
+  curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  // Redirects are followed by the transport, one request at a time, to decide where
+  // credentials go.
+  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+  if (head) curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+  if (max_bytes) curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(max_bytes));
+}
+
+void add_signature(CURL* h, const AwsSigning& signing, const std::vector<std::string>& extra,
+                   bool upload, Headers& headers) {
+  curl_easy_setopt(h, CURLOPT_AWS_SIGV4, ("aws:amz:" + signing.region + ":s3").c_str());
+  curl_easy_setopt(h, CURLOPT_USERPWD, (signing.access_key + ":" + signing.secret_key).c_str());
+  // The SHA-256 of the empty body of a GET or HEAD; curl 7.88 signs it but does not send it.
+  // curl signs the value given here as the payload's hash.
+  headers.add(upload ? "x-amz-content-sha256: UNSIGNED-PAYLOAD"
+                     : "x-amz-content-sha256: "
+                       "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  if (!signing.session_token.empty()) headers.add("x-amz-security-token: " + signing.session_token);
+  for (const std::string& e : extra) headers.add(e);
+}
+
+void set_upload(CURL* h, const UploadFile& upload, unsigned timeout_ms, bool sign,
+                Headers& headers) {
+  // A whole shard may take longer than one request's timeout: an upload fails only when it
+  // stalls (under 1 KB/s) for that long.
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 0L);
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, std::max(1L, static_cast<long>(timeout_ms / 1000)));
+  curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+  curl_easy_setopt(h, CURLOPT_READDATA, upload.f);  // curl's default reader fread()s it
+  curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, upload.size);
+  // No "Expect: 100-continue" round trip before each body. curl 7.88 signs a header removed
+  // with "Expect:" although it is not sent (curl issue 11664), which AWS refuses: a signed
+  // request keeps curl's own Expect header, unsigned, and does not wait for the 100.
+  if (sign)
+    curl_easy_setopt(h, CURLOPT_EXPECT_100_TIMEOUT_MS, 0L);
+  else
+    headers.add("Expect:");
+}
+
 }  // namespace
 
 std::chrono::microseconds retry_backoff(unsigned retry, double jitter) {
@@ -113,6 +160,7 @@ std::chrono::microseconds retry_backoff(unsigned retry, double jitter) {
   return std::chrono::microseconds(int64_t(base_ms * jitter * 1000));
 }
 
+// One request's answer, filled in by curl's callbacks as it arrives, then after the transfer.
 struct HttpTransport::Hop {
   CURLcode code = CURLE_OK;
   long status = 0;
@@ -121,8 +169,55 @@ struct HttpTransport::Hop {
   std::string curl_error;
   std::string local_error;  // the request could not be made (an unreadable upload)
   bool range_ignored = false;
-  curl_off_t content_length = -1;
+  curl_off_t content_length = -1;  // as declared
   curl_off_t uploaded = 0;
+
+  // Routes the response to this hop and `sink`.
+  void listen(CURL* handle, const std::optional<std::pair<uint64_t, size_t>>& range, Sink& s) {
+    h = handle;
+    range_ = &range;
+    sink = &s;
+    sink->received = 0;
+    sink->overflow = false;
+    if (sink->grow) sink->grow->clear();
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, this);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, this);
+  }
+
+ private:
+  CURL* h = nullptr;
+  const std::optional<std::pair<uint64_t, size_t>>* range_ = nullptr;
+  Sink* sink = nullptr;
+  bool checked = false;
+
+  // The body goes to the sink only for a success; an error page is kept apart for its reason.
+  // A 200 to a Range request is the whole object (but when the range was the whole object):
+  // refused at its first byte.
+  static size_t on_write(char* data, size_t one, size_t n, void* user) {
+    Hop& hop = *static_cast<Hop*>(user);
+    if (!hop.checked) {
+      hop.checked = true;
+      curl_easy_getinfo(hop.h, CURLINFO_RESPONSE_CODE, &hop.status);
+      const auto& range = *hop.range_;
+      if (range && hop.status == 200 &&
+          !(range->first == 0 && hop.content_length == curl_off_t(range->second))) {
+        hop.range_ignored = true;
+        return 0;
+      }
+    }
+    if (hop.status == 200 || hop.status == 206) return on_body(data, one * n, *hop.sink);
+    if (hop.error_body.size() < 4096) hop.error_body.append(data, one * n);
+    return one * n;
+  }
+  // The declared size, for the message when it is over the limit (curl stops before the body).
+  static size_t on_header(char* data, size_t one, size_t n, void* user) {
+    const std::string_view line(data, one * n);
+    if (line.size() > 15 && strncasecmp(line.data(), "content-length:", 15) == 0)
+      static_cast<Hop*>(user)->content_length = std::strtoll(line.data() + 15, nullptr, 10);
+    return one * n;
+  }
 };
 
 struct HttpTransport::Attempt {
@@ -153,99 +248,19 @@ HttpTransport::Hop HttpTransport::send(const std::string& url, bool sign, const 
   CURL* h = static_cast<CURL*>(handle.easy);
   curl_easy_reset(h);  // keeps the handle's live connections
   char errbuf[CURL_ERROR_SIZE] = {0};
-  Headers headers;
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+  set_transfer(h, url, options_.remote_timeout_ms, request.head, sink.grow ? sink.limit : 0);
+  Headers headers, routes;
   if (const auto& range = request.range)
     // A header rather than CURLOPT_RANGE, so that SigV4 signs it as S3 expects.
     headers.add("Range: bytes=" + std::to_string(range->first) + "-" +
                 std::to_string(range->first + range->second - 1));
-  if (sign) {
-    curl_easy_setopt(h, CURLOPT_AWS_SIGV4, ("aws:amz:" + signing_->region + ":s3").c_str());
-    curl_easy_setopt(h, CURLOPT_USERPWD,
-                     (signing_->access_key + ":" + signing_->secret_key).c_str());
-    // The SHA-256 of the empty body of a GET or HEAD; curl 7.88 signs it but does not send it.
-    // curl signs the value given here as the payload's hash.
-    headers.add(upload.f ? "x-amz-content-sha256: UNSIGNED-PAYLOAD"
-                         : "x-amz-content-sha256: "
-                           "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    if (!signing_->session_token.empty())
-      headers.add("x-amz-security-token: " + signing_->session_token);
-    for (const std::string& extra : extra_headers_) headers.add(extra);
-  }
-  Headers routes;
+  if (sign) add_signature(h, *signing_, extra_headers_, upload.f != nullptr, headers);
+  if (upload.f) set_upload(h, upload, options_.remote_timeout_ms, sign, headers);
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.list);
   for (const std::string& r : connect_to_) routes.add(r);
   if (routes.list) curl_easy_setopt(h, CURLOPT_CONNECT_TO, routes.list);
-  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, long{5000});
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.remote_timeout_ms));
-  curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-  // Redirects are followed here, one request at a time, to decide where credentials go.
-  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-  if (request.head) curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
-  if (sink.grow && sink.limit)
-    curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(sink.limit));
-  if (upload.f) {
-    // A whole shard may take longer than one request's timeout: an upload fails only when it
-    // stalls (under 1 KB/s) for that long.
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 0L);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME,
-                     std::max(1L, static_cast<long>(options_.remote_timeout_ms / 1000)));
-    curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
-    curl_easy_setopt(h, CURLOPT_READDATA, upload.f);  // curl's default reader fread()s it
-    curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, upload.size);
-    // No "Expect: 100-continue" round trip before each body. curl 7.88 signs a header removed
-    // with "Expect:" although it is not sent (curl issue 11664), which AWS refuses: a signed
-    // request keeps curl's own Expect header, unsigned, and does not wait for the 100.
-    if (sign)
-      curl_easy_setopt(h, CURLOPT_EXPECT_100_TIMEOUT_MS, 0L);
-    else
-      headers.add("Expect:");
-  }
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.list);
-
-  // The body goes to the sink only for a success; an error page is kept apart for its reason.
-  // A 200 to a Range request is the whole object (but when the range was the whole object):
-  // refused at its first byte.
-  struct Routing {
-    Sink* sink;
-    Hop* hop;
-    const Request* request;
-    CURL* h;
-    bool checked = false;
-  } routing{&sink, &hop, &request, h};
-  auto write = +[](char* data, size_t one, size_t n, void* user) -> size_t {
-    auto& r = *static_cast<Routing*>(user);
-    if (!r.checked) {
-      r.checked = true;
-      curl_easy_getinfo(r.h, CURLINFO_RESPONSE_CODE, &r.hop->status);
-      const auto& range = r.request->range;
-      if (range && r.hop->status == 200 &&
-          !(range->first == 0 && r.hop->content_length == curl_off_t(range->second))) {
-        r.hop->range_ignored = true;
-        return 0;
-      }
-    }
-    if (r.hop->status == 200 || r.hop->status == 206) return on_body(data, one * n, *r.sink);
-    if (r.hop->error_body.size() < 4096) r.hop->error_body.append(data, one * n);
-    return one * n;
-  };
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &routing);
-  // The declared size, for the message when it is over the limit (curl stops before the body).
-  auto header = +[](char* data, size_t one, size_t n, void* user) -> size_t {
-    const std::string_view line(data, one * n);
-    if (line.size() > 15 && strncasecmp(line.data(), "content-length:", 15) == 0)
-      static_cast<Hop*>(user)->content_length = std::strtoll(line.data() + 15, nullptr, 10);
-    return one * n;
-  };
-  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, header);
-  curl_easy_setopt(h, CURLOPT_HEADERDATA, &hop);
-  sink.received = 0;
-  sink.overflow = false;
-  if (sink.grow) sink.grow->clear();
+  hop.listen(h, request.range, sink);
 
   requests_.fetch_add(1, std::memory_order_relaxed);
   hop.code = static_cast<CURLcode>(pool_.perform(handle));
