@@ -5,18 +5,18 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
-#include <future>
-#include <thread>
-
 #include "core/dataset.h"
 #include "core/dataset_store.h"
 #include "core/error.h"
+#include "interruptible.h"
 #include "loader/loader.h"
 #include "loader/mixture_spec.h"
 #include "write_dataset.h"
 
 namespace py = pybind11;
 using namespace shardkit;
+using shardkit::python::interruptible;
+using shardkit::python::raise_if_signalled;
 
 namespace {
 
@@ -83,40 +83,6 @@ bool source_option(const std::string& key, const py::handle& value, SourceOption
   else
     return false;
   return true;
-}
-
-// Ctrl-C while C++ waits (issue: remote reads ignored it for minutes). Python runs signal
-// handlers only between bytecodes of the main thread, so a wait checks for them every 50 ms with
-// the GIL taken back briefly; a handler that raises (KeyboardInterrupt) ends the wait.
-void raise_if_signalled() {
-  py::gil_scoped_acquire gil;
-  if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-}
-
-// Runs `work` on a thread of its own while Python waits with the GIL released. On a signal that
-// raises, `stop` is set: the work's network waits end within Interrupt::kPoll, its thread is
-// joined, `stop` is cleared again and the exception is raised.
-template <class Work>
-auto interruptible(Work work, Interrupt& stop) -> decltype(work()) {
-  std::packaged_task<decltype(work())()> task(std::move(work));
-  auto done = task.get_future();
-  std::exception_ptr signal;
-  {
-    py::gil_scoped_release release;
-    std::thread runner(std::move(task));
-    while (!signal && done.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
-      try {
-        raise_if_signalled();
-      } catch (...) {
-        signal = std::current_exception();
-        stop.set();
-      }
-    }
-    runner.join();
-  }
-  stop.clear();
-  if (signal) std::rethrow_exception(signal);
-  return done.get();
 }
 
 // A state_dict value: a non-negative integer, else a ShardkitError naming the field and range.
