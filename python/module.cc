@@ -6,9 +6,11 @@
 #include <pybind11/stl/filesystem.h>
 
 #include "core/dataset.h"
+#include "core/dataset_store.h"
 #include "core/error.h"
 #include "core/source_option_table.h"
 #include "core/version.h"
+#include "interruptible.h"
 #include "loader/collator.h"
 #include "loader/loader.h"
 #include "loader/loader_option_table.h"
@@ -20,6 +22,8 @@
 
 namespace py = pybind11;
 using namespace shardkit;
+using shardkit::python::interruptible;
+using shardkit::python::raise_if_signalled;
 
 namespace {
 
@@ -135,6 +139,16 @@ std::vector<loader::MixtureSource> sources_from(const std::vector<SourceTuple>& 
   return out;
 }
 
+// Opening a remote dataset waits on the network: interruptible.
+std::unique_ptr<loader::Loader> open_loader(const std::vector<SourceTuple>& sources,
+                                            loader::LoaderOptions options) {
+  auto stop = std::make_shared<Interrupt>();
+  options.source.interrupt = stop;
+  return interruptible(
+      [&] { return std::make_unique<loader::Loader>(sources_from(sources), std::move(options)); },
+      *stop);
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_shardkit, m) {
@@ -155,7 +169,9 @@ PYBIND11_MODULE(_shardkit, m) {
       .def(py::init([](const std::string& path, const py::kwargs& kw) {
              DatasetOptions options;
              python::apply_kwargs(source_option_table(), options.source, kw, "Dataset");
-             return Dataset::open(path, options);
+             auto stop = std::make_shared<Interrupt>();
+             options.source.interrupt = stop;
+             return interruptible([&] { return Dataset::open(path, options); }, *stop);
            }),
            py::arg("path"))
       .def("__len__", &Dataset::size)
@@ -176,7 +192,11 @@ PYBIND11_MODULE(_shardkit, m) {
           [](const Dataset& d, uint64_t i) {
             const Schema& s = d.schema();
             std::vector<unsigned char> rec(s.record_size());
-            d.read(i, rec.data());
+            // A remote block not held yet may wait on the network: off this thread.
+            if (!is_remote_location(d.path().string()))
+              d.read(i, rec.data());
+            else if (!d.read_resident(i, rec.data()))
+              interruptible([&] { d.read(i, rec.data()); }, d.interrupt());
             py::dict out;
             for (const Field& f : s.fields()) {
               // Types torch lacks widen (uint16 to int32, uint32 to int64), as in batches.
@@ -206,11 +226,11 @@ PYBIND11_MODULE(_shardkit, m) {
 
   py::class_<loader::Loader>(m, "Loader")
       .def(py::init([](const std::string& path, const py::kwargs& kw) {
-             return std::make_unique<loader::Loader>(path, options_from(kw));
+             return open_loader(std::vector<SourceTuple>{{path, {}, {}, {}, {}}}, options_from(kw));
            }),
            py::arg("path"))
       .def(py::init([](const std::vector<SourceTuple>& sources, const py::kwargs& kw) {
-             return std::make_unique<loader::Loader>(sources_from(sources), options_from(kw));
+             return open_loader(sources, options_from(kw));
            }),
            py::arg("sources"))
       .def_property_readonly("epoch_samples", &loader::Loader::epoch_samples)
@@ -226,7 +246,7 @@ PYBIND11_MODULE(_shardkit, m) {
              std::shared_ptr<loader::Batch> b;
              {
                py::gil_scoped_release release;
-               b = l.next();
+               b = l.next(raise_if_signalled);
              }
              if (!b) return py::none();
              py::dict d = batch_to_dict(b, l.options().int_output);

@@ -51,6 +51,14 @@ BlockCache::BlockPtr BlockCache::get(uint64_t id, const Loader& load) {
   return block;
 }
 
+BlockCache::BlockPtr BlockCache::find(uint64_t id) {
+  std::lock_guard lock(mu_);
+  auto it = entries_.find(id);
+  if (it == entries_.end() || !it->second.block) return nullptr;
+  if (it->second.in_lru) lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
+  return it->second.block;
+}
+
 BlockCache::Claim BlockCache::claim(uint64_t id, Pin pin) {
   std::lock_guard lock(mu_);
   return claim_locked(id, &pin);

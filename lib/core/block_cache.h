@@ -61,6 +61,10 @@ class BlockCache {
   // `load` throws.
   BlockPtr get(uint64_t id, const Loader& load);
 
+  // The block when it is loaded and held, without waiting and without loading it; nullptr
+  // otherwise.
+  BlockPtr find(uint64_t id);
+
   // Window access: the block's future, pinned to `pin` (a later pin of the same generation
   // extends it). When nobody has it, the caller gets the promise and must finish() it.
   Claim claim(uint64_t id, Pin pin);

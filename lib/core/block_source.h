@@ -12,6 +12,8 @@
 #include <optional>
 #include <string>
 
+#include "core/interrupt.h"
+
 namespace shardkit {
 
 class BlockSource {
@@ -64,6 +66,13 @@ struct SourceOptions {
   // Remote bytes fetched ahead and held in memory until read; 0: 256 MiB (a Loader: half its
   // memory_budget). Past it, blocks are fetched when read.
   size_t prefetch_bytes = 0;
+  // The largest remote manifest.json read (it is held in memory whole, parsed once): a larger
+  // one is refused with an error naming this option, before its body is read when the server
+  // sends its size. 0: no limit.
+  uint64_t max_manifest_bytes = 256ull << 20;
+  // Stops this source's network waits when set from another thread (Python sets it on Ctrl-C);
+  // each throws Error(kCancelled). Empty: nothing outside stops them.
+  std::shared_ptr<Interrupt> interrupt;
 };
 
 // Opens a regular local file (symbolic links and non-regular files are refused, a FIFO without

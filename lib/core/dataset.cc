@@ -15,6 +15,7 @@ namespace shardkit {
 
 struct Dataset::Impl {
   std::filesystem::path dir;
+  std::shared_ptr<Interrupt> interrupt;  // watched by the store's waits
   std::shared_ptr<DatasetStore> store;
   Manifest manifest;
   Geometry geometry;
@@ -58,6 +59,8 @@ Dataset Dataset::open(const std::string& location, DatasetOptions options) {
   auto impl = std::make_unique<Impl>(options.cache_bytes);
   if (options.idle_block_bytes) impl->block_buffers = BufferPool::create(options.idle_block_bytes);
   impl->dir = location;
+  impl->interrupt = std::make_shared<Interrupt>(options.source.interrupt);
+  options.source.interrupt = impl->interrupt;
   impl->store = open_store(location, options.source);
   impl->manifest = impl->store->load_manifest();
   const Manifest& m = impl->manifest;
@@ -129,6 +132,14 @@ void Dataset::read(uint64_t index, void* out) const {
   std::memcpy(out, b->record(loc.slot), b->record_size);
 }
 
+bool Dataset::read_resident(uint64_t index, void* out) const {
+  const RecordLocation loc = locate(index);
+  const auto b = impl_->cache.find(loc.global_block);
+  if (!b) return false;
+  std::memcpy(out, b->record(loc.slot), b->record_size);
+  return true;
+}
+
 void Dataset::prefetch(uint64_t global_block) const {
   const BlockRef ref = block_ref(global_block);
   // Opening a remote shard waits on the network: the store does it off this thread.
@@ -152,6 +163,8 @@ void Dataset::prefetch(uint64_t global_block) const {
 IoStats Dataset::io_stats() const { return impl_->store->io_stats(); }
 
 void Dataset::begin_epoch(uint64_t epoch) const { impl_->store->begin_epoch(epoch); }
+
+Interrupt& Dataset::interrupt() const { return *impl_->interrupt; }
 
 std::optional<std::string> Dataset::metadata(const std::string& key) const {
   auto it = impl_->manifest.metadata.find(key);

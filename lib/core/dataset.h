@@ -59,6 +59,8 @@ class Dataset {
   std::shared_ptr<const DecodedBlock> decode_block(uint64_t global_block) const;
   // Copies record `index` (schema().record_size() bytes) to `out`.
   void read(uint64_t index, void* out) const;
+  // The same when its block is decoded and held already (nothing to wait for); false otherwise.
+  bool read_resident(uint64_t index, void* out) const;
   // Starts the kernel reading a block's bytes ahead of use.
   void prefetch(uint64_t global_block) const;
 
@@ -68,6 +70,10 @@ class Dataset {
   IoStats io_stats() const;
   // Tells the store which epoch the loader reads (remote: the cache's eviction order).
   void begin_epoch(uint64_t epoch) const;
+  // Stops the dataset's network waits from another thread: while set, a remote read waiting
+  // now or started later throws Error(kCancelled) within Interrupt::kPoll. It watches
+  // options.source.interrupt. A loader sets it as it closes; Python on Ctrl-C.
+  Interrupt& interrupt() const;
   // A metadata value as raw JSON, if the manifest has the key.
   std::optional<std::string> metadata(const std::string& key) const;
   BlockCache& cache() const;

@@ -30,6 +30,8 @@ const char* error_code_name(ErrorCode code) {
       return "input";
     case ErrorCode::kTimeout:
       return "timeout";
+    case ErrorCode::kCancelled:
+      return "cancelled";
   }
   return "unknown";
 }

@@ -17,6 +17,7 @@ enum class ErrorCode {
   kExists,           // refusing to overwrite an existing dataset
   kInput,            // malformed corpus or tokenizer input (file and line in the message)
   kTimeout,          // a wait ran past its configured limit
+  kCancelled,        // a wait was stopped on request (Ctrl-C, its reader closing)
 };
 
 const char* error_code_name(ErrorCode code);

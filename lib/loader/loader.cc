@@ -1,6 +1,9 @@
 #include "loader/loader.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <future>
 #include <map>
@@ -179,8 +182,21 @@ struct Loader::Impl {
       stop = true;
     }
     work_cv.notify_all();
+    for (Source& s : src) s.ds.interrupt().set();  // a worker waiting on the network stops
     for (std::thread& t : workers) t.join();
     workers.clear();
+  }
+
+  // The process that made the loader: a child after fork() has none of its threads.
+  const pid_t owner = ::getpid();
+  void check_process() const {
+    if (::getpid() != owner)
+      throw Error(ErrorCode::kUnsupported, where(),
+                  "this Loader was made in process " + std::to_string(owner) +
+                      " and its threads do not survive fork(): make the Loader in the process "
+                      "that reads it (in a DataLoader worker: in the dataset's __iter__, as "
+                      "shardkit.IterableDataset does), or read records with a Dataset, which "
+                      "works after fork()");
   }
 
   std::string where() const {
@@ -189,6 +205,7 @@ struct Loader::Impl {
   }
 
   void reset(uint64_t epoch, uint64_t start, uint64_t tokens, uint64_t skipped) {
+    check_process();
     {
       std::lock_guard lock(mu);
       ++generation;
@@ -496,17 +513,8 @@ struct Loader::Impl {
     work_cv.notify_all();
   }
 
-  void wait_ready(std::unique_lock<std::mutex>& lock) {
-    auto have = [&] { return ready.count(consumer_next) > 0; };
-    if (opt.timeout.count() <= 0) return ready_cv.wait(lock, have);
-    if (!ready_cv.wait_for(lock, opt.timeout, have))
-      throw Error(ErrorCode::kTimeout, where(),
-                  "no batch within " + std::to_string(opt.timeout.count()) + " ms (batch " +
-                      std::to_string(consumer_next) + " of epoch " + std::to_string(plan->epoch()) +
-                      ")");
-  }
-
-  std::shared_ptr<Batch> next() {
+  std::shared_ptr<Batch> next(const std::function<void()>* while_waiting) {
+    check_process();
     std::unique_lock lock(mu);
     if (!started) {
       started = true;
@@ -518,7 +526,7 @@ struct Loader::Impl {
       budget_spent = true;
       return nullptr;
     }
-    wait_ready(lock);
+    wait_ready(lock, while_waiting);
     auto it = ready.find(consumer_next);
     // A failed batch stays in place: asking again rethrows the same error.
     if (it->second.error) std::rethrow_exception(it->second.error);
@@ -564,6 +572,32 @@ struct Loader::Impl {
     return final.batch;
   }
 
+  // Until batch consumer_next is built (or failed), options.timeout at most, calling
+  // `while_waiting` every 50 ms.
+  void wait_ready(std::unique_lock<std::mutex>& lock, const std::function<void()>* while_waiting) {
+    auto have = [&] { return ready.count(consumer_next) > 0; };
+    using Clock = std::chrono::steady_clock;
+    const bool timed = opt.timeout.count() > 0;
+    const Clock::time_point deadline = Clock::now() + (timed ? opt.timeout : Clock::duration{});
+    while (!have()) {
+      if (timed && Clock::now() >= deadline)
+        throw Error(ErrorCode::kTimeout, where(),
+                    "no batch within " + std::to_string(opt.timeout.count()) + " ms (batch " +
+                        std::to_string(consumer_next) + " of epoch " +
+                        std::to_string(plan->epoch()) + ")");
+      if (!while_waiting && !timed) {
+        ready_cv.wait(lock, have);
+        return;
+      }
+      auto until = while_waiting ? Clock::now() + std::chrono::milliseconds(50) : deadline;
+      if (timed) until = std::min(until, deadline);
+      if (ready_cv.wait_until(lock, until, have) || !while_waiting) continue;
+      lock.unlock();
+      (*while_waiting)();
+      lock.lock();
+    }
+  }
+
   LoaderState state() const {
     std::lock_guard lock(mu);
     uint64_t consumed =
@@ -579,7 +613,10 @@ Loader::Loader(const std::filesystem::path& dir, LoaderOptions options)
              std::move(options)) {}
 Loader::Loader(const std::vector<MixtureSource>& sources, LoaderOptions options)
     : impl_(std::make_unique<Impl>(sources, std::move(options))) {}
-Loader::~Loader() = default;
+Loader::~Loader() {
+  // In a child after fork(): the workers, and the locks they held, belong to the parent.
+  if (::getpid() != impl_->owner) (void)impl_.release();
+}
 
 const Dataset& Loader::dataset(size_t source) const { return impl_->src.at(source).ds; }
 size_t Loader::sources() const { return impl_->src.size(); }
@@ -605,6 +642,7 @@ uint64_t Loader::batches() const {
 
 uint64_t Loader::batches_left() const {
   std::lock_guard lock(impl_->mu);
+  if (impl_->budget_spent) return 0;
   if (impl_->opt.max_tokens && impl_->tokens_consumed >= impl_->opt.max_tokens) return 0;
   return impl_->plan->batches() - std::min(impl_->consumer_next, impl_->plan->batches());
 }
@@ -614,7 +652,10 @@ uint64_t Loader::epoch_batches() const {
   return EpochPlan(impl_->stream, impl_->shapes, impl_->opt, impl_->plan->epoch(), 0).batches();
 }
 
-std::shared_ptr<Batch> Loader::next() { return impl_->next(); }
+std::shared_ptr<Batch> Loader::next() { return impl_->next(nullptr); }
+std::shared_ptr<Batch> Loader::next(const std::function<void()>& while_waiting) {
+  return impl_->next(&while_waiting);
+}
 LoaderState Loader::state() const { return impl_->state(); }
 
 void Loader::restore(const LoaderState& state) {

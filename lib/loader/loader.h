@@ -9,11 +9,14 @@
 //
 // next() rethrows, in the consumer, any error a loader thread met (a shardkit::Error naming the
 // shard file and block for damaged data), and throws Error(kTimeout) when options.timeout passes
-// without a batch. One consumer thread at a time.
+// without a batch. One consumer thread at a time. Its threads do not survive fork(): in a child
+// process next(), set_epoch() and restore() throw Error(kUnsupported), and destroying it there
+// leaves the parent's state alone.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -65,6 +68,10 @@ class Loader {
   uint64_t epoch_batches() const;
   // The next batch, or nullptr once the epoch is exhausted.
   std::shared_ptr<Batch> next();
+  // The same, calling `while_waiting` every 50 ms while no batch is ready, outside the loader's
+  // lock: an exception it throws (Python's KeyboardInterrupt) leaves next() with nothing
+  // consumed.
+  std::shared_ptr<Batch> next(const std::function<void()>& while_waiting);
 
   // What to save to resume after the last batch next() returned.
   LoaderState state() const;

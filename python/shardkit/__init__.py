@@ -74,7 +74,8 @@ def _options_doc(title: str, specs: List[Dict[str, Any]]) -> str:
 class Dataset(_data.Dataset):  # type: ignore[type-arg]
     """A shardkit dataset (a directory, or an http(s):// or s3:// URL): schema, record count,
     metadata and records by index. A map-style ``torch.utils.data.Dataset``: ``ds[i]`` is a dict
-    of tensors (uint16 widened to int32, uint32 to int64)."""
+    of tensors (uint16 widened to int32, uint32 to int64). A remote Dataset works after fork()
+    (DataLoader workers): each process opens its own connections."""
 
     def __init__(self, path: PathLike, **options: Any) -> None:
         self.path: str = _os.fspath(path)

@@ -305,11 +305,14 @@ TEST_CASE("a cache smaller than the dataset: the second epoch reuses what the fi
                                         << ", " << fetched[1] << ", " << fetched[2] << " bytes");
   // The first epoch fetches everything; later ones reuse what the cache kept. A cache held to
   // its limit (and evicted to 90% of it) keeps at most 45% of the dataset, and blocks fetched
-  // ahead of the reads displace some of it: 0.52-0.70 of the dataset per epoch measured
-  // (Release and ASan, alone and beside other tests).
+  // ahead of the reads displace some of it: 0.50-0.56 of the dataset per later epoch measured
+  // (Release, alone and three at once). Evicting the least recently used instead fetches
+  // 0.80-0.83 (disk_cache.cc with every stamp the current time): the bounds tell them apart.
+  const double later = double(fetched[1] + fetched[2]) / 2 / double(dataset);
   CHECK(fetched[0] >= dataset);
-  CHECK(double(fetched[1]) < 0.8 * double(dataset));
-  CHECK(double(fetched[2]) < 0.8 * double(dataset));
+  CHECK(later < 0.65);
+  CHECK(double(fetched[1]) < 0.7 * double(dataset));
+  CHECK(double(fetched[2]) < 0.7 * double(dataset));
 }
 
 TEST_CASE("shard-inspect info, verify, dump, order and stats read a URL like the directory") {

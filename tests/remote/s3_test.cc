@@ -1,6 +1,9 @@
 // Datasets read from S3: the SigV4 signature libcurl produces for shardkit checked against
 // AWS's published example, and a real S3-compatible server (s3rver, npm) on 127.0.0.1 serving
-// a dataset uploaded by the curl command-line tool. Secrets never appear in messages.
+// a dataset uploaded by the curl command-line tool, behind a proxy that verifies every request's
+// signature as S3 does (tests/servers/sigv4.py, from AWS's published algorithm; s3rver accepts
+// any), so that a wrong or misread key, a lost session token or a profile not honoured is a 403.
+// Secrets never appear in messages.
 #include <doctest/doctest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -88,7 +91,12 @@ void curl_s3(const std::string& args) {
   REQUIRE(rc == 0);
 }
 
+const char* const kCredentialVariables[] = {
+    "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",          "AWS_REGION",
+    "AWS_ENDPOINT_URL",  "AWS_PROFILE",           "AWS_SHARED_CREDENTIALS_FILE"};
+
 struct S3Env {
+  std::string home = std::getenv("HOME") ? std::getenv("HOME") : "";
   explicit S3Env(const std::string& endpoint, const std::string& secret = "S3RVER") {
     ::setenv("AWS_ACCESS_KEY_ID", "S3RVER", 1);
     ::setenv("AWS_SECRET_ACCESS_KEY", secret.c_str(), 1);
@@ -97,11 +105,17 @@ struct S3Env {
     ::unsetenv("AWS_SESSION_TOKEN");
   }
   ~S3Env() {
-    for (const char* v : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
-                          "AWS_ENDPOINT_URL", "AWS_SHARED_CREDENTIALS_FILE"})
-      ::unsetenv(v);
+    for (const char* v : kCredentialVariables) ::unsetenv(v);
+    ::setenv("HOME", home.c_str(), 1);
   }
 };
+
+// Keys the verifying proxy accepts besides s3rver's (ACCESS:SECRET[:SESSION_TOKEN]). Secrets
+// hold '/' and '+' as AWS's do.
+const std::vector<std::string> kKeys = {
+    "AKIDENV:env/Secret+Key1", "AKIDTOKEN:token/Secret+Key2:FwoGZXIvYXdzEJr//////////wEaDExample",
+    "AKIDPROFILE:profile/Secret+Key3", "AKIDDEFAULT:default/Secret+Key4",
+    "AKIDPTOKEN:ptoken/Secret+Key5:profile-session-token"};
 
 // s3rver with the fixture dataset uploaded to s3://bucket/datasets/ds.
 struct Served {
@@ -110,7 +124,7 @@ struct Served {
   std::unique_ptr<t::S3rver> server;
   Served() {
     t::write_remote_fixture(local);
-    server = std::make_unique<t::S3rver>(tmp / "s3data");
+    server = std::make_unique<t::S3rver>(tmp / "s3data", t::SigV4Keys{kKeys});
     curl_s3("-X PUT " + server->endpoint() + "/bucket");
     for (const auto& e : fs::directory_iterator(local))
       curl_s3("-T " + e.path().string() + " " + server->endpoint() + "/bucket/datasets/ds/" +
@@ -178,13 +192,14 @@ TEST_CASE("S3 errors name the s3:// URL and never a secret") {
   const std::string secret = "Sup3rSecretValue-do-not-print";
   {
     S3Env env(s.server->endpoint(), secret);
-    // s3rver does not check signatures (hence the test above): a wrong secret still reads.
-    CHECK(Dataset::open("s3://bucket/datasets/ds").size() == 20000);
+    // A wrong secret: refused by the verifying proxy, as S3 would.
     try {
       Dataset::open("s3://bucket/missing");
-      FAIL("a missing prefix opened");
+      FAIL("a wrong secret was accepted");
     } catch (const Error& e) {
-      CHECK(std::string(e.what()).find("s3://bucket/missing/manifest.json") != std::string::npos);
+      CHECK(std::string(e.what()).find("s3://bucket/missing/manifest.json: HTTP 403 "
+                                       "SignatureDoesNotMatch: access denied") !=
+            std::string::npos);
       CHECK(std::string(e.what()).find(secret) == std::string::npos);
     }
     // The tools print no secret either, on success or failure.
@@ -204,4 +219,116 @@ TEST_CASE("S3 errors name the s3:// URL and never a secret") {
   CHECK(t::run_command(t::tool_path("shard-inspect") + " verify s3://bucket/datasets/ds", &out) ==
         0);
   CHECK(out.find("S3RVER") == std::string::npos);
+}
+
+namespace {
+
+// Opens the s3:// dataset with the credentials the environment gives; "" on success, else the
+// error (a 403 names S3's code).
+std::string open_with_environment() {
+  try {
+    const uint64_t records = Dataset::open("s3://bucket/datasets/ds").size();
+    return records == 20000 ? "" : "opened with " + std::to_string(records) + " records";
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+// The environment of one case: no credential variable but the endpoint and `vars`.
+void environment(const std::string& endpoint,
+                 std::vector<std::pair<const char*, std::string>> vars) {
+  for (const char* v : kCredentialVariables) ::unsetenv(v);
+  ::setenv("AWS_ENDPOINT_URL", endpoint.c_str(), 1);
+  ::setenv("AWS_REGION", "us-east-1", 1);
+  for (const auto& [name, value] : vars) ::setenv(name, value.c_str(), 1);
+}
+
+}  // namespace
+
+// The fixture at s3://bucket/datasets/ds, served from files by the verifying server itself
+// (without s3rver: nothing to upload).
+struct VerifiedFiles {
+  TempDir tmp{"s3keys"};
+  std::unique_ptr<t::FaultServer> server;
+  VerifiedFiles() {
+    t::write_remote_fixture(tmp / "s3" / "bucket" / "datasets" / "ds");
+    server = std::make_unique<t::FaultServer>(tmp / "server",
+                                              t::FaultServer::Options{tmp / "s3", 0, {}, kKeys});
+  }
+  std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(server->port()); }
+};
+
+TEST_CASE("credential precedence, proven by a server that verifies every signature") {
+  VerifiedFiles s;
+  S3Env restore(s.endpoint());
+  const std::string endpoint = s.endpoint();
+  const std::string denied = "HTTP 403 SignatureDoesNotMatch";
+  const std::string bad_token = "HTTP 403 InvalidToken";
+  // A credentials file as the AWS CLI writes them, with comments, CRLF line ends and spaces.
+  auto credentials = [&](const fs::path& file, bool default_right, bool profile_right) {
+    fs::create_directories(file.parent_path());
+    t::write_file(file, std::string("# written by aws configure\r\n[default]\r\n") +
+                            "aws_access_key_id = AKIDDEFAULT\r\n"
+                            "aws_secret_access_key = default/Secret+Key4" +
+                            (default_right ? "" : "X") +
+                            "\r\n\r\n; a second profile\r\n[profile-b]\r\n"
+                            "aws_access_key_id=AKIDPROFILE\r\n"
+                            "aws_secret_access_key=profile/Secret+Key3" +
+                            (profile_right ? "" : "X") +
+                            "\r\n[ptok]\r\naws_access_key_id = AKIDPTOKEN\r\n"
+                            "aws_secret_access_key = ptoken/Secret+Key5\r\n"
+                            "aws_session_token = profile-session-token\r\n");
+  };
+  const fs::path a = s.tmp / "default-right", b = s.tmp / "profile-right";
+  credentials(a, true, false);
+  credentials(b, false, true);
+
+  SUBCASE("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY") {
+    environment(endpoint,
+                {{"AWS_ACCESS_KEY_ID", "AKIDENV"}, {"AWS_SECRET_ACCESS_KEY", "env/Secret+Key1"}});
+    CHECK(open_with_environment() == "");
+    ::setenv("AWS_SECRET_ACCESS_KEY", "env/Secret+Key1X", 1);
+    CHECK(open_with_environment().find(denied) != std::string::npos);
+  }
+  SUBCASE("AWS_SESSION_TOKEN is sent and signed") {
+    environment(endpoint, {{"AWS_ACCESS_KEY_ID", "AKIDTOKEN"},
+                           {"AWS_SECRET_ACCESS_KEY", "token/Secret+Key2"},
+                           {"AWS_SESSION_TOKEN", "FwoGZXIvYXdzEJr//////////wEaDExample"}});
+    CHECK(open_with_environment() == "");
+    ::setenv("AWS_SESSION_TOKEN", "FwoGZXIvYXdzEJr//////////wEaDExampleX", 1);
+    CHECK(open_with_environment().find(bad_token) != std::string::npos);
+    ::unsetenv("AWS_SESSION_TOKEN");
+    CHECK(open_with_environment().find(bad_token) != std::string::npos);
+  }
+  SUBCASE("AWS_PROFILE picks the profile of the credentials file") {
+    environment(endpoint, {{"AWS_SHARED_CREDENTIALS_FILE", a.string()}});
+    CHECK(open_with_environment() == "");  // [default]
+    ::setenv("AWS_PROFILE", "profile-b", 1);
+    CHECK(open_with_environment().find(denied) != std::string::npos);
+    environment(endpoint, {{"AWS_SHARED_CREDENTIALS_FILE", b.string()}});
+    CHECK(open_with_environment().find(denied) != std::string::npos);
+    ::setenv("AWS_PROFILE", "profile-b", 1);
+    CHECK(open_with_environment() == "");
+    // A profile's session token; a stale AWS_SESSION_TOKEN does not go with the file's keys.
+    environment(endpoint, {{"AWS_SHARED_CREDENTIALS_FILE", b.string()},
+                           {"AWS_PROFILE", "ptok"},
+                           {"AWS_SESSION_TOKEN", "stale-token-of-another-key"}});
+    CHECK(open_with_environment() == "");
+  }
+  SUBCASE("the default ~/.aws/credentials") {
+    environment(endpoint, {{"HOME", (s.tmp / "home").string()}});
+    credentials(s.tmp / "home" / ".aws" / "credentials", true, false);
+    CHECK(open_with_environment() == "");
+    credentials(s.tmp / "home" / ".aws" / "credentials", false, true);
+    CHECK(open_with_environment().find(denied) != std::string::npos);
+  }
+  SUBCASE("the environment's keys come before any file, with no fallback") {
+    environment(endpoint, {{"AWS_ACCESS_KEY_ID", "AKIDENV"},
+                           {"AWS_SECRET_ACCESS_KEY", "env/Secret+Key1"},
+                           {"AWS_SHARED_CREDENTIALS_FILE", b.string()}});
+    CHECK(open_with_environment() == "");
+    ::setenv("AWS_SHARED_CREDENTIALS_FILE", a.string().c_str(), 1);
+    ::setenv("AWS_SECRET_ACCESS_KEY", "env/Secret+Key1X", 1);
+    CHECK(open_with_environment().find(denied) != std::string::npos);
+  }
 }

@@ -1,8 +1,9 @@
 // shardify --out s3://... and shardify merge into s3:// against a real S3-compatible server
-// (s3rver on 127.0.0.1): the objects equal a local conversion's files byte for byte (fetched
-// back with the curl command-line tool, not with shardkit), the manifest is written after every
-// shard, an existing dataset is not replaced without --force (and the refusal comes before
-// any conversion work), and a failed upload publishes no manifest.
+// (s3rver on 127.0.0.1, behind a proxy that verifies every request's SigV4 signature): the objects
+// equal a local conversion's files byte for byte (fetched back with the curl command-line tool, not
+// with shardkit), the manifest is written after every shard, an existing dataset is not replaced
+// without --force (and the refusal comes before any conversion work), and a failed upload publishes
+// no manifest.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -93,7 +94,7 @@ struct Setup {
     t::write_file(tmp / "vocab.txt", vocab);
     for (int i = 0; i < 4; ++i)
       t::write_file(in / ("part" + std::to_string(i) + ".txt"), text.substr(i * 1500, 1500));
-    server = std::make_unique<t::S3rver>(data);
+    server = std::make_unique<t::S3rver>(data, t::SigV4Keys{});  // signatures checked
     env = env_for(*server, tmpdir);
     REQUIRE(curl_status(server->endpoint() + "/bucket") == 404);
     std::string out;

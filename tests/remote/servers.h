@@ -12,6 +12,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -44,6 +46,17 @@ inline bool port_open(int port) {
   const bool ok = ::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
   ::close(s);
   return ok;
+}
+
+inline std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    lines.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return lines;
 }
 
 // A server process started from argv, ready once its port accepts connections.
@@ -82,9 +95,11 @@ class ServerProcess {
 
 // nginx serving `root` at http://127.0.0.1:PORT/, all state under `work`. Paths under
 // /denied/ answer 403, and shard files under /partly-denied/ too (the manifest stays readable).
+// `locations` adds nginx directives to the server block (e.g. redirects).
 class Nginx {
  public:
-  Nginx(const std::filesystem::path& root, const std::filesystem::path& work)
+  Nginx(const std::filesystem::path& root, const std::filesystem::path& work,
+        const std::string& locations = "")
       : root_(root), work_(work), port_(free_port()) {
     std::filesystem::create_directories(work_);
     const std::string w = work_.string();
@@ -127,7 +142,8 @@ class Nginx {
                    root_.string() +
                    ";\n"
                    "    location /denied/ { deny all; }\n"
-                   "    location ~ ^/partly-denied/.*\\.shard$ { deny all; }\n"
+                   "    location ~ ^/partly-denied/.*\\.shard$ { deny all; }\n" +
+                   locations +
                    "  }\n"
                    "}\n");
     start();
@@ -149,9 +165,83 @@ class Nginx {
     for (char c : log) n += c == '\n';
     return n;
   }
+  // The access log's lines that contain `text`.
+  size_t logged_requests(const std::string& text) const {
+    size_t n = 0;
+    for (const std::string& line : split_lines(read_file(work_ / "access.log")))
+      n += line.find(text) != std::string::npos;
+    return n;
+  }
 
  private:
   std::filesystem::path root_, work_;
+  int port_;
+  ServerProcess process_;
+};
+
+// tests/servers/fault_server.py: files from `root` (or a proxy to 127.0.0.1:`upstream`) that
+// misbehaves where `rules` say (JSON, see the script), and with `sigv4` keys
+// ("ACCESS:SECRET[:TOKEN]") refuses every request not signed by one of them, as S3 does.
+class FaultServer {
+ public:
+  struct Options {
+    std::filesystem::path root;
+    int upstream = 0;
+    std::vector<std::string> rules;
+    std::vector<std::string> sigv4;
+  };
+  // One logged request (the script's log line).
+  struct Request {
+    double time = 0;  // seconds, the server's monotonic clock
+    std::string method, path, range, action, credentials;
+  };
+
+  FaultServer(const std::filesystem::path& work, const Options& o)
+      : log_(work / "fault_server.log"), port_(free_port()) {
+    std::filesystem::create_directories(work);
+    std::vector<std::string> argv = {
+        "/usr/bin/python3",
+        (std::filesystem::path(SHARDKIT_SOURCE_DIR) / "tests/servers/fault_server.py").string(),
+        "--port",
+        std::to_string(port_),
+        "--log",
+        log_.string()};
+    if (o.upstream)
+      argv.insert(argv.end(), {"--upstream", std::to_string(o.upstream)});
+    else
+      argv.insert(argv.end(), {"--root", o.root.string()});
+    for (const std::string& r : o.rules) argv.insert(argv.end(), {"--rule", r});
+    for (const std::string& k : o.sigv4) argv.insert(argv.end(), {"--sigv4", k});
+    process_.start(argv, port_, (work / "fault_server.out").string());
+  }
+  int port() const { return port_; }
+  std::string url(const std::string& path) const {
+    return "http://127.0.0.1:" + std::to_string(port_) + "/" + path;
+  }
+  std::vector<Request> requests() const {
+    std::vector<Request> out;
+    for (const std::string& line : split_lines(read_file(log_))) {
+      std::vector<std::string> f;
+      for (size_t at = 0;;) {
+        const size_t tab = line.find('\t', at);
+        f.push_back(line.substr(at, tab - at));
+        if (tab == std::string::npos) break;
+        at = tab + 1;
+      }
+      if (f.size() == 6) out.push_back({std::stod(f[0]), f[1], f[2], f[3], f[4], f[5]});
+    }
+    return out;
+  }
+  // Requests whose path contains `text`.
+  std::vector<Request> requests(const std::string& text) const {
+    std::vector<Request> out;
+    for (const Request& r : requests())
+      if (r.path.find(text) != std::string::npos) out.push_back(r);
+    return out;
+  }
+
+ private:
+  std::filesystem::path log_;
   int port_;
   ServerProcess process_;
 };
@@ -169,21 +259,35 @@ inline std::string s3rver_curl(const std::string& args) {
          args;
 }
 
+// Keys a SigV4-verifying proxy accepts besides s3rver's S3RVER:S3RVER ("ACCESS:SECRET[:TOKEN]").
+struct SigV4Keys {
+  std::vector<std::string> extra;
+};
+
+// s3rver on 127.0.0.1. s3rver accepts any SigV4 signature; with `verify`, clients reach it
+// through fault_server.py as a proxy that refuses every request not signed by one of the keys,
+// with S3's 403 error codes (the tests); without, directly (the benchmarks).
 class S3rver {
  public:
-  explicit S3rver(const std::filesystem::path& dir) : dir_(dir), port_(free_port()) {
+  explicit S3rver(const std::filesystem::path& dir, std::optional<SigV4Keys> verify = {})
+      : dir_(dir), port_(free_port()) {
     std::filesystem::create_directories(dir_);
     process_.start({"/usr/bin/env", "node", s3rver_bin().string(), "-d", dir_.string(), "-a",
                     "127.0.0.1", "-p", std::to_string(port_), "--no-vhost-buckets", "--silent"},
                    port_, (dir_.parent_path() / "s3rver.log").string());
+    if (!verify) return;
+    verify->extra.push_back("S3RVER:S3RVER");
+    proxy_ = std::make_unique<FaultServer>(dir_.parent_path() / "sigv4-proxy",
+                                           FaultServer::Options{{}, port_, {}, verify->extra});
   }
-  int port() const { return port_; }
-  std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  int port() const { return proxy_ ? proxy_->port() : port_; }
+  std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port()); }
 
  private:
   std::filesystem::path dir_;
-  int port_;
+  int port_;  // s3rver's own
   ServerProcess process_;
+  std::unique_ptr<FaultServer> proxy_;
 };
 
 }  // namespace shardkit::testing

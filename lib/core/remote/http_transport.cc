@@ -1,27 +1,26 @@
 #include "core/remote/http_transport.h"
 
 #include <curl/curl.h>
+#include <strings.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
-#include <mutex>
 #include <random>
-#include <thread>
+#include <string_view>
 
-#include "core/error.h"
+#include "core/remote/redirects.h"
 
 namespace shardkit::remote {
 namespace {
 
-std::once_flag curl_ready;
-
-size_t on_body(char* data, size_t one, size_t n, void* user) {
-  auto& sink = *static_cast<HttpTransport::Sink*>(user);
-  const size_t bytes = one * n;
+size_t on_body(char* data, size_t bytes, HttpTransport::Sink& sink) {
   if (sink.grow) {
+    if (sink.limit && sink.grow->size() + bytes > sink.limit) {
+      sink.overflow = true;
+      return 0;  // aborts the transfer: past the object's cap
+    }
     sink.grow->append(data, bytes);
   } else {
     if (sink.received + bytes > sink.capacity) {
@@ -66,195 +65,302 @@ std::string reason_in(const std::string& body) {
   return "";
 }
 
+const char* const kNoRanges =
+    "the server does not support range requests: it answered a Range request with HTTP 200 and "
+    "the whole object. Remote datasets are read by byte ranges (nginx, S3 and most object stores "
+    "serve them; python -m http.server does not)";
+
+std::string over_limit(const BodyLimit& limit, int64_t declared) {
+  std::string s = declared >= 0 ? "the object is " + std::to_string(declared) + " bytes, over "
+                                : "the object is larger than ";
+  s += "the limit of " + std::to_string(limit.bytes) + " bytes";
+  if (!limit.option.empty()) s += " (" + limit.option + "; raise it if the object is genuine)";
+  return s;
+}
+
+struct Headers {
+  curl_slist* list = nullptr;
+  Headers() = default;
+  Headers(const Headers&) = delete;
+  ~Headers() { curl_slist_free_all(list); }
+  void add(const std::string& h) { list = curl_slist_append(list, h.c_str()); }
+};
+
+// The file of an upload, opened afresh for each request (a retry, a 307).
+struct UploadFile {
+  FILE* f = nullptr;
+  curl_off_t size = 0;
+  explicit UploadFile(const std::string* path) {
+    if (!path) return;
+    f = std::fopen(path->c_str(), "rb");
+    if (f && std::fseek(f, 0, SEEK_END) == 0) {
+      size = std::ftell(f);
+      std::rewind(f);
+    } else if (f) {
+      std::fclose(f);
+      f = nullptr;
+    }
+  }
+  ~UploadFile() {
+    if (f) std::fclose(f);
+  }
+};
+
+void set_transfer(CURL* h, const std::string& url, unsigned timeout_ms, bool head,
+                  uint64_t max_bytes) {
+  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, long{5000});
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_ms));
+  curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  // Redirects are followed by the transport, one request at a time, to decide where
+  // credentials go.
+  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+  if (head) curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+  if (max_bytes) curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(max_bytes));
+}
+
+void add_signature(CURL* h, const AwsSigning& signing, const std::vector<std::string>& extra,
+                   bool upload, Headers& headers) {
+  curl_easy_setopt(h, CURLOPT_AWS_SIGV4, ("aws:amz:" + signing.region + ":s3").c_str());
+  curl_easy_setopt(h, CURLOPT_USERPWD, (signing.access_key + ":" + signing.secret_key).c_str());
+  // The SHA-256 of the empty body of a GET or HEAD; curl 7.88 signs it but does not send it.
+  // curl signs the value given here as the payload's hash.
+  headers.add(upload ? "x-amz-content-sha256: UNSIGNED-PAYLOAD"
+                     : "x-amz-content-sha256: "
+                       "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  if (!signing.session_token.empty()) headers.add("x-amz-security-token: " + signing.session_token);
+  for (const std::string& e : extra) headers.add(e);
+}
+
+void set_upload(CURL* h, const UploadFile& upload, unsigned timeout_ms, bool sign,
+                Headers& headers) {
+  // A whole shard may take longer than one request's timeout: an upload fails only when it
+  // stalls (under 1 KB/s) for that long.
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 0L);
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, std::max(1L, static_cast<long>(timeout_ms / 1000)));
+  curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+  curl_easy_setopt(h, CURLOPT_READDATA, upload.f);  // curl's default reader fread()s it
+  curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, upload.size);
+  // No "Expect: 100-continue" round trip before each body. curl 7.88 signs a header removed
+  // with "Expect:" although it is not sent (curl issue 11664), which AWS refuses: a signed
+  // request keeps curl's own Expect header, unsigned, and does not wait for the 100.
+  if (sign)
+    curl_easy_setopt(h, CURLOPT_EXPECT_100_TIMEOUT_MS, 0L);
+  else
+    headers.add("Expect:");
+}
+
 }  // namespace
+
+std::chrono::microseconds retry_backoff(unsigned retry, double jitter) {
+  const double base_ms = std::min(2000.0, 50.0 * double(1u << std::min(retry, 10u)));
+  return std::chrono::microseconds(int64_t(base_ms * jitter * 1000));
+}
+
+// One request's answer, filled in by curl's callbacks as it arrives, then after the transfer.
+struct HttpTransport::Hop {
+  CURLcode code = CURLE_OK;
+  long status = 0;
+  std::string location;  // where a redirect points
+  std::string error_body;
+  std::string curl_error;
+  std::string local_error;  // the request could not be made (an unreadable upload)
+  bool range_ignored = false;
+  curl_off_t content_length = -1;  // as declared
+  curl_off_t uploaded = 0;
+
+  // Routes the response to this hop and `sink`.
+  void listen(CURL* handle, const std::optional<std::pair<uint64_t, size_t>>& range, Sink& s) {
+    h = handle;
+    range_ = &range;
+    sink = &s;
+    sink->received = 0;
+    sink->overflow = false;
+    if (sink->grow) sink->grow->clear();
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, this);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, this);
+  }
+
+ private:
+  CURL* h = nullptr;
+  const std::optional<std::pair<uint64_t, size_t>>* range_ = nullptr;
+  Sink* sink = nullptr;
+  bool checked = false;
+
+  // The body goes to the sink only for a success; an error page is kept apart for its reason.
+  // A 200 to a Range request is the whole object (but when the range was the whole object):
+  // refused at its first byte.
+  static size_t on_write(char* data, size_t one, size_t n, void* user) {
+    Hop& hop = *static_cast<Hop*>(user);
+    if (!hop.checked) {
+      hop.checked = true;
+      curl_easy_getinfo(hop.h, CURLINFO_RESPONSE_CODE, &hop.status);
+      const auto& range = *hop.range_;
+      if (range && hop.status == 200 &&
+          !(range->first == 0 && hop.content_length == curl_off_t(range->second))) {
+        hop.range_ignored = true;
+        return 0;
+      }
+    }
+    if (hop.status == 200 || hop.status == 206) return on_body(data, one * n, *hop.sink);
+    if (hop.error_body.size() < 4096) hop.error_body.append(data, one * n);
+    return one * n;
+  }
+  // The declared size, for the message when it is over the limit (curl stops before the body).
+  static size_t on_header(char* data, size_t one, size_t n, void* user) {
+    const std::string_view line(data, one * n);
+    if (line.size() > 15 && strncasecmp(line.data(), "content-length:", 15) == 0)
+      static_cast<Hop*>(user)->content_length = std::strtoll(line.data() + 15, nullptr, 10);
+    return one * n;
+  }
+};
 
 struct HttpTransport::Attempt {
   bool ok = false;
   bool retry = false;
   long status = 0;
+  ErrorCode code = ErrorCode::kIo;
   std::string error;  // why it failed, for the message
 };
 
 HttpTransport::HttpTransport(const SourceOptions& options, std::optional<AwsSigning> signing)
-    : options_(options), signing_(std::move(signing)) {
-  std::call_once(curl_ready, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-  if (options_.remote_concurrency == 0) options_.remote_concurrency = 1;
-}
+    : options_(options),
+      signing_(std::move(signing)),
+      stop_(options.interrupt ? *options.interrupt : never_),
+      pool_(options.remote_concurrency, stop_) {}
 
-HttpTransport::~HttpTransport() {
-  for (void* h : idle_) curl_easy_cleanup(static_cast<CURL*>(h));
-}
+HttpTransport::~HttpTransport() = default;
 
-void* HttpTransport::take_handle(bool urgent) {
-  std::unique_lock lock(mu_);
-  if (urgent) ++urgent_waiting_;
-  cv_.wait(lock, [&] {
-    return in_flight_ < options_.remote_concurrency && (urgent || urgent_waiting_ == 0);
-  });
-  if (urgent) --urgent_waiting_;
-  ++in_flight_;
-  if (!idle_.empty()) {
-    void* h = idle_.back();
-    idle_.pop_back();
-    return h;
+HttpTransport::Hop HttpTransport::send(const std::string& url, bool sign, const Request& request,
+                                       Sink& sink, bool urgent, const std::string& display) {
+  Hop hop;
+  const UploadFile upload(request.upload);
+  if (request.upload && !upload.f) {
+    hop.local_error = "cannot read " + *request.upload;
+    return hop;
   }
-  lock.unlock();
-  return curl_easy_init();
-}
-
-void HttpTransport::return_handle(void* handle) {
-  {
-    std::lock_guard lock(mu_);
-    --in_flight_;
-    idle_.push_back(handle);
-  }
-  cv_.notify_all();  // an urgent waiter must not sleep through a prefetch's wake-up
-}
-
-HttpTransport::Attempt HttpTransport::attempt(const std::string& url, const Request& request,
-                                              Sink& sink, bool urgent,
-                                              std::initializer_list<long> accepted) {
-  const auto& range = request.range;
-  // An upload is read from its file afresh on every attempt.
-  FILE* upload = nullptr;
-  curl_off_t upload_size = 0;
-  if (request.upload) {
-    upload = std::fopen(request.upload->c_str(), "rb");
-    if (!upload || std::fseek(upload, 0, SEEK_END) != 0) {
-      if (upload) std::fclose(upload);
-      Attempt a;
-      a.error = "cannot read " + *request.upload;
-      return a;
-    }
-    upload_size = std::ftell(upload);
-    std::rewind(upload);
-  }
-  CURL* h = static_cast<CURL*>(take_handle(urgent));
+  const CurlPool::Handle handle = pool_.take(urgent, display);
+  CURL* h = static_cast<CURL*>(handle.easy);
   curl_easy_reset(h);  // keeps the handle's live connections
   char errbuf[CURL_ERROR_SIZE] = {0};
-  std::string error_body;
-  curl_slist* headers = nullptr;
-  std::string range_header;
-  if (range) {
-    // A header rather than CURLOPT_RANGE, so that SigV4 signs it as S3 expects.
-    range_header = "Range: bytes=" + std::to_string(range->first) + "-" +
-                   std::to_string(range->first + range->second - 1);
-    headers = curl_slist_append(headers, range_header.c_str());
-  }
-  std::string userpwd, sigv4, token;
-  if (signing_) {
-    sigv4 = "aws:amz:" + signing_->region + ":s3";
-    userpwd = signing_->access_key + ":" + signing_->secret_key;
-    curl_easy_setopt(h, CURLOPT_AWS_SIGV4, sigv4.c_str());
-    curl_easy_setopt(h, CURLOPT_USERPWD, userpwd.c_str());
-    // The SHA-256 of the empty body of a GET or HEAD; curl 7.88 signs it but does not send it.
-    // curl signs the value given here as the payload's hash.
-    headers = curl_slist_append(
-        headers, upload ? "x-amz-content-sha256: UNSIGNED-PAYLOAD"
-                        : "x-amz-content-sha256: "
-                          "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    if (!signing_->session_token.empty()) {
-      token = "x-amz-security-token: " + signing_->session_token;
-      headers = curl_slist_append(headers, token.c_str());
-    }
-  }
-  for (const std::string& extra : extra_headers_)
-    headers = curl_slist_append(headers, extra.c_str());
-  curl_slist* routes = nullptr;
-  for (const std::string& r : connect_to_) routes = curl_slist_append(routes, r.c_str());
-  if (routes) curl_easy_setopt(h, CURLOPT_CONNECT_TO, routes);
-  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, long{5000});
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.remote_timeout_ms));
-  curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-  if (request.head) curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
-  if (upload) {
-    // A whole shard may take longer than one request's timeout: an upload fails only when it
-    // stalls (under 1 KB/s) for that long.
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 0L);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME,
-                     std::max(1L, static_cast<long>(options_.remote_timeout_ms / 1000)));
-    curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
-    curl_easy_setopt(h, CURLOPT_READDATA, upload);  // curl's default reader fread()s it
-    curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, upload_size);
-    // No "Expect: 100-continue" round trip before each body.
-    headers = curl_slist_append(headers, "Expect:");
-  }
-
-  // The body goes to the sink only for a success; an error page is kept apart for its reason.
-  struct Routing {
-    Sink* sink;
-    std::string* error_body;
-    long status = 0;
-    CURL* h;
-  } routing{&sink, &error_body, 0, h};
-  auto write = +[](char* data, size_t one, size_t n, void* user) -> size_t {
-    auto& r = *static_cast<Routing*>(user);
-    if (r.status == 0) curl_easy_getinfo(r.h, CURLINFO_RESPONSE_CODE, &r.status);
-    if (r.status == 200 || r.status == 206) return on_body(data, one, n, r.sink);
-    if (r.error_body->size() < 4096) r.error_body->append(data, one * n);
-    return one * n;
-  };
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &routing);
-  sink.received = 0;
-  sink.overflow = false;
-  if (sink.grow) sink.grow->clear();
+  set_transfer(h, url, options_.remote_timeout_ms, request.head, sink.grow ? sink.limit : 0);
+  Headers headers, routes;
+  if (const auto& range = request.range)
+    // A header rather than CURLOPT_RANGE, so that SigV4 signs it as S3 expects.
+    headers.add("Range: bytes=" + std::to_string(range->first) + "-" +
+                std::to_string(range->first + range->second - 1));
+  if (sign) add_signature(h, *signing_, extra_headers_, upload.f != nullptr, headers);
+  if (upload.f) set_upload(h, upload, options_.remote_timeout_ms, sign, headers);
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.list);
+  for (const std::string& r : connect_to_) routes.add(r);
+  if (routes.list) curl_easy_setopt(h, CURLOPT_CONNECT_TO, routes.list);
+  hop.listen(h, request.range, sink);
 
   requests_.fetch_add(1, std::memory_order_relaxed);
-  const CURLcode code = curl_easy_perform(h);
-  long status = 0;
-  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  hop.code = static_cast<CURLcode>(pool_.perform(handle));
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &hop.status);
+  if (is_redirect(hop.status)) {
+    char* location = nullptr;
+    curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &location);
+    if (location) hop.location = location;
+  }
+  hop.curl_error = errbuf;
+  hop.uploaded = upload.size;
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, nullptr);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
   curl_easy_setopt(h, CURLOPT_CONNECT_TO, nullptr);
-  curl_slist_free_all(headers);
-  curl_slist_free_all(routes);
-  return_handle(h);
-  if (upload) std::fclose(upload);
+  pool_.give(handle);
+  return hop;
+}
 
+HttpTransport::Attempt HttpTransport::judge(const Hop& hop, const Request& request, Sink& sink,
+                                            std::initializer_list<long> accepted) {
   Attempt a;
-  a.status = status;
-  if (code != CURLE_OK && !(code == CURLE_WRITE_ERROR && !sink.overflow)) {
-    a.retry = transient(code);
+  a.status = hop.status;
+  if (!hop.local_error.empty()) {
+    a.error = hop.local_error;
+    return a;
+  }
+  if (hop.range_ignored) {
+    ranges_unsupported_ = true;
+    a.code = ErrorCode::kUnsupported;
+    a.error = kNoRanges;
+    return a;
+  }
+  if (sink.grow && sink.limit && (hop.code == CURLE_FILESIZE_EXCEEDED || sink.overflow)) {
+    a.code = ErrorCode::kUnsupported;
+    a.error = over_limit(*request.limit, hop.content_length);
+    return a;
+  }
+  if (hop.code != CURLE_OK) {
+    a.retry = transient(hop.code);
     a.error = sink.overflow ? "the response is longer than the range asked for"
-                            : std::string(curl_easy_strerror(code)) +
-                                  (errbuf[0] ? std::string(" (") + errbuf + ")" : "");
+                            : std::string(curl_easy_strerror(hop.code)) +
+                                  (hop.curl_error.empty() ? "" : " (" + hop.curl_error + ")");
     return a;
   }
   for (long ok : accepted)
-    if (status == ok) {
+    if (hop.status == ok) {
       a.ok = true;
       return a;
     }
-  if (status != 200 && status != 206) {
-    const std::string why = reason_in(error_body);
-    a.error = "HTTP " + std::to_string(status) + (why.empty() ? "" : " " + why);
-    if (status == 403) a.error += ": access denied";
-    if (status == 404) a.error += ": not found";
-    a.retry = status >= 500 || status == 429 || status == 408;
+  if (hop.status != 200 && hop.status != 206) {
+    const std::string why = reason_in(hop.error_body);
+    a.error = "HTTP " + std::to_string(hop.status) + (why.empty() ? "" : " " + why);
+    if (hop.status == 403) a.error += ": access denied";
+    if (hop.status == 404) a.error += ": not found";
+    a.retry = hop.status >= 500 || hop.status == 429 || hop.status == 408;
     return a;
   }
-  if (range) {
-    if (status == 200) {
-      a.error = "the server ignored the byte range (HTTP 200 instead of 206)";
-      return a;
-    }
-    if (sink.received != range->second) {
-      a.retry = true;
-      a.error = "short read: " + std::to_string(sink.received) + " of " +
-                std::to_string(range->second) + " bytes";
-      return a;
-    }
+  if (request.range && sink.received != request.range->second) {
+    a.retry = true;
+    a.error = "short read: " + std::to_string(sink.received) + " of " +
+              std::to_string(request.range->second) + " bytes";
+    return a;
   }
-  bytes_.fetch_add(sink.received + static_cast<uint64_t>(upload_size), std::memory_order_relaxed);
+  bytes_.fetch_add(sink.received + static_cast<uint64_t>(hop.uploaded), std::memory_order_relaxed);
   a.ok = true;
   return a;
+}
+
+HttpTransport::Attempt HttpTransport::attempt(const std::string& url, const std::string& display,
+                                              const Request& request, Sink& sink, bool urgent,
+                                              std::initializer_list<long> accepted) {
+  std::string at = url;
+  for (int redirects = 0;; ++redirects) {
+    // Credentials go only to the origin the request was made for.
+    const bool sign = signing_.has_value() && (redirects == 0 || same_origin(url, at));
+    const Hop hop = send(at, sign, request, sink, urgent, display);
+    if (hop.code == CURLE_ABORTED_BY_CALLBACK) stop_.check(display);
+    if (hop.code != CURLE_OK || !is_redirect(hop.status))
+      return judge(hop, request, sink, accepted);
+    Attempt a;
+    a.status = hop.status;
+    a.code = ErrorCode::kUnsupported;
+    const std::string http = "HTTP " + std::to_string(hop.status) + " ";
+    if (hop.location.empty()) {
+      a.error = http + "redirect without a Location";
+    } else if (!is_http_url(hop.location)) {
+      a.error = http + "redirect to " + url_for_message(hop.location) +
+                ", another scheme: only http:// and https:// redirects are followed";
+    } else if (request.upload && !keeps_method(hop.status)) {
+      a.error = http + "redirect of an upload (only 307 and 308 keep the body)";
+    } else if (redirects == kMaxRedirects) {
+      a.code = ErrorCode::kIo;
+      a.error = "more than " + std::to_string(kMaxRedirects) + " redirects (the last to " +
+                url_for_message(hop.location) + ")";
+    } else {
+      at = hop.location;
+      continue;
+    }
+    return a;
+  }
 }
 
 long HttpTransport::fetch(const std::string& url, const std::string& display,
@@ -264,29 +370,30 @@ long HttpTransport::fetch(const std::string& url, const std::string& display,
   const auto& range = request.range;
   Attempt a;
   for (unsigned tries = 0;; ++tries) {
-    a = attempt(url, request, sink, urgent, accepted);
+    a = attempt(url, display, request, sink, urgent, accepted);
     if (a.ok) return a.status;
     if (!a.retry || tries >= options_.remote_retries) break;
     retries_.fetch_add(1, std::memory_order_relaxed);
-    // Exponential backoff with jitter: 50 ms, 100 ms, ... capped at 2 s, each scaled by a
-    // random factor in [0.5, 1) so that many readers do not retry in lockstep.
-    const double base = std::min(2000.0, 50.0 * double(1u << std::min(tries, 10u)));
-    std::uniform_real_distribution<double> f(0.5, 1.0);
-    std::this_thread::sleep_for(std::chrono::microseconds(int64_t(base * f(jitter) * 1000)));
+    stop_.sleep_for(retry_backoff(tries, std::uniform_real_distribution<double>(0.5, 1.0)(jitter)),
+                    display);
   }
   std::string what = a.error;
   if (a.retry) what += " (after " + std::to_string(options_.remote_retries + 1) + " attempts)";
   if (range)
     what = "bytes " + std::to_string(range->first) + ".." +
            std::to_string(range->first + range->second) + ": " + what;
-  throw Error(ErrorCode::kIo, display, what, block);
+  throw Error(a.code, display, what, block);
 }
 
-std::string HttpTransport::get(const std::string& url, const std::string& display) {
+std::string HttpTransport::get(const std::string& url, const std::string& display,
+                               const BodyLimit& limit) {
   std::string body;
   Sink sink;
   sink.grow = &body;
-  fetch(url, display, Request{}, sink, std::nullopt, true);
+  sink.limit = limit.bytes;
+  Request request;
+  request.limit = &limit;
+  fetch(url, display, request, sink, std::nullopt, true);
   return body;
 }
 
@@ -313,6 +420,7 @@ void HttpTransport::get_range(const std::string& url, const std::string& display
                               size_t size, unsigned char* out, std::optional<uint64_t> block,
                               bool urgent) {
   if (size == 0) return;
+  if (ranges_unsupported_) throw Error(ErrorCode::kUnsupported, display, kNoRanges, block);
   Sink sink;
   sink.out = out;
   sink.capacity = size;

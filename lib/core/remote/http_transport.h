@@ -1,27 +1,47 @@
 // GETs of whole objects and byte ranges, HEADs and PUTs of files over HTTP(S) with libcurl:
-// keep-alive connections reused from a pool of handles, at most `remote_concurrency` requests in
-// flight, retries with exponential backoff and jitter on timeouts, connection failures, 5xx and
-// short reads, and optional AWS SigV4 signing (CURLOPT_AWS_SIGV4 plus x-amz-content-sha256). Errors
-// name the object as the caller displays it (a URL, never a credential).
+// keep-alive connections reused from a pool of handles (curl_pool.h), at most
+// `remote_concurrency` requests in flight, redirects followed within http(s) (redirects.h),
+// retries with exponential backoff and jitter on timeouts, connection failures, 5xx and short
+// reads, and optional AWS SigV4 signing (CURLOPT_AWS_SIGV4 plus x-amz-content-sha256). Every
+// wait watches SourceOptions::interrupt. Errors name the object as the caller displays it (a
+// URL, never a credential).
+//
+// What is not retried, because another try would get the same answer: 4xx but 408 and 429, a
+// server that answers a Range request with the whole object (it does not support ranges: every
+// later range request of the transport fails at once, without a request), a body over its
+// limit, a redirect that cannot be followed.
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
+#include <chrono>
 #include <cstdint>
-#include <mutex>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/block_source.h"
+#include "core/error.h"
+#include "core/interrupt.h"
 #include "core/remote/aws_credentials.h"
+#include "core/remote/curl_pool.h"
 
 namespace shardkit::remote {
 
 struct TransportStats {
-  uint64_t requests = 0;  // attempts, retries included
+  uint64_t requests = 0;  // HTTP requests sent: retries and redirects included
   uint64_t bytes = 0;     // body bytes received in successful responses
   uint64_t retries = 0;
+};
+
+// The wait before retry `retry` (0 for the first): 50 ms doubled per retry up to 2 s, times
+// `jitter` in [0.5, 1) so that many readers do not retry in lockstep.
+std::chrono::microseconds retry_backoff(unsigned retry, double jitter);
+
+// A cap on a whole object's size, and the option that sets it (for the message).
+struct BodyLimit {
+  uint64_t bytes = 0;  // 0: none
+  std::string option;
 };
 
 class HttpTransport {
@@ -31,8 +51,9 @@ class HttpTransport {
   HttpTransport(const HttpTransport&) = delete;
   HttpTransport& operator=(const HttpTransport&) = delete;
 
-  // The whole object. `display` names it in errors.
-  std::string get(const std::string& url, const std::string& display);
+  // The whole object. `display` names it in errors. Over `limit`, Error(kUnsupported) once the
+  // size is known (from Content-Length, else as the bytes arrive), without a retry.
+  std::string get(const std::string& url, const std::string& display, const BodyLimit& limit = {});
   // Exactly `size` bytes at `offset` into `out`. A read someone waits for is `urgent`: it
   // takes the next free request slot before any prefetch does.
   void get_range(const std::string& url, const std::string& display, uint64_t offset, size_t size,
@@ -50,43 +71,50 @@ class HttpTransport {
   // Routes "HOST:PORT:CONNECT-HOST:CONNECT-PORT" (CURLOPT_CONNECT_TO), so that a test can send
   // a request for a public host name, signed for it, to a listener on 127.0.0.1.
   void set_connect_to(std::vector<std::string> routes) { connect_to_ = std::move(routes); }
-  // Extra request headers (e.g. a fixed X-Amz-Date in the SigV4 test).
+  // Extra request headers (e.g. a fixed X-Amz-Date in the SigV4 test), sent with the signed
+  // headers: only to the request's own origin.
   void set_extra_headers(std::vector<std::string> headers) { extra_headers_ = std::move(headers); }
 
   struct Sink {
     unsigned char* out = nullptr;  // range target, or
     std::string* grow = nullptr;   // a whole object
     size_t capacity = 0;
+    uint64_t limit = 0;  // grow: at most this many bytes (0: no limit)
     size_t received = 0;
     bool overflow = false;
   };
 
  private:
+  struct Hop;
   struct Attempt;
   // What to send besides a GET of the whole object.
   struct Request {
     std::optional<std::pair<uint64_t, size_t>> range;  // GET of a byte range
     bool head = false;                                 // HEAD: is it there?
     const std::string* upload = nullptr;               // PUT of this file
+    const BodyLimit* limit = nullptr;                  // a whole object's cap
   };
   // Returns the HTTP status of the final attempt; throws after the last retry fails, except
   // for the statuses in `accepted` besides 200/206 (a HEAD's 404).
   long fetch(const std::string& url, const std::string& display, const Request& request, Sink& sink,
              std::optional<uint64_t> block, bool urgent, std::initializer_list<long> accepted = {});
-  Attempt attempt(const std::string& url, const Request& request, Sink& sink, bool urgent,
-                  std::initializer_list<long> accepted);
-  void* take_handle(bool urgent);
-  void return_handle(void* handle);
+  // One try: the request and the redirects it leads to.
+  Attempt attempt(const std::string& url, const std::string& display, const Request& request,
+                  Sink& sink, bool urgent, std::initializer_list<long> accepted);
+  Attempt judge(const Hop& hop, const Request& request, Sink& sink,
+                std::initializer_list<long> accepted);
+  // One HTTP request to `url`, signed (and with the extra headers) when `sign`.
+  Hop send(const std::string& url, bool sign, const Request& request, Sink& sink, bool urgent,
+           const std::string& display);
 
   SourceOptions options_;
   std::optional<AwsSigning> signing_;
+  Interrupt never_;  // watched when options_.interrupt is empty
+  const Interrupt& stop_;
+  CurlPool pool_;
   std::vector<std::string> connect_to_;
   std::vector<std::string> extra_headers_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  unsigned in_flight_ = 0;
-  unsigned urgent_waiting_ = 0;
-  std::vector<void*> idle_;  // CURL* handles keep their connections between requests
+  std::atomic<bool> ranges_unsupported_{false};
   std::atomic<uint64_t> requests_{0}, bytes_{0}, retries_{0};
 };
 

@@ -15,6 +15,7 @@
 #include "core/remote/aws_credentials.h"
 #include "core/remote/disk_cache.h"
 #include "core/remote/http_transport.h"
+#include "core/remote/per_process.h"
 #include "format/shard_format.h"
 
 namespace shardkit::remote {
@@ -85,8 +86,11 @@ class TaskPool {
   std::vector<std::thread> threads_;
 };
 
+// The transport, the disk cache and the prefetch threads of one store, in one process (a child
+// after fork() makes its own: per_process.h).
 struct Shared {
-  SourceOptions options;
+  std::shared_ptr<Interrupt> stop;  // set when the store closes; watches options.interrupt
+  SourceOptions options;            // its interrupt: `stop`
   HttpTransport transport;
   std::unique_ptr<DiskCache> cache;
   // Prefetched bytes held in memory (no disk cache, or not yet read): bounded.
@@ -94,27 +98,39 @@ struct Shared {
   uint64_t held_limit;
   TaskPool pool;  // last: its threads stop before the rest goes
 
-  Shared(const SourceOptions& o, std::optional<AwsSigning> signing)
-      : options(o),
-        transport(o, std::move(signing)),
+  Shared(const SourceOptions& o, const std::optional<AwsSigning>& signing)
+      : stop(std::make_shared<Interrupt>(o.interrupt)),
+        options(watching(o, stop)),
+        transport(options, signing),
         cache(o.cache_dir.empty() ? nullptr
                                   : std::make_unique<DiskCache>(o.cache_dir, o.cache_limit)),
         held_limit(o.prefetch_bytes ? o.prefetch_bytes : 256ull << 20),
         pool(std::max(1u, o.remote_concurrency)) {}
+  // Transfers in flight end within Interrupt::kPoll, so the pool's threads join promptly.
+  ~Shared() { stop->set(); }
+
+  static SourceOptions watching(SourceOptions o, std::shared_ptr<Interrupt> stop) {
+    o.interrupt = std::move(stop);
+    return o;
+  }
 };
+
+using Remote = PerProcess<Shared>;
 
 class RemoteSource : public BlockSource, public std::enable_shared_from_this<RemoteSource> {
  public:
-  RemoteSource(std::shared_ptr<Shared> shared, std::string url, std::string display, uint64_t size,
+  RemoteSource(std::shared_ptr<Remote> remote, std::string url, std::string display, uint64_t size,
                uint64_t version)
-      : shared_(std::move(shared)),
+      : remote_(std::move(remote)),
         url_(std::move(url)),
         display_(std::move(display)),
         size_(size),
-        version_(version) {}
+        version_(version),
+        state_([] { return std::make_unique<State>(); }) {}
   ~RemoteSource() override {
-    std::lock_guard lock(mu_);
-    for (auto& [offset, p] : pending_) release(*p);
+    State& st = state_.get();
+    std::lock_guard lock(st.mu);
+    for (auto& [offset, p] : st.pending) release(*p);
   }
 
   const std::string& name() const override { return display_; }
@@ -122,71 +138,48 @@ class RemoteSource : public BlockSource, public std::enable_shared_from_this<Rem
 
   void read(uint64_t offset, size_t size, unsigned char* out,
             std::optional<uint64_t> block) const override {
-    std::shared_ptr<Pending> p;
-    {
-      std::lock_guard lock(mu_);
-      auto it = pending_.find(offset);
-      if (it != pending_.end() && it->second->size == size) {
-        p = it->second;
-        pending_.erase(it);  // read once: a later read (a refetch, a new epoch) goes out again
-      }
-    }
-    if (p) {
-      bool mine = false;
-      {
-        std::lock_guard lock(mu_);
-        mine = !p->started;
-        p->started = true;
-      }
-      if (!mine) {
-        // In flight on a pool thread: wait for it; if it failed, fetch here (with retries).
-        p->done.wait();
-        std::lock_guard lock(mu_);
-        if (p->ok) {
-          std::memcpy(out, p->bytes.data(), size);
-          release(*p);
-          if (shared_->cache) shared_->cache->mark_consumed(cache_key(offset, size));
-          return;
-        }
-      }
-      std::lock_guard lock(mu_);
-      release(*p);
-    }
+    Shared& sh = remote_->get();
+    if (read_pending(offset, size, out)) return;
     {
       // Marked before the fetch, so that a prefetch arriving meanwhile does not fetch it too.
-      std::lock_guard lock(mu_);
-      if (served_.size() > 65536) served_.clear();  // bounded: a forgotten entry costs lookahead
-      served_.insert(offset);
+      State& st = state_.get();
+      std::lock_guard lock(st.mu);
+      if (st.served.size() > 65536)
+        st.served.clear();  // bounded: a forgotten entry costs lookahead
+      st.served.insert(offset);
     }
     const std::string key = cache_key(offset, size);
-    if (shared_->cache && shared_->cache->get(key, size, out, true)) return;
-    shared_->transport.get_range(url_, display_, offset, size, out, block);
-    if (shared_->cache) shared_->cache->put(key, out, size, true);
+    if (sh.cache && sh.cache->get(key, size, out, true)) return;
+    sh.transport.get_range(url_, display_, offset, size, out, block);
+    if (sh.cache) sh.cache->put(key, out, size, true);
   }
 
   bool refetch(uint64_t offset, size_t size, unsigned char* out,
                std::optional<uint64_t> block) const override {
-    shared_->transport.get_range(url_, display_, offset, size, out, block);
-    if (shared_->cache) shared_->cache->put(cache_key(offset, size), out, size, true);
+    Shared& sh = remote_->get();
+    sh.transport.get_range(url_, display_, offset, size, out, block);
+    if (sh.cache) sh.cache->put(cache_key(offset, size), out, size, true);
     return true;
   }
 
   void prefetch(uint64_t offset, size_t size) const override {
+    Shared& sh = remote_->get();
+    State& st = state_.get();
     auto p = std::make_shared<Pending>();
     p->size = size;
     {
-      std::lock_guard lock(mu_);
-      if (pending_.count(offset)) return;
+      std::lock_guard lock(st.mu);
+      if (st.pending.count(offset)) return;
       // Read before its prefetch got here (a queued readahead): fetching it again would be
       // wasted, and if it is read once more (a later epoch), that read fetches it.
-      if (served_.erase(offset)) return;
+      if (st.served.erase(offset)) return;
       // Over the memory bound the block is simply fetched when read.
-      if (shared_->held_bytes.fetch_add(size) + size > shared_->held_limit) {
-        shared_->held_bytes.fetch_sub(size);
+      if (sh.held_bytes.fetch_add(size) + size > sh.held_limit) {
+        sh.held_bytes.fetch_sub(size);
         return;
       }
       p->held = true;
-      pending_.emplace(offset, p);
+      st.pending.emplace(offset, p);
     }
     p->done = p->finished.get_future().share();
     if (TaskPool::on_pool_thread()) {  // e.g. the loader's readahead of a block: fetch it now
@@ -194,7 +187,7 @@ class RemoteSource : public BlockSource, public std::enable_shared_from_this<Rem
       return;
     }
     std::weak_ptr<const RemoteSource> self = shared_from_this();
-    shared_->pool.post([self, p, offset, size] {
+    sh.pool.post([self, p, offset, size] {
       auto source = self.lock();
       if (!source) return;
       source->run_prefetch(*p, offset, size);
@@ -211,20 +204,60 @@ class RemoteSource : public BlockSource, public std::enable_shared_from_this<Rem
     std::promise<void> finished;
     std::shared_future<void> done;
   };
+  // The prefetches of this process (a child's start empty).
+  struct State {
+    std::mutex mu;
+    std::map<uint64_t, std::shared_ptr<Pending>> pending;
+    std::unordered_set<uint64_t> served;  // read directly, not yet asked for ahead
+  };
 
   std::string cache_key(uint64_t offset, size_t size) const {
     return DiskCache::key(url_, version_, offset, size);
   }
 
   void release(Pending& p) const {
-    if (p.held) shared_->held_bytes.fetch_sub(p.size);
+    if (p.held) remote_->get().held_bytes.fetch_sub(p.size);
     p.held = false;
     p.bytes = {};
   }
 
-  void run_prefetch(Pending& p, uint64_t offset, size_t size) const {
+  // Serves the read from a prefetch of the same range, when one exists and succeeds (waiting
+  // for it when it is in flight); false when the read must fetch the bytes itself.
+  bool read_pending(uint64_t offset, size_t size, unsigned char* out) const {
+    State& st = state_.get();
+    std::shared_ptr<Pending> p;
+    bool mine = false;
     {
-      std::lock_guard lock(mu_);
+      std::lock_guard lock(st.mu);
+      auto it = st.pending.find(offset);
+      if (it == st.pending.end() || it->second->size != size) return false;
+      p = it->second;
+      st.pending.erase(it);  // read once: a later read (a refetch, a new epoch) goes out again
+      mine = !p->started;
+      p->started = true;
+    }
+    if (!mine) {
+      // In flight on a pool thread: wait for it; if it failed, fetch here (with retries).
+      p->done.wait();
+      std::lock_guard lock(st.mu);
+      if (p->ok) {
+        std::memcpy(out, p->bytes.data(), size);
+        release(*p);
+        Shared& sh = remote_->get();
+        if (sh.cache) sh.cache->mark_consumed(cache_key(offset, size));
+        return true;
+      }
+    }
+    std::lock_guard lock(st.mu);
+    release(*p);
+    return false;
+  }
+
+  void run_prefetch(Pending& p, uint64_t offset, size_t size) const {
+    Shared& sh = remote_->get();
+    State& st = state_.get();
+    {
+      std::lock_guard lock(st.mu);
       if (p.started) return;  // a reader got there first
       p.started = true;
     }
@@ -232,30 +265,27 @@ class RemoteSource : public BlockSource, public std::enable_shared_from_this<Rem
     bool ok = false;
     const std::string key = cache_key(offset, size);
     try {
-      if (shared_->cache && shared_->cache->get(key, size, bytes.data(), false)) {
+      if (sh.cache && sh.cache->get(key, size, bytes.data(), false)) {
         ok = true;
       } else {
-        shared_->transport.get_range(url_, display_, offset, size, bytes.data(), std::nullopt,
-                                     false);
-        if (shared_->cache) shared_->cache->put(key, bytes.data(), size, false);
+        sh.transport.get_range(url_, display_, offset, size, bytes.data(), std::nullopt, false);
+        if (sh.cache) sh.cache->put(key, bytes.data(), size, false);
         ok = true;
       }
     } catch (...) {
     }
     {
-      std::lock_guard lock(mu_);
+      std::lock_guard lock(st.mu);
       p.ok = ok;
       if (ok && p.held) p.bytes = std::move(bytes);
     }
     p.finished.set_value();
   }
 
-  std::shared_ptr<Shared> shared_;
+  std::shared_ptr<Remote> remote_;
   std::string url_, display_;
   uint64_t size_, version_;
-  mutable std::mutex mu_;
-  mutable std::map<uint64_t, std::shared_ptr<Pending>> pending_;
-  mutable std::unordered_set<uint64_t> served_;  // read directly, not yet asked for ahead
+  mutable PerProcess<State> state_;
 };
 
 // A BlockSource owned by a ShardFile (unique_ptr) that forwards to a shared RemoteSource, which
@@ -279,8 +309,8 @@ class OwnedSource : public BlockSource {
 
 class RemoteStore : public DatasetStore {
  public:
-  RemoteStore(std::string location, std::string base_url, std::shared_ptr<Shared> shared)
-      : location_(std::move(location)), base_url_(std::move(base_url)), shared_(std::move(shared)) {
+  RemoteStore(std::string location, std::string base_url, std::shared_ptr<Remote> remote)
+      : location_(std::move(location)), base_url_(std::move(base_url)), remote_(std::move(remote)) {
     while (!location_.empty() && location_.back() == '/') location_.pop_back();
     while (!base_url_.empty() && base_url_.back() == '/') base_url_.pop_back();
   }
@@ -289,9 +319,11 @@ class RemoteStore : public DatasetStore {
   Manifest load_manifest() const override {
     const std::string name = std::string(format::kManifestName);
     const std::string display = location_ + "/" + name;
+    Shared& sh = remote_->get();
+    const BodyLimit limit{sh.options.max_manifest_bytes, "max_manifest_bytes"};
     // A manifest damaged on the way is fetched once more before it is called corrupt.
     for (int attempt = 0;; ++attempt) {
-      const std::string text = shared_->transport.get(base_url_ + "/" + name, display);
+      const std::string text = sh.transport.get(base_url_ + "/" + name, display, limit);
       try {
         return Manifest::parse(text, display);
       } catch (const Error& e) {
@@ -302,25 +334,29 @@ class RemoteStore : public DatasetStore {
 
   std::unique_ptr<BlockSource> open_shard(const ShardEntry& shard) const override {
     auto source =
-        std::make_shared<RemoteSource>(shared_, base_url_ + "/" + shard.name,
+        std::make_shared<RemoteSource>(remote_, base_url_ + "/" + shard.name,
                                        location_ + "/" + shard.name, shard.bytes, shard.checksum);
     return std::make_unique<OwnedSource>(std::move(source));
   }
 
-  void run_async(std::function<void()> task) const override { shared_->pool.post(std::move(task)); }
+  void run_async(std::function<void()> task) const override {
+    remote_->get().pool.post(std::move(task));
+  }
 
   void begin_epoch(uint64_t epoch) const override {
-    if (shared_->cache) shared_->cache->set_epoch(epoch);
+    Shared& sh = remote_->get();
+    if (sh.cache) sh.cache->set_epoch(epoch);
   }
 
   IoStats io_stats() const override {
     IoStats s;
-    const TransportStats t = shared_->transport.stats();
+    const Shared& sh = remote_->get();
+    const TransportStats t = sh.transport.stats();
     s.requests = t.requests;
     s.bytes_fetched = t.bytes;
     s.retries = t.retries;
-    if (shared_->cache) {
-      const CacheStats c = shared_->cache->stats();
+    if (sh.cache) {
+      const CacheStats c = sh.cache->stats();
       s.cache_hits = c.hits;
       s.cache_write_failures = c.write_failures;
       s.cache_evictions = c.evicted_files;
@@ -330,20 +366,22 @@ class RemoteStore : public DatasetStore {
 
  private:
   std::string location_, base_url_;
-  std::shared_ptr<Shared> shared_;
+  std::shared_ptr<Remote> remote_;
 };
 
 }  // namespace
 
 std::shared_ptr<DatasetStore> open_remote_store(const std::string& location,
                                                 const SourceOptions& options) {
+  std::optional<AwsSigning> signing;
+  std::string base_url = location;
   if (location_scheme(location) == Scheme::kS3) {
-    const S3Location s3 = parse_s3_location(location);
-    auto shared = std::make_shared<Shared>(options, load_aws_signing(location));
-    return std::make_shared<RemoteStore>(location, s3.base_url, std::move(shared));
+    base_url = parse_s3_location(location).base_url;
+    signing = load_aws_signing(location);
   }
-  auto shared = std::make_shared<Shared>(options, std::nullopt);
-  return std::make_shared<RemoteStore>(location, location, std::move(shared));
+  auto remote = std::make_shared<Remote>(
+      [options, signing] { return std::make_unique<Shared>(options, signing); });
+  return std::make_shared<RemoteStore>(location, base_url, std::move(remote));
 }
 
 }  // namespace shardkit::remote

@@ -1,0 +1,84 @@
+#include "core/remote/curl_pool.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace shardkit::remote {
+namespace {
+
+std::once_flag curl_ready;
+
+}  // namespace
+
+CurlPool::CurlPool(unsigned limit, const Interrupt& stop)
+    : limit_(std::max(1u, limit)), stop_(stop) {
+  std::call_once(curl_ready, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+CurlPool::~CurlPool() {
+  for (const Handle& h : idle_) {
+    curl_multi_cleanup(static_cast<CURLM*>(h.multi));
+    curl_easy_cleanup(static_cast<CURL*>(h.easy));
+  }
+}
+
+CurlPool::Handle CurlPool::take(bool urgent, const std::string& what) {
+  std::unique_lock lock(mu_);
+  if (urgent) ++urgent_waiting_;
+  const auto free = [&] { return in_use_ < limit_ && (urgent || urgent_waiting_ == 0); };
+  while (!free() && !stop_.is_set()) cv_.wait_for(lock, Interrupt::kPoll, free);
+  if (urgent) --urgent_waiting_;
+  if (!free()) {
+    lock.unlock();
+    cv_.notify_all();  // a prefetch may have waited on this urgent request
+    stop_.check(what);
+  }
+  ++in_use_;
+  if (!idle_.empty()) {
+    const Handle h = idle_.back();
+    idle_.pop_back();
+    return h;
+  }
+  lock.unlock();
+  return Handle{curl_easy_init(), curl_multi_init()};
+}
+
+void CurlPool::give(Handle handle) {
+  {
+    std::lock_guard lock(mu_);
+    --in_use_;
+    idle_.push_back(handle);
+  }
+  cv_.notify_all();  // an urgent waiter must not sleep through a prefetch's wake-up
+}
+
+int CurlPool::perform(Handle handle) const {
+  auto* easy = static_cast<CURL*>(handle.easy);
+  auto* multi = static_cast<CURLM*>(handle.multi);
+  if (curl_multi_add_handle(multi, easy) != CURLM_OK) return CURLE_FAILED_INIT;
+  CURLcode result = CURLE_OK;
+  for (int running = 1;;) {
+    if (curl_multi_perform(multi, &running) != CURLM_OK) {
+      result = CURLE_FAILED_INIT;
+      break;
+    }
+    if (running == 0) {
+      int left = 0;
+      for (CURLMsg* m; (m = curl_multi_info_read(multi, &left));)
+        if (m->msg == CURLMSG_DONE) result = m->data.result;
+      break;
+    }
+    if (stop_.is_set()) {
+      result = CURLE_ABORTED_BY_CALLBACK;
+      break;
+    }
+    curl_multi_poll(multi, nullptr, 0, static_cast<int>(Interrupt::kPoll.count()), nullptr);
+  }
+  curl_multi_remove_handle(multi, easy);
+  return result;
+}
+
+}  // namespace shardkit::remote

@@ -1,0 +1,155 @@
+// Answers that another try would only repeat fail on the first one: a server that ignores Range
+// (python -m http.server, which sent the whole shard 785 times in a row before) and a manifest
+// over max_manifest_bytes (a 1 GiB one was read whole, twice, into 1.28 GB of memory).
+#include <doctest/doctest.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "core/dataset.h"
+#include "core/error.h"
+#include "core/remote/http_transport.h"
+#include "remote_test_util.h"
+#include "servers.h"
+#include "test_util.h"
+
+using namespace shardkit;
+using namespace shardkit::loader;
+using shardkit::testing::TempDir;
+namespace fs = std::filesystem;
+namespace t = shardkit::testing;
+
+namespace {
+
+// python3 -m http.server (it answers every GET with the whole file) serving the fixture.
+struct PythonHttpServer {
+  TempDir tmp{"httpserver"};
+  int port = t::free_port();
+  t::ServerProcess process;
+  PythonHttpServer() {
+    t::write_remote_fixture(tmp / "www" / "ds");
+    process.start({"/usr/bin/python3", "-m", "http.server", std::to_string(port), "--bind",
+                   "127.0.0.1", "--directory", (tmp / "www").string()},
+                  port, log().string());
+  }
+  fs::path log() const { return tmp / "http.server.log"; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port) + "/ds"; }
+  // GETs of shard files in its log.
+  size_t shard_gets() const {
+    size_t n = 0;
+    for (const std::string& line : t::split_lines(t::read_file(log())))
+      n += line.find("\"GET /ds/shard-") != std::string::npos;
+    return n;
+  }
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+uint64_t peak_rss_kb() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return uint64_t(u.ru_maxrss);
+}
+
+}  // namespace
+
+TEST_CASE("python -m http.server ignores Range: the first answer fails the read, without retries") {
+  PythonHttpServer server;
+  const Dataset ds = Dataset::open(server.url());  // the manifest is read whole: fine
+  std::vector<unsigned char> record(ds.schema().record_size());
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    ds.read(0, record.data());
+    FAIL("a server without range requests went unnoticed");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::kUnsupported);
+    CHECK(e.file().rfind(server.url() + "/shard-", 0) == 0);
+    CHECK(std::string(e.what()).find("the server does not support range requests") !=
+          std::string::npos);
+  }
+  // The shard's header and its index were asked for at once; nothing after the first answer.
+  const size_t gets = server.shard_gets();
+  MESSAGE("Dataset: " << gets << " shard GETs, failed after " << seconds_since(start) << " s");
+  CHECK(gets >= 1);
+  CHECK(gets <= 2);
+
+  // A loader asks for many blocks ahead at once: one answer each at most, then none.
+  LoaderOptions o = t::remote_options();
+  Loader loader(server.url(), o);
+  const size_t before = server.shard_gets();
+  CHECK_THROWS_WITH_AS(loader.next(), doctest::Contains("does not support range requests"), Error);
+  const size_t loader_gets = server.shard_gets() - before;
+  MESSAGE("Loader: " << loader_gets << " shard GETs");
+  CHECK(loader_gets <= o.source.remote_concurrency + 2);
+}
+
+TEST_CASE("a Range request covering the whole object may be answered with 200") {
+  PythonHttpServer server;
+  const std::string manifest = t::read_file(server.tmp / "www" / "ds" / "manifest.json");
+  remote::HttpTransport transport(SourceOptions{}, std::nullopt);
+  std::string out(manifest.size(), '\0');
+  transport.get_range(server.url() + "/manifest.json", "manifest.json", 0, out.size(),
+                      reinterpret_cast<unsigned char*>(out.data()));
+  CHECK(out == manifest);
+}
+
+TEST_CASE("a manifest over max_manifest_bytes is refused once, before its body is read") {
+  TempDir tmp("bigmanifest");
+  fs::create_directories(tmp / "www" / "big");
+  {
+    // 300 MiB, sparse: nginx sends its Content-Length first.
+    t::write_file(tmp / "www" / "big" / "manifest.json", "{");
+    fs::resize_file(tmp / "www" / "big" / "manifest.json", 300ull << 20);
+  }
+  t::write_remote_fixture(tmp / "www" / "ds");
+  t::Nginx nginx(tmp / "www", tmp / "nginx");
+  const uint64_t rss_before = peak_rss_kb();
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    Dataset::open(nginx.url("big"));
+    FAIL("a 300 MiB manifest was read");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::kUnsupported);
+    CHECK(e.file() == nginx.url("big/manifest.json"));
+    CHECK(std::string(e.what()).find("the object is 314572800 bytes, over the limit of 268435456 "
+                                     "bytes (max_manifest_bytes") != std::string::npos);
+  }
+  MESSAGE("refused after " << seconds_since(start) << " s; peak RSS grew by "
+                           << (peak_rss_kb() - rss_before) / 1024 << " MiB");
+  // nginx logs a request when it ends: here when it finds the connection closed.
+  for (int i = 0; i < 100 && nginx.logged_requests("/big/manifest.json") == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(nginx.logged_requests("/big/manifest.json") == 1);
+  CHECK(peak_rss_kb() - rss_before < 64 * 1024);
+
+  // A lower limit, set by the option, for the fixture's own manifest (a few KB).
+  const uint64_t size = fs::file_size(tmp / "www" / "ds" / "manifest.json");
+  DatasetOptions o;
+  o.source.max_manifest_bytes = size - 1;
+  CHECK_THROWS_WITH_AS(Dataset::open(nginx.url("ds"), o),
+                       doctest::Contains(("over the limit of " + std::to_string(size - 1)).c_str()),
+                       Error);
+  o.source.max_manifest_bytes = size;
+  CHECK(Dataset::open(nginx.url("ds"), o).size() == 20000);
+  CHECK(nginx.logged_requests("/ds/manifest.json") == 2);
+}
+
+TEST_CASE("a manifest sent without its size is cut off at max_manifest_bytes") {
+  TempDir tmp("nolength");
+  t::write_remote_fixture(tmp / "www" / "ds");
+  t::FaultServer server(tmp / "server",
+                        {tmp / "www", 0, {R"({"path": "manifest", "no_length": true})"}, {}});
+  DatasetOptions o;
+  o.source.max_manifest_bytes = 1000;
+  CHECK_THROWS_WITH_AS(Dataset::open(server.url("ds"), o),
+                       doctest::Contains("the object is larger than the limit of 1000 bytes "
+                                         "(max_manifest_bytes"),
+                       Error);
+  CHECK(server.requests("manifest").size() == 1);
+  o.source.max_manifest_bytes = 0;  // no limit
+  CHECK(Dataset::open(server.url("ds"), o).size() == 20000);
+}

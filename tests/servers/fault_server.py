@@ -1,0 +1,220 @@
+"""An HTTP server on 127.0.0.1 that the remote-dataset tests start and stop by PID. It serves
+files from --root (byte ranges as nginx does) or forwards to --upstream (a proxy in front of
+s3rver, which knows one access key and checks no SigV4 signature), and misbehaves on purpose
+where a --rule says so. With --sigv4 every request must carry a valid AWS SigV4 signature
+(sigv4.py) by one of the given keys, else 403 as S3 answers.
+
+Rules (JSON, first match on the request path wins):
+  {"path": RE, "fail": N, "status": 503}  the first N matching requests get `status`
+  {"path": RE, "stall": true}             no answer at all: the request hangs until the client
+                                          gives up (or the server is stopped)
+  {"path": RE, "redirect": TEMPLATE, "status": 302}
+                                          Location is re.sub(RE, TEMPLATE, path)
+  {"path": RE, "whole": true}             Range ignored: 200 with the whole file
+  {"path": RE, "no_length": true}         200 with the whole file, no Content-Length (the
+                                          end is the connection's close)
+
+Each request is logged when it arrives, one line, tab-separated: monotonic seconds, method,
+path, Range or -, the rule's action or "serve", and the names of the credential headers it
+carried (authorization, x-amz-*) or -."""
+import argparse
+import datetime
+import http.client
+import http.server
+import json
+import os
+import re
+import socket
+import sys
+import threading
+import time
+import urllib.parse
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sigv4  # noqa: E402
+
+CREDENTIAL_HEADERS = ("authorization", "x-amz-security-token", "x-amz-date", "x-amz-content-sha256")
+
+
+class Rule:
+    def __init__(self, spec):
+        self.pattern = re.compile(spec["path"])
+        self.spec = spec
+        self.left = spec.get("fail", 0)
+        self.lock = threading.Lock()
+
+    def action(self, path):
+        """The action for this request, or None when the rule does not apply (any more)."""
+        if not self.pattern.search(path):
+            return None
+        if "fail" in self.spec:
+            with self.lock:
+                if self.left <= 0:
+                    return None
+                self.left -= 1
+            return "fail"
+        for name in ("stall", "redirect", "whole", "no_length"):
+            if name in self.spec:
+                return name
+        return None
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "fault_server"
+    # Headers and body go out in separate writes: without this, Nagle's algorithm and the
+    # client's delayed ACK hold each response back 40 ms.
+    disable_nagle_algorithm = True
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        self.handle_any()
+
+    def do_HEAD(self):
+        self.handle_any()
+
+    def do_PUT(self):
+        self.handle_any()
+
+    def handle_any(self):
+        cfg = self.server.cfg
+        path = urllib.parse.urlsplit(self.path).path
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        body = self.rfile.read(int(headers.get("content-length", 0) or 0)) if self.command == "PUT" else b""
+        rule, action = None, "serve"
+        for r in cfg.rules:
+            a = r.action(path)
+            if a:
+                rule, action = r, a
+                break
+        carried = ",".join(h for h in CREDENTIAL_HEADERS if h in headers) or "-"
+        fields = [f"{time.monotonic():.6f}", self.command, path, headers.get("range", "-"), action, carried]
+        cfg.log("\t".join(fields))
+        if cfg.credentials and not self.signed(headers, body):
+            return
+        if action == "stall":
+            while True:
+                time.sleep(3600)
+        if action == "fail":
+            return self.answer(rule.spec.get("status", 503), b"<Error><Code>SlowDown</Code></Error>")
+        if action == "redirect":
+            location = rule.pattern.sub(rule.spec["redirect"], path, count=1)
+            return self.answer(rule.spec.get("status", 302), b"", {"Location": location})
+        if cfg.upstream:
+            return self.forward(headers, body)
+        self.serve_file(path, headers, action)
+
+    def signed(self, headers, body):
+        try:
+            sigv4.verify(self.command, self.path, headers, body, self.server.cfg.credentials,
+                         self.server.cfg.region, now=datetime.datetime.now(datetime.timezone.utc))
+            return True
+        except sigv4.Refused as e:
+            print(f"refused {self.command} {self.path}: {e}", file=sys.stderr, flush=True)
+            self.answer(403, f"<Error><Code>{e.code}</Code><Message>{e.message}</Message></Error>".encode())
+            return False
+
+    def answer(self, status, body, extra=None):
+        self.send_response(status)
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def serve_file(self, path, headers, action):
+        root = self.server.cfg.root
+        file = os.path.realpath(os.path.join(root, urllib.parse.unquote(path).lstrip("/")))
+        if not file.startswith(root + os.sep) or not os.path.isfile(file):
+            return self.answer(404, b"<Error><Code>NoSuchKey</Code></Error>")
+        with open(file, "rb") as f:
+            data = f.read()
+        if action == "no_length":
+            self.send_response(200)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            if self.command != "HEAD":
+                self.wfile.write(data)
+            return
+        m = re.fullmatch(r"bytes=(\d+)-(\d*)", headers.get("range", "")) if action != "whole" else None
+        if not m:
+            return self.answer(200, data)
+        first = int(m.group(1))
+        last = min(int(m.group(2)) if m.group(2) else len(data) - 1, len(data) - 1)
+        if first > last:
+            return self.answer(416, b"", {"Content-Range": f"bytes */{len(data)}"})
+        self.answer(206, data[first:last + 1], {"Content-Range": f"bytes {first}-{last}/{len(data)}"})
+
+    def forward(self, headers, body):
+        # s3rver looks the access key up (it checks no SigV4 signature): the request verified
+        # here goes on as the one key it knows.
+        sent = {k: v for k, v in self.headers.items()}
+        for k in sent:
+            if k.lower() == "authorization":
+                sent[k] = re.sub(r"Credential=[^/]+/", f"Credential={self.server.cfg.upstream_key}/", sent[k])
+        conn = http.client.HTTPConnection("127.0.0.1", self.server.cfg.upstream, timeout=60)
+        try:
+            conn.connect()
+            conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn.request(self.command, self.path, body=body if self.command == "PUT" else None,
+                         headers=sent)
+            resp = conn.getresponse()
+            data = resp.read()
+        finally:
+            conn.close()
+        self.send_response(resp.status)
+        for k, v in resp.getheaders():
+            if k.lower() not in ("content-length", "transfer-encoding", "connection"):
+                self.send_header(k, v)
+        length = resp.getheader("Content-Length", "0") if self.command == "HEAD" else len(data)
+        self.send_header("Content-Length", str(length))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+
+class Config:
+    def __init__(self, args):
+        self.root = os.path.realpath(args.root) if args.root else None
+        self.upstream = args.upstream
+        self.upstream_key = args.upstream_key
+        self.rules = [Rule(json.loads(r)) for r in args.rule]
+        self.region = args.region
+        self.credentials = {}
+        for spec in args.sigv4:
+            key, secret, *token = spec.split(":", 2)
+            self.credentials[key] = (secret, token[0] if token else None)
+        self._log = open(args.log, "a", buffering=1)
+        self._lock = threading.Lock()
+
+    def log(self, line):
+        with self._lock:
+            self._log.write(line + "\n")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--log", required=True)
+    p.add_argument("--root")
+    p.add_argument("--upstream", type=int)
+    p.add_argument("--upstream-key", default="S3RVER", help="the access key the upstream knows")
+    p.add_argument("--rule", action="append", default=[])
+    p.add_argument("--sigv4", action="append", default=[], help="ACCESS_KEY:SECRET[:SESSION_TOKEN]")
+    p.add_argument("--region", default="us-east-1")
+    args = p.parse_args()
+    if bool(args.root) == bool(args.upstream):
+        p.error("give --root or --upstream")
+    sigv4.self_test()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    server.daemon_threads = True
+    server.cfg = Config(args)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
