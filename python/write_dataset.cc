@@ -368,6 +368,10 @@ shardify::ConvertOptions convert_options(const py::dict& kw) {
       o.block_bytes = value.cast<uint32_t>();
     else if (key == "shard_size")
       o.shard_bytes = value.cast<uint64_t>();
+    else if (key == "max_render_bytes")
+      o.max_render_bytes = value.cast<uint64_t>();
+    else if (key == "render_timeout")
+      o.render_timeout = value.cast<double>();
     else if (key == "filter") {
       const std::string v = value.cast<std::string>();
       const auto filter = parse_block_filter(v);
@@ -396,6 +400,7 @@ void bind_write_dataset(py::module_& m) {
         shardify::ConvertOptions o = convert_options(kw);
         o.out = out;
         std::atomic<bool> interrupted{false};
+        o.cancel = &interrupted;  // a chat template renderer's wait ends on Ctrl-C too
         // Runs on the converter's threads without the GIL; the feed takes it per chunk.
         o.rows = [open_rows, encode_rows, &interrupted]() -> std::unique_ptr<shardify::RowFeed> {
           py::gil_scoped_acquire gil;

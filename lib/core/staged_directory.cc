@@ -7,11 +7,15 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <random>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/error.h"
+#include "core/staging_marker.h"
 
 namespace shardkit {
 namespace fs = std::filesystem;
@@ -21,21 +25,50 @@ std::string staging_prefix(const fs::path& final_path) {
   return "." + final_path.filename().string() + ".partial-";
 }
 
-bool process_alive(long pid) {
-  return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
+// The directories this process is building: what the signal thread removes. Its mutex also
+// orders that removal against publish(), so that a dataset is never published half-removed.
+// Never destroyed: the signal thread may use it while the program exits.
+struct Registry {
+  std::mutex mutex;
+  std::set<std::string> live;
+};
+Registry& registry() {
+  static Registry* r = new Registry;
+  return *r;
 }
 
+// Every staging directory beside `final_path` (of any target) that a gone writer left:
+// its marker names a writer of this host that has ended; or it is empty and its pid is gone.
 void remove_stale_staging(const fs::path& final_path) {
   const fs::path parent =
       final_path.parent_path().empty() ? fs::path(".") : final_path.parent_path();
-  const std::string prefix = staging_prefix(final_path);
+  const std::string host = StagingOwner::current().host;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(parent, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
-    long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
-    if (!process_alive(pid)) fs::remove_all(entry.path(), ec);
+    const auto pid = staging_name_pid(entry.path().filename().string());
+    if (!pid || !fs::is_directory(fs::symlink_status(entry.path(), ec))) continue;
+    if (const auto owner = read_staging_marker(entry.path())) {
+      if (owner->pid == *pid && owner->host == host && owner->gone())
+        fs::remove_all(entry.path(), ec);
+    } else if (!fs::exists(fs::symlink_status(entry.path() / kStagingMarker, ec)) &&
+               (::kill(static_cast<pid_t>(*pid), 0) != 0 && errno == ESRCH)) {
+      fs::remove(entry.path(), ec);  // only if empty: rmdir
+    }
   }
+}
+
+// The marker goes in first, so that the directory is known for its writer's from the start.
+void write_marker(const fs::path& staging) {
+  const std::string text = StagingOwner::current().to_text();
+  const fs::path marker = staging / kStagingMarker;
+  const int fd = ::open(marker.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  const bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) ==
+                                 static_cast<ssize_t>(text.size());
+  const int err = errno;
+  if (fd >= 0) ::close(fd);
+  if (!ok)
+    throw Error(ErrorCode::kIo, marker.string(),
+                std::string("cannot write the staging marker: ") + std::strerror(err));
 }
 
 // --force replaces datasets, nothing else: an existing target must be an empty directory or one
@@ -99,21 +132,37 @@ StagedDirectory::StagedDirectory(fs::path final_path, bool overwrite)
   std::random_device rd;
   staging_ = parent / (staging_prefix(final_) + std::to_string(::getpid()) + "-" +
                        std::to_string(rd() & 0xffffff));
+  std::lock_guard lock(registry().mutex);
   if (!fs::create_directory(staging_, ec))
     throw Error(ErrorCode::kIo, staging_.string(),
                 "cannot create staging directory: " + ec.message());
+  try {
+    write_marker(staging_);
+  } catch (...) {
+    fs::remove_all(staging_, ec);
+    throw;
+  }
+  registry().live.insert(staging_.string());
 }
 
 StagedDirectory::~StagedDirectory() {
+  unregister_staging(staging_);
   if (published_) return;
   std::error_code ec;
   fs::remove_all(staging_, ec);
 }
 
 void StagedDirectory::publish() {
+  // Held to the rename: the signal thread removes the staging directory before or not at all.
+  std::unique_lock lock(registry().mutex);
+  std::error_code ec;
+  // The dataset does not carry the marker. A crash from here to the rename leaves a staging
+  // directory that no writer recognizes: it stays, never loads, and is never anyone's data.
+  if (!fs::remove(staging_ / kStagingMarker, ec) && ec)
+    throw Error(ErrorCode::kIo, (staging_ / kStagingMarker).string(),
+                "cannot remove the staging marker: " + ec.message());
   fsync_directory(staging_);
   const fs::path parent = final_.parent_path().empty() ? fs::path(".") : final_.parent_path();
-  std::error_code ec;
   const bool exists = fs::exists(fs::symlink_status(final_, ec));
   if (exists && !overwrite_)
     throw Error(ErrorCode::kExists, final_.string(), "appeared while writing; not replaced");
@@ -123,6 +172,7 @@ void StagedDirectory::publish() {
     if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, final_.c_str(), RENAME_EXCHANGE) != 0)
       throw Error(ErrorCode::kIo, final_.string(), std::string("rename: ") + std::strerror(errno));
     published_ = true;
+    lock.unlock();
     fsync_directory(parent);
     fs::remove_all(staging_, ec);  // now holds the old dataset
     return;
@@ -131,6 +181,47 @@ void StagedDirectory::publish() {
     throw Error(ErrorCode::kIo, final_.string(), std::string("rename: ") + std::strerror(errno));
   published_ = true;
   fsync_directory(parent);
+}
+
+void register_staging(const fs::path& dir) {
+  std::lock_guard lock(registry().mutex);
+  registry().live.insert(dir.string());
+}
+
+void unregister_staging(const fs::path& dir) {
+  std::lock_guard lock(registry().mutex);
+  registry().live.erase(dir.string());
+}
+
+void remove_staging_on_signals() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    ::pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    std::thread([signals] {
+      int sig = 0;
+      while (::sigwait(&signals, &sig) != 0) {
+      }
+      // Kept locked to the end: no staging directory is created or published any more.
+      registry().mutex.lock();
+      for (const std::string& dir : registry().live) {
+        std::error_code ec;
+        // Writer threads may add a file while it goes: a few passes.
+        for (int pass = 0; pass < 5 && fs::exists(fs::symlink_status(dir, ec)); ++pass)
+          fs::remove_all(dir, ec);
+      }
+      ::signal(sig, SIG_DFL);
+      sigset_t one;
+      sigemptyset(&one);
+      sigaddset(&one, sig);
+      ::pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+      ::raise(sig);
+      ::_exit(128 + sig);
+    }).detach();
+  });
 }
 
 }  // namespace shardkit

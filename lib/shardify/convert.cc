@@ -224,6 +224,19 @@ std::string format_error(const std::vector<InputFile>& files, const ExampleError
   return s + e.reason;
 }
 
+RenderLimits render_limits(const ConvertOptions& o) {
+  if (!(o.render_timeout > 0) || o.render_timeout > 1e6)
+    throw Error(ErrorCode::kInvalidArgument, "",
+                "--render-timeout must be a positive number of seconds (at most 1000000)");
+  RenderLimits limits;
+  limits.max_bytes = o.max_render_bytes
+                         ? o.max_render_bytes
+                         : std::max<uint64_t>(64 << 10, uint64_t{32} * o.task.max_len);
+  limits.seconds = o.render_timeout;
+  limits.cancel = o.cancel;
+  return limits;
+}
+
 ConvertResult convert(const ConvertOptions& o,
                       const std::function<void(const ConvertProgress&)>& progress) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -260,9 +273,11 @@ ConvertResult convert(const ConvertOptions& o,
   std::unique_ptr<ChatRenderer> renderer;
   if (o.task.task == Task::kSft && !o.task.chat_template.empty())
     renderer = std::make_unique<ChatRenderer>(
-        o.task.chat_template, o.task.train_on == TrainOn::kAll    ? ChatRenderer::Spans::kNone
-                              : o.task.train_on == TrainOn::kLast ? ChatRenderer::Spans::kLast
-                                                                  : ChatRenderer::Spans::kAll);
+        o.task.chat_template,
+        o.task.train_on == TrainOn::kAll    ? ChatRenderer::Spans::kNone
+        : o.task.train_on == TrainOn::kLast ? ChatRenderer::Spans::kLast
+                                            : ChatRenderer::Spans::kAll,
+        render_limits(o));
   const TaskEncoder encoder(*tokenizer, o.task, labelled ? &labels : nullptr, renderer.get());
   const RecordLayout layout(o.task, tokenizer->vocab_size(), encoder.padding_id());
   Packer packer(layout, o.task.position_ids);

@@ -33,6 +33,8 @@ struct ConvertArgs {
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   int zstd_level = 3;
   uint64_t block_size = 256 * 1024, shard_size = 256ull << 20;
+  uint64_t max_render_bytes = 0;  // sft --chat-template: 0 = 32 x --max-len, at least 64 KiB
+  double render_timeout = 10;     // sft --chat-template: seconds per conversation
 };
 
 class ProgressLine {
@@ -112,6 +114,8 @@ void run_convert(const ConvertArgs& a) {
   o.block_bytes = static_cast<uint32_t>(a.block_size);
   o.shard_bytes = a.shard_size;
   o.filter = *shardkit::parse_block_filter(a.filter);  // checked by --filter's IsMember
+  o.max_render_bytes = a.max_render_bytes;
+  o.render_timeout = a.render_timeout;
 
   ProgressLine line;
   std::function<void(const ConvertProgress&)> progress;
@@ -172,6 +176,13 @@ const shardify_cli::RegisterCommand kConvert([](CLI::App& app) {
                  "(left) while every trained token still fits")
       ->capture_default_str()
       ->check(CLI::IsMember({"drop", "left"}));
+  app.add_option("--max-render-bytes", a->max_render_bytes,
+                 "sft: a conversation whose chat template renders more bytes is a bad row "
+                 "(default 32 x --max-len, at least 65536)");
+  app.add_option("--render-timeout", a->render_timeout,
+                 "sft: seconds a conversation's chat template may take to render; a slower one "
+                 "is a bad row")
+      ->capture_default_str();
   app.add_flag("--pack", a->pack,
                "sft: pack whole conversations into rows (their starts are stored, so the loader "
                "gives position_ids/cu_seqlens per conversation)");
