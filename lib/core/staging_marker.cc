@@ -13,20 +13,26 @@ namespace {
 
 constexpr const char* kFirstLine = "shardkit staging directory";
 
-// A small regular file's text, read without following a link or blocking on a FIFO.
+// A small regular file's text (at most 4 KiB), read without following a link or blocking on a
+// FIFO. Files of /proc report a size of 0: read to the end, whatever the size says.
 std::optional<std::string> read_small(const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   struct stat st {};
   std::string text;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= 4096) {
-    text.resize(static_cast<size_t>(st.st_size));
-    if (::pread(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
-      text.clear();
+  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  char buf[4097];
+  size_t used = 0;
+  while (ok && used < sizeof buf) {
+    const ssize_t n = ::read(fd, buf + used, sizeof buf - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) ok = false;
+    if (n <= 0) break;
+    used += static_cast<size_t>(n);
   }
   ::close(fd);
-  if (text.empty()) return std::nullopt;
-  return text;
+  if (!ok || used == 0 || used == sizeof buf) return std::nullopt;
+  return std::string(buf, used);
 }
 
 std::string trimmed(std::string s) {

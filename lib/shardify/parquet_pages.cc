@@ -40,8 +40,10 @@ bool page_has_checked_crc(int64_t type) { return type == 0 || type == 2 || type 
 // Buffered reads of [.., end) of the file, and the Thrift compact protocol on top.
 class ParquetPages::Reader {
  public:
-  Reader(const ParquetPages& owner, uint64_t at, uint64_t end)
-      : owner_(owner), pos_(at), end_(end) {}
+  // `buffer`: bytes read at a time (the footer is read in large reads, a page header in small
+  // ones: it is followed by the page).
+  Reader(const ParquetPages& owner, uint64_t at, uint64_t end, size_t buffer)
+      : owner_(owner), pos_(at), end_(end), buffer_(buffer) {}
 
   uint64_t position() const { return pos_; }
 
@@ -151,7 +153,7 @@ class ParquetPages::Reader {
 
  private:
   void fill() {
-    buf_.resize(kBuffer);
+    buf_.resize(buffer_);
     ssize_t n;
     while ((n = ::pread(owner_.fd_, buf_.data(), buf_.size(), static_cast<off_t>(pos_))) < 0 &&
            errno == EINTR) {
@@ -161,9 +163,9 @@ class ParquetPages::Reader {
     buf_start_ = pos_;
   }
 
-  static constexpr size_t kBuffer = 64 << 10;
   const ParquetPages& owner_;
   uint64_t pos_, end_;
+  size_t buffer_;
   std::vector<uint8_t> buf_;
   uint64_t buf_start_ = 0;
 };
@@ -186,7 +188,8 @@ ParquetPages::ParquetPages(const std::string& path) : path_(path) {
     ::close(fd_);
     throw Error(ErrorCode::kInput, path, "not a readable Parquet file: its footer length is wrong");
   }
-  footer_ = std::make_unique<Reader>(*this, size - 8 - footer, size - 8);
+  file_size_ = size;
+  footer_ = std::make_unique<Reader>(*this, size - 8 - footer, size - 8, 64 << 10);
   // FileMetaData up to its row groups (field 4): num_rows (3) comes before them.
   int16_t last = 0, id = 0;
   uint8_t type = 0;
@@ -273,10 +276,7 @@ bool ParquetPages::next_group(uint64_t* rows) {
 
 void ParquetPages::check_chunk(uint64_t group, const std::string& column, uint64_t start,
                                uint64_t size) {
-  struct stat st {};
-  ::fstat(fd_, &st);
-  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
-  if (start > file_size || size > file_size - start)
+  if (start > file_size_ || size > file_size_ - start)
     throw Error(ErrorCode::kInput, path_,
                 "row group " + std::to_string(group) + ", column '" + column +
                     "': its pages lie past the end of the file");
@@ -291,7 +291,7 @@ void ParquetPages::check_page(uint64_t group, const std::string& column, uint64_
     return "row group " + std::to_string(group) + ", column '" + column + "', page " +
            std::to_string(page) + " (byte " + std::to_string(*at) + ")";
   };
-  Reader header(*this, *at, end);
+  Reader header(*this, *at, end, 256);
   int16_t last = 0, id = 0;
   uint8_t type = 0;
   int64_t page_type = -1, stored = -1, crc = 0;

@@ -43,6 +43,7 @@ class ParquetPages {
 
   std::string path_;
   int fd_ = -1;
+  uint64_t file_size_ = 0;
   std::unique_ptr<Reader> footer_;
   uint64_t total_rows_ = 0;
   uint64_t groups_left_ = 0, groups_read_ = 0, pages_checked_ = 0;

@@ -77,7 +77,7 @@ struct Oracle {
     REQUIRE_MESSAGE(
         run_command("/usr/bin/python3 -c 'import json, sys, sentencepiece as s; "
                     "p = s.SentencePieceProcessor(model_file=sys.argv[1]); print(p.eos_id()); "
-                    "[print(json.dumps(p.encode(t))) for t in json.load(open(sys.argv[2]))]' " +
+                    "[print(json.dumps(p.encode(t[\"text\"]))) for t in json.load(open(sys.argv[2]))]' " +
                         q(tokenizer) + " " + q(tmp / "texts.json"),
                     &out) == 0,
         out);
