@@ -58,10 +58,12 @@ void remove_stale_staging(const fs::path& final_path) {
 }
 
 // The marker goes in first, so that the directory is known for its writer's from the start.
+// (Replaced when present: an old dataset may carry one from a crash right after its rename.)
 void write_marker(const fs::path& staging) {
   const std::string text = StagingOwner::current().to_text();
   const fs::path marker = staging / kStagingMarker;
-  const int fd = ::open(marker.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  const int fd =
+      ::open(marker.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   const bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) ==
                                  static_cast<ssize_t>(text.size());
   const int err = errno;
@@ -152,35 +154,35 @@ StagedDirectory::~StagedDirectory() {
   fs::remove_all(staging_, ec);
 }
 
+// The marker stays through the rename, so that a crash at any moment leaves every staging
+// directory recognizable: before the rename the staging directory has it; when replacing, the
+// old dataset gets one first, since the exchange leaves it under the staging name to be removed.
+// After the rename the new dataset's copy is removed (a crash just then leaves a small hidden
+// file in the dataset, which readers never look at).
 void StagedDirectory::publish() {
   // Held to the rename: the signal thread removes the staging directory before or not at all.
   std::unique_lock lock(registry().mutex);
-  std::error_code ec;
-  // The dataset does not carry the marker. A crash from here to the rename leaves a staging
-  // directory that no writer recognizes: it stays, never loads, and is never anyone's data.
-  if (!fs::remove(staging_ / kStagingMarker, ec) && ec)
-    throw Error(ErrorCode::kIo, (staging_ / kStagingMarker).string(),
-                "cannot remove the staging marker: " + ec.message());
   fsync_directory(staging_);
   const fs::path parent = final_.parent_path().empty() ? fs::path(".") : final_.parent_path();
+  std::error_code ec;
   const bool exists = fs::exists(fs::symlink_status(final_, ec));
   if (exists && !overwrite_)
     throw Error(ErrorCode::kExists, final_.string(), "appeared while writing; not replaced");
   if (exists) {
     check_replaceable(final_);
+    write_marker(final_);
     // Swap in one step, so readers see the old dataset or the new one, never neither.
     if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, final_.c_str(), RENAME_EXCHANGE) != 0)
       throw Error(ErrorCode::kIo, final_.string(), std::string("rename: ") + std::strerror(errno));
-    published_ = true;
-    lock.unlock();
-    fsync_directory(parent);
-    fs::remove_all(staging_, ec);  // now holds the old dataset
-    return;
-  }
-  if (::rename(staging_.c_str(), final_.c_str()) != 0)
+  } else if (::rename(staging_.c_str(), final_.c_str()) != 0) {
     throw Error(ErrorCode::kIo, final_.string(), std::string("rename: ") + std::strerror(errno));
+  }
   published_ = true;
+  lock.unlock();
+  fs::remove(final_ / kStagingMarker, ec);
+  fsync_directory(final_);
   fsync_directory(parent);
+  if (exists) fs::remove_all(staging_, ec);  // now holds the old dataset
 }
 
 void register_staging(const fs::path& dir) {
