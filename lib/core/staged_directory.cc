@@ -64,8 +64,8 @@ void write_marker(const fs::path& staging) {
   const fs::path marker = staging / kStagingMarker;
   const int fd =
       ::open(marker.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-  const bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) ==
-                                 static_cast<ssize_t>(text.size());
+  const bool ok =
+      fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   const int err = errno;
   if (fd >= 0) ::close(fd);
   if (!ok)

@@ -198,10 +198,14 @@ std::unique_ptr<ChatRenderer::Process> ChatRenderer::start(bool* generation) con
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.17g", limits_.seconds);
   // -I: neither PYTHONPATH nor the script's own directory can shadow the standard library.
-  const std::vector<std::string> argv{python,           "-I",
-                                      script.string(),  "--serve",
-                                      config_.string(), spans_arg(spans_),
-                                      std::to_string(limits_.max_bytes), seconds};
+  const std::vector<std::string> argv{python,
+                                      "-I",
+                                      script.string(),
+                                      "--serve",
+                                      config_.string(),
+                                      spans_arg(spans_),
+                                      std::to_string(limits_.max_bytes),
+                                      seconds};
   pid_t pid = -1;
   try {
     pid = launcher_.launch(argv, fds[1]);
@@ -226,8 +230,8 @@ std::unique_ptr<ChatRenderer::Process> ChatRenderer::start(bool* generation) con
   simdjson::dom::parser parser;
   simdjson::dom::element e;
   bool ready = false;
-  if (parser.parse(hello.data(), hello.size(), false).get(e) ||
-      e["ready"].get_bool().get(ready) || !ready) {
+  if (parser.parse(hello.data(), hello.size(), false).get(e) || e["ready"].get_bool().get(ready) ||
+      !ready) {
     std::string_view why;
     if (!e.is_object() || e["error"].get_string().get(why)) why = hello;
     throw Error(ErrorCode::kInvalidArgument, config_.string(), std::string(why));

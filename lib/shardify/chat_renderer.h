@@ -86,7 +86,7 @@ class ChatRenderer {
   // Returns why the process stopped answering before `end` ("died (killed by signal 9)"), or
   // nothing when it answered every one.
   std::string exchange(Process& process, const std::vector<std::string>& messages, size_t* next,
-                   size_t end, const std::function<void(size_t, RenderedChat&&)>& each) const;
+                       size_t end, const std::function<void(size_t, RenderedChat&&)>& each) const;
 
   std::filesystem::path config_;
   Spans spans_;

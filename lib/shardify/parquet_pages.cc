@@ -249,8 +249,7 @@ bool ParquetPages::next_group(uint64_t* rows) {
               uint64_t parts = 0;
               uint8_t part_type = 0;
               footer_->list_header(&parts, &part_type);
-              for (uint64_t p = 0; p < parts; ++p)
-                column += (p ? "." : "") + footer_->string(4096);
+              for (uint64_t p = 0; p < parts; ++p) column += (p ? "." : "") + footer_->string(4096);
             } else if (m_id == 7) {
               size = footer_->integer(m_type);
             } else if (m_id == 9) {
@@ -311,8 +310,9 @@ void ParquetPages::check_page(uint64_t group, const std::string& column, uint64_
   const uint64_t data = header.position();
   if (stored < 0 || static_cast<uint64_t>(stored) > end - data)
     throw Error(ErrorCode::kInput, path_,
-                where() + ": the page header's size runs past its column chunk; the file is "
-                          "damaged");
+                where() +
+                    ": the page header's size runs past its column chunk; the file is "
+                    "damaged");
   if (has_crc && page_has_checked_crc(page_type)) {
     uLong sum = crc32(0L, Z_NULL, 0);
     std::vector<unsigned char> buf(std::min<uint64_t>(static_cast<uint64_t>(stored), 1 << 20));
@@ -320,8 +320,7 @@ void ParquetPages::check_page(uint64_t group, const std::string& column, uint64_
       const size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), stored - done));
       const ssize_t n = ::pread(fd_, buf.data(), want, static_cast<off_t>(data + done));
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0)
-        throw Error(ErrorCode::kInput, path_, where() + ": cannot read the page");
+      if (n <= 0) throw Error(ErrorCode::kInput, path_, where() + ": cannot read the page");
       sum = crc32(sum, buf.data(), static_cast<uInt>(n));
       done += static_cast<uint64_t>(n);
     }

@@ -63,17 +63,17 @@ std::string row(const std::string& content) {
 
 fs::path write_config(const fs::path& dir, const std::string& tpl) {
   const fs::path p = dir / "tokenizer_config.json";
-  testing::write_file(p, "{\"chat_template\": " + testing::json_string(tpl) +
-                             ", \"eos_token\": \"[SEP]\"}");
+  testing::write_file(
+      p, "{\"chat_template\": " + testing::json_string(tpl) + ", \"eos_token\": \"[SEP]\"}");
   return p;
 }
 
 std::string sft_args(const fs::path& vocab, const fs::path& config, const fs::path& input,
                      int max_len = 64, const std::string& timeout = "1") {
   return "--task sft --messages-field messages --max-len " + std::to_string(max_len) +
-         " --render-timeout " + timeout + " --tokenizer " +
-         shell_quote(vocab.string()) + " --chat-template " + shell_quote(config.string()) +
-         " --input " + shell_quote(input.string());
+         " --render-timeout " + timeout + " --tokenizer " + shell_quote(vocab.string()) +
+         " --chat-template " + shell_quote(config.string()) + " --input " +
+         shell_quote(input.string());
 }
 
 uint64_t json_number(const std::string& out, const std::string& key) {
@@ -184,8 +184,7 @@ TEST_CASE("the default byte limit follows --max-len; --max-render-bytes raises i
   auto run = [&](const std::string& flags, const std::string& name, std::string* out,
                  int max_len = 64, const std::string& timeout = "1") {
     return run_shardify(sft_args(vocab, config, input, max_len, timeout) + " " + flags +
-                            " --json --out " +
-                            shell_quote((tmp / name).string()),
+                            " --json --out " + shell_quote((tmp / name).string()),
                         out);
   };
   std::string out;
@@ -267,11 +266,14 @@ TEST_CASE("renderers end with shardify: killed (SIGKILL) or interrupted (SIGINT)
   for (const int sig : {SIGKILL, SIGINT, SIGTERM}) {
     INFO("signal ", sig);
     const fs::path out = tmp / ("out-" + std::to_string(sig));
-    std::vector<std::string> argv = {shardify_path(), "--task",          "sft",
-                                     "--messages-field", "messages",     "--render-timeout",
-                                     "3600",           "--tokenizer",    vocab.string(),
-                                     "--chat-template", config.string(), "--input",
-                                     input.string(),   "--out",          out.string()};
+    std::vector<std::string> argv = {shardify_path(), "--task",
+                                     "sft",           "--messages-field",
+                                     "messages",      "--render-timeout",
+                                     "3600",          "--tokenizer",
+                                     vocab.string(),  "--chat-template",
+                                     config.string(), "--input",
+                                     input.string(),  "--out",
+                                     out.string()};
     const pid_t pid = spawn(argv, (tmp / "log").string());
     // The renderer starts, reads the conversation and spins in the template's loops.
     std::vector<pid_t> renderers;

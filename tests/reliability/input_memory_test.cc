@@ -155,12 +155,29 @@ TEST_CASE("a 20 MB chat message through Qwen3's template: the documented cost" *
                         "{\"messages\": [{\"role\": \"user\", \"content\": \"" + text +
                             "\"}, {\"role\": \"assistant\", \"content\": \"ok\"}]}\n");
   }
-  const std::vector<std::string> argv = {
-      shardify_path(), "--task", "sft", "--messages-field", "messages", "--chat-template",
-      (qwen3 / "tokenizer_config.json").string(), "--tokenizer",
-      (qwen3 / "tokenizer.json").string(), "--max-len", "512", "--max-render-bytes",
-      std::to_string(2 * bytes), "--render-timeout", "600", "--threads", "1", "--allow-empty",
-      "--json", "--input", (tmp / "chat.jsonl").string(), "--out", (tmp / "out").string()};
+  const std::vector<std::string> argv = {shardify_path(),
+                                         "--task",
+                                         "sft",
+                                         "--messages-field",
+                                         "messages",
+                                         "--chat-template",
+                                         (qwen3 / "tokenizer_config.json").string(),
+                                         "--tokenizer",
+                                         (qwen3 / "tokenizer.json").string(),
+                                         "--max-len",
+                                         "512",
+                                         "--max-render-bytes",
+                                         std::to_string(2 * bytes),
+                                         "--render-timeout",
+                                         "600",
+                                         "--threads",
+                                         "1",
+                                         "--allow-empty",
+                                         "--json",
+                                         "--input",
+                                         (tmp / "chat.jsonl").string(),
+                                         "--out",
+                                         (tmp / "out").string()};
   const pid_t pid = spawn(argv, (tmp / "log").string());
   uint64_t renderer = 0;
   int status = 0;

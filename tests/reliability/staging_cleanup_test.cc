@@ -58,7 +58,8 @@ pid_t dead_pid() {
 }
 
 fs::path staging_with(const fs::path& parent, const std::string& name,
-                      const std::string& marker_text, const std::string& file = "shard-00000.shard") {
+                      const std::string& marker_text,
+                      const std::string& file = "shard-00000.shard") {
   const fs::path dir = parent / name;
   fs::create_directories(dir);
   if (!marker_text.empty()) testing::write_file(dir / ".shardkit-staging", marker_text);
@@ -78,8 +79,8 @@ TEST_CASE("SIGINT and SIGTERM remove the staging directory of a running conversi
   for (const int sig : {SIGINT, SIGTERM}) {
     INFO("signal ", sig);
     const fs::path out = tmp / ("out-" + std::to_string(sig));
-    const pid_t pid = spawn({shardify_path(), "--task", "lm", "--doc-sep", "line", "--threads",
-                             "1", "--zstd-level", "19", "--shard-size", "65536", "--tokenizer",
+    const pid_t pid = spawn({shardify_path(), "--task", "lm", "--doc-sep", "line", "--threads", "1",
+                             "--zstd-level", "19", "--shard-size", "65536", "--tokenizer",
                              vocab.string(), "--input", input.string(), "--out", out.string()},
                             (tmp / "log").string());
     // Until the staging directory holds a shard (and so the marker, written first).
@@ -124,23 +125,23 @@ TEST_CASE("a writer removes the staging directories of gone writers beside it, n
                                       marker(dead, boot, "1", host));
   const fs::path reused = staging_with(parent, ".out.partial-" + std::to_string(me) + "-4",
                                        marker(me, boot, "1", host));
-  const fs::path rebooted = staging_with(parent, ".u.partial-" + std::to_string(dead) + "-10",
-                                         marker(dead, "00000000-0000-0000-0000-000000000000",
-                                                "1", host));
+  const fs::path rebooted =
+      staging_with(parent, ".u.partial-" + std::to_string(dead) + "-10",
+                   marker(dead, "00000000-0000-0000-0000-000000000000", "1", host));
   const fs::path empty = staging_with(parent, ".z.partial-" + std::to_string(dead) + "-7", "", "");
   // Kept: no marker (a user's folder with the name), a live writer (this test), another host's,
   // a marker naming another pid, a marker that is a link, a link to a staging directory, a
   // file with the name, a name that is not hidden.
-  const fs::path unmarked = staging_with(parent, ".out.partial-" + std::to_string(dead) + "-2", "",
-                                         "notes.txt");
+  const fs::path unmarked =
+      staging_with(parent, ".out.partial-" + std::to_string(dead) + "-2", "", "notes.txt");
   const fs::path live = staging_with(parent, ".out.partial-" + std::to_string(me) + "-3",
                                      marker(me, boot, mine, host));
   const fs::path foreign = staging_with(parent, ".x.partial-" + std::to_string(dead) + "-5",
                                         marker(dead, boot, "1", "another-host"));
   const fs::path mismatched = staging_with(parent, ".w.partial-" + std::to_string(dead) + "-8",
                                            marker(dead + 1000000, boot, "1", host));
-  const fs::path linked_marker = staging_with(parent, ".v.partial-" + std::to_string(dead) + "-9",
-                                              "");
+  const fs::path linked_marker =
+      staging_with(parent, ".v.partial-" + std::to_string(dead) + "-9", "");
   const fs::path target = staging_with(tmp.path(), "elsewhere", marker(dead, boot, "1", host));
   fs::create_symlink(target / ".shardkit-staging", linked_marker / ".shardkit-staging");
   const fs::path link = parent / (".y.partial-" + std::to_string(dead) + "-6");
@@ -151,13 +152,14 @@ TEST_CASE("a writer removes the staging directories of gone writers beside it, n
                                         marker(dead, boot, "1", host));
 
   std::string out;
-  REQUIRE_MESSAGE(run_shardify("--task lm --doc-sep line --tokenizer " +
-                                   shell_quote(vocab.string()) + " --input " +
-                                   shell_quote(input.string()) + " --out " +
-                                   shell_quote((parent / "out").string()),
-                               &out) == 0,
-                  out);
-  for (const fs::path& gone : {other, reused, rebooted, empty}) CHECK_MESSAGE(!fs::exists(gone), gone);
+  REQUIRE_MESSAGE(
+      run_shardify("--task lm --doc-sep line --tokenizer " + shell_quote(vocab.string()) +
+                       " --input " + shell_quote(input.string()) + " --out " +
+                       shell_quote((parent / "out").string()),
+                   &out) == 0,
+      out);
+  for (const fs::path& gone : {other, reused, rebooted, empty})
+    CHECK_MESSAGE(!fs::exists(gone), gone);
   for (const fs::path& kept : {unmarked, live, foreign, mismatched, linked_marker})
     CHECK_MESSAGE(fs::exists(kept / (kept == unmarked ? "notes.txt" : "shard-00000.shard")), kept);
   CHECK(fs::is_symlink(link));

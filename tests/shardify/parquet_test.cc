@@ -493,8 +493,8 @@ TEST_CASE("100,000 one-row groups stream: memory grows with the footer only") {
   const std::string flags = " --task lm --max-len 64 --text-field text --threads 2 --json" + tok();
   shardify_ok("--input " + q(tmp / "rows.jsonl") + flags + " --out " + q(tmp / "j"));
   // The peak resident size of the shardify child, from wait4.
-  const std::string cmd = shardify_bin() + " --input " + q(tmp / "groups.parquet") + flags +
-                          " --out " + q(tmp / "p");
+  const std::string cmd =
+      shardify_bin() + " --input " + q(tmp / "groups.parquet") + flags + " --out " + q(tmp / "p");
   const auto start = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
   if (pid == 0) {

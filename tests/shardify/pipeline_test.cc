@@ -182,8 +182,8 @@ TEST_CASE("--part out of 32-bit range, signed or padded is refused, never cut to
   const std::string common = " --input " + q(tmp / "a.txt") + " --task lm" + tok();
   // 4294967297 = 2^32 + 1 was cut to 1: "0/1", the whole input as one part.
   for (const std::string part :
-       {"0/4294967297", "4294967296/4294967297", "0/18446744073709551617", "-1/4", "0/-4",
-        "+0/4", " 0/4", "0/4 ", "0x0/4", "0/", "/4", "0", "1/1", "0/0"}) {
+       {"0/4294967297", "4294967296/4294967297", "0/18446744073709551617", "-1/4", "0/-4", "+0/4",
+        " 0/4", "0/4 ", "0x0/4", "0/", "/4", "0", "1/1", "0/0"}) {
     INFO("--part '", part, "'");
     std::string out;
     const std::string name = "p" + std::to_string(std::hash<std::string>{}(part));

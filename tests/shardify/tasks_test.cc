@@ -485,7 +485,8 @@ TEST_CASE("qa: questions longer than --max-query-len keep their first tokens (BE
     items += (i ? "," : "") + std::string("{\"question\":") + json_string(questions[i]) +
              ",\"context\":" + json_string(context) + "}";
   simdjson::dom::parser p;
-  auto hf = p.parse(hf_expect(bert_json(), "\"mode\":\"qa\",\"items\":" + items + "]", "qa")).value();
+  auto hf =
+      p.parse(hf_expect(bert_json(), "\"mode\":\"qa\",\"items\":" + items + "]", "qa")).value();
   const HfSpecials sp = hf_specials(hf);
   auto recs = read_records(tmp / "ds");
   REQUIRE(recs.size() == questions.size());  // each context fits one window

@@ -26,7 +26,9 @@ class Compact {
     }
     out.push_back(static_cast<char>(v));
   }
-  void zigzag(int64_t v) { varint((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63)); }
+  void zigzag(int64_t v) {
+    varint((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));
+  }
   // A field header; ids must grow within a struct (begin()/end() keep the last id).
   void field(int16_t id, uint8_t type) {
     const int16_t delta = static_cast<int16_t>(id - last_.back());

@@ -75,11 +75,12 @@ struct Oracle {
     write_file(tmp / "texts.json", texts_json(texts));
     std::string out;
     REQUIRE_MESSAGE(
-        run_command("/usr/bin/python3 -c 'import json, sys, sentencepiece as s; "
-                    "p = s.SentencePieceProcessor(model_file=sys.argv[1]); print(p.eos_id()); "
-                    "[print(json.dumps(p.encode(t[\"text\"]))) for t in json.load(open(sys.argv[2]))]' " +
-                        q(tokenizer) + " " + q(tmp / "texts.json"),
-                    &out) == 0,
+        run_command(
+            "/usr/bin/python3 -c 'import json, sys, sentencepiece as s; "
+            "p = s.SentencePieceProcessor(model_file=sys.argv[1]); print(p.eos_id()); "
+            "[print(json.dumps(p.encode(t[\"text\"]))) for t in json.load(open(sys.argv[2]))]' " +
+                q(tokenizer) + " " + q(tmp / "texts.json"),
+            &out) == 0,
         out);
     auto lines = nonblank_lines(out);
     if (eos) *eos = static_cast<uint32_t>(std::stoul(lines.at(0)));
@@ -224,9 +225,9 @@ TEST_CASE("shardify lm|cls|pair|qa with Llama-2, Qwen3 and a .model: the oracle'
                             " --count 1 --json --decode " + tokenizer,
                         &dump) == 0);
     CHECK_MESSAGE(dump.find("Call me Ishmael") != std::string::npos, dump);
-    check_records(convert("cls", "--input " + shardify_data_file("reviews.csv") +
-                                     " --task cls --max-len 32"),
-                  oracle.single(reviews, 32), "cls");
+    check_records(
+        convert("cls", "--input " + shardify_data_file("reviews.csv") + " --task cls --max-len 32"),
+        oracle.single(reviews, 32), "cls");
     check_records(convert("pair", "--input " + shardify_data_file("nli.jsonl") +
                                       " --task pair --text-field premise --pair-field hypothesis "
                                       "--max-len 48"),
@@ -259,8 +260,7 @@ TEST_CASE("shardify lm|cls|pair|qa with Llama-2, Qwen3 and a .model: the oracle'
       // between), which must be a slice of the context's ids.
       const auto& context = c_ids[r.example_index];
       auto from = at + static_cast<long>(question.size());
-      while (from != ids.end() &&
-             std::find(context.begin(), context.end(), *from) == context.end())
+      while (from != ids.end() && std::find(context.begin(), context.end(), *from) == context.end())
         ++from;
       size_t longest = 0;
       for (auto end = from; end != ids.end(); ++end) {

@@ -21,8 +21,8 @@ namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 
 // Words the models below merge whole; everything else falls apart into characters (or [UNK]).
-const std::vector<std::string> kWords = {"the",  "hello", "world", "data", "token",
-                                         "ab",   "shard", "model", "of",   "and"};
+const std::vector<std::string> kWords = {"the", "hello", "world", "data", "token",
+                                         "ab",  "shard", "model", "of",   "and"};
 
 // Lines aimed at the features: word boundaries around "ab" (single_word), words that merge,
 // leading, trailing and repeated spaces (Metaspace), punctuation, digits, non-ASCII letters.
@@ -91,30 +91,30 @@ ordered_json char_bpe(const std::string& prefix, const std::string& suffix,
       add(left);
     }
   }
-  ordered_json model = {{"type", "BPE"},
-                        {"dropout", nullptr},
-                        {"unk_token", "[UNK]"},
-                        {"continuing_subword_prefix", prefix.empty() ? ordered_json() : ordered_json(prefix)},
-                        {"end_of_word_suffix", suffix.empty() ? ordered_json() : ordered_json(suffix)},
-                        {"fuse_unk", false},
-                        {"byte_fallback", false},
-                        {"ignore_merges", false},
-                        {"vocab", vocab},
-                        {"merges", merges}};
+  ordered_json model = {
+      {"type", "BPE"},
+      {"dropout", nullptr},
+      {"unk_token", "[UNK]"},
+      {"continuing_subword_prefix", prefix.empty() ? ordered_json() : ordered_json(prefix)},
+      {"end_of_word_suffix", suffix.empty() ? ordered_json() : ordered_json(suffix)},
+      {"fuse_unk", false},
+      {"byte_fallback", false},
+      {"ignore_merges", false},
+      {"vocab", vocab},
+      {"merges", merges}};
   return model;
 }
 
 ordered_json tokenizer_json(ordered_json model, ordered_json pre_tokenizer, ordered_json decoder,
                             ordered_json added = ordered_json::array()) {
-  return {{"version", "1.0"},        {"truncation", nullptr},        {"padding", nullptr},
-          {"added_tokens", added},   {"normalizer", nullptr},        {"pre_tokenizer", pre_tokenizer},
-          {"post_processor", nullptr}, {"decoder", decoder},         {"model", model}};
+  return {{"version", "1.0"},          {"truncation", nullptr}, {"padding", nullptr},
+          {"added_tokens", added},     {"normalizer", nullptr}, {"pre_tokenizer", pre_tokenizer},
+          {"post_processor", nullptr}, {"decoder", decoder},    {"model", model}};
 }
 
 ordered_json added_token(uint32_t id, const std::string& content, bool single_word, bool special) {
-  return {{"id", id},           {"content", content}, {"single_word", single_word},
-          {"lstrip", false},    {"rstrip", false},    {"normalized", false},
-          {"special", special}};
+  return {{"id", id},        {"content", content},  {"single_word", single_word}, {"lstrip", false},
+          {"rstrip", false}, {"normalized", false}, {"special", special}};
 }
 
 void check_file(const std::string& name, const ordered_json& json) {
@@ -135,9 +135,8 @@ TEST_CASE("added tokens with single_word match only as whole words, as HF's") {
   for (const auto& [content, single_word, special] :
        std::vector<std::tuple<std::string, bool, bool>>{
            {"ab", true, false}, {"<x>", true, true}, {"xab", false, false}}) {
-    const uint32_t id = model["vocab"].contains(content)
-                            ? model["vocab"][content].get<uint32_t>()
-                            : next++;
+    const uint32_t id =
+        model["vocab"].contains(content) ? model["vocab"][content].get<uint32_t>() : next++;
     added.push_back(added_token(id, content, single_word, special));
   }
   check_file("single_word",
@@ -152,9 +151,8 @@ TEST_CASE("character BPE with continuing_subword_prefix, as HF's") {
 }
 
 TEST_CASE("character BPE with end_of_word_suffix and the BPEDecoder, as HF's") {
-  check_file("bpe_suffix",
-             tokenizer_json(char_bpe("", "</w>", ""), {{"type", "WhitespaceSplit"}},
-                            {{"type", "BPEDecoder"}, {"suffix", "</w>"}}));
+  check_file("bpe_suffix", tokenizer_json(char_bpe("", "</w>", ""), {{"type", "WhitespaceSplit"}},
+                                          {{"type", "BPEDecoder"}, {"suffix", "</w>"}}));
 }
 
 TEST_CASE("Metaspace with prepend_scheme never, first and always, as HF's") {
@@ -162,7 +160,8 @@ TEST_CASE("Metaspace with prepend_scheme never, first and always, as HF's") {
     CAPTURE(scheme);
     const ordered_json meta = {
         {"type", "Metaspace"}, {"replacement", "▁"}, {"prepend_scheme", scheme}, {"split", true}};
-    check_file(std::string("metaspace_") + scheme, tokenizer_json(char_bpe("", "", "▁"), meta, meta));
+    check_file(std::string("metaspace_") + scheme,
+               tokenizer_json(char_bpe("", "", "▁"), meta, meta));
   }
 }
 
@@ -184,7 +183,8 @@ TEST_CASE(".model files: WORD and CHAR models and treat_whitespace_as_suffix are
   TempDir dir("spm-refused");
   const fs::path corpus =
       fs::path(SHARDKIT_SOURCE_DIR) / "tests" / "data" / "shardify" / "docs.txt";
-  for (const auto& [name, flags, why] : std::vector<std::tuple<std::string, std::string, std::string>>{
+  for (const auto& [name, flags, why] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
            {"word", "--model_type=word --vocab_size=200", "WORD"},
            {"char", "--model_type=char --vocab_size=60", "CHAR"},
            {"suffix", "--model_type=unigram --vocab_size=200 --treat_whitespace_as_suffix=true",
@@ -192,11 +192,11 @@ TEST_CASE(".model files: WORD and CHAR models and treat_whitespace_as_suffix are
     CAPTURE(name);
     const fs::path prefix = dir / name;
     std::string log;
-    REQUIRE_MESSAGE(run_command("spm_train --input=" + corpus.string() + " --model_prefix=" +
-                                    prefix.string() + " " + flags +
-                                    " --hard_vocab_limit=false --num_threads=1",
-                                &log) == 0,
-                    log);
+    REQUIRE_MESSAGE(
+        run_command("spm_train --input=" + corpus.string() + " --model_prefix=" + prefix.string() +
+                        " " + flags + " --hard_vocab_limit=false --num_threads=1",
+                    &log) == 0,
+        log);
     const fs::path model = prefix.string() + ".model";
     // SentencePiece itself encodes with the file: it is valid, and the refusal is shardkit's.
     REQUIRE(run_command("echo 'Call me Ishmael.' | spm_encode --model=" + model.string() +
@@ -210,8 +210,8 @@ TEST_CASE(".model files: WORD and CHAR models and treat_whitespace_as_suffix are
       CHECK(e.code() == ErrorCode::kUnsupported);
       CHECK_MESSAGE(std::string(e.what()).find(why) != std::string::npos, e.what());
     }
-    CHECK(run_command("echo hello | " + tool_path("shardify/shardify") +
-                          " tokenize --tokenizer " + model.string(),
+    CHECK(run_command("echo hello | " + tool_path("shardify/shardify") + " tokenize --tokenizer " +
+                          model.string(),
                       &log) != 0);
     CHECK_MESSAGE(log.find(why) != std::string::npos, log);
   }
