@@ -170,7 +170,12 @@ void StagedDirectory::publish() {
     throw Error(ErrorCode::kExists, final_.string(), "appeared while writing; not replaced");
   if (exists) {
     check_replaceable(final_);
-    write_marker(final_);
+    try {
+      write_marker(final_);
+    } catch (const Error&) {
+      // A dataset directory one may not write into still swaps; only a crash in the next
+      // milliseconds would then leave it unrecognized under the staging name.
+    }
     // Swap in one step, so readers see the old dataset or the new one, never neither.
     if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, final_.c_str(), RENAME_EXCHANGE) != 0)
       throw Error(ErrorCode::kIo, final_.string(), std::string("rename: ") + std::strerror(errno));

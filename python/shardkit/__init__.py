@@ -286,8 +286,10 @@ def write_dataset(rows, out, task="lm", tokenizer=None, progress=True, **options
     the same rows written as JSONL. Every shardify option is a keyword, named as its flag with
     ``_`` for ``-``: max_len, no_pack, position_ids, doc_stride, max_query_len, labels (a list of
     names in index order, or "a,b,c"), threads (default: all cores), on_error ("fail" or "skip"),
-    force, allow_empty, zstd_level, block_size, shard_size, filter. cls and pair without
-    ``labels`` read the rows twice (labels first), which a generator cannot: pass ``labels``.
+    force, allow_empty, zstd_level, block_size, shard_size, filter, and for task="sft" with
+    chat_template max_render_bytes and render_timeout (the bounds on each conversation's
+    rendering). cls and pair without ``labels`` read the rows twice (labels first), which a
+    generator cannot: pass ``labels``.
 
     A bad row raises ShardkitError naming it as "row N", counting from 0 in the order the rows
     were given (as Parquet rows are counted; the same row is line N + 1 of a JSONL file); with
