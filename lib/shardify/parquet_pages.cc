@@ -216,61 +216,64 @@ bool ParquetPages::next_group(uint64_t* rows) {
   --groups_left_;
   const uint64_t group = groups_read_++;
   *rows = 0;
+  // RowGroup: columns (1), num_rows (3).
   int16_t last = 0, id = 0;
   uint8_t type = 0;
   while (footer_->field(&last, &id, &type)) {
     if (id == 3 && type == kI64) {
       *rows = static_cast<uint64_t>(std::max<int64_t>(0, footer_->zigzag()));
-      continue;
-    }
-    if (id != 1 || type != kList) {
-      footer_->skip_value(type);
-      continue;
-    }
-    uint64_t chunks = 0;
-    uint8_t element = 0;
-    footer_->list_header(&chunks, &element);
-    for (uint64_t c = 0; c < chunks; ++c) {
-      // ColumnChunk: file_path (1) means the data is in another file; meta_data (3).
-      int16_t chunk_last = 0, chunk_id = 0;
-      uint8_t chunk_type = 0;
-      bool external = false;
-      std::string column;
-      int64_t data = -1, dictionary = -1, size = -1;
-      while (footer_->field(&chunk_last, &chunk_id, &chunk_type)) {
-        if (chunk_id == 1 && chunk_type == kBinary) {
-          external = true;
-          footer_->skip_value(chunk_type);
-        } else if (chunk_id == 3 && chunk_type == kStruct) {
-          int16_t m_last = 0, m_id = 0;
-          uint8_t m_type = 0;
-          while (footer_->field(&m_last, &m_id, &m_type)) {
-            if (m_id == 3 && m_type == kList) {  // path_in_schema
-              uint64_t parts = 0;
-              uint8_t part_type = 0;
-              footer_->list_header(&parts, &part_type);
-              for (uint64_t p = 0; p < parts; ++p) column += (p ? "." : "") + footer_->string(4096);
-            } else if (m_id == 7) {
-              size = footer_->integer(m_type);
-            } else if (m_id == 9) {
-              data = footer_->integer(m_type);
-            } else if (m_id == 11) {
-              dictionary = footer_->integer(m_type);
-            } else {
-              footer_->skip_value(m_type);
-            }
-          }
-        } else {
-          footer_->skip_value(chunk_type);
-        }
+    } else if (id == 1 && type == kList) {
+      uint64_t chunks = 0;
+      uint8_t element = 0;
+      footer_->list_header(&chunks, &element);
+      for (uint64_t c = 0; c < chunks; ++c) {
+        const ChunkPlace place = read_chunk();
+        if (place.size > 0) check_chunk(group, place.column, place.start, place.size);
       }
-      // A dictionary page comes first; some writers store 0 for "none".
-      const int64_t start = dictionary > 0 && dictionary < data ? dictionary : data;
-      if (!external && start >= 0 && size > 0)
-        check_chunk(group, column, static_cast<uint64_t>(start), static_cast<uint64_t>(size));
+    } else {
+      footer_->skip_value(type);
     }
   }
   return true;
+}
+
+ParquetPages::ChunkPlace ParquetPages::read_chunk() {
+  // ColumnChunk: file_path (1) puts the data in another file; meta_data (3) is ColumnMetaData:
+  // path_in_schema (3), total_compressed_size (7, headers included), data_page_offset (9),
+  // dictionary_page_offset (11).
+  ChunkPlace place;
+  bool external = false;
+  int64_t data = -1, dictionary = -1, size = -1;
+  int16_t last = 0, id = 0;
+  uint8_t type = 0;
+  while (footer_->field(&last, &id, &type)) {
+    if (id == 1 && type == kBinary) external = true;
+    if (id != 3 || type != kStruct) {
+      footer_->skip_value(type);
+      continue;
+    }
+    int16_t m_last = 0, m_id = 0;
+    uint8_t m_type = 0;
+    while (footer_->field(&m_last, &m_id, &m_type)) {
+      if (m_id == 3 && m_type == kList) {
+        uint64_t parts = 0;
+        uint8_t part_type = 0;
+        footer_->list_header(&parts, &part_type);
+        for (uint64_t p = 0; p < parts; ++p) place.column += (p ? "." : "") + footer_->string(4096);
+      } else if (m_id == 7 || m_id == 9 || m_id == 11) {
+        (m_id == 7 ? size : m_id == 9 ? data : dictionary) = footer_->integer(m_type);
+      } else {
+        footer_->skip_value(m_type);
+      }
+    }
+  }
+  // A dictionary page comes first; some writers store 0 for "none".
+  const int64_t start = dictionary > 0 && dictionary < data ? dictionary : data;
+  if (!external && start >= 0 && size > 0) {
+    place.start = static_cast<uint64_t>(start);
+    place.size = static_cast<uint64_t>(size);
+  }
+  return place;
 }
 
 void ParquetPages::check_chunk(uint64_t group, const std::string& column, uint64_t start,

@@ -37,6 +37,12 @@ class ParquetPages {
 
  private:
   class Reader;
+  // Where a column chunk's pages are (size 0: nowhere to check, e.g. in another file).
+  struct ChunkPlace {
+    std::string column;  // its path in the schema, "meta.body"
+    uint64_t start = 0, size = 0;
+  };
+  ChunkPlace read_chunk();
   void check_chunk(uint64_t group, const std::string& column, uint64_t start, uint64_t size);
   void check_page(uint64_t group, const std::string& column, uint64_t page, uint64_t* at,
                   uint64_t end);
