@@ -43,3 +43,16 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/shardkitConfigVersion.cma
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/shardkitConfig.cmake ${PROJECT_BINARY_DIR}/shardkitConfigVersion.cmake
   DESTINATION ${SHARDKIT_CMAKE_DIR})
+
+# The Python module is installed deeper than the libraries (lib/pythonX.Y/dist-packages/shardkit):
+# its RUNPATH climbs from there to <prefix>/lib, where the bundled libduckdb.so is ($ORIGIN/../lib
+# would name lib/pythonX.Y/dist-packages/lib). Relative, so it holds for any --prefix.
+if(TARGET _shardkit AND SHARDKIT_DUCKDB_BUNDLED)
+  set(_shardkit_module_dir "${SHARDKIT_PYTHON_INSTALL_DIR}/shardkit")
+  if(NOT IS_ABSOLUTE "${_shardkit_module_dir}")
+    set(_shardkit_module_dir "${CMAKE_INSTALL_PREFIX}/${_shardkit_module_dir}")
+  endif()
+  file(RELATIVE_PATH _shardkit_to_lib "${_shardkit_module_dir}"
+    "${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}")
+  set_property(TARGET _shardkit APPEND PROPERTY INSTALL_RPATH "$ORIGIN/${_shardkit_to_lib}")
+endif()

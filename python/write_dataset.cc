@@ -306,6 +306,7 @@ void bind_write_dataset(py::module_& m) {
         shardify::ConvertOptions o = convert_options(kw);
         o.out = out;
         std::atomic<bool> interrupted{false};
+        o.cancel = &interrupted;  // a chat template renderer's wait ends on Ctrl-C too
         // Runs on the converter's threads without the GIL; the feed takes it per chunk.
         o.rows = [open_rows, encode_rows, &interrupted]() -> std::unique_ptr<shardify::RowFeed> {
           py::gil_scoped_acquire gil;

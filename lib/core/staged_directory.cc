@@ -7,11 +7,15 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <random>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/error.h"
+#include "core/staging_marker.h"
 
 namespace shardkit {
 namespace fs = std::filesystem;
@@ -21,21 +25,52 @@ std::string staging_prefix(const fs::path& final_path) {
   return "." + final_path.filename().string() + ".partial-";
 }
 
-bool process_alive(long pid) {
-  return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
+// The directories this process is building: what the signal thread removes. Its mutex also
+// orders that removal against publish(), so that a dataset is never published half-removed.
+// Never destroyed: the signal thread may use it while the program exits.
+struct Registry {
+  std::mutex mutex;
+  std::set<std::string> live;
+};
+Registry& registry() {
+  static Registry* r = new Registry;
+  return *r;
 }
 
+// Every staging directory beside `final_path` (of any target) that a gone writer left:
+// its marker names a writer of this host that has ended; or it is empty and its pid is gone.
 void remove_stale_staging(const fs::path& final_path) {
   const fs::path parent =
       final_path.parent_path().empty() ? fs::path(".") : final_path.parent_path();
-  const std::string prefix = staging_prefix(final_path);
+  const std::string host = StagingOwner::current().host;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(parent, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
-    long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
-    if (!process_alive(pid)) fs::remove_all(entry.path(), ec);
+    const auto pid = staging_name_pid(entry.path().filename().string());
+    if (!pid || !fs::is_directory(fs::symlink_status(entry.path(), ec))) continue;
+    if (const auto owner = read_staging_marker(entry.path())) {
+      if (owner->pid == *pid && owner->host == host && owner->gone())
+        fs::remove_all(entry.path(), ec);
+    } else if (!fs::exists(fs::symlink_status(entry.path() / kStagingMarker, ec)) &&
+               (::kill(static_cast<pid_t>(*pid), 0) != 0 && errno == ESRCH)) {
+      fs::remove(entry.path(), ec);  // only if empty: rmdir
+    }
   }
+}
+
+// The marker goes in first, so that the directory is known for its writer's from the start.
+// (Replaced when present: an old dataset may carry one from a crash right after its rename.)
+void write_marker(const fs::path& staging) {
+  const std::string text = StagingOwner::current().to_text();
+  const fs::path marker = staging / kStagingMarker;
+  const int fd =
+      ::open(marker.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  const bool ok =
+      fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  const int err = errno;
+  if (fd >= 0) ::close(fd);
+  if (!ok)
+    throw Error(ErrorCode::kIo, marker.string(),
+                std::string("cannot write the staging marker: ") + std::strerror(err));
 }
 
 // --force replaces datasets, nothing else: an existing target must be an empty directory or one
@@ -99,18 +134,34 @@ StagedDirectory::StagedDirectory(fs::path final_path, bool overwrite)
   std::random_device rd;
   staging_ = parent / (staging_prefix(final_) + std::to_string(::getpid()) + "-" +
                        std::to_string(rd() & 0xffffff));
+  std::lock_guard lock(registry().mutex);
   if (!fs::create_directory(staging_, ec))
     throw Error(ErrorCode::kIo, staging_.string(),
                 "cannot create staging directory: " + ec.message());
+  try {
+    write_marker(staging_);
+  } catch (...) {
+    fs::remove_all(staging_, ec);
+    throw;
+  }
+  registry().live.insert(staging_.string());
 }
 
 StagedDirectory::~StagedDirectory() {
+  unregister_staging(staging_);
   if (published_) return;
   std::error_code ec;
   fs::remove_all(staging_, ec);
 }
 
+// The marker stays through the rename, so that a crash at any moment leaves every staging
+// directory recognizable: before the rename the staging directory has it; when replacing, the
+// old dataset gets one first, since the exchange leaves it under the staging name to be removed.
+// After the rename the new dataset's copy is removed (a crash just then leaves a small hidden
+// file in the dataset, which readers never look at).
 void StagedDirectory::publish() {
+  // Held to the rename: the signal thread removes the staging directory before or not at all.
+  std::unique_lock lock(registry().mutex);
   fsync_directory(staging_);
   const fs::path parent = final_.parent_path().empty() ? fs::path(".") : final_.parent_path();
   std::error_code ec;
@@ -119,18 +170,65 @@ void StagedDirectory::publish() {
     throw Error(ErrorCode::kExists, final_.string(), "appeared while writing; not replaced");
   if (exists) {
     check_replaceable(final_);
+    try {
+      write_marker(final_);
+    } catch (const Error&) {
+      // A dataset directory one may not write into still swaps; only a crash in the next
+      // milliseconds would then leave it unrecognized under the staging name.
+    }
     // Swap in one step, so readers see the old dataset or the new one, never neither.
     if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, final_.c_str(), RENAME_EXCHANGE) != 0)
       throw Error(ErrorCode::kIo, final_.string(), std::string("rename: ") + std::strerror(errno));
-    published_ = true;
-    fsync_directory(parent);
-    fs::remove_all(staging_, ec);  // now holds the old dataset
-    return;
-  }
-  if (::rename(staging_.c_str(), final_.c_str()) != 0)
+  } else if (::rename(staging_.c_str(), final_.c_str()) != 0) {
     throw Error(ErrorCode::kIo, final_.string(), std::string("rename: ") + std::strerror(errno));
+  }
   published_ = true;
+  lock.unlock();
+  fs::remove(final_ / kStagingMarker, ec);
+  fsync_directory(final_);
   fsync_directory(parent);
+  if (exists) fs::remove_all(staging_, ec);  // now holds the old dataset
+}
+
+void register_staging(const fs::path& dir) {
+  std::lock_guard lock(registry().mutex);
+  registry().live.insert(dir.string());
+}
+
+void unregister_staging(const fs::path& dir) {
+  std::lock_guard lock(registry().mutex);
+  registry().live.erase(dir.string());
+}
+
+void remove_staging_on_signals() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    ::pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    std::thread([signals] {
+      int sig = 0;
+      while (::sigwait(&signals, &sig) != 0) {
+      }
+      // Kept locked to the end: no staging directory is created or published any more.
+      registry().mutex.lock();
+      for (const std::string& dir : registry().live) {
+        std::error_code ec;
+        // Writer threads may add a file while it goes: a few passes.
+        for (int pass = 0; pass < 5 && fs::exists(fs::symlink_status(dir, ec)); ++pass)
+          fs::remove_all(dir, ec);
+      }
+      ::signal(sig, SIG_DFL);
+      sigset_t one;
+      sigemptyset(&one);
+      sigaddset(&one, sig);
+      ::pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+      ::raise(sig);
+      ::_exit(128 + sig);
+    }).detach();
+  });
 }
 
 }  // namespace shardkit

@@ -1,5 +1,11 @@
 // A directory built under a hidden staging name beside its final path and moved into place by
 // one rename, so that a crash at any moment leaves either no dataset or a complete one.
+//
+// A staging directory is `.NAME.partial-PID-RANDOM` and holds, until it is published, a marker
+// file `.shardkit-staging` naming its writer (pid, boot id, process start time, host; format/
+// SPEC.md). A new writer removes the staging directories beside its target whose marker names a
+// writer on this host that is gone, and the empty ones of gone pids (a writer killed between
+// mkdir and marker): nothing without that name, and nothing a marker does not vouch for.
 #pragma once
 
 #include <filesystem>
@@ -9,8 +15,8 @@ namespace shardkit {
 class StagedDirectory {
  public:
   // Refuses (Error kExists) when final_path exists and overwrite is false, or when it exists and
-  // is neither an empty directory nor a dataset (a directory with a manifest.json). Removes
-  // staging directories of earlier runs of the same target whose process is gone.
+  // is neither an empty directory nor a dataset (a directory with a manifest.json). Removes the
+  // staging directories beside it that writers which are gone left (see above).
   StagedDirectory(std::filesystem::path final_path, bool overwrite);
   // Removes the staging directory unless publish() succeeded.
   ~StagedDirectory();
@@ -33,5 +39,15 @@ class StagedDirectory {
 
 // fsync on a directory, so that renames and creations inside it are durable.
 void fsync_directory(const std::filesystem::path& dir);
+
+// For programs (shardify): blocks SIGINT and SIGTERM in the calling thread, which must be the
+// only one so far (threads started later inherit the mask), and starts a thread that waits for
+// them. It removes the staging directories this process is building (and those registered
+// below), then ends the process by the same signal. Once; later calls do nothing.
+void remove_staging_on_signals();
+// A directory outside StagedDirectory that the signal thread removes too (the local copy of an
+// s3:// output), until it is unregistered.
+void register_staging(const std::filesystem::path& dir);
+void unregister_staging(const std::filesystem::path& dir);
 
 }  // namespace shardkit

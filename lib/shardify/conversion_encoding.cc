@@ -37,6 +37,15 @@ LabelMap observe_labels(const ConvertOptions& o, const ConvertInputs& in) {
   return LabelMap::from_observed(seen);
 }
 
+// Each conversation's rendering is bounded in bytes and time, and ends when the caller cancels.
+RenderLimits render_limits(const ConvertOptions& o) {
+  RenderLimits limits;
+  limits.max_bytes = o.max_render_bytes;
+  limits.seconds = o.render_timeout;
+  limits.cancel = o.cancel;
+  return limits;
+}
+
 ChatRenderer::Spans rendered_spans(TrainOn train_on) {
   return train_on == TrainOn::kAll    ? ChatRenderer::Spans::kNone
          : train_on == TrainOn::kLast ? ChatRenderer::Spans::kLast
@@ -52,7 +61,8 @@ Encoding::Encoding(const ConvertOptions& o, const ConvertInputs& in)
                                            : std::optional(observe_labels(o, in))),
       renderer(o.task.task == Task::kSft && !o.task.chat_template.empty()
                    ? std::make_unique<ChatRenderer>(o.task.chat_template,
-                                                    rendered_spans(o.task.train_on))
+                                                    rendered_spans(o.task.train_on),
+                                                    render_limits(o))
                    : nullptr),
       encoder(*tokenizer, o.task, labels ? &*labels : nullptr, renderer.get()),
       layout(o.task, tokenizer->vocab_size(), encoder.padding_id()) {}

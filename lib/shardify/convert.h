@@ -2,6 +2,7 @@
 // order) -> a published dataset. Byte-identical output for any thread count.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -58,6 +59,14 @@ struct ConvertOptions {
   // Token ids compress better without the byte-plane filter (BENCHMARKS.md, shardify).
   format::BlockFilter filter = format::BlockFilter::kNone;
   size_t errors_reported = 5;  // how many skipped examples' errors the summary lists
+  // sft with --chat-template: a conversation rendered to more bytes is an error
+  // (--max-render-bytes); 0: 32 x --max-len, at least 64 KiB (resolve()).
+  uint64_t max_render_bytes = 0;
+  // sft with --chat-template: seconds one conversation may take to render (--render-timeout).
+  double render_timeout = 10;
+  // Set by the caller to stop the conversion (write_dataset on Ctrl-C): waits on chat template
+  // renderers end within 0.1 s with Error(kTimeout).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct ConvertProgress {

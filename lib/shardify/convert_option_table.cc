@@ -184,6 +184,28 @@ std::vector<Option<O>> task_options() {
           "train_on", "sft: loss on every assistant turn, the last one, or all tokens",
           [](auto& o) -> auto& { return o.task.train_on; },
           named(train_on_name, {TrainOn::kAssistant, TrainOn::kLast, TrainOn::kAll})),
+      computed_option<O>(
+          "max_render_bytes", Kind::kUInt,
+          "sft with --chat-template: a conversation whose template renders more bytes is a bad "
+          "row",
+          [](const O& o) -> Value {
+            return o.max_render_bytes ? Value(o.max_render_bytes) : Value{};
+          },
+          [](O& o, const Value& v) {
+            o.max_render_bytes =
+                std::holds_alternative<uint64_t>(v) ? std::get<uint64_t>(v) : uint64_t{0};
+          })
+          .at_least(1)
+          .automatically(
+              [](const O& o) -> Value {
+                return std::max<uint64_t>(64 << 10, uint64_t{32} * o.task.max_len);
+              },
+              "32 x --max-len, at least 65536"),
+      option<O>("render_timeout",
+                "sft with --chat-template: seconds a conversation's template may take to render; "
+                "a slower one is a bad row",
+                [](auto& o) -> auto& { return o.render_timeout; })
+          .range(0.001, 1e6),
       options::choice_option<O>(
           "truncation",
           "sft: a conversation over --max-len is dropped, or loses its oldest tokens (left) "

@@ -3,7 +3,10 @@
 #include <glob.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
+#include <optional>
+#include <string_view>
 
 #include "core/error.h"
 
@@ -69,22 +72,36 @@ std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) 
   return files;
 }
 
-PartSpec parse_part(const std::string& text) {
-  PartSpec p;
-  size_t slash = text.find('/');
-  try {
-    if (slash == std::string::npos) throw std::invalid_argument("");
-    size_t used = 0;
-    p.index = static_cast<uint32_t>(std::stoul(text.substr(0, slash), &used));
-    if (used != slash) throw std::invalid_argument("");
-    p.count = static_cast<uint32_t>(std::stoul(text.substr(slash + 1), &used));
-    if (used != text.size() - slash - 1) throw std::invalid_argument("");
-  } catch (const std::exception&) {
-    throw Error(ErrorCode::kInvalidArgument, "", "--part must look like i/N, e.g. 0/4");
+namespace {
+
+// A decimal number of at most 32 bits, digits only (no sign, space or "0x"): stoul would wrap
+// "-1" and the cast would cut 4294967297 to 1.
+std::optional<uint32_t> part_number(std::string_view s) {
+  uint64_t v = 0;
+  if (s.empty() || s.size() > 10) return std::nullopt;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
   }
-  if (p.count == 0 || p.index >= p.count)
+  if (v > UINT32_MAX) return std::nullopt;
+  return static_cast<uint32_t>(v);
+}
+
+}  // namespace
+
+PartSpec parse_part(const std::string& text) {
+  const size_t slash = text.find('/');
+  const std::string_view all(text);
+  const auto index = slash == std::string::npos ? std::nullopt : part_number(all.substr(0, slash));
+  const auto count = slash == std::string::npos ? std::nullopt : part_number(all.substr(slash + 1));
+  if (!index || !count)
+    throw Error(ErrorCode::kInvalidArgument, "",
+                "--part must look like i/N with whole numbers 0 <= i < N <= 4294967295, e.g. "
+                "0/4 (got '" +
+                    text + "')");
+  if (*count == 0 || *index >= *count)
     throw Error(ErrorCode::kInvalidArgument, "", "--part i/N needs 0 <= i < N (got " + text + ")");
-  return p;
+  return {*index, *count};
 }
 
 std::pair<size_t, size_t> part_file_range(size_t total, PartSpec part) {

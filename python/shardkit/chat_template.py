@@ -21,11 +21,19 @@ add_generation_prompt=True, and ends after the first special token (an added tok
 special in tokenizer_config.json: ``<|im_end|>``, ``<|eot_id|>``, ``<end_of_turn>``) at or after
 that start; a template that writes no special token there ends the span where the conversation
 departs from the rendering of messages[:i+1].
+
+Limits (serve()): each conversation's rendering is bounded in bytes and in seconds, and the
+process in memory; a template that goes past them, or raises anything at all, makes that one
+conversation an error, and the process goes on with the next.
 """
 import datetime
 import json
+import math
 import re
+import resource
+import signal
 import sys
+import time
 
 import jinja2
 import jinja2.ext
@@ -60,6 +68,39 @@ class _GenerationSpans(jinja2.ext.Extension):
         return text
 
 
+class RenderLimitError(Exception):
+    """The rendering went past a limit of serve(): its bytes or its time."""
+
+
+class _Timeout(BaseException):
+    """Raised by SIGALRM inside a rendering; a BaseException, so that no ``except Exception`` in
+    the path (a template's own or Jinja's) swallows it."""
+
+
+class _BoundedEnvironment(ImmutableSandboxedEnvironment):
+    """The sandbox with ``*`` and ``**`` checked before they run: a string or list repeated, or a
+    power, that would exceed ``max_chars`` is refused instead of being built in C, where neither
+    the time limit nor Ctrl-C reaches (``'x' * 10**10``, ``10 ** 10 ** 9``)."""
+    intercepted_binops = frozenset(["*", "**"])
+    max_chars = None
+
+    def call_binop(self, context, operator, left, right):
+        limit = self.max_chars
+        if limit is not None:
+            if operator == "*":
+                for seq, n in ((left, right), (right, left)):
+                    if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and \
+                            len(seq) * n > limit:
+                        raise RenderLimitError(f"the template repeats a sequence of {len(seq)} "
+                                               f"items {n} times, past the limit of {limit} "
+                                               f"(--max-render-bytes)")
+            elif operator == "**" and isinstance(left, int) and isinstance(right, int) and \
+                    right > 0 and abs(left) > 1 and right * math.log2(abs(left)) > 8 * limit:
+                raise RenderLimitError(f"the template computes {left} ** {right}, a number of "
+                                       f"more than {limit} bytes (--max-render-bytes)")
+        return super().call_binop(context, operator, left, right)
+
+
 def _raise_exception(message):
     raise jinja2.exceptions.TemplateError(message)
 
@@ -81,17 +122,25 @@ def _token_text(value):
 
 
 def _common_prefix(a, b):
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
+    """The length of the common prefix of a and b, by halving: comparisons of slices run in C, a
+    loop over the characters of a 50 MB conversation would take seconds."""
+    lo, hi = 0, min(len(a), len(b))
+    if a[:hi] == b[:hi]:
+        return hi
+    while hi - lo > 1:  # a[:lo] == b[:lo] and a[:hi] != b[:hi]
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 class ChatTemplate:
     """The chat template of one tokenizer_config.json (a dict, as json.load gives it)."""
 
-    def __init__(self, config, name=None):
+    def __init__(self, config, name=None, max_chars=None):
+        """max_chars: a rendering longer than this raises RenderLimitError (None: no limit)."""
         template = config.get("chat_template")
         if isinstance(template, list):  # named templates: [{"name": ..., "template": ...}]
             named = {t["name"]: t["template"] for t in template}
@@ -104,8 +153,10 @@ class ChatTemplate:
             raise ValueError("tokenizer_config.json has no chat_template")
         self.source = template
         self.has_generation = bool(_GENERATION_TAG.search(template))
-        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
-                                            extensions=[_GenerationSpans, jinja2.ext.loopcontrols])
+        self.max_chars = max_chars
+        env = _BoundedEnvironment(trim_blocks=True, lstrip_blocks=True,
+                                  extensions=[_GenerationSpans, jinja2.ext.loopcontrols])
+        env.max_chars = max_chars
         env.filters["tojson"] = _tojson
         env.globals["raise_exception"] = _raise_exception
         env.globals["strftime_now"] = _strftime_now
@@ -130,16 +181,28 @@ class ChatTemplate:
                          if specials else None)
 
     def render(self, messages, add_generation_prompt=False):
-        return self._template.render(messages=messages, add_generation_prompt=add_generation_prompt,
-                                     **self.special_tokens)
+        return "".join(self._generate(messages, add_generation_prompt, []))
+
+    def _generate(self, messages, add_generation_prompt, blocks):
+        """The rendering's blocks, appended to `blocks` as Jinja yields them, stopped as soon as
+        they exceed max_chars."""
+        size, limit = 0, self.max_chars
+        for block in self._template.generate(messages=messages,
+                                             add_generation_prompt=add_generation_prompt,
+                                             **self.special_tokens):
+            size += len(block)
+            if limit is not None and size > limit:
+                # Characters are at least as many as UTF-8 bytes: past the limit either way.
+                raise RenderLimitError(f"the rendered conversation exceeds {limit} bytes "
+                                       f"(--max-render-bytes)")
+            blocks.append(block)
+        return blocks
 
     def _render_tracked(self, messages):
         blocks, spans = [], []
         self._tracker.blocks, self._tracker.spans = blocks, spans
         try:
-            for block in self._template.generate(messages=messages, add_generation_prompt=False,
-                                                 **self.special_tokens):
-                blocks.append(block)
+            self._generate(messages, False, blocks)
         finally:
             self._tracker.blocks = self._tracker.spans = None
         return "".join(blocks), spans
@@ -181,59 +244,152 @@ def _byte_offsets(text, spans):
     return [[at[a], at[b]] for a, b in spans]
 
 
-def serve(config_path, which, stdin=sys.stdin.buffer, stdout=sys.stdout.buffer):
+class _Limits:
+    """What serve() allows one conversation: max_bytes of UTF-8 text, `seconds` of wall time (a
+    SIGALRM interrupts the rendering), and an address space of what the process holds plus room
+    for a few copies of the largest text it may build (RLIMIT_AS: a template that allocates
+    past it gets a MemoryError, not the machine's memory)."""
+
+    HEADROOM = 256 << 20
+    COPIES = 16  # the input, its messages, each rendering, the text, its JSON: measured 7-10x
+
+    def __init__(self, max_bytes, seconds):
+        self.max_bytes, self.seconds = max_bytes, seconds
+        self._base = None
+        self._armed = False
+        if seconds is not None:
+            signal.signal(signal.SIGALRM, self._expired)
+
+    def _expired(self, signum, frame):
+        if self._armed:
+            raise _Timeout()
+
+    @staticmethod
+    def _address_space():
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+        return 0
+
+    def run(self, line, work):
+        """work(line) under the limits; a _Timeout or MemoryError passes out."""
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if self.max_bytes is not None:
+            if self._base is None:
+                self._base = self._address_space()
+            room = self._base + self.HEADROOM + self.COPIES * max(self.max_bytes, len(line))
+            resource.setrlimit(resource.RLIMIT_AS,
+                               (room if hard == resource.RLIM_INFINITY else min(room, hard), hard))
+        try:
+            if self.seconds is not None:
+                self._armed = True
+                signal.setitimer(signal.ITIMER_REAL, self.seconds)
+            try:
+                return work(line)
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                self._armed = False  # a SIGALRM handled from here on raises nothing
+        finally:
+            # Reading the next line, however long, is not the template's doing.
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def serve(config_path, which, stdin=sys.stdin.buffer, stdout=sys.stdout.buffer, max_bytes=None,
+          seconds=None):
     """The coprocess. It first writes {"ready": true, "generation": bool} (or {"error": why} and
     returns 1 when the config cannot be used); then each input line is a JSON array of messages;
     each output line is {"text": rendered, "spans": [[start, end], ...]} with UTF-8 byte offsets,
-    or {"error": why} for a conversation that cannot be rendered. Lines stay in order.
+    or {"error": why} for a conversation that cannot be rendered: whatever the template raises,
+    a rendering of more than max_bytes bytes, or one that takes more than `seconds`. Lines stay
+    in order.
 
-    Input is read as it arrives, and the replies to all the lines of one read go out in one
-    write: shardify sends a chunk's conversations at once, and a write per reply woke it once per
-    conversation."""
+    Input is read as it arrives, and replies go out together: after the last line read so far,
+    or once 50 ms have passed since the last write (so that shardify, which waits for each reply
+    a little longer than `seconds`, hears from a renderer that is busy). A write per reply woke
+    shardify once per conversation."""
     def encode(reply):
         return json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n"
 
     def send(replies):
         stdout.write(b"".join(replies))
         stdout.flush()
+        replies.clear()
+
+    def render(line):
+        messages = json.loads(line)
+        text, spans = template.assistant_spans(messages, which)
+        data = text.encode("utf-8")  # a lone surrogate (an escaped \ud800) fails here
+        if max_bytes is not None and len(data) > max_bytes:
+            raise RenderLimitError(f"the rendered conversation exceeds {max_bytes} bytes "
+                                   f"(--max-render-bytes)")
+        del data
+        return encode({"text": text, "spans": _byte_offsets(text, spans)})
 
     def reply_to(line):
         try:
-            messages = json.loads(line)
-            text, spans = template.assistant_spans(messages, which)
-            reply = {"text": text, "spans": _byte_offsets(text, spans)}
-            reply["text"].encode("utf-8")  # a lone surrogate (an escaped \ud800) fails here
-        except (jinja2.exceptions.TemplateError, TypeError, ValueError, KeyError, IndexError,
-                AttributeError) as e:
-            reply = {"error": f"chat template: {type(e).__name__}: {e}"}
-        return encode(reply)
+            return limits.run(line, render)
+        except _Timeout:
+            why = f"rendering took longer than {seconds:g} s (--render-timeout)"
+        except RenderLimitError as e:
+            why = str(e)
+        except MemoryError:
+            why = "rendering ran out of the memory allowed to it"
+        except Exception as e:  # noqa: BLE001: whatever a template raises is this row's error
+            why = f"{type(e).__name__}: {e}"
+        return encode({"error": "chat template: " + why})
 
+    def load(path):
+        with open(path, encoding="utf-8") as f:
+            return ChatTemplate(json.load(f), max_chars=max_bytes)
+
+    # Jinja folds constant expressions when it compiles ('%0999999999d' % 1): under the limits.
+    limits = _Limits(max_bytes, seconds)
     try:
-        with open(config_path, encoding="utf-8") as f:
-            template = ChatTemplate(json.load(f))
-    except (OSError, ValueError, jinja2.exceptions.TemplateError) as e:
-        send([encode({"error": f"{config_path}: {e}"})])
+        template = limits.run(config_path, load)
+    except _Timeout:
+        return send([encode({"error": f"{config_path}: compiling the chat template took longer "
+                                      f"than {seconds:g} s"})]) or 1
+    except Exception as e:  # noqa: BLE001: a template that cannot be compiled is unusable
+        send([encode({"error": f"{config_path}: {type(e).__name__}: {e}"})])
         return 1
     send([encode({"ready": True, "generation": template.has_generation})])
-    pending = b""
+    pending = bytearray()
+    replies, sent_at = [], time.monotonic()
     while True:
         data = stdin.read1(1 << 16)
         if not data:
             break
-        lines = (pending + data).split(b"\n")
-        pending = lines.pop()
-        if lines:
-            send([reply_to(line) for line in lines])
+        pending += data
+        if b"\n" not in data:
+            continue
+        lines = pending.split(b"\n")
+        pending = bytearray(lines.pop())
+        del data
+        for line in lines:
+            replies.append(reply_to(line))
+            if time.monotonic() - sent_at >= 0.05:
+                send(replies)
+                sent_at = time.monotonic()
+        del lines
+        if replies:
+            send(replies)
+            sent_at = time.monotonic()
     if pending.strip():
-        send([reply_to(pending)])
+        send([reply_to(bytes(pending))])
     return 0
 
 
 def _main(argv):
-    if len(argv) != 4 or argv[1] != "--serve" or argv[3] not in ("all", "last", "none"):
-        sys.stderr.write("usage: chat_template.py --serve tokenizer_config.json all|last|none\n")
+    usage = ("usage: chat_template.py --serve tokenizer_config.json all|last|none "
+             "[MAX_BYTES SECONDS]\n")
+    if len(argv) not in (4, 6) or argv[1] != "--serve" or argv[3] not in ("all", "last", "none"):
+        sys.stderr.write(usage)
         return 2
-    return serve(argv[2], argv[3])
+    max_bytes = seconds = None
+    if len(argv) == 6:
+        max_bytes, seconds = int(argv[4]), float(argv[5])
+    return serve(argv[2], argv[3], max_bytes=max_bytes, seconds=seconds)
 
 
 if __name__ == "__main__":

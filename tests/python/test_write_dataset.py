@@ -162,6 +162,10 @@ def compare_with_errors(tmp, name, rows, task, tokenizer, flags, options):
 
     line_error = [ln for ln in cli_fail.stderr.splitlines() if jsonl + ":" in ln]
     expected = as_row(line_error[0]) if line_error else None
+    # shardify exits 1 exactly when it names a bad line, 0 with a dataset otherwise: a crash or
+    # a failure without a line would make the comparison below vacuous.
+    assert cli_fail.returncode == (1 if expected else 0), (name, cli_fail.returncode, cli_fail.stderr)
+    assert os.path.isdir(os.path.join(tmp, name + "-cli-fail")) == (expected is None), name
     try:
         shardkit.write_dataset(rows, os.path.join(tmp, name + "-py-fail"), task=task,
                                tokenizer=tokenizer, progress=False, **options)

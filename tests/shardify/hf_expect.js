@@ -8,8 +8,9 @@
 //   qa     question ids (leading whitespace stripped, as run_qa does) and context ids with the
 //          context's offsets in code points, both without special tokens. The windows are built
 //          by the test from these: this binding's getOverflowing() returns too few windows.
-// OUT: {"cls", "sep", "pad", "eot": id, "results": [one per item]}: ids of [CLS], [SEP], [PAD]
-// and <|endoftext|>, absent for tokenizers without them.
+// OUT: {"cls", "sep", "pad", "eot", "eos": id, "results": [one per item]}: ids of [CLS], [SEP],
+// [PAD] and <|endoftext|>, absent for tokenizers without them, and of the eos_token of a
+// tokenizer_config.json beside the tokenizer (as transformers reads it).
 const fs = require('fs');
 const path = require('path');
 const { Tokenizer } = require(process.env.HF_TOKENIZERS ||
@@ -37,11 +38,19 @@ const { Tokenizer } = require(process.env.HF_TOKENIZERS ||
       throw new Error('unknown mode ' + req.mode);
     }
   }
+  let eos;
+  const config = path.join(path.dirname(req.tokenizer), 'tokenizer_config.json');
+  if (fs.existsSync(config)) {
+    let e = JSON.parse(fs.readFileSync(config, 'utf8')).eos_token;
+    if (e && typeof e === 'object') e = e.content;
+    if (typeof e === 'string') eos = tok.tokenToId(e);
+  }
   fs.writeFileSync(process.argv[3], JSON.stringify({
     cls: tok.tokenToId('[CLS]'),
     sep: tok.tokenToId('[SEP]'),
     pad: tok.tokenToId('[PAD]'),
     eot: tok.tokenToId('<|endoftext|>'),
+    eos,
     results: out,
   }));
 })().catch((e) => {

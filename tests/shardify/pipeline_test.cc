@@ -176,6 +176,27 @@ TEST_CASE("--part auto reads the Slurm array's task from the environment, as i/N
   CHECK(!fs::exists(tmp / "none"));
 }
 
+TEST_CASE("--part out of 32-bit range, signed or padded is refused, never cut to another part") {
+  TempDir tmp("partrange");
+  write_file(tmp / "a.txt", many_docs(20, 0));
+  const std::string common = " --input " + q(tmp / "a.txt") + " --task lm" + tok();
+  // 4294967297 = 2^32 + 1 was cut to 1: "0/1", the whole input as one part.
+  for (const std::string part :
+       {"0/4294967297", "4294967296/4294967297", "0/18446744073709551617", "-1/4", "0/-4", "+0/4",
+        " 0/4", "0/4 ", "0x0/4", "0/", "/4", "0", "1/1", "0/0"}) {
+    INFO("--part '", part, "'");
+    std::string out;
+    const std::string name = "p" + std::to_string(std::hash<std::string>{}(part));
+    CHECK(shardify(common + " --part '" + part + "' --out " + q(tmp / name), &out) != 0);
+    CHECK(out.find("--part") != std::string::npos);
+    CHECK(!fs::exists(tmp / name));
+  }
+  // The largest count that fits is accepted: its part 0 holds no file of one.
+  std::string out;
+  shardify(common + " --part 4294967294/4294967295 --allow-empty --out " + q(tmp / "last"), &out);
+  CHECK(out.find("--part") == std::string::npos);
+}
+
 TEST_CASE("cls labels are the same in every part: the map comes from all inputs") {
   TempDir tmp("partlabels");
   fs::create_directories(tmp / "in");

@@ -6,6 +6,7 @@
 #include <simdjson.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -142,6 +143,7 @@ inline std::string texts_json(const std::vector<std::string>& texts) {
 
 struct HfSpecials {
   uint32_t cls = 0, sep = 0, pad = 0, eot = 0;
+  std::optional<uint32_t> eos;  // tokenizer_config.json's eos_token, when there is one
 };
 
 inline HfSpecials hf_specials(simdjson::dom::element root) {
@@ -151,6 +153,7 @@ inline HfSpecials hf_specials(simdjson::dom::element root) {
   if (!root["sep"].get_int64().get(v)) s.sep = static_cast<uint32_t>(v);
   if (!root["pad"].get_int64().get(v)) s.pad = static_cast<uint32_t>(v);
   if (!root["eot"].get_int64().get(v)) s.eot = static_cast<uint32_t>(v);
+  if (!root["eos"].get_int64().get(v)) s.eos = static_cast<uint32_t>(v);
   return s;
 }
 

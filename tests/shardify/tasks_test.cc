@@ -459,3 +459,51 @@ TEST_CASE("qa: JSONL in HF datasets' SQuAD layout gives the records of the SQuAD
     CHECK(a[i].example_index == b[i].example_index);
   }
 }
+
+TEST_CASE("qa: questions longer than --max-query-len keep their first tokens (BERT's cut)") {
+  TempDir tmp("qa-query");
+  const std::vector<std::string> questions = {
+      "What did the very long and winding question about the old harbour town ask of the "
+      "people who lived there?",
+      "  Who?",
+      "Which of the many ships that sailed from the harbour in the spring carried the most "
+      "cargo?"};
+  const std::string context =
+      "The harbour town was old. Many ships sailed from it in the spring, and the largest "
+      "carried grain.";
+  std::string rows;
+  for (const std::string& qn : questions)
+    rows += "{\"context\": " + json_string(context) + ", \"question\": " + json_string(qn) +
+            ", \"answers\": {\"text\": [\"grain\"], \"answer_start\": [" +
+            std::to_string(context.find("grain")) + "]}}\n";
+  write_file(tmp / "qa.jsonl", rows);
+  shardify_ok("--input " + q(tmp / "qa.jsonl") +
+              " --task qa --max-len 96 --doc-stride 16 --max-query-len 8 --tokenizer " +
+              q(bert_json()) + " --out " + q(tmp / "ds"));
+  std::string items = "[";
+  for (size_t i = 0; i < questions.size(); ++i)
+    items += (i ? "," : "") + std::string("{\"question\":") + json_string(questions[i]) +
+             ",\"context\":" + json_string(context) + "}";
+  simdjson::dom::parser p;
+  auto hf =
+      p.parse(hf_expect(bert_json(), "\"mode\":\"qa\",\"items\":" + items + "]", "qa")).value();
+  const HfSpecials sp = hf_specials(hf);
+  auto recs = read_records(tmp / "ds");
+  REQUIRE(recs.size() == questions.size());  // each context fits one window
+  size_t i = 0, cut = 0;
+  for (auto res : as_array(hf["results"])) {
+    INFO("question " << i);
+    auto question = json_u32s(res["question"].value());
+    const auto context_ids = json_u32s(res["context"].value());
+    cut += question.size() > 8;
+    question.resize(std::min<size_t>(question.size(), 8));
+    std::vector<uint32_t> ids = {sp.cls};
+    ids.insert(ids.end(), question.begin(), question.end());
+    ids.push_back(sp.sep);
+    ids.insert(ids.end(), context_ids.begin(), context_ids.end());
+    ids.push_back(sp.sep);
+    CHECK(real_ids(recs[i]) == ids);
+    ++i;
+  }
+  CHECK(cut == 2);
+}

@@ -1,8 +1,11 @@
 // shardify: tokenize raw corpora once into shardkit datasets.
 #include "cli_main.h"
+#include "core/staged_directory.h"
 #include "shardify/commands.h"
 
 int main(int argc, char** argv) {
+  // Ctrl-C and SIGTERM remove the dataset being built (before any thread starts).
+  shardkit::remove_staging_on_signals();
   CLI::App app{"shardify: tokenize corpora into compressed, checksummed shard datasets",
                "shardify"};
   for (const auto& setup : shardify_cli::command_registry()) setup(app);

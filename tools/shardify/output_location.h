@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/location.h"
 #include "core/remote/dataset_upload.h"
+#include "core/staged_directory.h"
 
 namespace shardify_cli {
 
@@ -42,10 +43,13 @@ class OutputLocation {
                             "TMPDIR to a disk with room for the dataset): " +
                                 ec.message());
     local_ = (stage_ / "dataset").string();
+    shardkit::register_staging(stage_);  // removed on SIGINT and SIGTERM too
   }
   ~OutputLocation() {
     std::error_code ec;
-    if (!stage_.empty()) std::filesystem::remove_all(stage_, ec);
+    if (stage_.empty()) return;
+    shardkit::unregister_staging(stage_);
+    std::filesystem::remove_all(stage_, ec);
   }
   OutputLocation(const OutputLocation&) = delete;
   OutputLocation& operator=(const OutputLocation&) = delete;

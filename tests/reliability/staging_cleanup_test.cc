@@ -1,0 +1,176 @@
+// Staging directories (issue 28, item 17; format/SPEC.md "Writing a dataset safely"). shardify
+// interrupted by SIGINT or SIGTERM removes the one it was building and ends by that signal; a
+// new writer removes the staging directories beside its target that writers which are gone left
+// (any target's, recognised by their marker), and nothing else: not a folder that only has the
+// name, not a live writer's, not another host's, never through a link. Before, an interrupted
+// conversion left a 17 MB hidden folder until the next writer of the same name, and that writer
+// removed whatever had the name and a dead pid.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <sstream>
+#include <thread>
+
+#include "process_util.h"
+#include "shardify_fixture.h"
+
+namespace shardkit::reliability {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// Field 22 of /proc/PID/stat, read here independently of the library.
+std::string start_time(pid_t pid) {
+  const std::string stat = testing::read_file("/proc/" + std::to_string(pid) + "/stat");
+  std::istringstream fields(stat.substr(stat.rfind(')') + 1));
+  std::string field;
+  for (int i = 3; i <= 22; ++i) fields >> field;
+  return field;
+}
+
+std::string boot_id() { return trim(testing::read_file("/proc/sys/kernel/random/boot_id")); }
+
+std::string host_name() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return host;
+}
+
+// The marker as format/SPEC.md writes it.
+std::string marker(long pid, const std::string& boot, const std::string& start,
+                   const std::string& host) {
+  return "shardkit staging directory\npid " + std::to_string(pid) + "\nboot " + boot + "\nstart " +
+         start + "\nhost " + host + "\n";
+}
+
+// A pid that belonged to a process which has ended.
+pid_t dead_pid() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  wait_for(pid);
+  return pid;
+}
+
+fs::path staging_with(const fs::path& parent, const std::string& name,
+                      const std::string& marker_text,
+                      const std::string& file = "shard-00000.shard") {
+  const fs::path dir = parent / name;
+  fs::create_directories(dir);
+  if (!marker_text.empty()) testing::write_file(dir / ".shardkit-staging", marker_text);
+  if (!file.empty()) testing::write_file(dir / file, "bytes of " + name);
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("SIGINT and SIGTERM remove the staging directory of a running conversion") {
+  testing::TempDir tmp("staging-signal");
+  const fs::path vocab = write_vocab(tmp.path());
+  const fs::path input = tmp / "corpus.txt";
+  std::string corpus;
+  for (int part = 0; part < 8; ++part) corpus += corpus_lines(40000, part);
+  testing::write_file(input, corpus);
+  for (const int sig : {SIGINT, SIGTERM}) {
+    INFO("signal ", sig);
+    const fs::path out = tmp / ("out-" + std::to_string(sig));
+    const pid_t pid = spawn({shardify_path(), "--task", "lm", "--doc-sep", "line", "--threads", "1",
+                             "--zstd-level", "19", "--shard-size", "65536", "--tokenizer",
+                             vocab.string(), "--input", input.string(), "--out", out.string()},
+                            (tmp / "log").string());
+    // Until the staging directory holds a shard (and so the marker, written first).
+    std::vector<fs::path> staging;
+    const auto start = Clock::now();
+    while (std::chrono::duration<double>(Clock::now() - start).count() < 60) {
+      staging = staging_dirs(out);
+      if (!staging.empty() && fs::exists(staging[0] / "shard-00000.shard")) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    REQUIRE(staging.size() == 1);
+    REQUIRE_MESSAGE(fs::exists(staging[0] / "shard-00000.shard"), staging[0]);
+    // The marker names this writer as the SPEC says.
+    CHECK(testing::read_file(staging[0] / ".shardkit-staging") ==
+          marker(pid, boot_id(), start_time(pid), host_name()));
+    const auto sent = Clock::now();
+    ::kill(pid, sig);
+    const int status = wait_for(pid);
+    const double took = std::chrono::duration<double>(Clock::now() - sent).count();
+    CHECK(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == sig);
+    CHECK(took < 1.0);
+    CHECK(staging_dirs(out).empty());
+    CHECK_FALSE(fs::exists(out));
+    MESSAGE("signal ", sig, ": ended in ", took, " s, staging directory removed");
+  }
+}
+
+TEST_CASE("a writer removes the staging directories of gone writers beside it, nothing else") {
+  testing::TempDir tmp("staging-stale");
+  const fs::path vocab = write_vocab(tmp.path());
+  const fs::path input = tmp / "corpus.txt";
+  testing::write_file(input, corpus_lines(100, 1));
+  const fs::path parent = tmp / "parent";
+  fs::create_directories(parent);
+  const pid_t dead = dead_pid(), me = ::getpid();
+  const std::string boot = boot_id(), host = host_name(), mine = start_time(me);
+
+  // Removed: another target's, a gone writer's; this pid with another start time (reused);
+  // another boot; an empty one of a gone pid (killed before its marker).
+  const fs::path other = staging_with(parent, ".other.partial-" + std::to_string(dead) + "-1",
+                                      marker(dead, boot, "1", host));
+  const fs::path reused = staging_with(parent, ".out.partial-" + std::to_string(me) + "-4",
+                                       marker(me, boot, "1", host));
+  const fs::path rebooted =
+      staging_with(parent, ".u.partial-" + std::to_string(dead) + "-10",
+                   marker(dead, "00000000-0000-0000-0000-000000000000", "1", host));
+  const fs::path empty = staging_with(parent, ".z.partial-" + std::to_string(dead) + "-7", "", "");
+  // Kept: no marker (a user's folder with the name), a live writer (this test), another host's,
+  // a marker naming another pid, a marker that is a link, a link to a staging directory, a
+  // file with the name, a name that is not hidden.
+  const fs::path unmarked =
+      staging_with(parent, ".out.partial-" + std::to_string(dead) + "-2", "", "notes.txt");
+  const fs::path live = staging_with(parent, ".out.partial-" + std::to_string(me) + "-3",
+                                     marker(me, boot, mine, host));
+  const fs::path foreign = staging_with(parent, ".x.partial-" + std::to_string(dead) + "-5",
+                                        marker(dead, boot, "1", "another-host"));
+  const fs::path mismatched = staging_with(parent, ".w.partial-" + std::to_string(dead) + "-8",
+                                           marker(dead + 1000000, boot, "1", host));
+  const fs::path linked_marker =
+      staging_with(parent, ".v.partial-" + std::to_string(dead) + "-9", "");
+  const fs::path target = staging_with(tmp.path(), "elsewhere", marker(dead, boot, "1", host));
+  fs::create_symlink(target / ".shardkit-staging", linked_marker / ".shardkit-staging");
+  const fs::path link = parent / (".y.partial-" + std::to_string(dead) + "-6");
+  fs::create_directory_symlink(target, link);
+  const fs::path file = parent / (".t.partial-" + std::to_string(dead) + "-11");
+  testing::write_file(file, "a user's file");
+  const fs::path visible = staging_with(parent, "user.partial-" + std::to_string(dead) + "-12",
+                                        marker(dead, boot, "1", host));
+
+  std::string out;
+  REQUIRE_MESSAGE(
+      run_shardify("--task lm --doc-sep line --tokenizer " + shell_quote(vocab.string()) +
+                       " --input " + shell_quote(input.string()) + " --out " +
+                       shell_quote((parent / "out").string()),
+                   &out) == 0,
+      out);
+  for (const fs::path& gone : {other, reused, rebooted, empty})
+    CHECK_MESSAGE(!fs::exists(gone), gone);
+  for (const fs::path& kept : {unmarked, live, foreign, mismatched, linked_marker})
+    CHECK_MESSAGE(fs::exists(kept / (kept == unmarked ? "notes.txt" : "shard-00000.shard")), kept);
+  CHECK(fs::is_symlink(link));
+  CHECK(fs::exists(target / "shard-00000.shard"));
+  CHECK(fs::exists(target / ".shardkit-staging"));
+  CHECK(testing::read_file(file) == "a user's file");
+  CHECK(fs::exists(visible / "shard-00000.shard"));
+  // The published dataset does not carry the marker, and no staging directory of its own is left.
+  CHECK(fs::exists(parent / "out" / "manifest.json"));
+  CHECK_FALSE(fs::exists(parent / "out" / ".shardkit-staging"));
+  CHECK(staging_dirs(parent / "out").size() == 2);  // the unmarked one and the live one
+}
+
+}  // namespace shardkit::reliability
