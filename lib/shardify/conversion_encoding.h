@@ -20,8 +20,8 @@ struct Encoding {
   Encoding(const ConvertOptions& o, const ConvertInputs& in);
 
   std::unique_ptr<tok::Tokenizer> tokenizer;
-  std::optional<LabelMap> labels;
   std::unique_ptr<ChatRenderer> renderer;
+  std::optional<LabelMap> labels;
   TaskEncoder encoder;
   RecordLayout layout;
 };
