@@ -55,6 +55,9 @@ class CMakeBuild(build_ext):
         target = Path(self.get_ext_fullpath(ext.name))
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(module[0], target)
+        # The type stub the build generates from the option tables, and the typed-package marker.
+        for typing_file in ("__init__.pyi", "py.typed"):
+            shutil.copy2(stage / "python" / "shardkit" / typing_file, target.parent / typing_file)
         native = target.parent / "_native"
         shutil.rmtree(native, ignore_errors=True)
         (native / "bin").mkdir(parents=True)

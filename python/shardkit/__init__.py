@@ -32,10 +32,11 @@ stub (``__init__.pyi``) are made.
 """
 from __future__ import annotations
 
+import collections.abc as _abc
 import json as _json
 import os as _os
 import sys as _sys
-from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+import typing as _typing
 
 import torch as _torch
 import torch.utils.data as _data
@@ -49,10 +50,21 @@ __version__: str = _shardkit.__version__
 __all__ = ["Dataset", "Loader", "Source", "read_mixture", "IterableDataset", "ShardkitError",
            "OptionError", "write_dataset", "__version__"]
 
-PathLike = Union[str, "_os.PathLike[str]"]
-Batch = Dict[str, _torch.Tensor]
-State = Dict[str, Any]
-SourceLike = Union["Source", Mapping[str, Any], PathLike]
+# Names for type checkers only (the annotations are strings): the package's public names at
+# run time are exactly __all__.
+if _typing.TYPE_CHECKING:
+    from typing import (Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple,
+                        Union)
+
+    PathLike = Union[str, "_os.PathLike[str]"]
+    Batch = Dict[str, _torch.Tensor]
+    State = Dict[str, Any]
+    SourceLike = Union["Source", Mapping[str, Any], PathLike]
+    # A source's weight schedule as the C++ module takes it: (axis, linear, tokens_per_sample,
+    # [(at, weight), ...]).
+    ScheduleTuple = Tuple[str, bool, int, List[Tuple[int, float]]]
+    SourceTuple = Tuple[str, Optional[float], Optional[float], Optional[int],
+                        Optional[ScheduleTuple]]
 
 
 def _tensors(arrays: Mapping[str, Any]) -> Batch:
@@ -144,16 +156,10 @@ class Source:
         return f"Source({self.path!r}{', ' + given if given else ''})"
 
 
-# A source's weight schedule as the C++ module takes it: (axis, linear, tokens_per_sample,
-# [(at, weight), ...]).
-ScheduleTuple = Tuple[str, bool, int, List[Tuple[int, float]]]
-SourceTuple = Tuple[str, Optional[float], Optional[float], Optional[int], Optional[ScheduleTuple]]
-
-
 def _source_tuple(item: SourceLike, schedule: Optional[ScheduleTuple] = None) -> SourceTuple:
     if isinstance(item, Source):
         src = item
-    elif isinstance(item, Mapping):
+    elif isinstance(item, _abc.Mapping):
         src = Source(**item)
     else:
         src = Source(item)

@@ -120,7 +120,10 @@ def stub(source: str) -> str:
             exported = set(ast.literal_eval(node.value))
     lines.append("__version__: str")
     lines += _NATIVE
-    for node in tree.body:
+    # The aliases are defined for type checkers only (under `if TYPE_CHECKING:`).
+    checking = [n for n in tree.body
+                if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test)]
+    for node in tree.body + [n for block in checking for n in block.body]:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
                 node.targets[0], ast.Name) and node.targets[0].id in _ALIASES:
             lines.append(ast.unparse(node))

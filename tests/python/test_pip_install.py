@@ -73,6 +73,9 @@ def main():
         assert "--where" in run(shardify, "--help", cwd=outside, env=clean)
         run(inspect, "--help", cwd=outside, env=clean)
         package = os.path.dirname(info["file"])
+        # The package is typed: the generated stub and the marker are installed with it.
+        for typing_file in ("__init__.pyi", "py.typed"):
+            assert os.path.exists(os.path.join(package, typing_file)), typing_file
         for tool in glob.glob(os.path.join(package, "_native", "bin", "*")):
             # The installed programs must not depend on the source or build tree.
             dynamic = run("readelf", "-d", tool)
