@@ -72,9 +72,13 @@ class OptionFlags {
       app->add_flag_function(
           names, [g](int64_t n) { g->flag_count = n; }, help);
     } else {
-      CLI::Option* opt = app->add_option(names, g->texts, help);
-      // A flag given twice takes the last value, so a script can override an earlier one.
-      if (!e.multi_token) opt->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+      CLI::Option* opt =
+          e.multi_token
+              ? app->add_option(names, g->texts, help)
+              // One value; a flag given twice takes the last, so a script can override it.
+              : app->add_option_function<std::string>(
+                       names, [g](const std::string& v) { g->texts = {v}; }, help)
+                    ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
       if (!e.choices.empty())
         opt->type_name(choices_text(e.choices));
       else

@@ -73,9 +73,18 @@ std::vector<Option<O>> order_options() {
           .affects_order(),
       option<O>(
           "max_tokens",
-          "Tokens per epoch, all ranks: the epoch ends after the first global step whose "
-          "tokens (each row's length) reach it, delivered whole on every rank; 0: none",
+          "Tokens per epoch, all ranks: the epoch ends at the sample whose tokens (each row's "
+          "length, in the epoch's order) reach it, at every world size and batch size; 0: none",
           [](auto& o) -> auto& { return o.max_tokens; })
+          .affects_order(),
+      options::choice_option<O>(
+          "on_corrupt",
+          "A block that fails its checksum (after a remote refetch): fail names it; skip replaces "
+          "it with the next intact block of its shuffle window, the same on every rank, logged "
+          "and counted in the state's blocks_skipped",
+          [](auto& o) -> auto& { return o.on_corrupt; },
+          std::vector<std::pair<std::string, OnCorrupt>>{{"fail", OnCorrupt::kFail},
+                                                         {"skip", OnCorrupt::kSkip}})
           .affects_order(),
   };
 }
