@@ -73,8 +73,11 @@ class OptionFlags {
           names, [g](int64_t n) { g->flag_count = n; }, help);
     } else {
       CLI::Option* opt = app->add_option(names, g->texts, help);
-      // A flag given twice takes the last value, so a script can override an earlier one.
-      if (!e.multi_token) opt->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+      // A flag given twice takes the last value, so a script can override an earlier one; it
+      // takes one word, so that a positional argument after it stays positional.
+      if (!e.multi_token)
+        opt->expected(1)->allow_extra_args(false)->multi_option_policy(
+            CLI::MultiOptionPolicy::TakeLast);
       if (!e.choices.empty())
         opt->type_name(choices_text(e.choices));
       else

@@ -111,10 +111,17 @@ std::string plan_words(const std::string& fingerprint) {
 
 void check_resumable(const std::string& saved_fingerprint, uint64_t saved_seed,
                      const std::string& fingerprint, uint64_t seed, const std::string& what) {
-  if (saved_fingerprint.empty()) return;
   auto refuse = [&](const std::string& why) {
     throw Error(ErrorCode::kInvalidArgument, what, "cannot resume this state: " + why);
   };
+  if (saved_fingerprint.empty()) {
+    // Saved before fingerprints were recorded, so before there were plans: a rows state.
+    if (plan_words(fingerprint) != plan_words(""))
+      refuse("it records no fingerprint, so it was saved by a version that read partition='rows', "
+             "and this loader reads " +
+             plan_words(fingerprint) + ": resume it with partition='rows'");
+    return;
+  }
   const auto half = [](const std::string& f, bool data) {
     const size_t dash = f.find('-');
     return dash == std::string::npos ? f : data ? f.substr(0, dash) : f.substr(dash + 1);

@@ -30,7 +30,7 @@ std::string plan_suffix(const LoaderOptions& options);
 // Throws Error(kInvalidArgument) when a state with `saved_fingerprint` and `saved_seed` cannot
 // continue the stream of (`fingerprint`, `seed`), naming both and which part differs. `what`
 // names this loader's data. An empty saved fingerprint (a state saved before fingerprints were
-// recorded) is accepted.
+// recorded, so under the rows plan) is accepted by a rows loader.
 void check_resumable(const std::string& saved_fingerprint, uint64_t saved_seed,
                      const std::string& fingerprint, uint64_t seed, const std::string& what);
 

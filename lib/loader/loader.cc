@@ -171,11 +171,12 @@ struct Loader::Impl {
   void warn_if_nodes_share(const ReadingGroups& r) const {
     static std::atomic<bool> said{false};
     if (opt.partition != Partition::kNodes || r.nodes_apart() || said.exchange(true)) return;
+    const std::string share = r.groups == 1 ? "all" : "1/" + std::to_string(r.groups);
     std::fprintf(stderr,
                  "shardkit: partition='nodes': %u nodes do not divide the %u canonical partitions, "
-                 "so each node reads 1/%u of the dataset, not 1/%u (the order and resume are "
+                 "so each node reads %s of the dataset, not 1/%u (the order and resume are "
                  "unchanged; a new run with partitions a multiple of %u reads 1/%u)\n",
-                 r.nodes, opt.partitions, r.groups, r.nodes, r.nodes, r.nodes);
+                 r.nodes, opt.partitions, share.c_str(), r.nodes, r.nodes, r.nodes);
   }
 
   // A thread that cannot start (a process or memory limit) stops the ones that did, and is an
