@@ -12,6 +12,15 @@ in tokens, packed documents and a max_tokens budget. Every rank of every run mus
 what the model says, and the model's resumed reads must be the saved run's unread positions: none
 lost, none read twice, in order. The scheduled mixture's shares stay within one sample of the
 schedule's integral at every prefix of 100,000 samples.
+
+The nodes plan ("Nodes: each reads its share"): its order is checked against the README's
+partition arithmetic (slices of the permuted block sequence in slot order, windows of m records,
+odd slots backwards; the block sequence read from the rows plan at one block a window, which
+permutes blocks alike), and its split against the reading groups: runs saved at each of seven
+topologies (nodes x ranks per node x batch) are resumed at every other, with MLM masks and with
+drop_last; each node's blocks are its own partitions' (shares overlapping in at most nodes - 1
+blocks), as `shard-inspect order --blocks` prints them; a state of the other plan, a mixture and
+max_tokens are refused.
 """
 import json
 import math
@@ -76,8 +85,9 @@ def budget_end(lengths, budget):
 
 PARTITIONS = 16  # canonical partitions of the nodes scenarios (the default is 64)
 # (nodes, ranks per node, batch size): rank-local (the world size divides 16), node-local
-# (16 x 2 ranks: 2 ranks share a group), and 3 nodes, which do not divide 16 (rows split).
-TOPOLOGIES = [(1, 1, 64), (4, 2, 8), (2, 4, 8), (8, 1, 8), (16, 2, 2), (3, 2, 10)]
+# (16 x 2 ranks: 2 ranks share a group), and 3 nodes, which do not divide 16 (rows split). The
+# steps of 54 and 20 positions save states that do not start a step of the others' groups.
+TOPOLOGIES = [(1, 1, 64), (4, 2, 8), (2, 4, 8), (8, 1, 8), (16, 2, 2), (3, 2, 9), (2, 2, 5)]
 
 
 def prime_factors(n):
