@@ -31,6 +31,7 @@ class EpochOrder : public RecordOrder {
   std::vector<uint64_t> blocks_of_window(uint64_t window, uint32_t, uint32_t) const override {
     return blocks_of_window(window);
   }
+  uint64_t last_window_of(uint64_t, uint64_t window) const override { return window; }
   std::vector<uint64_t> substitute_candidates(uint64_t, uint64_t window) const override {
     return blocks_of_window(window);
   }

@@ -162,8 +162,27 @@ struct Loader::Impl {
     // Dropped batches' buffers serve the next ones, within the bytes of the batches in flight.
     buffers = BufferPool::create(depth * batch_bytes);
     reset(0, 0, 0, 0);
+    check_nodes_memory(plan->reading());
     warn_if_nodes_share(plan->reading());
     start_workers();
+  }
+
+  // The nodes plan holds a window of each of this rank's partitions, each at least a block: with
+  // many partitions to a rank and a small budget that is more than the budget holds.
+  void check_nodes_memory(const ReadingGroups& r) const {
+    if (opt.partition != Partition::kNodes) return;
+    const uint64_t k = window_blocks_for(src[0].geo, record_size, opt, opt.memory_budget);
+    const size_t block = size_t{src[0].geo.records_per_block()} * record_size;
+    const size_t need = nodes_resident_bytes(src[0].geo, record_size, opt, opt.memory_budget, r);
+    if (need <= opt.memory_budget / 4 * 3 || need <= 2 * k * block) return;
+    throw Error(ErrorCode::kInvalidArgument, where(),
+                "partition='nodes' keeps two windows of each of this rank's " +
+                    std::to_string((opt.partitions + r.groups - 1) / r.groups) +
+                    " partitions, at least a block each: " + std::to_string(need >> 20) +
+                    " MiB of decoded blocks, more than memory_budget leaves them (" +
+                    std::to_string(opt.memory_budget / 4 * 3 >> 20) +
+                    " MiB); raise memory_budget, read with more ranks, or start a run with "
+                    "fewer partitions");
   }
 
   // The nodes plan at a node count that does not divide the partitions: still exact, but groups
@@ -311,7 +330,7 @@ struct Loader::Impl {
           // fetches), then let batches reach into it.
           const uint64_t upcoming = low_window[s] + 1;
           lock.unlock();
-          readahead(s, p->blocks_read(s, upcoming));
+          readahead(s, p->blocks_new_in(s, upcoming));
           lock.lock();
           if (gen == generation && upcoming > readahead_upto[s]) {
             readahead_upto[s] = upcoming;
@@ -388,7 +407,10 @@ struct Loader::Impl {
     for (size_t i = 0; i < wanted.size(); ++i) {
       const Wanted& w = wanted[i];
       if (skip && damaged.known(w.source, w.block)) continue;  // no refetch of a known one
-      futures[i] = claim_block(w.source, w.block, {gen, w.window});
+      // Pinned until the last window that reads it (a later one, for a block of the nodes plan
+      // that lies across two windows).
+      futures[i] = claim_block(w.source, w.block,
+                               {gen, p.order(w.source).last_window_of(w.block, w.window)});
     }
     std::vector<BlockPtr> blocks(wanted.size());
     for (size_t i = 0; i < wanted.size(); ++i) {

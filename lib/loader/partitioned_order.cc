@@ -100,15 +100,36 @@ std::vector<uint64_t> PartitionedOrder::blocks_of_window(uint64_t window, uint32
   return blocks;
 }
 
-std::vector<uint64_t> PartitionedOrder::substitute_candidates(uint64_t block, uint64_t) const {
-  const uint64_t u = sequence_.records_before(sequence_.position_of_block(block));
+uint32_t PartitionedOrder::slot_of_offset(uint64_t u) const {
   // The last slot whose slice starts at or before u holds it (an empty slice never does).
   const auto after = std::upper_bound(at_slot_.begin(), at_slot_.end(), u,
                                       [&](uint64_t v, uint32_t c) { return v < start_[c]; });
-  const uint32_t c = *(after - 1);
+  return static_cast<uint32_t>(after - at_slot_.begin()) - 1;
+}
+
+uint64_t PartitionedOrder::window_of_offset(uint32_t c, uint64_t u) const {
   const uint64_t index = u - start_[c];
-  const uint64_t s = slot_[c] % 2 ? slice_size(c) - 1 - index : index;
-  return blocks_of_window(s / m_);
+  return (slot_[c] % 2 ? slice_size(c) - 1 - index : index) / m_;
+}
+
+uint64_t PartitionedOrder::last_window_of(uint64_t block, uint64_t window) const {
+  const uint64_t at = sequence_.position_of_block(block);
+  const uint64_t first = sequence_.records_before(at), end = sequence_.records_before(at + 1);
+  // Each slice the block's records lie in reads them in one or two windows: the later one is
+  // at the slice's last record read (its end forwards, its start backwards).
+  for (uint32_t j = slot_of_offset(first); j < c_ && start_[at_slot_[j]] < end; ++j) {
+    const uint32_t c = at_slot_[j];
+    if (slice_size(c) == 0) continue;
+    const uint64_t lo = std::max(first, start_[c]);
+    const uint64_t hi = std::min(end, start_[c] + slice_size(c)) - 1;
+    window = std::max(window, window_of_offset(c, slot_[c] % 2 ? lo : hi));
+  }
+  return window;
+}
+
+std::vector<uint64_t> PartitionedOrder::substitute_candidates(uint64_t block, uint64_t) const {
+  const uint64_t u = sequence_.records_before(sequence_.position_of_block(block));
+  return blocks_of_window(window_of_offset(at_slot_[slot_of_offset(u)], u));
 }
 
 }  // namespace shardkit::loader

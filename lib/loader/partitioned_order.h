@@ -45,6 +45,7 @@ class PartitionedOrder : public RecordOrder {
   }
   std::vector<uint64_t> blocks_of_window(uint64_t window, uint32_t groups,
                                          uint32_t group) const override;
+  uint64_t last_window_of(uint64_t block, uint64_t window) const override;
   // The candidates of the partition window holding the block's first record: every block of
   // that window, in slot order.
   std::vector<uint64_t> substitute_candidates(uint64_t block, uint64_t window) const override;
@@ -52,6 +53,10 @@ class PartitionedOrder : public RecordOrder {
  private:
   // Sequence offsets [begin, end) of partition c's window w (empty past its last window).
   std::pair<uint64_t, uint64_t> window_range(uint32_t c, uint64_t w) const;
+  // The slot whose slice holds sequence offset u (< records).
+  uint32_t slot_of_offset(uint64_t u) const;
+  // The window of partition c's stream that reads sequence offset u of its slice.
+  uint64_t window_of_offset(uint32_t c, uint64_t u) const;
 
   OrderParams params_;
   BlockSequence sequence_;

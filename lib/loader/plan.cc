@@ -1,6 +1,7 @@
 #include "loader/plan.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "core/error.h"
 #include "loader/distributed_env.h"
@@ -11,7 +12,22 @@ uint64_t window_blocks_for(const Geometry& geometry, size_t record_size,
                            const LoaderOptions& options, size_t memory_budget) {
   if (options.window_blocks) return options.window_blocks;
   const size_t block_bytes = std::max<size_t>(1, geometry.records_per_block() * record_size);
-  return std::max<uint64_t>(1, memory_budget / 4 * 3 / 2 / block_bytes);
+  const uint64_t k = std::max<uint64_t>(1, memory_budget / 4 * 3 / 2 / block_bytes);
+  if (options.partition == Partition::kRows) return k;
+  // The nodes plan's partition windows hold floor(k / C) blocks' worth of records and may span
+  // one block more: C x (floor(k / C) + 1) blocks must fit where the rows plan holds k.
+  const uint64_t c = std::max<uint32_t>(1, options.partitions);
+  return k >= 2 * c ? (k / c - 1) * c : c;
+}
+
+size_t nodes_resident_bytes(const Geometry& geometry, size_t record_size,
+                            const LoaderOptions& options, size_t memory_budget,
+                            const ReadingGroups& reading) {
+  const uint64_t c = std::max<uint32_t>(1, options.partitions);
+  const uint64_t k = window_blocks_for(geometry, record_size, options, memory_budget);
+  const uint64_t mine = (c + reading.groups - 1) / reading.groups;
+  const uint64_t spans = std::max<uint64_t>(1, k / c) + 1;  // blocks a partition window spans
+  return 2 * mine * spans * geometry.records_per_block() * record_size;
 }
 
 uint64_t window_blocks_for(const Geometry& geometry, size_t record_size,
@@ -85,7 +101,8 @@ EpochPlan::EpochPlan(std::shared_ptr<const MixtureStream> stream,
   check_partition_plan(*stream_, options);
   // Each source's windows get an equal part of the budget.
   const size_t budget = options.memory_budget / std::max<size_t>(1, sources.size());
-  const uint32_t partitions = options.partition == Partition::kNodes ? options.partitions : 0;
+  partitioned_ = options.partition == Partition::kNodes;
+  const uint32_t partitions = partitioned_ ? options.partitions : 0;
   for (const SourceShape& s : sources)
     orders_.push_back(std::make_unique<SourceOrder>(
         s.geometry,
@@ -209,6 +226,16 @@ std::vector<uint64_t> EpochPlan::windows_upto(uint64_t batch, MixtureStream::Cur
 
 std::vector<uint64_t> EpochPlan::blocks_read(size_t source, uint64_t window) const {
   return orders_[source]->blocks_of_window(window, reading_.groups, reading_.group);
+}
+
+std::vector<uint64_t> EpochPlan::blocks_new_in(size_t source, uint64_t window) const {
+  std::vector<uint64_t> blocks = blocks_read(source, window);
+  // Under the rows plan windows hold whole blocks: nothing to take out.
+  if (window == 0 || !partitioned_) return blocks;
+  const std::vector<uint64_t> before = blocks_read(source, window - 1);
+  const std::unordered_set<uint64_t> asked(before.begin(), before.end());
+  std::erase_if(blocks, [&](uint64_t b) { return asked.count(b) > 0; });
+  return blocks;
 }
 
 uint64_t EpochPlan::window_count(size_t source) const {

@@ -44,6 +44,11 @@ class RecordOrder {
   // read by every rank.
   virtual std::vector<uint64_t> blocks_of_window(uint64_t window, uint32_t groups,
                                                  uint32_t group) const = 0;
+  // The last window whose positions read `block`, given that `window` does: `window` itself
+  // under the rows plan, whose windows hold whole blocks; under the nodes plan a block can lie
+  // across two windows of its partition, or in two partitions' last or first windows. The
+  // loader keeps a block until that window is read, so that it is fetched and decoded once.
+  virtual uint64_t last_window_of(uint64_t block, uint64_t window) const = 0;
   // on_corrupt = skip: the blocks among which damaged `block`, read in `window`, finds its
   // substitute (the next intact one after it, cyclically): a pure function of the block and the
   // epoch, so that every rank reading it picks the same one.

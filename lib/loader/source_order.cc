@@ -72,4 +72,9 @@ std::vector<uint64_t> SourceOrder::substitute_candidates(uint64_t block, uint64_
   return order->substitute_candidates(block, w);
 }
 
+uint64_t SourceOrder::last_window_of(uint64_t block, uint64_t window) const {
+  const auto [order, w] = pass_window(window);
+  return window - w + order->last_window_of(block, w);
+}
+
 }  // namespace shardkit::loader

@@ -30,6 +30,8 @@ class SourceOrder {
   // under the rows plan); see RecordOrder.
   std::vector<uint64_t> blocks_of_window(uint64_t window, uint32_t groups, uint32_t group) const;
   std::vector<uint64_t> substitute_candidates(uint64_t block, uint64_t window) const;
+  // The last window (numbered across passes) of the pass of `window` that reads `block`.
+  uint64_t last_window_of(uint64_t block, uint64_t window) const;
 
  private:
   std::shared_ptr<const RecordOrder> pass(uint64_t p) const;

@@ -249,3 +249,31 @@ TEST_CASE("the rows plan over the same cluster fetches the whole dataset on ever
       run_cluster(nginx.url("data"), {2, 2, 16, Partition::kRows}, tmp / "rows");
   for (const NodeRun& n : runs) CHECK(n.bytes > 0.9 * size);
 }
+
+TEST_CASE("one rank of the nodes plan fetches and decodes each block once, without a cache") {
+  // Windows of one block's worth of records per partition: most blocks lie across two windows
+  // of their partition, and the block two slices share is read by both.
+  TempDir tmp{"cluster-once"};
+  t::write_fixture(tmp / "www/data",
+                   {.records = kRecords, .block_bytes = 8192, .shard_bytes = 256 << 10});
+  t::Nginx nginx(tmp / "www", tmp / "nginx");
+  const double size = double(dataset_bytes(tmp / "www/data"));
+  for (uint32_t world : {1u, 2u}) {
+    CAPTURE(world);
+    uint64_t bytes = 0, decoded = 0, blocks = 0;
+    for (uint32_t r = 0; r < world; ++r) {
+      LoaderOptions o = options_for({1, world, 16}, r, "");
+      o.source.cache_dir.clear();
+      Loader loader(nginx.url("data"), o);
+      while (loader.next()) {
+      }
+      bytes += loader.dataset().io_stats().bytes_fetched;
+      decoded += loader.stats().blocks_decoded;
+      blocks = loader.dataset().block_count();
+    }
+    MESSAGE(world << " ranks fetched " << bytes / size << " of the dataset, decoded " << decoded
+                  << " blocks of " << blocks);
+    CHECK(bytes < 1.03 * size);
+    CHECK(decoded <= blocks + world);
+  }
+}

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/buffer_pool.h"
+#include "core/error.h"
 #include "loader/loader.h"
 #include "loader_fixture.h"
 #include "test_util.h"
@@ -77,6 +78,56 @@ TEST_CASE("RssAnon stays within the memory budget while streaming a larger datas
   // Budget, plus allocator slack and per-thread zstd contexts; holding the dataset would need 64
   // MiB.
   if (kRssMeaningful) CHECK(peak - baseline <= budget + (8u << 20));
+}
+
+TEST_CASE("partition=nodes: one rank holding every partition stays within the budget") {
+  TempDir tmp("mem");
+  // 64 MiB of records in blocks of 64 KiB; the budget is 32 MiB: the window is derived so that
+  // each of the 64 partitions' windows, one block longer than its share, fits.
+  const uint64_t records = (64u << 20) / 106;
+  t::write_fixture(tmp / "ds",
+                   {.records = records, .block_bytes = 64 << 10, .shard_bytes = 16 << 20});
+  const size_t budget = 32u << 20;
+  const size_t baseline = rss_anon_bytes();
+  size_t peak = baseline, resident = 0;
+  uint64_t rows = 0;
+  {
+    LoaderOptions o;
+    o.batch_size = 64;
+    o.threads = 3;
+    o.memory_budget = budget;
+    o.int_output = IntOutput::kKeep;
+    o.partition = Partition::kNodes;
+    Loader loader(tmp / "ds", o);
+    CHECK(loader.window_blocks() % 64 == 0);
+    while (auto b = loader.next()) {
+      rows += b->size();
+      peak = std::max(peak, rss_anon_bytes());
+      resident = std::max(resident, loader.stats().resident_block_bytes);
+    }
+    CHECK(loader.stats().blocks_decoded <= loader.dataset().block_count() + 64);
+  }
+  CHECK(rows == records);
+  CHECK(resident <= budget / 4 * 3);
+  MESSAGE("nodes plan: resident blocks at most " << resident / 1024 << " KiB, RssAnon growth "
+                                                 << (peak - baseline) / 1024 << " KiB");
+  if (kRssMeaningful) CHECK(peak - baseline <= budget + (8u << 20));
+  // A budget that cannot hold a block of each of 64 partitions twice is refused for one rank,
+  // saying why; 64 ranks hold a partition each.
+  LoaderOptions small;
+  small.memory_budget = 2u << 20;
+  small.partition = Partition::kNodes;
+  small.rank = 0;
+  small.world_size = 1;
+  try {
+    Loader refused(tmp / "ds", small);
+    FAIL("a budget too small for the partitions' windows was taken");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("memory_budget") != std::string::npos);
+  }
+  small.world_size = 64;
+  Loader fits(tmp / "ds", small);
+  CHECK(fits.next() != nullptr);
 }
 
 TEST_CASE("with pread, RSS (anonymous plus file pages) stays within the memory budget") {

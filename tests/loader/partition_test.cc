@@ -82,9 +82,13 @@ TEST_CASE("the partitioned order visits every record once, each position in its 
     std::vector<char> seen(g.records(), 0);
     uint64_t last_window = 0;
     std::map<uint64_t, std::set<uint64_t>> blocks_of_window;
+    std::map<uint64_t, std::pair<uint64_t, uint64_t>> windows_of_block;  // first, last
     for (uint64_t p = 0; p < all.size(); ++p) {
       const uint64_t r = all[p];
       REQUIRE(r < g.records());
+      auto [it, fresh] = windows_of_block.try_emplace(g.block_of_record(r), order.window_of(p),
+                                                      order.window_of(p));
+      it->second.second = order.window_of(p);
       REQUIRE(!seen[r]);
       seen[r] = 1;
       // Partition p mod C's slice, in its window: (p div C) div m records into the stream.
@@ -118,6 +122,9 @@ TEST_CASE("the partitioned order visits every record once, each position in its 
       const std::vector<uint64_t> listed = order.blocks_of_window(w);
       CHECK(std::set<uint64_t>(listed.begin(), listed.end()) == blocks);
     }
+    // The loader keeps a block until the last window that reads it.
+    for (const auto& [block, windows] : windows_of_block)
+      REQUIRE(order.last_window_of(block, windows.first) == windows.second);
   }
 }
 
