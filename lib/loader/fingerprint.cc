@@ -117,9 +117,10 @@ void check_resumable(const std::string& saved_fingerprint, uint64_t saved_seed,
   if (saved_fingerprint.empty()) {
     // Saved before fingerprints were recorded, so before there were plans: a rows state.
     if (plan_words(fingerprint) != plan_words(""))
-      refuse("it records no fingerprint, so it was saved by a version that read partition='rows', "
-             "and this loader reads " +
-             plan_words(fingerprint) + ": resume it with partition='rows'");
+      refuse(
+          "it records no fingerprint, so it was saved by a version that read partition='rows', "
+          "and this loader reads " +
+          plan_words(fingerprint) + ": resume it with partition='rows'");
     return;
   }
   const auto half = [](const std::string& f, bool data) {
