@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "loader/block_sequence.h"
+#include "loader/distributed_env.h"
 #include "loader/partitioned_order.h"
 #include "loader/rank_schedule.h"
 #include "loader/reading_groups.h"
@@ -249,4 +250,30 @@ TEST_CASE("each node reads its share of the blocks: shares overlap in at most no
     CHECK(total <= g.blocks() + nodes - 1);
     CHECK(total >= g.blocks() - (world * 5 - 1));  // drop_last leaves fewer than a step
   }
+}
+
+TEST_CASE("ranks per node come from LOCAL_WORLD_SIZE, checked against torchrun's numbering") {
+  LoaderOptions o;
+  o.partition = Partition::kNodes;
+  o.partitions = 64;
+  ::setenv("RANK", "5", 1);
+  ::setenv("WORLD_SIZE", "8", 1);
+  ::setenv("LOCAL_WORLD_SIZE", "2", 1);
+  ::setenv("GROUP_RANK", "2", 1);
+  ::setenv("LOCAL_RANK", "1", 1);
+  const ReadingGroups g = reading_groups(o);
+  CHECK(g.nodes == 4);
+  CHECK(g.ranks_per_node == 2);
+  CHECK(g.group == 2 + 4 * 1);  // node 2, local rank 1
+  CHECK_NOTHROW(check_node_numbering(o));
+  // Nodes of different sizes: rank 5 is not node 2's local rank 0 of 2.
+  ::setenv("LOCAL_RANK", "0", 1);
+  CHECK_THROWS_WITH_AS(check_node_numbering(o), doctest::Contains("GROUP_RANK=2"), shardkit::Error);
+  o.ranks_per_node = 4;  // given: the caller's numbering, the environment's aside
+  CHECK_NOTHROW(check_node_numbering(o));
+  CHECK(reading_groups(o).nodes == 2);
+  for (const char* name : {"RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "LOCAL_RANK"})
+    ::unsetenv(name);
+  o.ranks_per_node = LoaderOptions::kFromEnvironment;
+  CHECK(reading_groups(o).nodes == 1);  // neither given nor set: one node
 }
