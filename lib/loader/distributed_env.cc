@@ -33,4 +33,30 @@ uint32_t effective_world_size(const LoaderOptions& options) {
                                                                : from_environment("WORLD_SIZE", 1);
 }
 
+uint32_t effective_ranks_per_node(const LoaderOptions& options) {
+  if (options.ranks_per_node != LoaderOptions::kFromEnvironment) return options.ranks_per_node;
+  return from_environment("LOCAL_WORLD_SIZE", effective_world_size(options));
+}
+
+void check_node_numbering(const LoaderOptions& options) {
+  const char* names[] = {"RANK", "GROUP_RANK", "LOCAL_WORLD_SIZE", "LOCAL_RANK"};
+  for (const char* name : names)
+    if (!std::getenv(name) || !*std::getenv(name)) return;
+  if (options.rank != LoaderOptions::kFromEnvironment ||
+      options.ranks_per_node != LoaderOptions::kFromEnvironment)
+    return;  // given explicitly: the caller's numbering
+  const uint64_t rank = from_environment("RANK", 0), node = from_environment("GROUP_RANK", 0),
+                 local_world = from_environment("LOCAL_WORLD_SIZE", 1),
+                 local = from_environment("LOCAL_RANK", 0);
+  if (rank == node * local_world + local) return;
+  throw Error(ErrorCode::kInvalidArgument, "",
+              "partition='nodes' numbers rank r as local rank r mod LOCAL_WORLD_SIZE of node r div "
+              "LOCAL_WORLD_SIZE, but RANK=" +
+                  std::to_string(rank) + ", GROUP_RANK=" + std::to_string(node) +
+                  ", LOCAL_WORLD_SIZE=" + std::to_string(local_world) +
+                  ", LOCAL_RANK=" + std::to_string(local) +
+                  ": every node must run the same number of ranks (pass rank and "
+                  "ranks_per_node to say how they are numbered)");
+}
+
 }  // namespace shardkit::loader

@@ -54,6 +54,11 @@ uint64_t order_hash(const std::vector<const Manifest*>& manifests,
                     const std::vector<MixtureSource>& sources, const LoaderOptions& options) {
   Hasher h;
   h.add(uint64_t{options.shuffle});
+  // The rows plan adds nothing, so that states saved before the nodes plan existed still match.
+  if (options.partition == Partition::kNodes) {
+    h.add(std::string("nodes"));
+    h.add(uint64_t{options.partitions});
+  }
   const size_t budget = options.memory_budget / std::max<size_t>(1, sources.size());
   for (size_t i = 0; i < sources.size(); ++i) {
     const Manifest& m = *manifests[i];
@@ -81,15 +86,43 @@ std::string stream_fingerprint(const std::vector<const Manifest*>& manifests,
                                const std::vector<MixtureSource>& sources,
                                const LoaderOptions& options) {
   return checksum_hex(data_hash(manifests)) + "-" +
-         checksum_hex(order_hash(manifests, sources, options));
+         checksum_hex(order_hash(manifests, sources, options)) + plan_suffix(options);
 }
+
+std::string plan_suffix(const LoaderOptions& options) {
+  if (options.partition == Partition::kRows) return "";
+  return "-nodes" + std::to_string(options.partitions);
+}
+
+namespace {
+
+// "partition='rows'" or "partition='nodes' over 64 partitions", from a fingerprint's suffix.
+std::string plan_words(const std::string& fingerprint) {
+  const size_t first = fingerprint.find('-');
+  const size_t second = first == std::string::npos ? first : fingerprint.find('-', first + 1);
+  if (second == std::string::npos) return "partition='rows'";
+  const std::string plan = fingerprint.substr(second + 1);
+  if (plan.rfind("nodes", 0) == 0)
+    return "partition='nodes' over " + plan.substr(5) + " partitions";
+  return "plan '" + plan + "'";
+}
+
+}  // namespace
 
 void check_resumable(const std::string& saved_fingerprint, uint64_t saved_seed,
                      const std::string& fingerprint, uint64_t seed, const std::string& what) {
-  if (saved_fingerprint.empty()) return;
   auto refuse = [&](const std::string& why) {
     throw Error(ErrorCode::kInvalidArgument, what, "cannot resume this state: " + why);
   };
+  if (saved_fingerprint.empty()) {
+    // Saved before fingerprints were recorded, so before there were plans: a rows state.
+    if (plan_words(fingerprint) != plan_words(""))
+      refuse(
+          "it records no fingerprint, so it was saved by a version that read partition='rows', "
+          "and this loader reads " +
+          plan_words(fingerprint) + ": resume it with partition='rows'");
+    return;
+  }
   const auto half = [](const std::string& f, bool data) {
     const size_t dash = f.find('-');
     return dash == std::string::npos ? f : data ? f.substr(0, dash) : f.substr(dash + 1);
@@ -98,6 +131,12 @@ void check_resumable(const std::string& saved_fingerprint, uint64_t saved_seed,
     refuse("it was saved over other data (state fingerprint " + saved_fingerprint +
            ", this loader's " + fingerprint + " over " + what +
            "): a state continues only the stream it was saved from");
+  if (plan_words(saved_fingerprint) != plan_words(fingerprint))
+    refuse("it was saved with " + plan_words(saved_fingerprint) + " and this loader reads " +
+           plan_words(fingerprint) + " (state fingerprint " + saved_fingerprint +
+           ", this loader's " + fingerprint +
+           "): the plans put the epoch's samples in different orders, so the state continues "
+           "only with its own; switch plans at an epoch's start (set_epoch) instead");
   if (saved_fingerprint != fingerprint)
     refuse("it was saved with another order over the same data (state fingerprint " +
            saved_fingerprint + ", this loader's " + fingerprint +

@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <future>
 #include <map>
 #include <mutex>
@@ -118,8 +120,10 @@ struct Loader::Impl {
     const Dataset& first = src[0].ds;
     collator.emplace(first.schema(), first.info(), opt);
     record_size = first.schema().record_size();
+    if (opt.partition == Partition::kNodes) check_node_numbering(opt);
     opt.rank = effective_rank(opt);
     opt.world_size = effective_world_size(opt);
+    opt.ranks_per_node = effective_ranks_per_node(opt);
     validate_mlm(opt.mlm);
     if (opt.mlm.enabled && !first.schema().find(opt.mlm.input_field))
       throw Error(ErrorCode::kInvalidArgument, first.path().string(),
@@ -158,7 +162,40 @@ struct Loader::Impl {
     // Dropped batches' buffers serve the next ones, within the bytes of the batches in flight.
     buffers = BufferPool::create(depth * batch_bytes);
     reset(0, 0, 0, 0);
+    check_nodes_memory(plan->reading());
+    warn_if_nodes_share(plan->reading());
     start_workers();
+  }
+
+  // The nodes plan holds a window of each of this rank's partitions, each at least a block: with
+  // many partitions to a rank and a small budget that is more than the budget holds.
+  void check_nodes_memory(const ReadingGroups& r) const {
+    if (opt.partition != Partition::kNodes) return;
+    const uint64_t k = window_blocks_for(src[0].geo, record_size, opt, opt.memory_budget);
+    const size_t block = size_t{src[0].geo.records_per_block()} * record_size;
+    const size_t need = nodes_resident_bytes(src[0].geo, record_size, opt, opt.memory_budget, r);
+    if (need <= opt.memory_budget / 4 * 3 || need <= 2 * k * block) return;
+    throw Error(ErrorCode::kInvalidArgument, where(),
+                "partition='nodes' keeps two windows of each of this rank's " +
+                    std::to_string((opt.partitions + r.groups - 1) / r.groups) +
+                    " partitions, at least a block each: " + std::to_string(need >> 20) +
+                    " MiB of decoded blocks, more than memory_budget leaves them (" +
+                    std::to_string(opt.memory_budget / 4 * 3 >> 20) +
+                    " MiB); raise memory_budget, read with more ranks, or start a run with "
+                    "fewer partitions");
+  }
+
+  // The nodes plan at a node count that does not divide the partitions: still exact, but groups
+  // of nodes read the same blocks. Said once per process, on stderr.
+  void warn_if_nodes_share(const ReadingGroups& r) const {
+    static std::atomic<bool> said{false};
+    if (opt.partition != Partition::kNodes || r.nodes_apart() || said.exchange(true)) return;
+    const std::string share = r.groups == 1 ? "all" : "1/" + std::to_string(r.groups);
+    std::fprintf(stderr,
+                 "shardkit: partition='nodes': %u nodes do not divide the %u canonical partitions, "
+                 "so each node reads %s of the dataset, not 1/%u (the order and resume are "
+                 "unchanged; a new run with partitions a multiple of %u reads 1/%u)\n",
+                 r.nodes, opt.partitions, share.c_str(), r.nodes, r.nodes, r.nodes);
   }
 
   // A thread that cannot start (a process or memory limit) stops the ones that did, and is an
@@ -293,7 +330,7 @@ struct Loader::Impl {
           // fetches), then let batches reach into it.
           const uint64_t upcoming = low_window[s] + 1;
           lock.unlock();
-          readahead(s, p->order(s).blocks_of_window(upcoming));
+          readahead(s, p->blocks_new_in(s, upcoming));
           lock.lock();
           if (gen == generation && upcoming > readahead_upto[s]) {
             readahead_upto[s] = upcoming;
@@ -334,7 +371,7 @@ struct Loader::Impl {
     }
     for (size_t s = 0; s < src.size(); ++s)
       for (uint64_t w = first[s]; w < end[s]; ++w)
-        for (uint64_t block : p.order(s).blocks_of_window(w))
+        for (uint64_t block : p.blocks_read(s, w))
           if (seen.insert({s, block}).second) blocks.emplace_back(s, block);
     return blocks;
   }
@@ -370,7 +407,10 @@ struct Loader::Impl {
     for (size_t i = 0; i < wanted.size(); ++i) {
       const Wanted& w = wanted[i];
       if (skip && damaged.known(w.source, w.block)) continue;  // no refetch of a known one
-      futures[i] = claim_block(w.source, w.block, {gen, w.window});
+      // Pinned until the last window that reads it (a later one, for a block of the nodes plan
+      // that lies across two windows).
+      futures[i] = claim_block(w.source, w.block,
+                               {gen, p.order(w.source).last_window_of(w.block, w.window)});
     }
     std::vector<BlockPtr> blocks(wanted.size());
     for (size_t i = 0; i < wanted.size(); ++i) {
@@ -386,7 +426,7 @@ struct Loader::Impl {
       }
       replaced.emplace_back(w.source, w.block);
       blocks[i] = damaged.substitute(
-          w.source, w.block, p.order(w.source).blocks_of_window(w.window), w.window,
+          w.source, w.block, p.order(w.source).substitute_candidates(w.block, w.window), w.window,
           [&](uint64_t b) {
             return claim_block(w.source, b, {gen, w.window}).get();
           },

@@ -56,6 +56,28 @@ std::vector<Option<O>> order_options() {
           "drop_last", "Drop the last global batch when it is short",
           [](auto& o) -> auto& { return o.drop_last; })
           .affects_order(),
+      options::choice_option<O>(
+          "partition",
+          "How each step's rows are split among ranks: rows (every rank reads every block of a "
+          "window) or nodes (each node's ranks read only their partitions' blocks, about "
+          "1/nodes of the dataset per node; another order)",
+          [](auto& o) -> auto& { return o.partition; },
+          options::named(partition_name, {Partition::kRows, Partition::kNodes}))
+          .affects_order(),
+      option<O>(
+          "partitions",
+          "partition='nodes': the canonical partitions the order is defined over; node counts "
+          "and world sizes that divide it read disjoint blocks",
+          [](auto& o) -> auto& { return o.partitions; })
+          .range(1, 65536)
+          .affects_order(),
+      from_environment(
+          "ranks_per_node",
+          "partition='nodes': ranks per node; unset: LOCAL_WORLD_SIZE from the environment, "
+          "else world_size",
+          [](auto& o) -> auto& { return o.ranks_per_node; })
+          .range(1, O::kFromEnvironment - 1)
+          .defaults_to("$LOCAL_WORLD_SIZE, else world_size"),
       option<O>(
           "window_blocks", "Blocks mixed together by the shuffle; 0: from memory_budget",
           [](auto& o) -> auto& { return o.window_blocks; })
@@ -79,12 +101,10 @@ std::vector<Option<O>> order_options() {
           .affects_order(),
       options::choice_option<O>(
           "on_corrupt",
-          "A block that fails its checksum (after a remote refetch): fail names it; skip replaces "
-          "it with the next intact block of its shuffle window, the same on every rank, logged "
-          "and counted in the state's blocks_skipped",
+          "A block that fails its checksum (after a remote block's one refetch): fail, or skip "
+          "(its records replaced by the next intact block of its window, the same on every rank)",
           [](auto& o) -> auto& { return o.on_corrupt; },
-          std::vector<std::pair<std::string, OnCorrupt>>{{"fail", OnCorrupt::kFail},
-                                                         {"skip", OnCorrupt::kSkip}})
+          options::named(on_corrupt_name, {OnCorrupt::kFail, OnCorrupt::kSkip}))
           .affects_order(),
   };
 }

@@ -2,6 +2,14 @@
 
 namespace shardkit::loader {
 
+const char* partition_name(Partition partition) {
+  return partition == Partition::kNodes ? "nodes" : "rows";
+}
+
+const char* on_corrupt_name(OnCorrupt on_corrupt) {
+  return on_corrupt == OnCorrupt::kSkip ? "skip" : "fail";
+}
+
 LoaderOptions with_dataset_defaults(LoaderOptions o, const DatasetInfo& info) {
   auto role = [&](FieldRole r) {
     const std::string* name = info.field(r);

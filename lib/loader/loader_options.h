@@ -44,6 +44,18 @@ enum class OnCorrupt {
   kSkip,
 };
 
+// How each global step's rows are split among the ranks, and so which blocks each rank reads.
+enum class Partition {
+  // Rank r takes the r-th run of batch_size positions of each step: every rank reads every
+  // block of each shuffle window and keeps 1/world_size of its rows. The order of every
+  // earlier version.
+  kRows,
+  // The order is defined over `partitions` canonical partitions of each epoch's shuffled blocks;
+  // each node's ranks take the positions of its partitions and read only their blocks, about
+  // 1/nodes of the dataset per node (README, "Nodes: each reads its share").
+  kNodes,
+};
+
 // Runs on a loader thread after collation (and MLM); must be thread-safe and, for exact resume,
 // a pure function of the batch (its records and epoch are in it).
 using BatchTransform = std::function<void(Batch&)>;
@@ -82,6 +94,13 @@ struct LoaderOptions {
   uint32_t rank = kFromEnvironment;
   uint32_t world_size = kFromEnvironment;
   bool drop_last = false;
+  // Ranks per node (nodes plan): left at kFromEnvironment, LOCAL_WORLD_SIZE (as torchrun sets
+  // it), else world_size (one node). Rank r is local rank r mod ranks_per_node of node
+  // r div ranks_per_node, torchrun's numbering.
+  uint32_t ranks_per_node = kFromEnvironment;
+  // Which plan splits a step among ranks, and the canonical partitions of the nodes plan. [order]
+  Partition partition = Partition::kRows;
+  uint32_t partitions = 64;
   // Blocks mixed together by the shuffle; 0 derives it from memory_budget (see README). [order]
   uint64_t window_blocks = 0;
   // Budgets per epoch; 0: none. [order]
@@ -140,6 +159,10 @@ struct LoaderOptions {
   DocumentOptions documents;
   std::vector<BatchTransform> transforms;
 };
+
+// "rows" / "nodes"; "fail" / "skip".
+const char* partition_name(Partition partition);
+const char* on_corrupt_name(OnCorrupt on_corrupt);
 
 // The options with what they leave open filled from the dataset's contract: sequence and
 // length fields by role; the packed separator; for MLM the input field, [MASK] id, vocabulary size

@@ -1,7 +1,9 @@
 #include "loader/plan.h"
 
 #include <algorithm>
+#include <unordered_set>
 
+#include "core/error.h"
 #include "loader/distributed_env.h"
 
 namespace shardkit::loader {
@@ -10,7 +12,22 @@ uint64_t window_blocks_for(const Geometry& geometry, size_t record_size,
                            const LoaderOptions& options, size_t memory_budget) {
   if (options.window_blocks) return options.window_blocks;
   const size_t block_bytes = std::max<size_t>(1, geometry.records_per_block() * record_size);
-  return std::max<uint64_t>(1, memory_budget / 4 * 3 / 2 / block_bytes);
+  const uint64_t k = std::max<uint64_t>(1, memory_budget / 4 * 3 / 2 / block_bytes);
+  if (options.partition == Partition::kRows) return k;
+  // The nodes plan's partition windows hold floor(k / C) blocks' worth of records and may span
+  // one block more: C x (floor(k / C) + 1) blocks must fit where the rows plan holds k.
+  const uint64_t c = std::max<uint32_t>(1, options.partitions);
+  return k >= 2 * c ? (k / c - 1) * c : c;
+}
+
+size_t nodes_resident_bytes(const Geometry& geometry, size_t record_size,
+                            const LoaderOptions& options, size_t memory_budget,
+                            const ReadingGroups& reading) {
+  const uint64_t c = std::max<uint32_t>(1, options.partitions);
+  const uint64_t k = window_blocks_for(geometry, record_size, options, memory_budget);
+  const uint64_t mine = (c + reading.groups - 1) / reading.groups;
+  const uint64_t spans = std::max<uint64_t>(1, k / c) + 1;  // blocks a partition window spans
+  return 2 * mine * spans * geometry.records_per_block() * record_size;
 }
 
 uint64_t window_blocks_for(const Geometry& geometry, size_t record_size,
@@ -34,6 +51,44 @@ size_t positions_within_budget(const std::vector<uint64_t>& lengths, uint64_t be
   return lengths.size();
 }
 
+void check_partition_plan(const MixtureStream& stream, const LoaderOptions& options) {
+  if (options.partition == Partition::kRows) return;
+  const auto refuse = [](const std::string& why) {
+    throw Error(ErrorCode::kInvalidArgument, "", "partition='nodes' " + why);
+  };
+  if (stream.sources() != 1)
+    refuse("reads one dataset, but this loader mixes " + std::to_string(stream.sources()) +
+           ": a mixture interleaves its sources by position, which the nodes plan does not "
+           "partition yet; use partition='rows'");
+  if (stream.size() > stream.source_size(0))
+    refuse("reads each record at most once per epoch, but this epoch has " +
+           std::to_string(stream.size()) + " samples of a dataset of " +
+           std::to_string(stream.source_size(0)) +
+           " (a weight or repeat wraps it); use partition='rows'");
+  if (options.max_tokens)
+    refuse(
+        "cannot end an epoch at max_tokens: finding where the budget ends takes every row's "
+        "length, so every rank would read every block; use max_samples, or "
+        "partition='rows'");
+}
+
+namespace {
+
+ScheduleParams schedule_params(uint64_t end, uint64_t start, const LoaderOptions& options,
+                               const ReadingGroups& groups) {
+  return ScheduleParams{end,
+                        start,
+                        options.batch_size,
+                        effective_rank(options),
+                        effective_world_size(options),
+                        options.drop_last,
+                        groups.groups,
+                        groups.group,
+                        groups.member};
+}
+
+}  // namespace
+
 EpochPlan::EpochPlan(std::shared_ptr<const MixtureStream> stream,
                      const std::vector<SourceShape>& sources, const LoaderOptions& options,
                      uint64_t epoch, uint64_t start, bool whole_steps, uint64_t end)
@@ -41,15 +96,18 @@ EpochPlan::EpochPlan(std::shared_ptr<const MixtureStream> stream,
       seed_(options.seed),
       whole_steps_(whole_steps),
       stream_(std::move(stream)),
-      schedule_(ScheduleParams{std::min(end, stream_->size()), start, options.batch_size,
-                               effective_rank(options), effective_world_size(options),
-                               options.drop_last}) {
+      reading_(reading_groups(options)),
+      schedule_(schedule_params(std::min(end, stream_->size()), start, options, reading_)) {
+  check_partition_plan(*stream_, options);
   // Each source's windows get an equal part of the budget.
   const size_t budget = options.memory_budget / std::max<size_t>(1, sources.size());
+  partitioned_ = options.partition == Partition::kNodes;
+  const uint32_t partitions = partitioned_ ? options.partitions : 0;
   for (const SourceShape& s : sources)
     orders_.push_back(std::make_unique<SourceOrder>(
-        s.geometry, OrderParams{options.shuffle, options.seed, epoch,
-                                window_blocks_for(s.geometry, s.record_size, options, budget)}));
+        s.geometry,
+        OrderParams{options.shuffle, options.seed, epoch,
+                    window_blocks_for(s.geometry, s.record_size, options, budget), partitions}));
 }
 
 EpochPlan::EpochPlan(const Geometry& geometry, size_t record_size, const LoaderOptions& options,
@@ -164,6 +222,20 @@ std::vector<uint64_t> EpochPlan::windows_upto(uint64_t batch, MixtureStream::Cur
   for (size_t s = 0; s < orders_.size(); ++s)
     if (through[s] > before[s]) out[s] = orders_[s]->window_of(through[s] - 1);
   return out;
+}
+
+std::vector<uint64_t> EpochPlan::blocks_read(size_t source, uint64_t window) const {
+  return orders_[source]->blocks_of_window(window, reading_.groups, reading_.group);
+}
+
+std::vector<uint64_t> EpochPlan::blocks_new_in(size_t source, uint64_t window) const {
+  std::vector<uint64_t> blocks = blocks_read(source, window);
+  // Under the rows plan windows hold whole blocks: nothing to take out.
+  if (window == 0 || !partitioned_) return blocks;
+  const std::vector<uint64_t> before = blocks_read(source, window - 1);
+  const std::unordered_set<uint64_t> asked(before.begin(), before.end());
+  std::erase_if(blocks, [&](uint64_t b) { return asked.count(b) > 0; });
+  return blocks;
 }
 
 uint64_t EpochPlan::window_count(size_t source) const {

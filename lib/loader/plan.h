@@ -13,16 +13,25 @@
 #include "loader/loader_options.h"
 #include "loader/mixture.h"
 #include "loader/rank_schedule.h"
+#include "loader/reading_groups.h"
 #include "loader/source_order.h"
 
 namespace shardkit::loader {
 
 // The shuffle window, in blocks: options.window_blocks, or else what fits twice (the window
-// being read and the next one) into three quarters of `memory_budget`.
+// being read and the next one) into three quarters of `memory_budget` (for the nodes plan, with
+// room for the block each partition window may span beyond its share: a multiple of the
+// partitions, at least their number).
 uint64_t window_blocks_for(const Geometry& geometry, size_t record_size,
                            const LoaderOptions& options, size_t memory_budget);
 uint64_t window_blocks_for(const Geometry& geometry, size_t record_size,
                            const LoaderOptions& options);
+
+// The nodes plan: the most decoded bytes a rank of `reading` holds, two windows of each of its
+// partitions.
+size_t nodes_resident_bytes(const Geometry& geometry, size_t record_size,
+                            const LoaderOptions& options, size_t memory_budget,
+                            const ReadingGroups& reading);
 
 // The tokens a sample counts as on a schedule in tokens, unless the schedule says: the row length
 // of the dataset's token ids (0 when it has none).
@@ -32,6 +41,11 @@ uint64_t row_tokens(const Schema& schema, const DatasetInfo& info);
 // before them: through the one whose tokens reach `budget`, or all of them.
 size_t positions_within_budget(const std::vector<uint64_t>& lengths, uint64_t before,
                                uint64_t budget);
+
+// Throws Error(kInvalidArgument) saying why, when options ask for the nodes plan over what it
+// cannot partition: a mixture of several sources, a source read more than once per epoch, or a
+// max_tokens budget (which needs every row's length on every rank).
+void check_partition_plan(const MixtureStream& stream, const LoaderOptions& options);
 
 // What the plan needs of each source.
 struct SourceShape {
@@ -86,6 +100,14 @@ class EpochPlan {
   // epoch's last batch aside); 0 when it reads none.
   std::vector<uint64_t> windows_upto(uint64_t batch, MixtureStream::Cursor* cursor = nullptr) const;
   const SourceOrder& order(size_t source) const { return *orders_[source]; }
+  // Which positions of each step this rank reads (ReadingGroups).
+  const ReadingGroups& reading() const { return reading_; }
+  // The blocks of `window` that this rank's reading group reads (every block of the window under
+  // the rows plan): what to ask for ahead.
+  std::vector<uint64_t> blocks_read(size_t source, uint64_t window) const;
+  // Those of blocks_read(source, window) that window - 1 does not read: what to ask for ahead
+  // once window - 1 has been (a block asked for twice would be fetched twice).
+  std::vector<uint64_t> blocks_new_in(size_t source, uint64_t window) const;
   const MixtureStream& stream() const { return *stream_; }
   // Windows source `source` reads this epoch (an upper bound: one more when its sample count
   // is not known exactly and the extra sample would start a window).
@@ -98,7 +120,9 @@ class EpochPlan {
   uint64_t epoch_;
   uint64_t seed_;
   bool whole_steps_;
+  bool partitioned_ = false;  // the nodes plan
   std::shared_ptr<const MixtureStream> stream_;
+  ReadingGroups reading_;
   std::vector<std::unique_ptr<SourceOrder>> orders_;
   RankSchedule schedule_;
 };

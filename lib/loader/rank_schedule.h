@@ -1,7 +1,10 @@
 // How one rank's batches cut the epoch's positions. The epoch is consumed in global batches of
-// batch_size * world_size positions; in each, rank r takes the r-th run of batch_size positions.
-// A run has always read a prefix of the epoch's positions (`start` on resume), so a run resumed
-// at any world size and batch size reads exactly the positions after it.
+// batch_size * world_size positions; in each, position p goes to reading group p mod `groups`,
+// and the group's positions, in order, are cut into runs of batch_size, member i taking the
+// i-th (ReadingGroups; with one group, the rows plan's split: rank r takes the r-th run of
+// batch_size positions). A run has always read a prefix of the epoch's positions (`start` on
+// resume), so a run resumed at any world size and batch size reads exactly the positions after
+// it.
 //
 // The remainder (fewer than one global batch) follows DistributedSampler: drop_last drops it;
 // otherwise every rank gets ceil(remainder / world_size) samples, the shortfall filled by
@@ -20,6 +23,11 @@ struct ScheduleParams {
   uint32_t rank = 0;
   uint32_t world_size = 1;
   bool drop_last = false;
+  // The reading groups (a divisor of world_size), this rank's group and its member index in it
+  // (with one group, the member is the rank: the rows plan).
+  uint32_t groups = 1;
+  uint32_t group = 0;
+  uint32_t member = 0;
 };
 
 class RankSchedule {

@@ -1,7 +1,7 @@
 // Loader benchmark: one run prints every figure and ratio of BENCHMARKS.md's loader section.
 //
 //   bench_loader [--work DIR] [--samples N] [--python /usr/bin/python3] [--no-python]
-//                [--io-only] [--loader-rows]
+//                [--io-only] [--loader-rows] [--nodes 1,2,4,8,16]
 //
 // 1. samples/s, shuffled, batch 256 x 512 tokens (int64 out), against torch DataLoader over the
 //    same tokens held three ways (tests/bench/loader_baselines.py), each at its best num_workers;
@@ -15,6 +15,9 @@
 // cu_seqlens; documents of ~15 and ~500 tokens) and a 3-way mixture, each with its ratio to the
 // plain single-dataset row, and the 3-way mixture with scheduled weights against the
 // constant-weight one.
+// --nodes N,N,... runs only the cluster rows (loader_cluster_rows.h): partition="nodes" against
+// the rows plan, bytes fetched by N node processes over nginx, decode CPU of 8 ranks on one node,
+// and the global batch's shuffle quality.
 #include <zstd.h>
 
 #include <algorithm>
@@ -27,6 +30,7 @@
 #include <map>
 #include <random>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,6 +39,7 @@
 #include "core/dataset_writer.h"
 #include "core/shard_file.h"
 #include "loader/loader.h"
+#include "loader_cluster_rows.h"
 #include "loader_io_rows.h"
 
 namespace fs = std::filesystem;
@@ -239,8 +244,9 @@ int main(int argc, char** argv) {
   bool use_python = true;
   bool io_only = false;
   bool loader_rows = false;
+  std::vector<uint32_t> nodes;
   for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
+    std::string a = argv[i];
     if (a == "--work" && i + 1 < argc)
       work = argv[++i];
     else if (a == "--samples" && i + 1 < argc)
@@ -253,8 +259,15 @@ int main(int argc, char** argv) {
       io_only = true;
     else if (a == "--loader-rows")
       loader_rows = true;
+    else if (a == "--nodes" && i + 1 < argc)
+      for (std::stringstream list(argv[++i]); std::getline(list, a, ',');)
+        nodes.push_back(static_cast<uint32_t>(std::stoul(a)));
   }
   fs::create_directories(work);
+  if (!nodes.empty()) {
+    bench_cluster::run(work, samples, nodes);
+    return 0;
+  }
   const fs::path source = fs::path(SHARDKIT_SOURCE_DIR) / "tests/bench";
   const fs::path script = source / "loader_baselines.py";
   const fs::path vocab =

@@ -70,8 +70,10 @@ struct Damaged {
   std::string url() const { return nginx->url("damaged"); }
 };
 
-LoaderOptions options(uint32_t world, uint32_t rank, uint64_t batch, bool skip) {
+LoaderOptions options(uint32_t world, uint32_t rank, uint64_t batch, bool skip,
+                      Partition plan = Partition::kRows) {
   LoaderOptions o;
+  o.partition = plan;
   o.batch_size = batch;
   o.world_size = world;
   o.rank = rank;
@@ -93,10 +95,11 @@ struct Run {
 // `world` ranks over `where`, each batch's labels checked against its records (labels = record
 // index), for at most `steps` global steps, from `from` if given.
 Run run(const std::string& where, uint32_t world, uint64_t batch, bool skip,
-        const LoaderState* from = nullptr, size_t steps = SIZE_MAX) {
+        const LoaderState* from = nullptr, size_t steps = SIZE_MAX,
+        Partition plan = Partition::kRows) {
   std::vector<std::unique_ptr<Loader>> ranks;
   for (uint32_t r = 0; r < world; ++r) {
-    ranks.push_back(std::make_unique<Loader>(where, options(world, r, batch, skip)));
+    ranks.push_back(std::make_unique<Loader>(where, options(world, r, batch, skip, plan)));
     if (from) ranks.back()->restore(*from);
   }
   Run out;
@@ -196,6 +199,46 @@ TEST_CASE("on_corrupt=skip: the same stream on every world size, none of the dam
       const Run r = run(where, world, 24 / world, true);
       CHECK(r.steps == reference.steps);
       CHECK(r.skipped >= 2);  // each rank counts the damaged blocks its rows needed
+    }
+}
+
+TEST_CASE("on_corrupt=skip under partition=nodes: one stream at every world size") {
+  // Each damaged block is read by the ranks of its partitions only; its substitute comes from
+  // the partition window holding its first record, so every reader picks the same.
+  Damaged d;
+  const auto nodes = [&](const std::string& where, uint32_t world) {
+    Run r;
+    capture_stderr(d.tmp / "stderr", [&] {
+      r = run(where, world, 24 / world, true, nullptr, SIZE_MAX, Partition::kNodes);
+    });
+    return r;
+  };
+  const Run clean = nodes(d.local("clean"), 1);
+  const Run reference = nodes(d.local(), 1);
+  CHECK(reference.skipped == 2);
+  REQUIRE(reference.steps.size() == clean.steps.size());
+  size_t replaced = 0;
+  for (size_t s = 0; s < clean.steps.size(); ++s) {
+    REQUIRE(reference.steps[s].size() == clean.steps[s].size());
+    for (size_t i = 0; i < clean.steps[s].size(); ++i) {
+      CHECK(d.records.count(reference.steps[s][i]) == 0);
+      if (d.records.count(clean.steps[s][i]))
+        ++replaced;
+      else
+        CHECK(reference.steps[s][i] == clean.steps[s][i]);
+    }
+  }
+  CHECK(replaced == d.records.size());
+  for (const std::string& where : {d.local(), d.url()})
+    for (uint32_t world : {2u, 4u}) {
+      CAPTURE(where);
+      CAPTURE(world);
+      const Run r = nodes(where, world);
+      std::vector<std::multiset<uint64_t>> got, want;  // a step's rows, in rank order by group
+      for (const auto& step : r.steps) got.emplace_back(step.begin(), step.end());
+      for (const auto& step : reference.steps) want.emplace_back(step.begin(), step.end());
+      CHECK(got == want);
+      CHECK(r.skipped >= 1);
     }
 }
 

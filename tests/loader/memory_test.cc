@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/buffer_pool.h"
+#include "core/error.h"
 #include "loader/loader.h"
 #include "loader_fixture.h"
 #include "test_util.h"
@@ -43,6 +44,40 @@ size_t rss_anon_bytes() { return status_bytes("RssAnon:"); }
 // Anonymous plus file-backed pages: what a container's memory limit counts.
 size_t rss_anon_file_bytes() { return status_bytes("RssAnon:") + status_bytes("RssFile:"); }
 
+LoaderOptions streaming_options(size_t budget) {
+  LoaderOptions o;
+  o.batch_size = 64;
+  o.threads = 3;
+  o.memory_budget = budget;
+  o.int_output = IntOutput::kKeep;
+  return o;
+}
+
+// One epoch of `dir`: what it delivered and held, and how far RssAnon grew meanwhile.
+struct Streamed {
+  uint64_t rows = 0, window_blocks = 0, decoded = 0, blocks = 0;
+  size_t resident = 0, peak_growth = 0;
+};
+
+Streamed stream(const std::filesystem::path& dir, const LoaderOptions& o) {
+  const size_t baseline = rss_anon_bytes();
+  size_t peak = baseline;
+  Streamed s;
+  {
+    Loader loader(dir, o);
+    s.window_blocks = loader.window_blocks();
+    while (auto b = loader.next()) {
+      s.rows += b->size();
+      peak = std::max(peak, rss_anon_bytes());
+      s.resident = std::max(s.resident, loader.stats().resident_block_bytes);
+    }
+    s.decoded = loader.stats().blocks_decoded;
+    s.blocks = loader.dataset().block_count();
+  }
+  s.peak_growth = peak - baseline;
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("RssAnon stays within the memory budget while streaming a larger dataset") {
@@ -52,31 +87,52 @@ TEST_CASE("RssAnon stays within the memory budget while streaming a larger datas
   t::write_fixture(tmp / "ds",
                    {.records = records, .block_bytes = 256 << 10, .shard_bytes = 16 << 20});
   const size_t budget = 8u << 20;
-  const size_t baseline = rss_anon_bytes();
-  size_t peak = baseline;
-  uint64_t rows = 0;
-  {
-    LoaderOptions o;
-    o.batch_size = 64;
-    o.threads = 3;
-    o.memory_budget = budget;
-    o.int_output = IntOutput::kKeep;
-    Loader loader(tmp / "ds", o);
-    CHECK(loader.window_blocks() >= 8);
-    while (auto b = loader.next()) {
-      rows += b->size();
-      peak = std::max(peak, rss_anon_bytes());
-      CHECK(loader.stats().resident_block_bytes <= budget);
-    }
-    // Each block decoded about once: the window scheme, not a cache, keeps memory bounded.
-    const uint64_t blocks = loader.dataset().block_count();
-    CHECK(loader.stats().blocks_decoded <= blocks + blocks / 10);
-  }
-  CHECK(rows == records);
-  MESSAGE("RssAnon baseline " << baseline / 1024 << " KiB, peak " << peak / 1024 << " KiB");
+  const Streamed s = stream(tmp / "ds", streaming_options(budget));
+  CHECK(s.window_blocks >= 8);
+  CHECK(s.resident <= budget);
+  // Each block decoded about once: the window scheme, not a cache, keeps memory bounded.
+  CHECK(s.decoded <= s.blocks + s.blocks / 10);
+  CHECK(s.rows == records);
+  MESSAGE("RssAnon growth " << s.peak_growth / 1024 << " KiB");
   // Budget, plus allocator slack and per-thread zstd contexts; holding the dataset would need 64
   // MiB.
-  if (kRssMeaningful) CHECK(peak - baseline <= budget + (8u << 20));
+  if (kRssMeaningful) CHECK(s.peak_growth <= budget + (8u << 20));
+}
+
+TEST_CASE("partition=nodes: one rank holding every partition stays within the budget") {
+  TempDir tmp("mem");
+  // 64 MiB of records in blocks of 64 KiB; the budget is 32 MiB: the window is derived so that
+  // each of the 64 partitions' windows, one block longer than its share, fits.
+  const uint64_t records = (64u << 20) / 106;
+  t::write_fixture(tmp / "ds",
+                   {.records = records, .block_bytes = 64 << 10, .shard_bytes = 16 << 20});
+  const size_t budget = 32u << 20;
+  LoaderOptions o = streaming_options(budget);
+  o.partition = Partition::kNodes;
+  const Streamed s = stream(tmp / "ds", o);
+  CHECK(s.window_blocks % 64 == 0);
+  CHECK(s.decoded <= s.blocks + 64);
+  CHECK(s.rows == records);
+  CHECK(s.resident <= budget / 4 * 3);
+  MESSAGE("nodes plan: resident blocks at most " << s.resident / 1024 << " KiB, RssAnon growth "
+                                                 << s.peak_growth / 1024 << " KiB");
+  if (kRssMeaningful) CHECK(s.peak_growth <= budget + (8u << 20));
+  // A budget that cannot hold a block of each of 64 partitions twice is refused for one rank,
+  // saying why; 64 ranks hold a partition each.
+  LoaderOptions small;
+  small.memory_budget = 2u << 20;
+  small.partition = Partition::kNodes;
+  small.rank = 0;
+  small.world_size = 1;
+  try {
+    Loader refused(tmp / "ds", small);
+    FAIL("a budget too small for the partitions' windows was taken");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("memory_budget") != std::string::npos);
+  }
+  small.world_size = 64;
+  Loader fits(tmp / "ds", small);
+  CHECK(fits.next() != nullptr);
 }
 
 TEST_CASE("with pread, RSS (anonymous plus file pages) stays within the memory budget") {

@@ -1,8 +1,11 @@
 // `shard-inspect order` prints what the loader delivers, for several ranks, options and ranges.
 #include <doctest/doctest.h>
 
+#include <set>
 #include <sstream>
 
+#include "core/geometry.h"
+#include "core/manifest.h"
 #include "loader/loader.h"
 #include "loader_fixture.h"
 #include "test_util.h"
@@ -137,4 +140,59 @@ TEST_CASE("shard-inspect order --mixture prints the mixture loader's stream") {
                        &out) != 0);
   CHECK(out.find("wieght") != std::string::npos);
   CHECK(out.find("typo.json") != std::string::npos);
+}
+
+TEST_CASE("shard-inspect order: the nodes plan's ranks, and --blocks, each node's blocks") {
+  TempDir tmp("ordnodes");
+  t::write_fixture(tmp / "ds", {.records = 3000, .block_bytes = 3000, .shard_bytes = 20000});
+  const shardkit::Geometry geo = shardkit::Geometry::of(shardkit::Manifest::load(tmp / "ds"));
+  const uint32_t world = 8, per_node = 2;
+  std::vector<std::set<uint64_t>> node_blocks(world / per_node);
+  for (uint32_t rank = 0; rank < world; ++rank) {
+    LoaderOptions o;
+    o.seed = 3;
+    o.rank = rank;
+    o.world_size = world;
+    o.ranks_per_node = per_node;
+    o.batch_size = 12;
+    o.partition = Partition::kNodes;
+    o.partitions = 16;
+    o.window_blocks = 32;
+    o.threads = 2;
+    Loader loader(tmp / "ds", o);
+    std::vector<uint64_t> delivered;
+    while (auto b = loader.next())
+      for (uint64_t r : b->records) {
+        delivered.push_back(r);
+        node_blocks[rank / per_node].insert(geo.block_of_record(r));
+      }
+    // The dataset after the flags: a flag takes one word, the positional stays positional.
+    const std::string cmd = t::tool_path("shard-inspect") + " order --seed 3 --rank " +
+                            std::to_string(rank) + " --world-size 8 --ranks-per-node 2 " +
+                            "--batch-size 12 --partition nodes --partitions 16 " +
+                            "--window-blocks 32 " + (tmp / "ds").string();
+    std::string out;
+    REQUIRE(t::run_command(cmd, &out) == 0);
+    CAPTURE(cmd);
+    CHECK(parse_lines(out) == delivered);
+  }
+  std::string out;
+  REQUIRE(t::run_command(t::tool_path("shard-inspect") + " order " + (tmp / "ds").string() +
+                             " --blocks --seed 3 --world-size 8 --ranks-per-node 2 "
+                             "--batch-size 12 --partition nodes --partitions 16 "
+                             "--window-blocks 32",
+                         &out) == 0);
+  std::vector<std::set<uint64_t>> printed(node_blocks.size());
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const std::vector<uint64_t> v = parse_lines(line);
+    REQUIRE(v.size() >= 3);
+    printed.at(v[0]).insert(v.begin() + 2, v.end());
+  }
+  CHECK(printed == node_blocks);
+  uint64_t total = 0;
+  for (const auto& blocks : node_blocks) total += blocks.size();
+  CHECK(total <= geo.blocks() + 3);  // four nodes' shares meet in at most three blocks
+  CHECK(out.find("# node 3 reads ") != std::string::npos);
 }

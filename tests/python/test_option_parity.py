@@ -130,10 +130,10 @@ def test_converter_options():
 def test_loader_order_options():
     specs = [s for s in _shardkit.loader_options() if s["order"]]
     assert {"batch_size", "seed", "max_tokens", "world_size"} <= {s["name"] for s in specs}
-    # The order command shows one rank's view: rank and world_size unset mean 0 and 1 there,
-    # where a Loader reads RANK and WORLD_SIZE.
+    # The order command shows one rank's view: rank, world_size and ranks_per_node unset mean
+    # 0, 1 and one node there, where a Loader reads RANK, WORLD_SIZE and LOCAL_WORLD_SIZE.
     checked, refused = check_table(specs, ORDER_BASE_CLI, {}, _shardkit.resolved_loader_options,
-                                   "Loader", skip_default=("rank", "world_size"))
+                                   "Loader", skip_default=("rank", "world_size", "ranks_per_node"))
     print(f"  loader order options: {checked} alike in shard-inspect order and Loader, {refused} "
           "bad values refused with the same reason")
 

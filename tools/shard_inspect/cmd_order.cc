@@ -9,6 +9,8 @@
 // it): the same EpochPlan code, no data read (but the rows' lengths with --max-tokens). --shares
 // prints instead, per window of STEPS global steps, each source's count and share beside what its
 // weights or schedule give.
+// --blocks prints instead which blocks each node reads in each window (partition, --world-size,
+// --ranks-per-node), and each node's share of the dataset.
 // --resume-from prints what every rank of a run resumed from a saved state_dict (JSON) at this
 // world size and batch size reads: "RANK BATCH [SOURCE] RECORD" lines after a "#" line; with
 // --max-tokens it reads the rows' lengths to find where the budget ends the epoch.
@@ -16,7 +18,9 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -50,6 +54,7 @@ struct OrderArgs {
   uint64_t start = 0;
   uint64_t count = UINT64_MAX;
   uint64_t shares = 0;
+  bool blocks = false;
   bool print_options = false;
 };
 
@@ -268,6 +273,57 @@ void print_resume(const Sources& s, loader::LoaderOptions options, const OrderAr
   std::fputs(out.c_str(), stdout);
 }
 
+// Which blocks each node (and each of its ranks) reads in each window of the epoch, from every
+// rank's planned rows: "NODE WINDOW BLOCK..." lines, then each node's share.
+void print_blocks(const Sources& s, loader::LoaderOptions options, const OrderArgs& args) {
+  if (s.mixed) throw Error(ErrorCode::kInvalidArgument, "", "--blocks takes one dataset DIR");
+  const shardkit::Geometry& geo = s.shapes[0].geometry;
+  const uint32_t world = options.world_size, per_node = options.ranks_per_node;
+  std::vector<std::map<uint64_t, std::set<uint64_t>>> by_node;  // node -> window -> blocks
+  std::vector<std::set<uint64_t>> by_rank(world);
+  std::string groups;
+  for (uint32_t r = 0; r < world; ++r) {
+    options.rank = r;
+    const loader::EpochPlan plan(s.stream, s.shapes, options, args.epoch, 0);
+    const loader::ReadingGroups& g = plan.reading();
+    by_node.resize(g.nodes);
+    groups = std::to_string(g.nodes) + " nodes x " + std::to_string(g.ranks_per_node) + " ranks, " +
+             std::to_string(g.groups) + " reading groups";
+    for (uint64_t b = 0; b < plan.batches(); ++b) {
+      const loader::PlannedRows rows = plan.rows(b);
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const uint64_t block = geo.block_of_record(rows.records[i]);
+        by_node[r / g.ranks_per_node][rows.windows[i]].insert(block);
+        by_rank[r].insert(block);
+      }
+    }
+  }
+  const std::string plan =
+      options.partition == loader::Partition::kNodes
+          ? "partition='nodes' over " + std::to_string(options.partitions) + " partitions"
+          : "partition='rows'";
+  std::string out = "# " + plan + ", " + groups + ", epoch " + std::to_string(args.epoch) +
+                    ": NODE WINDOW BLOCK... per line\n";
+  for (size_t n = 0; n < by_node.size(); ++n) {
+    std::set<uint64_t> all;
+    for (const auto& [window, blocks] : by_node[n]) {
+      out += std::to_string(n) + " " + std::to_string(window);
+      for (uint64_t b : blocks) out += " " + std::to_string(b);
+      out += "\n";
+      all.insert(blocks.begin(), blocks.end());
+      flush_if_large(out);
+    }
+    char share[32];
+    std::snprintf(share, sizeof share, "%.1f%%", 100.0 * double(all.size()) / double(geo.blocks()));
+    out += "# node " + std::to_string(n) + " reads " + std::to_string(all.size()) + " of " +
+           std::to_string(geo.blocks()) + " blocks (" + share + "):";
+    for (uint32_t r = uint32_t(n) * per_node; r < (n + 1) * per_node && r < world; ++r)
+      out += " rank " + std::to_string(r) + " " + std::to_string(by_rank[r].size());
+    out += "\n";
+  }
+  std::fputs(out.c_str(), stdout);
+}
+
 void run_order(OrderArgs& args) {
   loader::LoaderOptions options = args.options;
   // The rank the command shows is the one asked for, never the environment's.
@@ -275,12 +331,15 @@ void run_order(OrderArgs& args) {
   options.world_size = 1;
   args.flags->apply(options);
   args.seed_given = args.flags->given("seed");
+  // One node unless asked: the command never reads LOCAL_WORLD_SIZE either.
+  if (!args.flags->given("ranks_per_node")) options.ranks_per_node = options.world_size;
   if (args.print_options) {
     std::printf("%s\n", loader::loader_option_table().to_json(options).c_str());
     return;
   }
   const Sources s = load_sources(args, options);
   if (!args.resume_from.empty()) return print_resume(s, options, args);
+  if (args.blocks) return print_blocks(s, options, args);
   if (args.shares) {
     if (!s.mixed) throw Error(ErrorCode::kInvalidArgument, "", "--shares needs --mixture");
     return print_shares(s, options, args.shares);
@@ -308,6 +367,9 @@ const shard_inspect::RegisterCommand kOrder([](CLI::App& app) {
   cmd->add_option("--resume-from", args->resume_from,
                   "A saved state_dict (JSON): print what each rank of a run resumed from it at "
                   "--world-size and --batch-size reads, as RANK BATCH [SOURCE] RECORD");
+  cmd->add_flag("--blocks", args->blocks,
+                "Print which blocks each node reads in each window (NODE WINDOW BLOCK... lines), "
+                "and each node's and rank's share, for --world-size and --ranks-per-node");
   cmd->add_flag("--print-options", args->print_options,
                 "Print the loader options as resolved (JSON), and exit");
   cmd->callback([args] { run_order(*args); });
