@@ -183,12 +183,18 @@ class _Stamps:
 def test_gil_released_while_write_dataset_tokenizes(tmp):
     rng = random.Random(3)
     rows = [{"text": sentence(rng, 200, 400)} for _ in range(6000)]
-    stamps = _Stamps()
-    start = time.monotonic()
-    shardkit.write_dataset(rows, os.path.join(tmp, "gil"), tokenizer=VOCAB, threads=1,
-                           progress=False)
-    end = time.monotonic()
-    stamps.stop()
+    # A conversion long enough to show anything: the rows are repeated until it takes 0.5 s
+    # (the tokenizer's speed differs from machine to machine).
+    for _ in range(5):
+        stamps = _Stamps()
+        start = time.monotonic()
+        shardkit.write_dataset(rows, os.path.join(tmp, "gil"), tokenizer=VOCAB, threads=1,
+                               progress=False, force=True)
+        end = time.monotonic()
+        stamps.stop()
+        if end - start > 0.5:
+            break
+        rows = rows * 4
     blocked, ran = stamps.blocked(start, end)
     # Held for the whole conversion, the GIL would stop the thread for all of it.
     assert end - start > 0.5, f"the conversion was too quick to show anything ({end - start:.2f} s)"
