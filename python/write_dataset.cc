@@ -19,6 +19,7 @@
 
 #include "core/block_codec.h"
 #include "core/error.h"
+#include "core/progress.h"
 #include "shardify/convert.h"
 
 namespace py = pybind11;
@@ -408,6 +409,24 @@ void bind_write_dataset(py::module_& m) {
       "Converts rows with shardify's converter; open_rows() returns (an iterator of rows, "
       "on_chunk(n) or None) and encode_rows(list) writes rows as JSON lines (see "
       "shardkit/_rows.py). Returns the summary as JSON.");
+
+  // The command-line tools' progress reporter, counting the rows pulled (write_dataset passes
+  // add as on_chunk). It writes to the process's stderr, as the tools do.
+  struct RowProgress {
+    ProgressReporter reporter;
+    uint64_t total;
+  };
+  py::class_<RowProgress>(m, "_RowProgress")
+      .def(py::init([](const std::string& mode, double interval, uint64_t total) {
+             const auto parsed = parse_progress_mode(mode);
+             if (!parsed) refuse("progress", "is 'auto', 'always' or 'never', not '" + mode + "'");
+             return new RowProgress{{"write_dataset", ProgressUnit::items("rows"),
+                                     {*parsed, interval}},
+                                    total};
+           }),
+           py::arg("mode"), py::arg("interval"), py::arg("total"))
+      .def("add", [](RowProgress& p, uint64_t n) { p.reporter.add(n, p.total); })
+      .def("close", [](RowProgress& p) { p.reporter.finish(); });
 }
 
 }  // namespace shardkit::python

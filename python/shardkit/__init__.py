@@ -275,7 +275,8 @@ class IterableDataset(_torch.utils.data.IterableDataset):
 _LABELLED_TASKS = ("cls", "pair")
 
 
-def write_dataset(rows, out, task="lm", tokenizer=None, progress=True, **options):
+def write_dataset(rows, out, task="lm", tokenizer=None, progress=True, progress_interval=30,
+                  **options):
     """Converts rows into a dataset at ``out`` with shardify's converter and its threads.
 
     ``rows`` is any iterable of dicts: a generator, a list, ``DataFrame.to_dict("records")`` or
@@ -294,8 +295,11 @@ def write_dataset(rows, out, task="lm", tokenizer=None, progress=True, **options
     ``on_error="skip"`` it is skipped and counted. An exception from the rows (a generator
     raising, KeyboardInterrupt) stops the conversion and leaves no dataset behind. The GIL is
     held only while the next chunk of rows is pulled and its fields taken out (an exact dict of
-    plain values directly, any other row through JSON). ``progress`` shows a
-    tqdm bar when tqdm is installed.
+    plain values directly, any other row through JSON). ``progress`` is shardify's
+    ``--progress``: True or "auto" shows a tqdm bar on a terminal when tqdm is installed, else a
+    line redrawn in place on a terminal, and anywhere else (a Slurm log, a redirected stderr) a
+    line every ``progress_interval`` seconds with rows done of the total, rate and ETA; "always"
+    prints those lines and a last one, terminal or not; False or "never" shows nothing.
 
     Returns the conversion summary as a dict (documents, records, tokens, truncated, skipped,
     bytes, seconds, the first errors) with the dataset's info under "info".
@@ -308,13 +312,13 @@ def write_dataset(rows, out, task="lm", tokenizer=None, progress=True, **options
             f"task={task!r} without labels= reads the rows twice (labels first, to number them as "
             "shardify does), and these rows can be read only once: pass labels=[...] in index "
             "order, or rows that can be read again (a list, a DataFrame, a datasets.Dataset)")
-    bar = _progress_bar(rows) if progress else None
+    bar = _progress(rows, progress, progress_interval)
     opened = []
 
     def open_rows():
         opened.append(None)
         last = len(opened) == passes
-        return _rows.records(rows), bar.update if bar is not None and last else None
+        return _rows.records(rows), bar.add if bar is not None and last else None
 
     try:
         summary = _json.loads(_shardkit.write_dataset(
@@ -326,13 +330,32 @@ def write_dataset(rows, out, task="lm", tokenizer=None, progress=True, **options
     return summary
 
 
-def _progress_bar(rows):
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
+def _progress(rows, progress, interval):
+    """What reports write_dataset's progress: an object with add(rows) and close(), or None."""
+    mode = {True: "auto", False: "never", None: "never"}.get(progress, progress)
+    if mode not in ("auto", "always", "never"):
+        raise ValueError(f"write_dataset: progress is True, False, 'auto', 'always' or 'never', not {progress!r}")
+    if mode == "never":
         return None
     try:
         total = len(rows)
     except TypeError:
-        total = None
-    return tqdm(total=total, unit=" rows", desc="write_dataset")
+        total = 0
+    if mode == "auto" and _on_terminal():
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            pass
+        else:
+            bar = tqdm(total=total or None, unit=" rows", desc="write_dataset")
+            bar.add = bar.update
+            return bar
+    return _shardkit._RowProgress(mode, float(interval), total)
+
+
+def _on_terminal():
+    import sys
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False

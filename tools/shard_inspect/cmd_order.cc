@@ -9,12 +9,9 @@
 #include <memory>
 #include <string>
 
-#include "core/dataset_store.h"
-#include "core/error.h"
-#include "core/manifest.h"
-#include "loader/mixture_spec.h"
 #include "loader/plan.h"
 #include "shard_inspect/commands.h"
+#include "shard_inspect/stream_sources.h"
 
 namespace {
 
@@ -33,27 +30,11 @@ void run_order(const OrderArgs& args) {
   namespace loader = shardkit::loader;
   loader::LoaderOptions options = args.options;
   options.shuffle = !args.no_shuffle;
-  if (args.dir.empty() == args.mixture.empty())
-    throw shardkit::Error(shardkit::ErrorCode::kInvalidArgument, "",
-                          "order takes a dataset DIR or --mixture SPEC.json, not both");
-  std::vector<loader::MixtureSource> sources{{args.dir, {}, {}, {}}};
-  if (!args.mixture.empty()) {
-    const loader::MixtureSpec spec = loader::read_mixture_spec(args.mixture);
-    sources = spec.sources;
-    if (spec.seed && !args.seed_given) options.seed = *spec.seed;
-    if (spec.max_samples && !options.max_samples) options.max_samples = *spec.max_samples;
-  }
-  std::vector<uint64_t> sizes;
-  std::vector<loader::SourceShape> shapes;
-  for (const loader::MixtureSource& s : sources) {
-    const shardkit::Manifest m = shardkit::open_store(s.path)->load_manifest();
-    shapes.push_back({shardkit::Geometry::of(m), m.schema.record_size()});
-    sizes.push_back(shapes.back().geometry.records());
-  }
-  const bool mixed = !args.mixture.empty();
-  const loader::EpochPlan plan(
-      std::make_shared<const loader::MixtureStream>(sources, sizes, options.max_samples), shapes,
-      options, args.epoch, 0);
+  const shard_inspect::StreamSources sources =
+      shard_inspect::load_stream_sources(args.dir, args.mixture, options, args.seed_given);
+  const bool mixed = sources.mixed;
+  const loader::EpochPlan plan(sources.stream(options.max_samples), sources.shapes, options,
+                               args.epoch, 0);
   // Every batch but the last is full, so the batch holding row `start` is found by division.
   const uint64_t full = options.batch_size;
   uint64_t batch = args.start / full;

@@ -2,7 +2,9 @@
 #include <cstdio>
 #include <string>
 
+#include "core/progress.h"
 #include "core/verify.h"
+#include "progress_options.h"
 #include "shard_inspect/commands.h"
 
 namespace {
@@ -10,10 +12,16 @@ namespace {
 struct VerifyArgs {
   std::string dir;
   bool quiet = false;
+  shardkit::ProgressOptions progress;
 };
 
 void run_verify(const VerifyArgs& args) {
-  const shardkit::VerifyReport r = shardkit::verify_dataset(args.dir);
+  shardkit::ProgressReporter reporter("verify", shardkit::ProgressUnit::items("blocks"),
+                                      args.progress);
+  const shardkit::VerifyReport r = shardkit::verify_dataset(
+      args.dir, shardkit::SourceOptions{},
+      [&reporter](uint64_t done, uint64_t total) { reporter.update(done, total); });
+  reporter.finish();
   for (const auto& f : r.faults) std::printf("FAULT %s\n", f.message.c_str());
   if (r.ok()) {
     if (!args.quiet)
@@ -34,6 +42,7 @@ const shard_inspect::RegisterCommand kVerify([](CLI::App& app) {
   cmd->add_option("dir", args->dir, "Dataset directory or URL (http://, https://, s3://)")
       ->required();
   cmd->add_flag("-q,--quiet", args->quiet, "Print faults only");
+  shardkit::tools::add_progress_options(cmd, args->progress);
   cmd->callback([args] { run_verify(*args); });
 });
 

@@ -1,14 +1,13 @@
 // shardify --input PATH... --task lm|cls|pair|qa|sft --tokenizer FILE --out DIR [flags]: the
 // default command, run when no subcommand is named.
-#include <unistd.h>
-
-#include <chrono>
 #include <cstdio>
 #include <thread>
 
 #include "core/block_codec.h"
 #include "core/error.h"
+#include "core/progress.h"
 #include "output_location.h"
+#include "progress_options.h"
 #include "shardify/commands.h"
 #include "shardify/convert.h"
 #include "shardify/part_from_env.h"
@@ -33,35 +32,7 @@ struct ConvertArgs {
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   int zstd_level = 3;
   uint64_t block_size = 256 * 1024, shard_size = 256ull << 20;
-};
-
-class ProgressLine {
- public:
-  void update(const ConvertProgress& p) {
-    if (p.seconds - last_ < 0.5) return;
-    last_ = p.seconds;
-    const double mbs = p.seconds > 0 ? p.input_bytes_done / 1e6 / p.seconds : 0;
-    const double rps = p.seconds > 0 ? p.records / p.seconds : 0;
-    double eta = 0;
-    if (p.input_bytes_done > 0 && p.input_bytes_total > p.input_bytes_done)
-      eta =
-          p.seconds * double(p.input_bytes_total - p.input_bytes_done) / double(p.input_bytes_done);
-    std::fprintf(stderr, "\r%llu records  %.0f records/s  %.2f MB/s  %.0f%%  ETA %.0fs   ",
-                 (unsigned long long)p.records, rps, mbs,
-                 p.input_bytes_total ? 100.0 * p.input_bytes_done / p.input_bytes_total : 100.0,
-                 eta);
-    shown_ = true;
-  }
-  // Erases the line, so that the summary starts on a clean one.
-  void clear() {
-    if (shown_) std::fprintf(stderr, "\r%80s\r", "");
-    shown_ = false;
-  }
-  ~ProgressLine() { clear(); }
-
- private:
-  double last_ = 0;
-  bool shown_ = false;
+  shardkit::ProgressOptions progress;
 };
 
 void run_convert(const ConvertArgs& a) {
@@ -113,11 +84,15 @@ void run_convert(const ConvertArgs& a) {
   o.shard_bytes = a.shard_size;
   o.filter = *shardkit::parse_block_filter(a.filter);  // checked by --filter's IsMember
 
-  ProgressLine line;
+  shardkit::ProgressReporter reporter("shardify", shardkit::ProgressUnit::bytes(), a.progress);
   std::function<void(const ConvertProgress&)> progress;
-  if (::isatty(STDERR_FILENO)) progress = [&line](const ConvertProgress& p) { line.update(p); };
+  if (reporter.enabled())
+    progress = [&reporter](const ConvertProgress& p) {
+      reporter.update(p.input_bytes_done, p.input_bytes_total,
+                      shardkit::count_text(p.records) + " records");
+    };
   ConvertResult r = convert(o, progress);
-  line.clear();
+  reporter.finish();
   out.publish();
   r.out = a.out;
   if (a.json)
@@ -219,6 +194,7 @@ const shardify_cli::RegisterCommand kConvert([](CLI::App& app) {
   app.add_flag("--allow-empty", a->allow_empty,
                "Write a dataset even when no record results (otherwise an error)");
   app.add_flag("--json", a->json, "Print the summary as one JSON object");
+  shardkit::tools::add_progress_options(&app, a->progress);
   app.add_option("--zstd-level", a->zstd_level, "zstd level of the blocks (1..22)")
       ->capture_default_str();
   app.add_option("--block-size", a->block_size, "Uncompressed bytes per block")
