@@ -51,8 +51,7 @@ std::string MergeResult::to_json() const {
 }
 
 MergeResult merge_parts(const std::string& out, const std::vector<std::string>& dirs, bool force,
-                        unsigned threads,
-                        const std::function<void(uint64_t, uint64_t)>& progress) {
+                        unsigned threads, const std::function<void(uint64_t, uint64_t)>& progress) {
   if (dirs.empty()) throw Error(ErrorCode::kInvalidArgument, "", "merge needs at least one part");
   std::vector<Part> parts;
   for (const auto& d : dirs) parts.push_back(load_part(d));

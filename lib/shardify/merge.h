@@ -25,9 +25,8 @@ struct MergeResult {
 // schema, tokenizer, task, labels, inputs and encoding). Throws Error naming the part that
 // disagrees, or the shard and block that fails its checksum. `threads` encode blocks.
 // `progress`, if set, hears the records merged so far and the total after each part block.
-MergeResult merge_parts(
-    const std::string& out, const std::vector<std::string>& parts, bool force,
-    unsigned threads = 1,
-    const std::function<void(uint64_t records, uint64_t total)>& progress = {});
+MergeResult merge_parts(const std::string& out, const std::vector<std::string>& parts, bool force,
+                        unsigned threads = 1,
+                        const std::function<void(uint64_t records, uint64_t total)>& progress = {});
 
 }  // namespace shardkit::shardify

@@ -354,7 +354,10 @@ def _progress(rows, progress, interval):
 
 
 def _on_terminal():
+    """Whether a tqdm bar suits stderr: a terminal, or a notebook (which draws it as a widget)."""
     import sys
+    if "ipykernel" in sys.modules:
+        return True
     try:
         return sys.stderr.isatty()
     except (AttributeError, ValueError):

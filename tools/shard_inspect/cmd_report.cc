@@ -55,6 +55,8 @@ ReportData gather(const ReportArgs& args) {
         args.dir, shardkit::SourceOptions{},
         [&reporter](uint64_t done, uint64_t total) { reporter.update(done, total); });
   }
+  if (!d.verify.ok()) return d;
+  d.scanned = true;
   d.stats = compute_stats(args.dir, args.top > 0);
   d.truncation = truncation_rows(d.stats);
   d.top_tokens = top_tokens(d.stats, args.top, tok.get());
@@ -69,24 +71,24 @@ void write_new_file(const std::string& out, const std::string& text, bool force)
   const std::string tmp = out + ".tmp-" + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0)
-    throw shardkit::Error(shardkit::ErrorCode::kIo, tmp, std::string("cannot create: ") +
-                                                             std::strerror(errno));
+    throw shardkit::Error(shardkit::ErrorCode::kIo, tmp,
+                          std::string("cannot create: ") + std::strerror(errno));
   const bool written = ::write(fd, text.data(), text.size()) == ssize_t(text.size());
   const int saved = errno;
   const bool closed = ::close(fd) == 0;
-  const bool placed = written && closed &&
-                      (force ? ::rename(tmp.c_str(), out.c_str()) : ::link(tmp.c_str(), out.c_str())) == 0;
+  const bool placed =
+      written && closed &&
+      (force ? ::rename(tmp.c_str(), out.c_str()) : ::link(tmp.c_str(), out.c_str())) == 0;
   const int placed_errno = errno;
   if (!placed || !force) ::unlink(tmp.c_str());
   if (!written || !closed)
     throw shardkit::Error(shardkit::ErrorCode::kIo, out,
                           std::string("cannot write: ") + std::strerror(written ? errno : saved));
   if (!placed && placed_errno == EEXIST)
-    throw shardkit::Error(shardkit::ErrorCode::kExists, out,
-                          "exists; --force replaces it");
+    throw shardkit::Error(shardkit::ErrorCode::kExists, out, "exists; --force replaces it");
   if (!placed)
-    throw shardkit::Error(shardkit::ErrorCode::kIo, out, std::string("cannot create: ") +
-                                                             std::strerror(placed_errno));
+    throw shardkit::Error(shardkit::ErrorCode::kIo, out,
+                          std::string("cannot create: ") + std::strerror(placed_errno));
 }
 
 void run_report(const ReportArgs& args) {
@@ -102,8 +104,9 @@ void run_report(const ReportArgs& args) {
 const shard_inspect::RegisterCommand kReport([](CLI::App& app) {
   auto args = std::make_shared<ReportArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "report", "Write one self-contained HTML page of charts: lengths and truncation, labels, "
-                "top tokens, a mixture's shares, checksums");
+      "report",
+      "Write one self-contained HTML page of charts: lengths and truncation, labels, "
+      "top tokens, a mixture's shares, checksums");
   cmd->add_option("dir", args->dir, "Dataset directory or URL (http://, https://, s3://)")
       ->required();
   cmd->add_option("-o,--output", args->out, "The HTML file to write")->required();

@@ -67,7 +67,8 @@ DatasetStats compute_stats(const std::string& location, bool count_tokens) {
   if (count_tokens) s.token_counts.assign(info.tokenizer.vocab_size, 0);
   for (uint64_t b = 0; b < ds.block_count(); ++b) {
     auto block = ds.block(b);
-    for (uint32_t r = 0; r < block->records; ++r) count_record(block->record(r), f, count_tokens, s);
+    for (uint32_t r = 0; r < block->records; ++r)
+      count_record(block->record(r), f, count_tokens, s);
   }
   if (s.records == 0) s.min_length = 0;
   s.label_names = info.labels.names;
@@ -85,8 +86,7 @@ double DatasetStats::padding_share() const {
 }
 
 std::string DatasetStats::label_name(int64_t i) const {
-  return i >= 0 && static_cast<size_t>(i) < label_names.size() ? label_names[i]
-                                                                : std::to_string(i);
+  return i >= 0 && static_cast<size_t>(i) < label_names.size() ? label_names[i] : std::to_string(i);
 }
 
 std::vector<HistogramBin> DatasetStats::histogram(unsigned bins) const {

@@ -1,6 +1,7 @@
 #include "shard_inspect/report_data.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <numeric>
 #include <set>
 
@@ -14,8 +15,8 @@ namespace {
 // Examples longer than `max_len`, bounded by the log2 buckets: the buckets wholly above it
 // (low) and those reaching above it (high).
 TruncationRow from_buckets(const DatasetStats& s, uint64_t max_len) {
-  const uint64_t all = std::accumulate(s.source_histogram.begin(), s.source_histogram.end(),
-                                       uint64_t{0});
+  const uint64_t all =
+      std::accumulate(s.source_histogram.begin(), s.source_histogram.end(), uint64_t{0});
   TruncationRow row{max_len, 0, 0, false};
   if (!all) return row;
   uint64_t low = 0, high = 0;
@@ -61,6 +62,14 @@ std::string rule_text(const shardkit::loader::MixtureSource& s) {
   if (s.repeat) return "repeat " + n(*s.repeat);
   if (s.choose) return "choose " + std::to_string(*s.choose);
   return "once";
+}
+
+// A source as the spec names it: relative to the spec's folder when inside it.
+std::string shown_path(const std::string& path, const std::string& spec) {
+  if (path.find("://") != std::string::npos) return path;
+  const auto relative =
+      std::filesystem::path(path).lexically_relative(std::filesystem::path(spec).parent_path());
+  return relative.empty() || *relative.begin() == ".." ? path : relative.string();
 }
 
 uint64_t dataset_tokens(const std::string& path) {
@@ -123,9 +132,9 @@ MixtureView mixture_view(const std::string& spec, shardkit::loader::LoaderOption
   view.batch_size = std::max<uint64_t>(1, options.batch_size);
   const std::vector<uint64_t> drawn = stream->counts_before(stream->size());
   for (size_t i = 0; i < sources.sources.size(); ++i)
-    view.sources.push_back({sources.sources[i].path, rule_text(sources.sources[i]),
-                            sources.sizes[i], dataset_tokens(sources.sources[i].path),
-                            drawn[i]});
+    view.sources.push_back({shown_path(sources.sources[i].path, spec),
+                            rule_text(sources.sources[i]), sources.sizes[i],
+                            dataset_tokens(sources.sources[i].path), drawn[i]});
   view.steps = (stream->size() + view.batch_size - 1) / view.batch_size;
   // At most 120 columns, evenly spread over the epoch's steps.
   const uint64_t shown = std::min<uint64_t>(view.steps, 120);

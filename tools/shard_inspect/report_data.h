@@ -49,6 +49,7 @@ struct ReportData {
   shardkit::Manifest manifest;
   DatasetStats stats;
   shardkit::VerifyReport verify;
+  bool scanned = false;  // the sections below need every block: only when verify found no fault
   std::vector<TruncationRow> truncation;
   std::vector<TokenRow> top_tokens;
   bool decoded = false;

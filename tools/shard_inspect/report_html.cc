@@ -28,40 +28,48 @@ std::string percent(double share) {
   return buf;
 }
 
-std::string row(std::initializer_list<std::string> cells, bool header = false) {
+// A table row; every cell but the first is a number, aligned right, unless `text` says otherwise.
+std::string row(std::initializer_list<std::string> cells, bool header = false, bool text = false) {
   std::string s = "<tr>";
   bool first = true;
   for (const std::string& c : cells) {
     const char* tag = header ? "th" : "td";
-    s += std::string("<") + tag + (first ? "" : " class=\"n\"") + ">" + escape(c) + "</" + tag + ">";
+    s += std::string("<") + tag + (first || text ? "" : " class=\"n\"") + ">" + escape(c) + "</" +
+         tag + ">";
     first = false;
   }
   return s + "</tr>";
 }
 
+std::string fact(const std::string& name, const std::string& value) {
+  return row({name, value}, false, true);
+}
+
 std::string facts(const ReportData& d) {
   const shardkit::DatasetInfo& info = d.manifest.info;
   std::string s = "<table>";
-  s += row({"records", count_text(d.stats.records)});
+  s += fact("records", count_text(d.manifest.record_count()));
   if (!info.task.name.empty())
-    s += row({"task", info.task.name + (info.task.packed ? ", packed" : "")});
-  s += row({"max_len", count_text(d.stats.max_len)});
-  s += row({"tokens", count_text(d.stats.tokens) + " real, " +
-                          percent(d.stats.padding_share()) + " padding"});
+    s += fact("task", info.task.name + (info.task.packed ? ", packed" : ""));
+  if (d.scanned) {
+    s += fact("max_len", count_text(d.stats.max_len));
+    s += fact("tokens", count_text(d.stats.tokens) + " real, " + percent(d.stats.padding_share()) +
+                            " padding");
+  }
   if (!info.tokenizer.type.empty())
-    s += row({"tokenizer", info.tokenizer.type + ", vocabulary " +
+    s += fact("tokenizer", info.tokenizer.type + ", vocabulary " +
                                count_text(info.tokenizer.vocab_size) + ", fingerprint " +
-                               info.tokenizer.fingerprint});
-  s += row({"shards", count_text(d.manifest.shards.size()) + ", " +
-                          count_text(d.manifest.bytes_on_disk()) + " bytes on disk"});
+                               info.tokenizer.fingerprint);
+  s += fact("shards", count_text(d.manifest.shards.size()) + ", " +
+                          count_text(d.manifest.bytes_on_disk()) + " bytes on disk");
   return s + "</table>";
 }
 
 std::string checksums(const shardkit::VerifyReport& v) {
   if (v.ok())
-    return "<p id=\"checksums\" class=\"ok\">Every checksum verified: " +
-           count_text(v.shards_checked) + " shards, " + count_text(v.blocks_checked) +
-           " blocks, " + count_text(v.records_checked) + " records decoded.</p>";
+    return "<p id=\"checksums\" class=\"ok\">Every checksum verified (shards " +
+           count_text(v.shards_checked) + ", blocks " + count_text(v.blocks_checked) +
+           ", records " + count_text(v.records_checked) + ").</p>";
   std::string s = "<p id=\"checksums\" class=\"fault\">" + count_text(v.faults.size()) +
                   " fault(s); " + count_text(v.blocks_checked) + " blocks verified.</p><ul>";
   for (const auto& f : v.faults) s += "<li>" + escape(f.message) + "</li>";
@@ -72,8 +80,9 @@ std::string lengths(const ReportData& d) {
   const DatasetStats& st = d.stats;
   std::vector<svg::Bar> stored;
   for (const HistogramBin& b : st.histogram(32))
-    stored.push_back({std::to_string(b.from) + "-" + std::to_string(b.to), double(b.records),
-                      count_text(b.records) + " records", b.to >= st.max_len});
+    stored.push_back({b.from == b.to ? std::to_string(b.from)
+                                     : std::to_string(b.from) + "-" + std::to_string(b.to),
+                      double(b.records), count_text(b.records) + " records", b.to >= st.max_len});
   std::string s = "<h2>Lengths</h2><p>Stored tokens per record; the last bin is at --max-len " +
                   count_text(st.max_len) + ".</p>" +
                   svg::columns("stored-lengths", stored, "records");
@@ -91,8 +100,8 @@ std::string lengths(const ReportData& d) {
   if (d.truncation.empty()) return s;
   s += "<table id=\"truncation\">" + row({"--max-len", "examples longer (truncated)"}, true);
   for (const TruncationRow& t : d.truncation) {
-    const std::string share = t.low == t.high ? percent(t.low)
-                                              : percent(t.low) + " to " + percent(t.high);
+    const std::string share =
+        t.low == t.high ? percent(t.low) : percent(t.low) + " to " + percent(t.high);
     s += row({count_text(t.max_len) + (t.chosen ? " (this dataset)" : ""), share});
   }
   return s + "</table><p class=\"note\">A range comes from the power-of-two buckets above.</p>";
@@ -149,7 +158,10 @@ std::string report_html(const ReportData& d) {
                   escape("shardkit report: " + d.dir) + "</title><style>" + kStyle +
                   "</style></head><body>";
   s += "<h1>" + escape(d.dir) + "</h1>" + facts(d) + "<h2>Checksums</h2>" + checksums(d.verify);
-  s += lengths(d) + labels(d.stats) + tokens(d);
+  if (d.scanned)
+    s += lengths(d) + labels(d.stats) + tokens(d);
+  else
+    s += "<p>Lengths, labels and tokens are left out: they need every block readable.</p>";
   for (const MixtureView& m : d.mixture) s += mixture(m);
   return s + "<p class=\"note\">Written by shard-inspect report.</p></body></html>\n";
 }

@@ -28,15 +28,15 @@ std::string open_svg(const std::string& id, double height) {
 
 std::string text(double x, double y, const std::string& s, const char* anchor = "start",
                  const char* extra = "") {
-  return "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\" text-anchor=\"" + anchor + "\"" +
-         extra + ">" + escape(s) + "</text>";
+  return "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\" text-anchor=\"" + anchor + "\"" + extra +
+         ">" + escape(s) + "</text>";
 }
 
 std::string rect(double x, double y, double w, double h, const char* fill,
                  const std::string& title = {}) {
   std::string r = "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" +
-                  num(std::max(0.0, w)) + "\" height=\"" + num(std::max(0.0, h)) +
-                  "\" fill=\"" + fill + "\"";
+                  num(std::max(0.0, w)) + "\" height=\"" + num(std::max(0.0, h)) + "\" fill=\"" +
+                  fill + "\"";
   return title.empty() ? r + "/>" : r + "><title>" + escape(title) + "</title></rect>";
 }
 
@@ -46,12 +46,23 @@ std::string escape(std::string_view s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -101,13 +112,15 @@ std::string bar_rows(const std::string& id, const std::vector<Bar>& bars) {
 }
 
 std::string stacked_shares(const std::string& id, const std::vector<std::vector<double>>& cols,
-                           const std::vector<std::string>& series,
-                           const std::string& x_caption) {
+                           const std::vector<std::string>& series, const std::string& x_caption) {
   const double left = 40, top = 28, plot_h = 160, plot_w = kWidth - left - 10;
   std::string s = open_svg(id, top + plot_h + 30);
-  for (size_t k = 0; k < series.size(); ++k)
-    s += rect(left + k * 150, 6, 12, 12, kPalette[k % 8]) +
-         text(left + k * 150 + 16, 16, series[k], "start", " class=\"label\"");
+  double x = left;  // legend entries side by side, each as wide as its name
+  for (size_t k = 0; k < series.size(); ++k) {
+    s += rect(x, 6, 12, 12, kPalette[k % 8]) +
+         text(x + 16, 16, series[k], "start", " class=\"label\"");
+    x += 16 + 7.0 * series[k].size() + 24;
+  }
   s += text(left - 6, top + 8, "100%", "end") + text(left - 6, top + plot_h, "0", "end");
   const double step = cols.empty() ? 0 : plot_w / cols.size();
   for (size_t i = 0; i < cols.size(); ++i) {

@@ -13,7 +13,7 @@ std::string escape(std::string_view text);  // for HTML text and attribute value
 struct Bar {
   std::string label;  // under a column, or left of a horizontal bar
   double value = 0;
-  std::string note;   // right of a horizontal bar, or the column's tooltip
+  std::string note;     // right of a horizontal bar, or the column's tooltip
   bool marked = false;  // drawn in the accent colour
 };
 
@@ -25,7 +25,6 @@ std::string bar_rows(const std::string& id, const std::vector<Bar>& bars);
 // Columns of stacked shares (each column's values sum to 1), one colour per series, with a
 // legend; `x_caption` under the axis.
 std::string stacked_shares(const std::string& id, const std::vector<std::vector<double>>& columns,
-                           const std::vector<std::string>& series,
-                           const std::string& x_caption);
+                           const std::vector<std::string>& series, const std::string& x_caption);
 
 }  // namespace shard_inspect::svg
