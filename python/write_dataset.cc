@@ -420,9 +420,8 @@ void bind_write_dataset(py::module_& m) {
       .def(py::init([](const std::string& mode, double interval, uint64_t total) {
              const auto parsed = parse_progress_mode(mode);
              if (!parsed) refuse("progress", "is 'auto', 'always' or 'never', not '" + mode + "'");
-             return new RowProgress{{"write_dataset", ProgressUnit::items("rows"),
-                                     {*parsed, interval}},
-                                    total};
+             return new RowProgress{
+                 {"write_dataset", ProgressUnit::items("rows"), {*parsed, interval}}, total};
            }),
            py::arg("mode"), py::arg("interval"), py::arg("total"))
       .def("add", [](RowProgress& p, uint64_t n) { p.reporter.add(n, p.total); })
