@@ -4,8 +4,9 @@
     docs_words_test.py SOURCE_DIR
 
 Fails, naming file and line, on:
-  - the word "session" (any case; "session token", the AWS credential, is allowed, and so are
-    identifiers such as session_token, where an underscore joins it to the next word);
+  - the word "session" (any case; "session token", "session id" and such credentials are
+    allowed, and so are identifiers such as session_token or sessionId, which join it to the
+    next word);
   - "round" followed by a number from 1 ("round 2", "Round 3", "round-1 build") or as "this
     round" or "that round": the phrases that number the work. "round-trip", "rounded", "around",
     "rounding", a Feistel network's "6-round" and "round 0", a loop's "every round" do not match;
@@ -20,7 +21,7 @@ import re
 import subprocess
 import sys
 
-SESSION = re.compile(r"\bsessions?\b(?![ -]token)", re.IGNORECASE)
+SESSION = re.compile(r"\bsessions?\b(?![ -]?(?:token|id|key|cookie))", re.IGNORECASE)
 ROUND = re.compile(r"\brounds?[ -]?[1-9]|\b(?:this|that|next|previous|earlier|later) round\b",
                    re.IGNORECASE)
 # A path starts the token: not after a word character, '.', '$', '}', ')', ']', '/', '-' or a
@@ -51,7 +52,8 @@ def check_patterns():
               f"measured in {w}shared", f'path="{w}x"', "/" + "root/.cache", f"cd {w}wt"]
     allowed = ["round-trip", "must round-trip", "rounded to 2 digits", "around 3 s",
                "rounding", "a 6-round Feistel network", "AWS_SESSION_TOKEN",
-               "signing_->session_token", f"the {s} token of the credentials",
+               "signing_->session_token", f"the {s} token of the credentials", "sessionId",
+               f"a DevTools {s} id",
                "build-fuzz/tests/fuzz/work/", '"$tmp"/work/*.log', "${DIR}/work/x",
                "round up", "all year round", "tests/fuzz/work/", "width in round 0",
                "swap widths every round", "Each round times both"]

@@ -50,11 +50,11 @@ class Page:
         self.errors = []
         self.width = width
         target = next(t for t in self.call("Target.getTargets")["targetInfos"] if t["type"] == "page")
-        self.session = self.call("Target.attachToTarget", targetId=target["targetId"],
+        self.page = self.call("Target.attachToTarget", targetId=target["targetId"],
                                  flatten=True)["sessionId"]
         for domain in ("Page", "Runtime", "Log"):
-            self.call(f"{domain}.enable", session=True)
-        self.call("Page.navigate", session=True, url=url)
+            self.call(f"{domain}.enable", on_page=True)
+        self.call("Page.navigate", on_page=True, url=url)
         self.wait_event("Page.loadEventFired")
 
     @classmethod
@@ -77,11 +77,11 @@ class Page:
                 self.proc.wait()
         shutil.rmtree(self.profile, ignore_errors=True)
 
-    def send(self, method, session, params):
+    def send(self, method, on_page, params):
         self.next_id += 1
         message = {"id": self.next_id, "method": method, "params": params}
-        if session:
-            message["sessionId"] = self.session
+        if on_page:
+            message["sessionId"] = self.page
         self.proc.stdin.write(json.dumps(message).encode() + b"\0")
         self.proc.stdin.flush()
         return self.next_id
@@ -111,8 +111,8 @@ class Page:
         elif method == "Log.entryAdded" and params["entry"].get("level") == "error":
             self.errors.append("log: " + params["entry"].get("text", ""))
 
-    def call(self, method, session=False, **params):
-        wanted = self.send(method, session, params)
+    def call(self, method, on_page=False, **params):
+        wanted = self.send(method, on_page, params)
         deadline = time.monotonic() + TIMEOUT
         while True:
             message = self.receive(deadline)
@@ -129,7 +129,7 @@ class Page:
             pass
 
     def evaluate(self, expression):
-        result = self.call("Runtime.evaluate", session=True, expression=expression,
+        result = self.call("Runtime.evaluate", on_page=True, expression=expression,
                            returnByValue=True)
         if "exceptionDetails" in result:
             raise RuntimeError(f"{expression}: {result['exceptionDetails']}")
@@ -138,9 +138,9 @@ class Page:
     def screenshot(self):
         """PNG bytes of the whole page, at one device pixel per CSS pixel."""
         height = int(self.evaluate("document.documentElement.scrollHeight"))
-        self.call("Emulation.setDeviceMetricsOverride", session=True, width=self.width,
+        self.call("Emulation.setDeviceMetricsOverride", on_page=True, width=self.width,
                   height=height, deviceScaleFactor=1, mobile=False)
-        data = self.call("Page.captureScreenshot", session=True, format="png")["data"]
+        data = self.call("Page.captureScreenshot", on_page=True, format="png")["data"]
         return base64.b64decode(data)
 
 

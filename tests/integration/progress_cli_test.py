@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 LINE = re.compile(r"^(?P<what>[a-z: ]+): (?P<done>[\d,.]+) of (?P<total>[\d,.]+) (?P<unit>MB|\w+) "
-                  r"\((?P<share>[\d.]+)%\), [\d,.]+ (?:MB|\w+)/s, (?:ETA \w+|took \w+)(?:; .*)?$")
+                  r"\((?P<share>[\d.]+)%\), [\d,.]+ (?:MB|\w+)/s(?:, (?:ETA|took) \w+)?(?:; .*)?$")
 
 
 def run(*cmd):
@@ -67,7 +67,7 @@ def main():
     last = LINE.match(lines[-1])
     assert last["done"] == last["total"] == size_mb and last["share"] == "100.0", (lines[-1], size_mb)
     assert " took " in lines[-1] and re.search(r"; [\d,]+ records$", lines[-1]), lines[-1]
-    assert "\r" not in err and "shardify:" not in out
+    assert "\r" not in err and not any(LINE.match(line) for line in out.splitlines()), out
     # auto, stderr a pipe: a line every 30 s, so none for this short run; never: none.
     for mode in ("auto", "never"):
         _, err = run(shardify, "--input", *inputs, *common, "--out", os.path.join(work, mode),
