@@ -5,14 +5,14 @@
 # The build is scripts/test.sh's (scripts/configure.sh), so either command reuses the other's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-started=$SECONDS
 source scripts/configure.sh
 OUT=${DEMO_OUT:-demo-out}
-# Bold step titles only on a terminal, and never under NO_COLOR (https://no-color.org).
+# Bold step titles only on a terminal, and never under NO_COLOR (https://no-color.org); each
+# says when it started, so the log shows where the time went.
 if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
-  step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+  step() { printf '\n\033[1m== %s\033[0m (at %dm%02ds)\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)); }
 else
-  step() { printf '\n== %s\n' "$*"; }
+  step() { printf '\n== %s (at %dm%02ds)\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)); }
 fi
 
 step "1/6 dependencies (apt, npm)"
@@ -54,6 +54,5 @@ step "6b/6 the same from Python (torch.nn, shardkit.Loader)"
 PYTHONPATH="$BUILD/python" /usr/bin/python3 examples/python/train_classifier.py \
   --train "$OUT/train" --valid "$OUT/valid" --epochs 2
 
-elapsed=$((SECONDS - started))
 echo
-echo "demo.sh: done in $((elapsed / 60)) min $((elapsed % 60)) s"
+echo "demo.sh: done in $((SECONDS / 60)) min $((SECONDS % 60)) s"

@@ -14,11 +14,10 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "docs"))
-import pyutil  # noqa: E402  (make_corpus only; SHARDKIT_BIN is not used here)
+import pyutil  # noqa: E402  (make_corpus only: the tools used are the installed ones)
 from snippets_test import read_blocks  # noqa: E402
 
 SOURCE = os.environ["SHARDKIT_SOURCE"]
@@ -68,7 +67,11 @@ def repository_view(work):
 
 
 def main():
-    work = tempfile.mkdtemp(prefix="shardkit-pip-")
+    # Inside the build tree, beside the Release build: the compiler cache then finds the same
+    # source paths it compiled for that build.
+    work = os.path.join(os.environ["SHARDKIT_BIN"], "test-tmp", "pip-install")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
     try:
         repo = repository_view(work)
         venv = os.path.join(repo, "venv")
