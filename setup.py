@@ -21,6 +21,25 @@ from setuptools.command.build_ext import build_ext
 ROOT = Path(__file__).resolve().parent
 
 
+def require_wheel():
+    """pip builds a wheel; with --no-build-isolation the wheel package must be in this interpreter.
+    Without it setuptools only says "invalid command 'bdist_wheel'"."""
+    try:
+        import wheel  # noqa: F401
+    except ImportError:
+        sys.exit(
+            f"shardkit: {sys.executable} has no 'wheel' package, which `pip install "
+            "--no-build-isolation .` needs to build the wheel. Install with Debian's python3: "
+            "`/usr/bin/python3 -m venv --system-site-packages venv && venv/bin/pip install "
+            "--no-build-isolation .` (apt-get install python3-wheel python3-venv), or "
+            f"`{sys.executable} -m pip install wheel` first for this interpreter.")
+
+
+# pip asks for the wheel's metadata (dist_info) before it builds it (bdist_wheel).
+if {"bdist_wheel", "dist_info"} & set(sys.argv[1:]):
+    require_wheel()
+
+
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
         build = Path(self.build_temp).resolve() / "cmake"

@@ -111,6 +111,8 @@ int run(const examples::Args& args) {
   o.seed = static_cast<uint64_t>(args.num("seed", 0));
   o.threads = static_cast<unsigned>(args.num("threads", 0));
   o.pad_to_multiple_of = 8;
+  // Every step a full batch, as examples/python/train_classifier.py: both take the same steps.
+  o.drop_last = true;
   {
     shardkit::loader::Loader probe(train_dir, o);
     for (const char* need : {"input_ids", "labels"})

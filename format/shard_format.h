@@ -31,7 +31,7 @@ inline constexpr uint64_t kMaxBlockRawSize = 1ull << 30;
 // How the stored bytes of one block are encoded (index entry, byte 12).
 enum class BlockEncoding : uint8_t { kRaw = 0, kZstd = 1 };
 
-// A reversible transform applied to a block's records before encoding (header, byte 33).
+// A reversible transform applied to a block's records before encoding (header, byte 32).
 enum class BlockFilter : uint8_t {
   kNone = 0,
   // Byte planes: for each field in schema order, for each byte position of the field's

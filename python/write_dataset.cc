@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "option_kwargs.h"
 #include "shardify/convert.h"
 #include "shardify/convert_option_table.h"
@@ -327,6 +328,25 @@ void bind_write_dataset(py::module_& m) {
       },
       "The converter's options for these keywords, every default applied, as JSON (the option "
       "table's serialization).");
+
+  // The command-line tools' progress reporter, counting the rows pulled (write_dataset passes
+  // add as on_chunk). It writes to the process's stderr, as the tools do.
+  struct RowProgress {
+    ProgressReporter reporter;
+    uint64_t total;
+  };
+  py::class_<RowProgress>(m, "_RowProgress")
+      .def(py::init([](const std::string& mode, double interval, uint64_t total) {
+             const auto parsed = parse_progress_mode(mode);
+             if (!parsed)
+               throw py::value_error("write_dataset: progress is 'auto', 'always' or 'never', not '" +
+                                     mode + "'");
+             return new RowProgress{
+                 {"write_dataset", ProgressUnit::items("rows"), {*parsed, interval}}, total};
+           }),
+           py::arg("mode"), py::arg("interval"), py::arg("total"))
+      .def("add", [](RowProgress& p, uint64_t n) { p.reporter.add(n, p.total); })
+      .def("close", [](RowProgress& p) { p.reporter.finish(); });
 }
 
 }  // namespace shardkit::python

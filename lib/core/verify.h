@@ -28,13 +28,14 @@ struct VerifyReport {
 };
 
 // Decodes every block (not just its checksum) so a block that checksums but fails to decode is
-// found too. `progress`, if set, is called after each shard.
+// found too. `progress`, if set, hears the blocks checked so far (readable or not) and the
+// dataset's block count after each block.
 VerifyReport verify_dataset(
     const std::filesystem::path& dir,
-    const std::function<void(uint64_t shard, uint64_t shards)>& progress = {});
+    const std::function<void(uint64_t blocks, uint64_t total)>& progress = {});
 // The same for a directory or a remote dataset (http://, https://, s3://).
 VerifyReport verify_dataset(
     const std::string& location, const SourceOptions& options,
-    const std::function<void(uint64_t shard, uint64_t shards)>& progress = {});
+    const std::function<void(uint64_t blocks, uint64_t total)>& progress = {});
 
 }  // namespace shardkit

@@ -51,7 +51,7 @@ std::string MergeResult::to_json() const {
 }
 
 MergeResult merge_parts(const std::string& out, const std::vector<std::string>& dirs, bool force,
-                        unsigned threads) {
+                        unsigned threads, const std::function<void(uint64_t, uint64_t)>& progress) {
   if (dirs.empty()) throw Error(ErrorCode::kInvalidArgument, "", "merge needs at least one part");
   std::vector<Part> parts;
   for (const auto& d : dirs) parts.push_back(load_part(d));
@@ -114,6 +114,8 @@ MergeResult merge_parts(const std::string& out, const std::vector<std::string>& 
   using PartBlockPtr = std::unique_ptr<PartBlock>;
   size_t next_part = 0;
   uint64_t next_block = 0;
+  uint64_t records_total = 0, records_done = 0;
+  for (const Part& p : parts) records_total += p.manifest().record_count();
   const auto read = tbb::make_filter<void, PartBlockPtr>(
       tbb::filter_mode::serial_in_order, [&](tbb::flow_control& fc) -> PartBlockPtr {
         while (next_part < parts.size() && next_block == parts[next_part].data.block_count()) {
@@ -143,6 +145,8 @@ MergeResult merge_parts(const std::string& out, const std::vector<std::string>& 
         if (b->error) std::rethrow_exception(b->error);
         auto blocks = std::make_unique<std::vector<RawBlock>>();
         writer.cut(b->decoded->bytes.data(), b->decoded->records, *blocks);
+        records_done += b->decoded->records;
+        if (progress) progress(records_done, records_total);
         return blocks;
       });
   tbb::task_arena arena = pipeline_arena(threads);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,9 @@ struct MergeResult {
 // Parts may be given in any order; they must be all parts 0..N-1 of one conversion (same
 // schema, tokenizer, task, labels, inputs and encoding). Throws Error naming the part that
 // disagrees, or the shard and block that fails its checksum. `threads` encode blocks.
+// `progress`, if set, hears the records merged so far and the total after each part block.
 MergeResult merge_parts(const std::string& out, const std::vector<std::string>& parts, bool force,
-                        unsigned threads = 1);
+                        unsigned threads = 1,
+                        const std::function<void(uint64_t records, uint64_t total)>& progress = {});
 
 }  // namespace shardkit::shardify

@@ -461,8 +461,8 @@ _LABELLED_TASKS = ("cls", "pair")
 
 
 def write_dataset(rows: Iterable[Any], out: PathLike, task: str = "lm",
-                  tokenizer: Optional[PathLike] = None, progress: bool = True,
-                  **options: Any) -> Dict[str, Any]:
+                  tokenizer: Optional[PathLike] = None, progress: Union[bool, str] = True,
+                  progress_interval: float = 30, **options: Any) -> Dict[str, Any]:
     """Converts rows into a dataset at ``out`` with shardify's converter and its threads.
 
     ``rows`` is any iterable of dicts: a generator, a list, ``DataFrame.to_dict("records")`` or
@@ -480,11 +480,15 @@ def write_dataset(rows: Iterable[Any], out: PathLike, task: str = "lm",
     ``on_error="skip"`` it is skipped and counted. An exception from the rows (a generator
     raising, KeyboardInterrupt) stops the conversion and leaves no dataset behind. The GIL is
     held only while the next chunk of rows is pulled and its fields taken out (an exact dict of
-    plain values directly, any other row through JSON). ``progress`` shows a
-    tqdm bar when tqdm is installed.
+    plain values directly, any other row through JSON). ``progress`` is shardify's
+    ``--progress``: True or "auto" shows a tqdm bar on a terminal when tqdm is installed, else a
+    line redrawn in place on a terminal, and anywhere else (a Slurm log, a redirected stderr) a
+    line every ``progress_interval`` seconds with rows done of the total, rate and ETA; "always"
+    prints those lines and a last one, terminal or not; False or "never" shows nothing.
 
-    Returns the conversion summary as a dict (documents, records, tokens, truncated, skipped,
-    bytes, seconds, the first errors) with the dataset's info under "info".
+    Returns the conversion summary as a dict (examples, records, tokens, truncated, skipped,
+    bytes, seconds, the first errors; "documents" is examples' former name) with the dataset's
+    info under "info".
     """
     if tokenizer is None:
         raise TypeError("write_dataset: tokenizer= is required (tokenizer.json, vocab.txt, "
@@ -495,13 +499,13 @@ def write_dataset(rows: Iterable[Any], out: PathLike, task: str = "lm",
             f"task={task!r} without labels= reads the rows twice (labels first, to number them as "
             "shardify does), and these rows can be read only once: pass labels=[...] in index "
             "order, or rows that can be read again (a list, a DataFrame, a datasets.Dataset)")
-    bar = _progress_bar(rows) if progress else None
+    bar = _progress(rows, progress, progress_interval)
     opened: List[None] = []
 
     def open_rows() -> Tuple[Iterator[Any], Any]:
         opened.append(None)
         last = len(opened) == passes
-        return _rows.records(rows), bar.update if bar is not None and last else None
+        return _rows.records(rows), bar.add if bar is not None and last else None
 
     try:
         summary: Dict[str, Any] = _json.loads(_shardkit.write_dataset(
@@ -514,16 +518,38 @@ def write_dataset(rows: Iterable[Any], out: PathLike, task: str = "lm",
     return summary
 
 
-def _progress_bar(rows: Iterable[Any]) -> Any:
-    try:
-        from tqdm.auto import tqdm  # type: ignore[import]
-    except ImportError:
+def _progress(rows: Iterable[Any], progress: Union[bool, str, None], interval: float) -> Any:
+    """What reports write_dataset's progress: an object with add(rows) and close(), or None."""
+    mode = {True: "auto", False: "never", None: "never"}.get(progress, progress)  # type: ignore[arg-type]
+    if mode not in ("auto", "always", "never"):
+        raise ValueError("write_dataset: progress is True, False, 'auto', 'always' or 'never', "
+                         f"not {progress!r}")
+    if mode == "never":
         return None
     try:
-        total: Optional[int] = len(rows)  # type: ignore[arg-type]
+        total: int = len(rows)  # type: ignore[arg-type]
     except TypeError:
-        total = None
-    return tqdm(total=total, unit=" rows", desc="write_dataset")
+        total = 0
+    if mode == "auto" and _on_terminal():
+        try:
+            from tqdm.auto import tqdm  # type: ignore[import]
+        except ImportError:
+            pass
+        else:
+            bar = tqdm(total=total or None, unit=" rows", desc="write_dataset")
+            bar.add = bar.update
+            return bar
+    return _shardkit._RowProgress(mode, float(interval), total)
+
+
+def _on_terminal() -> bool:
+    """Whether a tqdm bar suits stderr: a terminal, or a notebook (which draws it as a widget)."""
+    if "ipykernel" in _sys.modules:
+        return True
+    try:
+        return _sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 Loader.__doc__ = (Loader.__doc__ or "") + _options_doc("Options (keywords):",

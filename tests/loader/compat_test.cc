@@ -1,4 +1,4 @@
-// Datasets written by the round-1 build (manifest format_version 1, tests/data/compat_v1) keep
+// Datasets written by shardkit 0.1 (manifest format_version 1, tests/data/compat_v1) keep
 // opening, with the records and the sample orders that build recorded, and their metadata keys
 // read back as the same DatasetInfo a current conversion would describe.
 #include <doctest/doctest.h>
@@ -57,7 +57,7 @@ std::string squeeze(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("round-1 datasets open with their records and sample orders") {
+TEST_CASE("0.1 datasets open with their records and sample orders") {
   for (const char* name : {"lm-gpt2", "pair-bert", "qa-bert"}) {
     CAPTURE(name);
     const Expected want = expected(name);
@@ -85,7 +85,7 @@ TEST_CASE("round-1 datasets open with their records and sample orders") {
   }
 }
 
-TEST_CASE("round-1 metadata keys read back as DatasetInfo") {
+TEST_CASE("0.1 metadata keys read back as DatasetInfo") {
   const auto lm = Dataset::open(compat("lm-gpt2")).info();
   CHECK(lm.task.type == Task::kLm);
   CHECK(lm.task.max_len == 8);

@@ -1,5 +1,7 @@
-"""`pip install .` of the source tree into a fresh venv (system site packages for Debian's torch
-and numpy; offline: --no-build-isolation --no-index), then, from a directory outside the tree:
+"""`pip install .` of the source tree into a fresh venv by the README's own commands, run as
+written (Debian's /usr/bin/python3, system site packages for its torch and numpy,
+--no-build-isolation; offline: PIP_NO_INDEX=1) from a directory of links to the repository's
+files, so that the venv and pip's build-pip/ land there; then, from a directory outside the tree:
 import, the public namespace, the console scripts, a JSONL and a Hub-layout Parquet conversion
 with the installed shardify, and a loader pass whose labels match the corpus generator.
 
@@ -12,10 +14,11 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-import pyutil  # noqa: E402  (make_corpus only; SHARDKIT_BIN is not used here)
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "docs"))
+import pyutil  # noqa: E402  (make_corpus only: the tools used are the installed ones)
+from snippets_test import read_blocks  # noqa: E402
 
 SOURCE = os.environ["SHARDKIT_SOURCE"]
 VOCAB = os.environ["SHARDKIT_VOCAB"]
@@ -45,16 +48,41 @@ def write_parquet_with_duckdb(libduckdb, jsonl, parquet):
     assert ok, error
 
 
+def readme_pip_block():
+    blocks, problems = read_blocks(os.path.join(SOURCE, "README.md"), "README.md")
+    found = [b for b in blocks if "pip install --no-build-isolation" in b.code]
+    assert len(found) == 1 and not problems, (found, problems)
+    return found[0].code
+
+
+def repository_view(work):
+    """`.` for the README's commands: links to the repository's entries (its build trees, venv
+    and data left out), so that what pip and venv write stays in `work`."""
+    view = os.path.join(work, "repo")
+    os.makedirs(view)
+    for name in os.listdir(SOURCE):
+        if not (name.startswith("build") or name in ("venv", "data", "demo-out", ".git")):
+            os.symlink(os.path.join(SOURCE, name), os.path.join(view, name))
+    return view
+
+
 def main():
-    work = tempfile.mkdtemp(prefix="shardkit-pip-")
+    # Inside the build tree, beside the Release build: the compiler cache then finds the same
+    # source paths it compiled for that build.
+    work = os.path.join(os.environ["SHARDKIT_BIN"], "test-tmp", "pip-install")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
     try:
-        venv = os.path.join(work, "venv")
-        run("/usr/bin/python3", "-m", "venv", "--system-site-packages", venv)
+        repo = repository_view(work)
+        venv = os.path.join(repo, "venv")
         python, bindir = os.path.join(venv, "bin", "python"), os.path.join(venv, "bin")
-        env = dict(os.environ, SHARDKIT_BUILD_JOBS=os.environ.get("SHARDKIT_BUILD_JOBS", "2"))
+        env = dict(os.environ, SHARDKIT_BUILD_JOBS=os.environ.get("SHARDKIT_BUILD_JOBS", "2"),
+                   PIP_NO_INDEX="1")
         env.pop("PYTHONPATH", None)
-        run(python, "-m", "pip", "install", "--no-build-isolation", "--no-index", "--quiet", SOURCE,
-            env=env)
+        r = subprocess.run(["bash", "-euo", "pipefail", "-c", readme_pip_block()], cwd=repo, env=env,
+                           capture_output=True, text=True)
+        assert r.returncode == 0, f"the README's pip commands failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+        assert "--input" in r.stdout, "venv/bin/shardify --help printed no usage"
 
         # Everything below runs outside the source tree, with nothing on PYTHONPATH.
         outside = os.path.join(work, "outside")

@@ -6,8 +6,8 @@ out in C++ (exact dicts of plain values) mixed with rows that go through JSON (o
 numpy values, int keys, dotted paths), good and bad, for cls, pair with integer and boolean
 labels, and sft prompt/response: the same shards, skips and errors as shardify on their JSONL.
 Then bad rows (error naming the row, or skipped and counted), an exception from the rows and a KeyboardInterrupt (a real
-SIGINT) in the middle, which leave no dataset behind, progress through tqdm, and the README's
-snippet.
+SIGINT) in the middle, which leave no dataset behind, progress (a tqdm bar on a terminal,
+shardify's lines elsewhere).
 
     SHARDKIT_SOURCE=. SHARDKIT_BIN=build SHARDKIT_VOCAB=vocab.txt PYTHONPATH=build/python \
         python3 tests/python/test_write_dataset.py
@@ -415,8 +415,31 @@ def test_keyboard_interrupt_leaves_nothing(tmp):
     print(f"  SIGINT after {len(pulled)} rows: KeyboardInterrupt, the old dataset intact, no staging")
 
 
+class Terminal(io.StringIO):
+    """A stderr that says it is a terminal, as tqdm and write_dataset ask."""
+
+    def isatty(self):
+        return True
+
+
+PROGRESS_CHILD = """
+import os, sys, shardkit
+rows = [{"text": "row %d of the corpus" % i, "label": "a" if i % 2 else "b"} for i in range(3000)]
+shardkit.write_dataset(rows, sys.argv[1], tokenizer=os.environ["SHARDKIT_VOCAB"], task="cls",
+                       labels=["a", "b"], progress=eval(sys.argv[2]), progress_interval=0.001)
+"""
+
+
+def progress_lines(tmp, name, progress):
+    """What write_dataset writes to its process's stderr (a pipe, not a terminal)."""
+    r = subprocess.run([sys.executable, "-c", PROGRESS_CHILD, os.path.join(tmp, name), progress],
+                       capture_output=True, text=True, check=True)
+    return r.stderr
+
+
 def test_progress(tmp):
-    err = io.StringIO()
+    # On a terminal: a tqdm bar (tqdm is installed); progress=False: nothing.
+    err = Terminal()
     with contextlib.redirect_stderr(err):
         shardkit.write_dataset(cls_rows(3000, 0), os.path.join(tmp, "bar"), tokenizer=VOCAB)
         shardkit.write_dataset(cls_rows(10, 0), os.path.join(tmp, "quiet"), tokenizer=VOCAB,
@@ -424,41 +447,23 @@ def test_progress(tmp):
     shown = err.getvalue()
     assert "3000/3000" in shown and "write_dataset" in shown, shown
     assert shown.count("write_dataset:") >= 1 and "/10 " not in shown and "10/10" not in shown, shown
-    print("  progress: a tqdm bar to 3000/3000 rows; nothing with progress=False")
-
-
-def test_readme_snippet(tmp):
-    """The README's write_dataset block, run verbatim where its files exist."""
-    source = os.environ["SHARDKIT_SOURCE"]
-    code = subprocess.run([sys.executable, os.path.join(source, "tests", "integration", "readme_snippet.py"),
-                           os.path.join(source, "README.md"), "fenced", "python", "shardkit.write_dataset"],
-                          check=True, capture_output=True, text=True).stdout
-    work = os.path.join(tmp, "readme")
-    os.makedirs(os.path.join(work, "books"))
-    shutil.copy(VOCAB, os.path.join(work, "vocab.txt"))
-    shutil.copy(GPT2, os.path.join(work, "tokenizer.json"))
-    rng = random.Random(8)
-    reviews = [{"review": sentence(rng, 3, 30), "stars": rng.randrange(1, 6)} for _ in range(300)]
-    write_jsonl(reviews, os.path.join(work, "reviews.jsonl"))
-    for i in range(5):
-        with open(os.path.join(work, "books", f"{i:02d}.txt"), "w") as f:
-            f.write(sentence(rng, 200, 600))
-    cwd = os.getcwd()
-    os.chdir(work)
-    printed = io.StringIO()
+    # Elsewhere (a log): shardify's lines. "always" ends with the whole count; "auto" at a 0.001 s
+    # interval prints lines of rows done; False and "never" print nothing.
+    always = progress_lines(tmp, "always", '"always"').splitlines()
+    assert always and all(line.startswith("write_dataset: ") for line in always), always
+    assert always[-1].startswith("write_dataset: 3,000 of 3,000 rows (100.0%), ") and \
+        ", took " in always[-1], always
+    assert "\r" not in "".join(always)
+    auto = progress_lines(tmp, "auto", '"auto"')
+    assert auto.count("write_dataset: ") >= 1 and " of 3,000 rows (" in auto, auto
+    assert progress_lines(tmp, "never", '"never"') == progress_lines(tmp, "false", "False") == ""
     try:
-        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
-            exec(compile(code, "README.md", "exec"), {})
-    finally:
-        os.chdir(cwd)
-    data = shardkit.Dataset(os.path.join(work, "data", "reviews"))
-    assert len(data) == 300 and data.info["labels"]["names"] == ["1", "2", "3", "4", "5"], data.info
-    # Labels by the stars the rows were made with.
-    assert [int(data[i]["labels"]) for i in range(300)] == [r["stars"] - 1 for r in reviews]
-    books = shardkit.Dataset(os.path.join(work, "data", "books"))
-    records, skipped, kind = printed.getvalue().split()
-    assert int(records) == len(books) > 5 and skipped == "0" and kind == "bpe", printed.getvalue()
-    print(f"  README snippet: {len(data)} reviews, {len(books)} packed book records")
+        shardkit.write_dataset(cls_rows(10, 0), os.path.join(tmp, "bad"), tokenizer=VOCAB,
+                               progress="sometimes")
+        raise AssertionError("progress='sometimes' accepted")
+    except ValueError as e:
+        assert "'auto', 'always' or 'never'" in str(e), e
+    print(f"  progress: a tqdm bar on a terminal; {len(always)} lines in a log; none when off")
 
 
 def main():
@@ -472,7 +477,6 @@ def main():
         test_exception_from_rows_leaves_nothing(tmp)
         test_keyboard_interrupt_leaves_nothing(tmp)
         test_progress(tmp)
-        test_readme_snippet(tmp)
         print("write_dataset: ok")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -1,6 +1,6 @@
 // One huge input line through `shardify` (issue 13): the peak resident memory of the shardify
 // process (its ru_maxrss, from wait4) stays within twice the line plus what the same conversion
-// needs without the line. Round 1 took about 9x a JSONL line for --task cls (a full Encoding
+// needs without the line. shardkit 0.1 took about 9x a JSONL line for --task cls (a full Encoding
 // per token, several copies of the line) and 3.6x a text line for packed lm.
 #include <doctest/doctest.h>
 #include <sys/resource.h>

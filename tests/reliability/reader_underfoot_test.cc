@@ -203,6 +203,6 @@ TEST_CASE("a shard truncated under an open reader: pread gives an Error naming i
   CHECK(WEXITSTATUS(mmap_status) == 1);
 #else
   CHECK(WIFSIGNALED(mmap_status));
-  CHECK(WTERMSIG(mmap_status) == SIGBUS);  // what every reader did before (round 1)
+  CHECK(WTERMSIG(mmap_status) == SIGBUS);  // what every reader of shardkit 0.1 did
 #endif
 }

@@ -36,6 +36,8 @@
 #include "loader/plan.h"
 #include "option_flags.h"
 #include "shard_inspect/commands.h"
+#include "shard_inspect/stream_sources.h"
+#include "shard_inspect/stream_sources.h"
 
 namespace {
 
@@ -58,40 +60,7 @@ struct OrderArgs {
   bool print_options = false;
 };
 
-// The sources of the order asked for, with what the plan needs of each.
-struct Sources {
-  std::vector<loader::MixtureSource> list;
-  std::vector<shardkit::Manifest> manifests;
-  std::vector<loader::SourceShape> shapes;
-  bool mixed = false;
-  std::shared_ptr<const loader::MixtureStream> stream;
-};
-
-Sources load_sources(const OrderArgs& args, loader::LoaderOptions& options) {
-  if (args.dir.empty() == args.mixture.empty())
-    throw Error(ErrorCode::kInvalidArgument, "",
-                "order takes a dataset DIR or --mixture SPEC.json, not both");
-  Sources s;
-  s.mixed = !args.mixture.empty();
-  s.list = {loader::MixtureSource{args.dir}};
-  if (s.mixed) {
-    const loader::MixtureSpec spec = loader::read_mixture_spec(args.mixture);
-    s.list = spec.sources;
-    if (spec.seed && !args.seed_given) options.seed = *spec.seed;
-    if (spec.max_samples && !options.max_samples) options.max_samples = *spec.max_samples;
-  }
-  std::vector<uint64_t> sizes;
-  for (const loader::MixtureSource& m : s.list) {
-    s.manifests.push_back(shardkit::open_store(m.path)->load_manifest());
-    const shardkit::Manifest& mf = s.manifests.back();
-    s.shapes.push_back({shardkit::Geometry::of(mf), mf.schema.record_size()});
-    sizes.push_back(s.shapes.back().geometry.records());
-  }
-  const shardkit::Manifest& first = s.manifests[0];
-  s.stream = std::make_shared<const loader::MixtureStream>(
-      s.list, sizes, options.max_samples, loader::row_tokens(first.schema, first.info));
-  return s;
-}
+using Sources = shard_inspect::StreamSources;
 
 std::string row_text(const loader::PlannedRows& rows, size_t row, bool mixed) {
   return (mixed ? std::to_string(rows.sources[row]) + " " : std::string()) +
@@ -202,12 +171,12 @@ uint64_t budget_end(const Sources& s, loader::LoaderOptions options, uint64_t ep
                     uint64_t before) {
   std::vector<shardkit::Dataset> data;
   std::vector<const shardkit::Field*> length;
-  for (size_t i = 0; i < s.list.size(); ++i) {
-    data.push_back(shardkit::Dataset::open(s.list[i].path));
+  for (size_t i = 0; i < s.sources.size(); ++i) {
+    data.push_back(shardkit::Dataset::open(s.sources[i].path));
     const std::string* name = data.back().info().field(shardkit::FieldRole::kLength);
     length.push_back(name ? data.back().schema().find(*name) : nullptr);
     if (!length.back())
-      throw Error(ErrorCode::kInvalidArgument, s.list[i].path,
+      throw Error(ErrorCode::kInvalidArgument, s.sources[i].path,
                   "--max-tokens counts each row's length, but the dataset has no length field");
   }
   options.rank = 0, options.world_size = 1, options.batch_size = 4096, options.drop_last = false;
@@ -240,7 +209,7 @@ void print_resume(const Sources& s, loader::LoaderOptions options, const OrderAr
   std::vector<const shardkit::Manifest*> manifests;
   for (const shardkit::Manifest& m : s.manifests) manifests.push_back(&m);
   loader::check_resumable(st.fingerprint, st.seed,
-                          loader::stream_fingerprint(manifests, s.list, options), options.seed,
+                          loader::stream_fingerprint(manifests, s.sources, options), options.seed,
                           s.mixed ? args.mixture : args.dir);
   const uint64_t n = s.stream->size();
   if (st.samples_consumed > n)
@@ -337,7 +306,7 @@ void run_order(OrderArgs& args) {
     std::printf("%s\n", loader::loader_option_table().to_json(options).c_str());
     return;
   }
-  const Sources s = load_sources(args, options);
+  const Sources s = shard_inspect::load_stream_sources(args.dir, args.mixture, options, args.seed_given);
   if (!args.resume_from.empty()) return print_resume(s, options, args);
   if (args.blocks) return print_blocks(s, options, args);
   if (args.shares) {

@@ -9,7 +9,9 @@
 #include "core/error.h"
 #include "core/geometry.h"
 #include "core/manifest.h"
+#include "core/progress.h"
 #include "core/verify.h"
+#include "progress_options.h"
 #include "shard_inspect/commands.h"
 
 namespace {
@@ -18,6 +20,7 @@ struct VerifyArgs {
   std::string dir;
   bool quiet = false;
   bool json = false;
+  shardkit::ProgressOptions progress;
 };
 
 // A fault of one block of a shard the manifest lists, placed in the dataset; null otherwise
@@ -75,7 +78,12 @@ void print_json(const VerifyArgs& args, const shardkit::VerifyReport& r) {
 }
 
 void run_verify(const VerifyArgs& args) {
-  const shardkit::VerifyReport r = shardkit::verify_dataset(args.dir, shardkit::SourceOptions{});
+  shardkit::ProgressReporter reporter("verify", shardkit::ProgressUnit::items("blocks"),
+                                      args.progress);
+  const shardkit::VerifyReport r = shardkit::verify_dataset(
+      args.dir, shardkit::SourceOptions{},
+      [&reporter](uint64_t done, uint64_t total) { reporter.update(done, total); });
+  reporter.finish();
   if (!r.ok()) shard_inspect::exit_code() = 1;
   if (args.json) return print_json(args, r);
   for (const auto& f : r.faults) std::printf("FAULT %s\n", f.message.c_str());
@@ -99,6 +107,7 @@ const shard_inspect::RegisterCommand kVerify([](CLI::App& app) {
   cmd->add_flag("-q,--quiet", args->quiet, "Print faults only");
   cmd->add_flag("--json", args->json,
                 "Print the report as JSON, listing the damaged blocks on_corrupt=skip replaces");
+  shardkit::tools::add_progress_options(cmd, args->progress);
   cmd->callback([args] { run_verify(*args); });
 });
 

@@ -4,7 +4,9 @@
 #include <filesystem>
 #include <thread>
 
+#include "core/progress.h"
 #include "output_location.h"
+#include "progress_options.h"
 #include "shardify/commands.h"
 #include "shardify/merge.h"
 
@@ -15,6 +17,7 @@ struct MergeArgs {
   std::vector<std::string> parts;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   bool force = false, json = false;
+  shardkit::ProgressOptions progress;
 };
 
 const shardify_cli::RegisterCommand kMerge([](CLI::App& app) {
@@ -27,12 +30,17 @@ const shardify_cli::RegisterCommand kMerge([](CLI::App& app) {
   cmd->add_option("--threads", a->threads, "Threads that re-encode blocks (default: all cores)");
   cmd->add_flag("--force", a->force, "Replace an existing dataset at OUT");
   cmd->add_flag("--json", a->json, "Print the result as one JSON object");
+  shardkit::tools::add_progress_options(cmd, a->progress);
   cmd->callback([a] {
     // An s3:// output is staged beside the first part, on a disk that already holds the data.
     const std::filesystem::path beside = std::filesystem::absolute(a->parts.front()).parent_path();
     shardify_cli::OutputLocation out(a->out, a->force, beside);
-    auto r =
-        shardkit::shardify::merge_parts(out.local(), a->parts, a->force, std::max(1u, a->threads));
+    shardkit::ProgressReporter reporter("shardify merge", shardkit::ProgressUnit::items("records"),
+                                        a->progress);
+    auto r = shardkit::shardify::merge_parts(
+        out.local(), a->parts, a->force, std::max(1u, a->threads),
+        [&reporter](uint64_t done, uint64_t total) { reporter.update(done, total); });
+    reporter.finish();
     out.publish();
     if (a->json)
       std::printf("%s\n", r.to_json().c_str());

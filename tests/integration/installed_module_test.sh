@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# usage: installed_module_test.sh BUILD_DIR SOURCE_DIR
+# Installs the build into a scratch prefix, then imports the installed Python module from outside
+# the tree, with only the prefix's package directory on PYTHONPATH (its libduckdb.so must be
+# found from there), and writes and reads a dataset with it: shard for shard what the installed
+# shardify writes from the same rows. (The README's C++ and CMake blocks are built against an
+# installed prefix by tests/docs.)
+set -euo pipefail
+build=$1 source=$2
+work="$build/test-tmp/installed-module"
+rm -rf "$work" && mkdir -p "$work/run/data"
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+test -f "$work/prefix/lib/cmake/shardkit/shardkitConfig.cmake"
+test -x "$work/prefix/bin/shardify"
+test -f "$work/prefix/include/shardkit/format/SPEC.md"
+
+# data/train made with the installed shardify and a vocabulary that HF tokenizers writes.
+node "$source/tests/oracle/make_tokenizers.js" "$work/tok"
+for i in $(seq 1 50); do echo "{\"text\": \"line $i of a small corpus\", \"label\": \"$((i % 3))\"}"; done >"$work/c.jsonl"
+"$work/prefix/bin/shardify" --input "$work/c.jsonl" --task cls --max-len 16 \
+  --tokenizer "$work/tok/bert-base-uncased-vocab.txt" --out "$work/run/data/train" >/dev/null
+module=$(find "$work/prefix" -path '*-packages/shardkit/__init__.py' | head -1)
+[ -n "$module" ] || { echo "cmake --install put no shardkit package under the prefix"; exit 1; }
+packages=$(dirname "$(dirname "$module")")
+# Nothing of the build tree on any path: the module and its libraries come from the prefix.
+(cd "$work/run" && env -u LD_LIBRARY_PATH PYTHONPATH="$packages" /usr/bin/python3 - "$work" <<'PY'
+import os
+import sys
+
+import shardkit
+
+work = sys.argv[1]
+prefix = os.path.realpath(os.path.join(work, "prefix"))
+assert os.path.realpath(shardkit.__file__).startswith(prefix + os.sep), shardkit.__file__
+# The same rows as c.jsonl, written by the installed module: the dataset the installed shardify
+# wrote from the file, shard for shard.
+rows = [{"text": f"line {i} of a small corpus", "label": str(i % 3)} for i in range(1, 51)]
+summary = shardkit.write_dataset(rows, "py-train", task="cls", max_len=16, progress=False,
+                               tokenizer=os.path.join(work, "tok", "bert-base-uncased-vocab.txt"))
+assert summary["records"] == 50, summary
+for name in sorted(os.listdir("data/train")):
+  if name != "manifest.json":
+      with open(os.path.join("data/train", name), "rb") as a, open(os.path.join("py-train", name), "rb") as b:
+          assert a.read() == b.read(), name
+ds = shardkit.Dataset("py-train")
+assert len(ds) == 50, len(ds)
+print(f"installed module {shardkit.__file__}: wrote and read {len(ds)} records")
+PY
+) || { echo "the installed Python module does not import or work"; exit 1; }
