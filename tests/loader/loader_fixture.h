@@ -36,7 +36,7 @@ struct FixtureOptions {
   uint64_t shard_bytes = 1 << 20;
   bool with_length_a = false;
   int64_t label_base = 0;  // labels = label_base + record index (tells mixture sources apart)
-  std::string task;        // DatasetInfo task.name, when set
+  std::string task;        // DatasetInfo task type by name, when set
 };
 
 // Schema: input_ids u16[48], length u16, [length_a u16,] labels i64 (= label_base + the record

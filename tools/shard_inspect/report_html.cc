@@ -49,8 +49,9 @@ std::string facts(const ReportData& d) {
   const shardkit::DatasetInfo& info = d.manifest.info;
   std::string s = "<table>";
   s += fact("records", count_text(d.manifest.record_count()));
-  if (!info.task.name.empty())
-    s += fact("task", info.task.name + (info.task.packed ? ", packed" : ""));
+  if (info.task.type)
+    s += fact("task", std::string(shardkit::task_name(*info.task.type)) +
+                          (info.task.packed ? ", packed" : ""));
   if (d.scanned) {
     s += fact("max_len", count_text(d.stats.max_len));
     s += fact("tokens", count_text(d.stats.tokens) + " real, " + percent(d.stats.padding_share()) +
