@@ -48,7 +48,7 @@ from ._shardkit import OptionError, ShardkitError
 __version__: str = _shardkit.__version__
 
 __all__ = ["Dataset", "Loader", "Source", "read_mixture", "IterableDataset", "ShardkitError",
-           "OptionError", "write_dataset", "__version__"]
+           "OptionError", "write_dataset"]
 
 # Names for type checkers only (the annotations are strings): the package's public names at
 # run time are exactly __all__.
@@ -561,3 +561,6 @@ Dataset.__doc__ = (Dataset.__doc__ or "") + _options_doc("Options (keywords):",
 write_dataset.__doc__ = (write_dataset.__doc__ or "") + _options_doc(
     "Options (keywords):",
     [s for s in _shardkit.convert_options() if s["name"] not in ("task", "tokenizer", "out")])
+
+# The binding `from __future__ import annotations` leaves behind is not part of the package.
+del annotations
