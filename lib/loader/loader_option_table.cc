@@ -88,6 +88,12 @@ std::vector<Option<O>> order_options() {
           .at_least(1 << 16)
           .defaults_to("512 MiB")
           .affects_order(),
+  };
+}
+
+// Budgets per epoch and what a damaged block does: they end or change the epoch's stream.
+std::vector<Option<O>> budget_options() {
+  return {
       option<O>(
           "max_samples",
           "Samples per epoch, all ranks (a budget; a weighted mixture's length); 0: all",
@@ -220,8 +226,8 @@ std::vector<Option<O>> document_options() {
 
 std::vector<Option<O>> all_options() {
   std::vector<Option<O>> all;
-  for (auto* group :
-       {&order_options, &resource_options, &batch_options, &mlm_options, &document_options})
+  for (auto* group : {&order_options, &budget_options, &resource_options, &batch_options,
+                      &mlm_options, &document_options})
     for (Option<O>& o : (*group)()) all.push_back(std::move(o));
   return all;
 }

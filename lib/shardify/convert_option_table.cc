@@ -175,6 +175,12 @@ std::vector<Option<O>> task_options() {
           "max_query_len", "qa: question tokens kept",
           [](auto& o) -> auto& { return o.task.max_query_len; })
           .at_least(1),
+  };
+}
+
+// sft's options (after max_len, which the default byte limit of a rendering follows).
+std::vector<Option<O>> sft_options() {
+  return {
       path_option<O>(
           "chat_template",
           "sft: render with the chat_template of this HF tokenizer_config.json (Python "
@@ -201,10 +207,11 @@ std::vector<Option<O>> task_options() {
                 return std::max<uint64_t>(64 << 10, uint64_t{32} * o.task.max_len);
               },
               "32 x --max-len, at least 65536"),
-      option<O>("render_timeout",
-                "sft with --chat-template: seconds a conversation's template may take to render; "
-                "a slower one is a bad row",
-                [](auto& o) -> auto& { return o.render_timeout; })
+      option<O>(
+          "render_timeout",
+          "sft with --chat-template: seconds a conversation's template may take to render; "
+          "a slower one is a bad row",
+          [](auto& o) -> auto& { return o.render_timeout; })
           .range(0.001, 1e6),
       options::choice_option<O>(
           "truncation",
@@ -252,7 +259,7 @@ std::vector<Option<O>> run_options() {
 
 std::vector<Option<O>> all_options() {
   std::vector<Option<O>> all = input_options();
-  for (auto* group : {&task_options, &field_options, &run_options})
+  for (auto* group : {&task_options, &sft_options, &field_options, &run_options})
     for (Option<O>& o : (*group)()) all.push_back(std::move(o));
   return all;
 }
