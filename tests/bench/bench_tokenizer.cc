@@ -1,7 +1,7 @@
 // Single-thread tokenizer throughput: shardkit vs HuggingFace tokenizers (Rust core, npm
 // binding, TOKENIZERS_PARALLELISM=false) vs tiktoken (WASM) on the same lines, in one run.
 //
-// usage: bench_tokenizer [--repeats N] [--copies N] [--only WORD] [TEXT.txt|TEXT.txt.zst ...]
+// usage: bench_tokenizer [--help] [--repeats N] [--copies N] [--only WORD] [TEXT.txt|.txt.zst ...]
 // --only WORD runs just the rows whose name contains WORD (e.g. "unigram": the SentencePiece
 // Unigram .model and its tokenizer.json).
 // Without files it reads the committed fixtures (tests/data/tokenizer/*.txt), 20 copies of them
@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -151,6 +152,26 @@ struct Config {
   std::string tiktoken;  // encoding name, or empty
 };
 
+constexpr const char* kUsage =
+    "usage: bench_tokenizer [--repeats N] [--copies N] [--only WORD] [TEXT.txt|TEXT.txt.zst ...]\n"
+    "  Single-thread MB per CPU second of shardkit's tokenizers beside HF tokenizers, tiktoken\n"
+    "  and SentencePiece on the same lines. Without files: the committed fixtures, 20 copies.\n"
+    "  --repeats N   timed runs per row after a warm-up run (best kept; default 3)\n"
+    "  --copies N    concatenate the text N times (default 1, or 20 for the fixtures)\n"
+    "  --only WORD   only the rows whose name contains WORD\n";
+
+// A positive count from a flag's argument, or exit with the usage.
+int count_argument(const char* flag, const char* value) {
+  char* end = nullptr;
+  const long v = std::strtol(value, &end, 10);
+  if (*value == '\0' || *end != '\0' || v < 1 || v > 1000) {
+    std::fprintf(stderr, "bench_tokenizer: %s needs a count from 1 to 1000, not '%s'\n%s", flag,
+                 value, kUsage);
+    std::exit(2);
+  }
+  return static_cast<int>(v);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -159,13 +180,24 @@ int main(int argc, char** argv) {
   std::string only;
   std::vector<fs::path> inputs;
   for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--repeats" && i + 1 < argc) {
-      repeats = std::stoi(argv[++i]);
-    } else if (a == "--copies" && i + 1 < argc) {
-      copies = std::stoi(argv[++i]);
-    } else if (a == "--only" && i + 1 < argc) {
+    const std::string a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (a == "--help" || a == "-h") {
+      std::printf("%s", kUsage);
+      return 0;
+    } else if (a == "--repeats" && has_value) {
+      repeats = count_argument("--repeats", argv[++i]);
+    } else if (a == "--copies" && has_value) {
+      copies = count_argument("--copies", argv[++i]);
+    } else if (a == "--only" && has_value) {
       only = argv[++i];
+    } else if (a.rfind("-", 0) == 0) {
+      std::fprintf(stderr, "bench_tokenizer: unknown option or missing value: %s\n%s", a.c_str(),
+                   kUsage);
+      return 2;
+    } else if (!fs::is_regular_file(a)) {
+      std::fprintf(stderr, "bench_tokenizer: no such file: %s\n", a.c_str());
+      return 2;
     } else {
       inputs.emplace_back(a);
     }
@@ -206,6 +238,10 @@ int main(int argc, char** argv) {
     lines.emplace_back(text.data() + pos, nl - pos);
     bytes += nl - pos;
     pos = nl + 1;
+  }
+  if (bytes == 0) {
+    std::fprintf(stderr, "bench_tokenizer: the input holds no text\n");
+    return 2;
   }
   const fs::path text_file = work / "text.txt";
   std::ofstream(text_file, std::ios::binary) << text;
