@@ -12,6 +12,7 @@
 #include "core/ordered_pipeline.h"
 #include "shardify/chat_renderer.h"
 #include "shardify/conversation_packer.h"
+#include "shardify/example_batcher.h"
 #include "shardify/packer.h"
 #include "shardify/record_layout.h"
 #include "shardify/task_encoder.h"
@@ -20,10 +21,6 @@ namespace shardkit::shardify {
 namespace fs = std::filesystem;
 
 namespace {
-
-// Batches are sized so that a worker has a few milliseconds of tokenization per job.
-constexpr size_t kBatchExamples = 512;
-constexpr size_t kBatchTextBytes = 256 * 1024;
 
 InputFormat resolve_format(const ConvertOptions& o, const std::vector<InputFile>& files) {
   if (o.format) return *o.format;
@@ -97,9 +94,6 @@ ReaderOptions reader_options(const ConvertOptions& o, InputFormat fmt) {
   return r;
 }
 
-// Opens input i: a file by its format, or the rows handed in.
-using OpenInput = std::function<std::unique_ptr<ExampleReader>(size_t, const ReaderOptions&)>;
-
 // Every label of every input file (all parts), so that each part derives the same order.
 LabelMap observe_labels(size_t inputs, const OpenInput& open, ReaderOptions r) {
   r.labels_only = true;
@@ -161,58 +155,6 @@ DatasetInfo describe_conversion(const ConvertOptions& o, InputFormat fmt,
   for (const InputFile& f : files) info.source.files.push_back({f.path, f.bytes});
   return info;
 }
-
-// Reads examples in input order and cuts them into batches for the workers.
-class ExampleBatcher {
- public:
-  ExampleBatcher(const std::vector<InputFile>& files, size_t first, size_t end,
-                 const ReaderOptions& options, const OpenInput& open)
-      : files_(files), file_(first), end_(end), options_(options), open_(open) {}
-
-  // The next batch (possibly empty when it only ends a file); false after the last file.
-  bool next(std::vector<Example>& examples, EncodedBatch& batch) {
-    examples.clear();
-    for (;;) {
-      if (!reader_) {
-        if (file_ >= end_) return false;
-        reader_ = open_(file_, options_);
-      }
-      batch.file_index = static_cast<uint32_t>(file_);
-      size_t text_bytes = 0;
-      Example ex;
-      while (examples.size() < kBatchExamples && text_bytes < kBatchTextBytes) {
-        if (!reader_->next(ex)) {
-          batch.ends_file = true;
-          break;
-        }
-        text_bytes +=
-            ex.text.size() + ex.text_pair.size() + ex.messages.size() + 64 * ex.questions.size();
-        examples.push_back(std::move(ex));
-      }
-      if (batch.ends_file) {
-        bytes_before_file_ += files_[file_].bytes;
-        text_bytes_ += reader_->text_bytes_read();
-        reader_.reset();
-        ++file_;
-      }
-      if (!examples.empty() || batch.ends_file) return true;
-    }
-  }
-  uint64_t bytes_done() const {
-    return bytes_before_file_ + (reader_ ? reader_->file_bytes_consumed() : 0);
-  }
-  // Decompressed bytes of the files read to the end.
-  uint64_t text_bytes() const { return text_bytes_; }
-
- private:
-  const std::vector<InputFile>& files_;
-  size_t file_, end_;
-  const ReaderOptions& options_;
-  const OpenInput& open_;
-  std::unique_ptr<ExampleReader> reader_;
-  uint64_t bytes_before_file_ = 0;
-  uint64_t text_bytes_ = 0;
-};
 
 }  // namespace
 
@@ -286,7 +228,10 @@ ConvertResult convert(const ConvertOptions& o,
   std::vector<unsigned char> records;
   ConvertProgress prog;
   prog.input_bytes_total = result.bytes_in_compressed;
-  ExampleBatcher batcher(files, first_file, end_file, ropt, open_input);
+  // Packed lm documents are cut into parts that threads tokenize together (one large file).
+  const bool cut_documents = o.task.task == Task::kLm && o.task.packing();
+  ExampleBatcher batcher(files, first_file, end_file, ropt, open_input,
+                         cut_documents ? tokenizer.get() : nullptr);
 
   // Turns a tokenized batch into records in input order and cuts them into the writer's blocks.
   auto write = [&](const EncodedBatch& batch, uint64_t input_bytes_done,

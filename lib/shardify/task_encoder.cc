@@ -171,19 +171,23 @@ void TaskEncoder::encode(const Example& ex, EncodedBatch& out, const RenderedCha
   }
 }
 
+// The Packer counts the documents (their parts' tokens together).
 void TaskEncoder::encode_document(const Example& ex, EncodedBatch& out) const {
   const size_t before = out.ids.size();
-  reserve_for_text(out.ids, ex.text);
-  tok_.encode_ids(ex.text, out.ids);
+  const std::string_view text = ex.part ? ex.part->view() : std::string_view(ex.text);
+  reserve_for_text(out.ids, text);
+  tok_.encode_ids(text, out.ids);
   const size_t n = out.ids.size() - before;
-  if (n == 0) {
+  const bool continues = ex.part && !ex.part->last;
+  // A part ends and starts with characters that make tokens (text_cuts.h): never empty.
+  if (n == 0 && !ex.part) {
     add_error(ex, out, "empty document (no tokens)");
     return;
   }
-  out.ids.push_back(*separator_);
-  out.rows.push_back({static_cast<uint32_t>(before), static_cast<uint32_t>(n + 1)});
-  ++out.stats.examples;
-  ++out.stats.length_histogram[length_bucket(n + 1)];
+  if (!continues) out.ids.push_back(*separator_);
+  EncodedRow row{static_cast<uint32_t>(before), static_cast<uint32_t>(out.ids.size() - before)};
+  row.continues = continues;
+  out.rows.push_back(row);
 }
 
 void TaskEncoder::encode_single(const Example& ex, EncodedBatch& out, const char* empty_reason,

@@ -71,6 +71,29 @@ BpeTokenizer::BpeTokenizer(BpeConfig config, const std::string& source)
                 "byte-level BPE needs a ByteLevel pre-tokenizer as the last step");
   gpt2_fast_ =
       config_.steps.size() == 1 && config_.steps[0].use_regex && !config_.steps[0].add_prefix_space;
+  cuts_after_newlines_ = steps_keep_newline_cuts() &&
+                         (!config_.normalizer || config_.normalizer->keeps_newline_cuts());
+  for (const PreTokenizerStep& st : config_.steps)
+    if (st.matcher == o200k_match || st.matcher == tekken_match) refuse_cuts_before('/');
+}
+
+// The hand-matched patterns end a piece at a newline between two non-space characters, and
+// Isolated keeps their pieces as they are (text_cuts.h). When nothing splits before ByteLevel,
+// its virtual space goes before the whole text, and without its regex the text is one word.
+bool BpeTokenizer::steps_keep_newline_cuts() const {
+  bool split = false;
+  for (const PreTokenizerStep& st : config_.steps) {
+    if (st.kind == PreTokenizerStep::kSplit) {
+      // The matches kept as pieces: Isolated, or the gaps Removed with invert (GPT-4o's file).
+      const bool keeps_matches = st.invert ? st.behavior == SplitBehavior::kRemoved
+                                           : st.behavior == SplitBehavior::kIsolated;
+      if (!st.matcher || !keeps_matches) return false;
+      split = true;
+    } else if (!split && (st.add_prefix_space || !st.use_regex)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 BpeTokenizer::~BpeTokenizer() = default;

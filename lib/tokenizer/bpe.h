@@ -51,6 +51,7 @@ class BpeTokenizer : public TokenizerBase {
   std::optional<std::string> model_id_to_token(uint32_t id) const override;
   size_t model_vocab_size() const override { return tokens_.size(); }
   void finish_encoding(Encoding& e) const override;
+  bool cuts_after_newlines() const override { return cuts_after_newlines_; }
 
  private:
   struct Piece {
@@ -65,6 +66,7 @@ class BpeTokenizer : public TokenizerBase {
   // Runs pre-tokenizer steps `step`... over `pc`, handing each final piece to `emit`.
   template <typename Emit>
   void split_from(std::string_view full, size_t step, const Piece& pc, Emit& emit) const;
+  bool steps_keep_newline_cuts() const;
   void encode_normalized(std::string_view full, size_t begin, size_t end,
                          std::vector<uint32_t>& ids, Encoding* detail) const;
 
@@ -76,6 +78,7 @@ class BpeTokenizer : public TokenizerBase {
   std::array<uint32_t, 256> byte_id_{};
   std::optional<uint32_t> unk_id_;
   bool gpt2_fast_ = false;
+  bool cuts_after_newlines_ = false;
   uint64_t cache_owner_;  // names this tokenizer's word caches (byte_key_cache.h)
 };
 

@@ -166,6 +166,20 @@ bool Normalizer::is_identity() const {
   return true;
 }
 
+bool Normalizer::keeps_newline_cuts() const {
+  switch (kind) {
+    case kSequence:
+      for (const Normalizer& c : children)
+        if (!c.keeps_newline_cuts()) return false;
+      return true;
+    case kUnicode:
+    case kLowercase:
+      return true;
+    default:
+      return false;
+  }
+}
+
 void Normalizer::apply(NormalizedString& s) const {
   switch (kind) {
     case kSequence:

@@ -45,6 +45,8 @@ class WordPieceTokenizer : public TokenizerBase {
   std::optional<uint32_t> model_token_to_id(std::string_view token) const override;
   std::optional<std::string> model_id_to_token(uint32_t id) const override;
   size_t model_vocab_size() const override { return config_.vocab.size(); }
+  // BertPreTokenizer splits at every White_Space character; BertNormalizer works per character.
+  bool cuts_after_newlines() const override { return true; }
 
  private:
   struct WordState;

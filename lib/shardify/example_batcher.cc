@@ -1,0 +1,68 @@
+#include "shardify/example_batcher.h"
+
+#include <string>
+
+namespace shardkit::shardify {
+
+bool ExampleBatcher::cut_into_parts(Example& ex) {
+  if (!cutter_ || !ex.error.empty() || ex.text.size() <= kPartsAbove) return false;
+  std::vector<size_t> cuts;
+  for (size_t at = kBatchTextBytes; at + kBatchTextBytes < ex.text.size();) {
+    const size_t cut = cutter_->next_cut(ex.text, at);
+    if (cut == std::string_view::npos || cut + kBatchTextBytes / 4 >= ex.text.size()) break;
+    cuts.push_back(cut);
+    at = cut + kBatchTextBytes;
+  }
+  if (cuts.empty()) return false;
+  cuts.push_back(ex.text.size());
+  auto text = std::make_shared<const std::string>(std::move(ex.text));
+  size_t begin = 0;
+  for (size_t cut : cuts) {
+    Example part;
+    part.file_index = ex.file_index;
+    part.line = ex.line;
+    part.part = DocumentPart{text, begin, cut, cut == text->size()};
+    parts_.push_back(std::move(part));
+    begin = cut;
+  }
+  return true;
+}
+
+bool ExampleBatcher::next(std::vector<Example>& examples, EncodedBatch& batch) {
+  examples.clear();
+  for (;;) {
+    if (!parts_.empty()) {
+      batch.file_index = parts_.front().file_index;
+      examples.push_back(std::move(parts_.front()));
+      parts_.pop_front();
+      return true;
+    }
+    if (!reader_) {
+      if (file_ >= end_) return false;
+      reader_ = open_(file_, options_);
+    }
+    batch.file_index = static_cast<uint32_t>(file_);
+    size_t text_bytes = 0;
+    Example ex;
+    while (examples.size() < kBatchExamples && text_bytes < kBatchTextBytes) {
+      if (!reader_->next(ex)) {
+        batch.ends_file = true;
+        break;
+      }
+      // A long document goes in parts after the examples before it.
+      if (cut_into_parts(ex)) break;
+      text_bytes +=
+          ex.text.size() + ex.text_pair.size() + ex.messages.size() + 64 * ex.questions.size();
+      examples.push_back(std::move(ex));
+    }
+    if (batch.ends_file) {
+      bytes_before_file_ += files_[file_].bytes;
+      text_bytes_ += reader_->text_bytes_read();
+      reader_.reset();
+      ++file_;
+    }
+    if (!examples.empty() || batch.ends_file) return true;
+  }
+}
+
+}  // namespace shardkit::shardify
