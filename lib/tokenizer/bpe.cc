@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "tokenizer/byte_key_cache.h"
+#include "tokenizer/piece_scanner.h"
 #include "tokenizer/unicode.h"
 
 namespace shardkit::tok {
@@ -15,7 +16,14 @@ constexpr uint32_t kNoId = 0xFFFFFFFFu;
 
 // Words longer than this are merged afresh each time: they are rare, and would crowd the cache.
 constexpr size_t kMaxCachedWordBytes = 128;
-using WordCache = ByteKeyCache<uint32_t>;
+using Memo = WordMemo<uint32_t, 3>;
+
+// The patterns whose matches cover the whole text (they match at every position): a Split on
+// one of them, Isolated, leaves exactly its matches as the pieces.
+bool matches_everywhere(SplitMatcher m) {
+  return m == gpt2_match || m == cl100k_match || m == qwen_match || m == o200k_match ||
+         m == tekken_match;
+}
 
 }  // namespace
 
@@ -69,12 +77,25 @@ BpeTokenizer::BpeTokenizer(BpeConfig config, const std::string& source)
   if (config_.steps.empty() || config_.steps.back().kind != PreTokenizerStep::kByteLevel)
     throw Error(ErrorCode::kUnsupported, source,
                 "byte-level BPE needs a ByteLevel pre-tokenizer as the last step");
-  gpt2_fast_ =
-      config_.steps.size() == 1 && config_.steps[0].use_regex && !config_.steps[0].add_prefix_space;
+  words_matcher_ = pieces_matcher();
+  words_pattern_ = piece_pattern(words_matcher_);
   cuts_after_newlines_ = steps_keep_newline_cuts() &&
                          (!config_.normalizer || config_.normalizer->keeps_newline_cuts());
   for (const PreTokenizerStep& st : config_.steps)
     if (st.matcher == o200k_match || st.matcher == tekken_match) refuse_cuts_before('/');
+}
+
+// The one pattern whose matches are the final pieces, when the steps come down to that: GPT-2's
+// ByteLevel regex alone, or one Split on a pattern that matches everywhere, keeping its matches,
+// before a ByteLevel without regex or virtual space. Null: the steps run one by one.
+SplitMatcher BpeTokenizer::pieces_matcher() const {
+  const auto& steps = config_.steps;
+  if (steps.size() == 1 && steps[0].use_regex && !steps[0].add_prefix_space) return gpt2_match;
+  if (steps.size() != 2 || steps[1].use_regex || steps[1].add_prefix_space) return nullptr;
+  const PreTokenizerStep& split = steps[0];
+  const bool keeps_matches = split.invert ? split.behavior == SplitBehavior::kRemoved
+                                          : split.behavior == SplitBehavior::kIsolated;
+  return keeps_matches && matches_everywhere(split.matcher) ? split.matcher : nullptr;
 }
 
 // The hand-matched patterns end a piece at a newline between two non-space characters, and
@@ -178,6 +199,11 @@ void BpeTokenizer::merge_symbols(const char* p, size_t n, std::vector<uint32_t>&
 }
 
 void BpeTokenizer::bpe_word(const char* p, size_t n, std::vector<uint32_t>& out) const {
+  bpe_word(thread_cache<Memo>(cache_owner_).all, p, n, out);
+}
+
+void BpeTokenizer::bpe_word(ByteKeyCache<uint32_t>& cache, const char* p, size_t n,
+                            std::vector<uint32_t>& out) const {
   if (n == 0) return;
   if (config_.ignore_merges) {
     uint32_t id = by_bytes_.find(p, n);
@@ -199,7 +225,6 @@ void BpeTokenizer::bpe_word(const char* p, size_t n, std::vector<uint32_t>& out)
     merge_symbols(p, n, out);
     return;
   }
-  auto& cache = thread_cache<WordCache>(cache_owner_);
   const std::string_view word(p, n);
   std::span<const uint32_t> hit;
   if (cache.find(word, &hit)) {
@@ -349,19 +374,77 @@ void BpeTokenizer::encode_segment(std::string_view full, size_t begin, size_t en
   }
 }
 
+// The pieces of one pattern, each looked up in the thread's hot table of short words, then in
+// its map of all words, and merged only when both miss. Ids only.
+void BpeTokenizer::encode_words(std::string_view full, size_t begin, size_t end,
+                                std::vector<uint32_t>& ids) const {
+  const std::string_view text = full.substr(0, end);
+  const auto scan = [&]<PiecePattern kPattern>() {
+    PieceScanner<kPattern> scanner(text);
+    encode_words(full, text, begin, ids, [&](size_t pos) { return scanner.next(pos); });
+  };
+  if (!words_pattern_) {
+    encode_words(full, text, begin, ids, [&](size_t pos) { return words_matcher_(text, pos); });
+    return;
+  }
+  using P = PiecePattern;
+  switch (*words_pattern_) {
+    case P::kGpt2:
+      return scan.template operator()<P::kGpt2>();
+    case P::kCl100k:
+      return scan.template operator()<P::kCl100k>();
+    case P::kQwen:
+      return scan.template operator()<P::kQwen>();
+    case P::kO200k:
+      return scan.template operator()<P::kO200k>();
+    case P::kTekken:
+      return scan.template operator()<P::kTekken>();
+  }
+}
+
+template <typename NextPiece>
+void BpeTokenizer::encode_words(std::string_view full, std::string_view text, size_t begin,
+                                std::vector<uint32_t>& ids, NextPiece&& next_piece) const {
+  using Hot = Memo::Hot;
+  Memo& memo = thread_cache<Memo>(cache_owner_);
+  const size_t end = text.size();
+  reserve_more(ids, end - begin);  // a piece never has more ids than bytes
+  const char* limit = full.data() + full.size();
+  for (size_t pos = begin; pos < end;) {
+    const size_t e = next_piece(pos);
+    const char* p = text.data() + pos;
+    const size_t n = e - pos;
+    pos = e;
+    if (n == 1 && byte_id_[static_cast<unsigned char>(*p)] != kNoId) {
+      ids.push_back(byte_id_[static_cast<unsigned char>(*p)]);
+      continue;
+    }
+    if (n > Hot::kMaxKeyBytes) {
+      bpe_word(memo.all, p, n, ids);
+      continue;
+    }
+    const Hot::Key key = Hot::key(p, n, limit);
+    if (const std::span<const uint32_t> hit = memo.hot.find(key); !hit.empty()) {
+      for (uint32_t id : hit) ids.push_back(id);
+      continue;
+    }
+    const size_t mark = ids.size();
+    bpe_word(memo.all, p, n, ids);
+    memo.hot.insert(key, std::span(ids).subspan(mark));
+  }
+}
+
 void BpeTokenizer::encode_normalized(std::string_view full, size_t begin, size_t end,
                                      std::vector<uint32_t>& ids, Encoding* detail) const {
-  if (gpt2_fast_) {
+  if (words_matcher_ && !detail) {
+    encode_words(full, begin, end, ids);
+    return;
+  }
+  if (words_matcher_ == gpt2_match) {
     std::string_view text = full.substr(0, end);
-    size_t pos = begin;
-    while (pos < end) {
-      size_t e = gpt2_match(text, pos);
-      Piece pc{static_cast<uint32_t>(pos), static_cast<uint32_t>(e), false};
-      if (detail) {
-        emit_piece(full, pc, ids, detail);
-      } else {
-        bpe_word(full.data() + pos, e - pos, ids);
-      }
+    for (size_t pos = begin; pos < end;) {
+      const size_t e = gpt2_match(text, pos);
+      emit_piece(full, {static_cast<uint32_t>(pos), static_cast<uint32_t>(e), false}, ids, detail);
       pos = e;
     }
     return;

@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "tokenizer/byte_key_cache.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/normalizers.h"
+#include "tokenizer/piece_scanner.h"
 #include "tokenizer/pre_tokenizers.h"
 #include "tokenizer/string_map.h"
 #include "tokenizer/tokenizer_base.h"
@@ -58,8 +60,16 @@ class BpeTokenizer : public TokenizerBase {
     uint32_t begin, end;
     bool prefix;  // a virtual space precedes the piece (ByteLevel add_prefix_space)
   };
-  // BPE of one pre-tokenized piece's bytes; appends ids.
+  // BPE of one pre-tokenized piece's bytes, through the word memo; appends ids.
   void bpe_word(const char* p, size_t n, std::vector<uint32_t>& out) const;
+  void bpe_word(ByteKeyCache<uint32_t>& cache, const char* p, size_t n,
+                std::vector<uint32_t>& out) const;
+  void encode_words(std::string_view full, size_t begin, size_t end,
+                    std::vector<uint32_t>& ids) const;
+  template <typename NextPiece>
+  void encode_words(std::string_view full, std::string_view text, size_t begin,
+                    std::vector<uint32_t>& ids, NextPiece&& next_piece) const;
+  SplitMatcher pieces_matcher() const;
   void merge_symbols(const char* p, size_t n, std::vector<uint32_t>& out) const;
   void emit_piece(std::string_view full, const Piece& piece, std::vector<uint32_t>& ids,
                   Encoding* detail) const;
@@ -77,7 +87,8 @@ class BpeTokenizer : public TokenizerBase {
   U64Map merges_;  // (left << 32 | right) -> (rank << 32 | merged id)
   std::array<uint32_t, 256> byte_id_{};
   std::optional<uint32_t> unk_id_;
-  bool gpt2_fast_ = false;
+  SplitMatcher words_matcher_ = nullptr;       // pieces_matcher()
+  std::optional<PiecePattern> words_pattern_;  // its vectorized form, if any
   bool cuts_after_newlines_ = false;
   uint64_t cache_owner_;  // names this tokenizer's word caches (byte_key_cache.h)
 };

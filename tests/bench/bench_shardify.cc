@@ -3,9 +3,12 @@
 // torch.save of int64 tensors (Debian's python3-torch via tests/bench/torch_save_baseline.py);
 // input formats, a --part/merge round trip and (given a chat template) sft rows.
 //
-//   build/tests/bench/bench_shardify TOKENIZER TEXT_FILE [max_len=512] [runs=3]
+//   build/tests/bench/bench_shardify [--speed-only] [--document FILE] TOKENIZER TEXT_FILE
+//                                    [max_len=512] [runs=3] [tokenizer_config.json]
 //
-// TEXT_FILE holds one document per line (e.g. a decompressed corpus from the shared data).
+// TEXT_FILE holds one document per line (e.g. a decompressed corpus from the shared data). The
+// one-document rows convert FILE (default TEXT_FILE) as a single document (--doc-sep file), whose
+// parts several threads tokenize. --speed-only stops after the throughput rows.
 #include <unistd.h>
 
 #include <time.h>
@@ -15,6 +18,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -108,12 +112,68 @@ uint64_t rewrite(const fs::path& src, const fs::path& dst, int level, format::Bl
   return dir_bytes(dst);
 }
 
+// One large document (--doc-sep file): its parts are tokenized by any thread, so a conversion
+// of one file scales with threads as one of many documents does. Baseline: encode_ids of the
+// whole text on one thread.
+void bench_one_document(const tok::Tokenizer& t, const std::string& tokenizer,
+                        const std::string& path, uint32_t max_len, int runs, const fs::path& tmp) {
+  std::string doc;
+  {
+    std::ifstream in(path, std::ios::binary);
+    doc.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  double tok_s = 1e30, conv_s[3] = {1e30, 1e30, 1e30};
+  std::vector<uint32_t> ids;
+  for (int r = 0; r < runs; ++r) {
+    ids.clear();
+    const auto t0 = Clock::now();
+    t.encode_ids(doc, ids);
+    tok_s = std::min(tok_s, since(t0));
+    for (unsigned th : {1u, 2u}) {
+      shardify::ConvertOptions o;
+      o.inputs = {path};
+      o.format = shardify::InputFormat::kText;
+      o.doc_separator = shardify::DocSeparator::kFile;
+      o.task.max_len = max_len;
+      o.tokenizer_path = tokenizer;
+      o.out = (tmp / "onedoc").string();
+      o.force = true;
+      o.threads = th;
+      const auto c0 = Clock::now();
+      shardify::convert(o);
+      conv_s[th] = std::min(conv_s[th], since(c0));
+    }
+  }
+  const double mb = doc.size() / 1e6;
+  std::printf("\none document of %.2f MB (%s), MB/s: %10s %10s %8s\n", mb, path.c_str(), "1 thread",
+              "2 threads", "scaling");
+  std::printf("%-34s %10.2f %10s\n", "tokenizer only (encode_ids, whole)", mb / tok_s, "");
+  std::printf("%-34s %10.2f %10.2f %7.2fx\n", "shardify end to end (--doc-sep file)",
+              mb / conv_s[1], mb / conv_s[2], conv_s[1] / conv_s[2]);
+}
+
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc_in, char** argv_in) {
+  std::vector<char*> args;
+  std::string document;
+  bool speed_only = false;
+  for (int i = 0; i < argc_in; ++i) {
+    const std::string a = argv_in[i];
+    if (a == "--speed-only") {
+      speed_only = true;
+    } else if (a == "--document" && i + 1 < argc_in) {
+      document = argv_in[++i];
+    } else {
+      args.push_back(argv_in[i]);
+    }
+  }
+  const int argc = static_cast<int>(args.size());
+  char** argv = args.data();
   if (argc < 3) {
     std::fprintf(stderr,
-                 "usage: %s TOKENIZER TEXT_FILE [max_len=512] [runs=3] [tokenizer_config.json]\n"
+                 "usage: %s [--speed-only] [--document FILE] TOKENIZER TEXT_FILE [max_len=512] "
+                 "[runs=3] [tokenizer_config.json]\n"
                  "  (the last adds the sft rows, rendering with its chat template)\n",
                  argv[0]);
     return 2;
@@ -121,6 +181,7 @@ int main(int argc, char** argv) {
   const std::string tokenizer = argv[1], text = argv[2];
   const uint32_t max_len = argc > 3 ? std::stoul(argv[3]) : 512;
   const int runs = argc > 4 ? std::stoi(argv[4]) : 3;
+  if (document.empty()) document = text;
   const fs::path tmp = fs::temp_directory_path() / ("bench_shardify_" + std::to_string(::getpid()));
   fs::create_directories(tmp);
 
@@ -200,6 +261,11 @@ int main(int argc, char** argv) {
   std::printf("%-34s %10.2f %10.2f\n", "  the same without tokenizer load",
               mb / (conv_cpu[1] - load_cpu), mb / (conv_cpu[2] - load_cpu));
   std::printf("%-34s %10.2f %10s\n", "  ... at --zstd-level 1 (load incl.)", mb / conv_cpu[0], "");
+  bench_one_document(*t, tokenizer, document, max_len, runs, tmp);
+  if (speed_only) {
+    fs::remove_all(tmp);
+    return 0;
+  }
 
   shardkit::bench::bench_input_formats(tokenizer, docs, bytes, max_len, runs, tmp, cpu_now);
   shardkit::bench::bench_merge(tokenizer, docs, max_len, runs, tmp);
