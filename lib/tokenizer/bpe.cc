@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "tokenizer/byte_key_cache.h"
+#include "tokenizer/merge_table.h"
 #include "tokenizer/piece_scanner.h"
 #include "tokenizer/unicode.h"
 
@@ -32,42 +33,43 @@ BpeTokenizer::BpeTokenizer(BpeConfig config, const std::string& source)
   tokens_ = std::move(config_.vocab);
   config_.vocab.clear();
   token_bytes_.resize(tokens_.size());
-  by_bytes_.reserve(tokens_.size());
+  std::vector<uint32_t> mapped;  // ids whose token is made of stand-in characters
+  mapped.reserve(tokens_.size());
   std::string bytes;
   for (size_t id = 0; id < tokens_.size(); ++id) {
     if (tokens_[id].empty()) continue;
     if (unmap_byte_level(tokens_[id], bytes)) {
       token_bytes_[id] = bytes;
-      by_bytes_.set(bytes, static_cast<uint32_t>(id));
+      mapped.push_back(static_cast<uint32_t>(id));
     } else {
       token_bytes_[id] = tokens_[id];
     }
   }
+  by_bytes_.set_each(
+      mapped.size(), [&](size_t i) { return std::string_view(token_bytes_[mapped[i]]); },
+      [&](size_t i) { return mapped[i]; });
   // HF inserts vocabulary entries in map order; with duplicate strings the last id wins in
   // token_to_id. Rare enough to ignore; ids come from the explicit vocab object anyway.
   for (int b = 0; b < 256; ++b) {
     char c = static_cast<char>(b);
     byte_id_[b] = by_bytes_.find(&c, 1);
   }
-  merges_.reserve(config_.merges.size());
-  std::string left, right, merged;
-  for (size_t rank = 0; rank < config_.merges.size(); ++rank) {
-    const auto& [a, b] = config_.merges[rank];
-    bool ok = unmap_byte_level(a, left) && unmap_byte_level(b, right);
-    uint32_t ia = ok ? by_bytes_.find(left) : kNoId;
-    uint32_t ib = ok ? by_bytes_.find(right) : kNoId;
-    merged = left + right;
-    uint32_t im = ok ? by_bytes_.find(merged) : kNoId;
-    if (ia == kNoId || ib == kNoId)
-      throw Error(ErrorCode::kInput, source,
-                  "BPE merge " + std::to_string(rank) + " '" + a + " " + b +
-                      "' uses a token missing from the vocabulary");
-    if (im == kNoId)
-      throw Error(ErrorCode::kInput, source,
-                  "BPE merge " + std::to_string(rank) + " '" + a + " " + b +
-                      "': the merged token is missing from the vocabulary");
-    merges_.insert((uint64_t{ia} << 32) | ib, (uint64_t{rank} << 32) | im);
+  // The merges' tokens as bytes; one that is not made of stand-in characters stays empty, which
+  // no token is, so that it is reported missing.
+  const auto& m = config_.merges;
+  StringList left, right, merged;
+  for (auto* list : {&left, &right, &merged}) list->reserve(m.size(), 8 * m.size());
+  std::string a_bytes, b_bytes;
+  for (const auto& [a, b] : m) {
+    const bool ok = unmap_byte_level(a, a_bytes) && unmap_byte_level(b, b_bytes);
+    if (!ok) a_bytes.clear(), b_bytes.clear();
+    left.push_back(a_bytes);
+    right.push_back(b_bytes);
+    merged.push_back(a_bytes, b_bytes);
   }
+  build_merge_table(
+      by_bytes_, m.size(), left, right, merged,
+      [&](size_t i) { return m[i].first + " " + m[i].second; }, source, merges_);
   config_.merges.clear();
   config_.merges.shrink_to_fit();
   if (config_.unk_token) {

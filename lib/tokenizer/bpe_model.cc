@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "tokenizer/byte_key_cache.h"
+#include "tokenizer/merge_table.h"
 #include "tokenizer/models.h"
 #include "tokenizer/unicode.h"
 
@@ -28,10 +29,13 @@ class BpeModel final : public Model {
  public:
   BpeModel(BpeModelConfig c, const std::string& source)
       : config_(std::move(c)), cache_owner_(new_cache_owner()) {
-    vocab_.reserve(config_.vocab.size());
+    std::vector<uint32_t> present;  // ids with a token (holes in the vocabulary have none)
+    present.reserve(config_.vocab.size());
     for (size_t id = 0; id < config_.vocab.size(); ++id)
-      if (!config_.vocab[id].empty() || id == 0)
-        vocab_.set(config_.vocab[id], static_cast<uint32_t>(id));
+      if (!config_.vocab[id].empty() || id == 0) present.push_back(static_cast<uint32_t>(id));
+    vocab_.set_each(
+        present.size(), [&](size_t i) { return std::string_view(config_.vocab[present[i]]); },
+        [&](size_t i) { return present[i]; });
     if (config_.unk_token) {
       uint32_t u = vocab_.find(*config_.unk_token);
       if (u != kNoId) unk_ = u;
@@ -49,25 +53,23 @@ class BpeModel final : public Model {
       ascii_ids_[c] = vocab_.find(&ch, 1);
     }
     if (!config_.merges.empty()) {
-      merges_.reserve(config_.merges.size());
-      std::string merged;
-      for (size_t rank = 0; rank < config_.merges.size(); ++rank) {
-        const auto& [a, b] = config_.merges[rank];
-        uint32_t ia = vocab_.find(a), ib = vocab_.find(b);
-        if (ia == kNoId || ib == kNoId)
-          throw Error(ErrorCode::kInput, source,
-                      "BPE merge " + std::to_string(rank) + " '" + a + " " + b +
-                          "' uses a token missing from the vocabulary");
-        std::string_view p = config_.continuing_subword_prefix;
-        merged = a;
-        merged += (!p.empty() && b.compare(0, p.size(), p) == 0) ? b.substr(p.size()) : b;
-        uint32_t im = vocab_.find(merged);
-        if (im == kNoId)
-          throw Error(ErrorCode::kInput, source,
-                      "BPE merge " + std::to_string(rank) + " '" + a + " " + b +
-                          "': the merged token is missing from the vocabulary");
-        merges_.insert((uint64_t{ia} << 32) | ib, (uint64_t{rank} << 32) | im);
-      }
+      const auto& m = config_.merges;
+      const std::string_view prefix = config_.continuing_subword_prefix;
+      StringList merged;
+      merged.reserve(m.size(), 12 * m.size());
+      for (const auto& [a, b] : m)
+        merged.push_back(a,
+                         !prefix.empty() && std::string_view(b).substr(0, prefix.size()) == prefix
+                             ? std::string_view(b).substr(prefix.size())
+                             : std::string_view(b));
+      struct Side {
+        const std::vector<std::pair<std::string, std::string>>& m;
+        bool right;
+        std::string_view operator[](size_t i) const { return right ? m[i].second : m[i].first; }
+      };
+      build_merge_table(
+          vocab_, m.size(), Side{m, false}, Side{m, true}, merged,
+          [&](size_t i) { return m[i].first + " " + m[i].second; }, source, merges_);
     } else if (!config_.scores.empty()) {
       // Rank = position in descending score order; equal scores share a rank, so the leftmost
       // pair wins between them as in SentencePiece.

@@ -28,8 +28,8 @@ std::unique_ptr<Tokenizer> Tokenizer::from_file(const std::filesystem::path& pat
     Json j(source);
     simdjson::dom::parser parser;
     element root;
-    simdjson::padded_string padded(content);
-    if (auto err = parser.parse(padded).get(root))
+    simdjson::padded_string copy;
+    if (auto err = parser.parse(padded(content, copy)).get(root))
       j.fail(std::string("not valid JSON: ") + simdjson::error_message(err));
     object o = j.obj(root, "the document");
     // A tokenizer.json has a "model" object; an encoder.json maps tokens (even "model") to ids.

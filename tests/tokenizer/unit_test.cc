@@ -159,6 +159,38 @@ TEST_CASE("invalid UTF-8 is an input error naming the byte offset") {
   }
 }
 
+TEST_CASE("a merge with a token missing from the vocabulary is an input error naming it") {
+  // Byte-level BPE and BPE over characters: the first bad merge (rank 1) is named, whether one of
+  // its sides or its merged token is missing. U+00AD is not one of byte-level BPE's stand-in
+  // characters: a side made of it is missing there, while BPE over characters has the token
+  // (and misses the merged one).
+  const std::string byte_level =
+      R"("pre_tokenizer":{"type":"ByteLevel","add_prefix_space":false,"use_regex":true})";
+  const std::string characters = R"("pre_tokenizer":null)";
+  const std::string soft_hyphen = "\u00ad";
+  for (const std::string& pre : {byte_level, characters})
+    for (const auto& [merges, why] :
+         {std::pair<std::string, std::string>{R"(["a b","a x","c x"])", "uses a token missing"},
+          {R"(["a b","b c","x y"])", "the merged token is missing"},
+          {R"(["a b","a )" + soft_hyphen + R"(","c x"])",
+           pre == byte_level ? "uses a token missing" : "the merged token is missing"}}) {
+      TempDir dir("tok");
+      const std::string json =
+          R"({"added_tokens":[],"normalizer":null,"post_processor":null,"decoder":null,)" + pre +
+          R"(,"model":{"type":"BPE","vocab":{"a":0,"b":1,"ab":2,"c":3,")" + soft_hyphen +
+          R"(":4},"merges":)" + merges + "}}";
+      try {
+        load_text(dir, "tokenizer.json", json);
+        FAIL("loaded " << json);
+      } catch (const Error& e) {
+        CHECK(e.code() == ErrorCode::kInput);
+        const std::string what = e.what();
+        CHECK_MESSAGE(what.find("BPE merge 1 '") != std::string::npos, what);
+        CHECK_MESSAGE(what.find(why) != std::string::npos, what);
+      }
+    }
+}
+
 TEST_CASE("unsupported tokenizer.json content fails loudly, naming it") {
   expect_unsupported(wordpiece_json("normalizer", R"({"type":"NFKC"})"), "NFKC");
   expect_unsupported(wordpiece_json("pre_tokenizer", R"({"type":"Metaspace","replacement":"_"})"),
