@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,16 +21,6 @@ struct QaQuestion {
   std::string error;
 };
 
-// One part of a long document that the converter cut (example_batcher.h) so that several
-// threads tokenize it: the parts share the text; this one is [begin, end) of it.
-struct DocumentPart {
-  std::shared_ptr<const std::string> text;
-  size_t begin = 0, end = 0;
-  bool last = true;  // the document ends with this part
-
-  std::string_view view() const { return std::string_view(*text).substr(begin, end - begin); }
-};
-
 struct Example {
   uint32_t file_index = 0;
   uint64_t line = 0;      // 1-based line of the example's start; 0 when lines do not apply
@@ -42,8 +31,16 @@ struct Example {
   std::string label;
   std::vector<QaQuestion> questions;
   std::string error;
-  bool rest_of_file_lost = false;    // the error ends the file (a damaged compressed stream)
-  std::optional<DocumentPart> part;  // set (and `text` empty) for a part of a long document
+  bool rest_of_file_lost = false;  // the error ends the file (a damaged compressed stream)
+  // A text borrowed rather than owned (`text` is then empty): a line or a document of a plain
+  // text file, a view into the buffer the input was read into, or one part of a long document
+  // that the converter cut (example_batcher.h); `text_owner` keeps its memory alive.
+  std::shared_ptr<const std::string> text_owner;
+  std::string_view text_view;
+  bool continues = false;  // a part of a long document, and more parts follow
+
+  // The text to tokenize, owned or borrowed.
+  std::string_view body() const { return text_owner ? text_view : std::string_view(text); }
 };
 
 }  // namespace shardkit::shardify

@@ -5,23 +5,32 @@
 namespace shardkit::shardify {
 
 bool ExampleBatcher::cut_into_parts(Example& ex) {
-  if (!cutter_ || !ex.error.empty() || ex.text.size() <= kPartsAbove) return false;
+  const std::string_view text = ex.body();
+  if (!cutter_ || !ex.error.empty() || text.size() <= kPartsAbove) return false;
   std::vector<size_t> cuts;
-  for (size_t at = kBatchTextBytes; at + kBatchTextBytes < ex.text.size();) {
-    const size_t cut = cutter_->next_cut(ex.text, at);
-    if (cut == std::string_view::npos || cut + kBatchTextBytes / 4 >= ex.text.size()) break;
+  for (size_t at = kBatchTextBytes; at + kBatchTextBytes < text.size();) {
+    const size_t cut = cutter_->next_cut(text, at);
+    if (cut == std::string_view::npos || cut + kBatchTextBytes / 4 >= text.size()) break;
     cuts.push_back(cut);
     at = cut + kBatchTextBytes;
   }
   if (cuts.empty()) return false;
-  cuts.push_back(ex.text.size());
-  auto text = std::make_shared<const std::string>(std::move(ex.text));
+  cuts.push_back(text.size());
+  // The parts share the document's memory: the buffer it was read into, or its own text.
+  std::shared_ptr<const std::string> owner = ex.text_owner;
+  std::string_view whole = text;
+  if (!owner) {
+    owner = std::make_shared<const std::string>(std::move(ex.text));
+    whole = *owner;
+  }
   size_t begin = 0;
   for (size_t cut : cuts) {
     Example part;
     part.file_index = ex.file_index;
     part.line = ex.line;
-    part.part = DocumentPart{text, begin, cut, cut == text->size()};
+    part.text_owner = owner;
+    part.text_view = whole.substr(begin, cut - begin);
+    part.continues = cut < whole.size();
     parts_.push_back(std::move(part));
     begin = cut;
   }
@@ -52,7 +61,7 @@ bool ExampleBatcher::next(std::vector<Example>& examples, EncodedBatch& batch) {
       // A long document goes in parts after the examples before it.
       if (cut_into_parts(ex)) break;
       text_bytes +=
-          ex.text.size() + ex.text_pair.size() + ex.messages.size() + 64 * ex.questions.size();
+          ex.body().size() + ex.text_pair.size() + ex.messages.size() + 64 * ex.questions.size();
       examples.push_back(std::move(ex));
     }
     if (batch.ends_file) {

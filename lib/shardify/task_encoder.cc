@@ -174,19 +174,18 @@ void TaskEncoder::encode(const Example& ex, EncodedBatch& out, const RenderedCha
 // The Packer counts the documents (their parts' tokens together).
 void TaskEncoder::encode_document(const Example& ex, EncodedBatch& out) const {
   const size_t before = out.ids.size();
-  const std::string_view text = ex.part ? ex.part->view() : std::string_view(ex.text);
+  const std::string_view text = ex.body();
   reserve_for_text(out.ids, text);
   tok_.encode_ids(text, out.ids);
   const size_t n = out.ids.size() - before;
-  const bool continues = ex.part && !ex.part->last;
-  // A part ends and starts with characters that make tokens (text_cuts.h): never empty.
-  if (n == 0 && !ex.part) {
+  // (A part of a long document ends and starts with characters that make tokens, text_cuts.h.)
+  if (n == 0) {
     add_error(ex, out, "empty document (no tokens)");
     return;
   }
-  if (!continues) out.ids.push_back(*separator_);
+  if (!ex.continues) out.ids.push_back(*separator_);
   EncodedRow row{static_cast<uint32_t>(before), static_cast<uint32_t>(out.ids.size() - before)};
-  row.continues = continues;
+  row.continues = ex.continues;
   out.rows.push_back(row);
 }
 
@@ -195,8 +194,8 @@ void TaskEncoder::encode_single(const Example& ex, EncodedBatch& out, const char
   // Ids only: a full Encoding (offsets, word and type ids) costs 21 bytes a token, five times
   // the ids, for tokens that truncation mostly drops (a 200 MB line: over 1 GB).
   tok::Encoding e;
-  reserve_for_text(e.ids, ex.text);
-  tok_.encode_ids(ex.text, e.ids);
+  reserve_for_text(e.ids, ex.body());
+  tok_.encode_ids(ex.body(), e.ids);
   const size_t tokens = e.size();
   if (tokens == 0) {
     add_error(ex, out, empty_reason);
