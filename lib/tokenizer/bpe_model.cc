@@ -25,6 +25,13 @@ constexpr size_t kMaxCachedChunkBytes = 64;
 // A chunk's tokens with offsets relative to the chunk's start.
 using ChunkCache = ByteKeyCache<ModelToken>;
 
+// A thread's chunk memo for one model: the tokens (with spans) of each chunk, and in front of it
+// the ids alone of short chunks, held in the hot table's slots (ids-only encoding).
+struct ChunkMemo {
+  ChunkCache all;
+  HotWordTable<uint32_t, 3> hot;
+};
+
 class BpeModel final : public Model {
  public:
   BpeModel(BpeModelConfig c, const std::string& source)
@@ -120,9 +127,24 @@ class BpeModel final : public Model {
     };
     tokens.clear();
     if (chunkable_ && !config_.ignore_merges && word.size() > kMeta.size()) {
+      using Hot = HotWordTable<uint32_t, 3>;
+      ChunkMemo& memo = thread_cache<ChunkMemo>(cache_owner_);
+      const char* limit = word.data() + word.size();
       for_each_chunk(word, [&](std::string_view chunk, size_t) {
-        tokenize_cached(chunk, 0, tokens);
+        if (chunk.size() > Hot::kMaxKeyBytes) {
+          tokenize_cached(memo.all, chunk, 0, tokens);
+          append();
+          return;
+        }
+        const Hot::Key key = Hot::key(chunk.data(), chunk.size(), limit);
+        if (const std::span<const uint32_t> hit = memo.hot.find(key); !hit.empty()) {
+          ids.insert(ids.end(), hit.begin(), hit.end());
+          return;
+        }
+        const size_t mark = ids.size();
+        tokenize_cached(memo.all, chunk, 0, tokens);
         append();
+        memo.hot.insert(key, std::span(ids).subspan(mark));
       });
       return;
     }
@@ -168,11 +190,15 @@ class BpeModel final : public Model {
   }
 
   void tokenize_cached(std::string_view chunk, uint32_t base, std::vector<ModelToken>& out) const {
+    tokenize_cached(thread_cache<ChunkMemo>(cache_owner_).all, chunk, base, out);
+  }
+  void tokenize_cached(ChunkCache& cache, std::string_view chunk, uint32_t base,
+                       std::vector<ModelToken>& out) const {
     const size_t mark = out.size();
     std::span<const ModelToken> hit;
     if (chunk.size() > kMaxCachedChunkBytes) {
       tokenize_word(chunk, out);
-    } else if (auto& cache = thread_cache<ChunkCache>(cache_owner_); cache.find(chunk, &hit)) {
+    } else if (cache.find(chunk, &hit)) {
       out.insert(out.end(), hit.begin(), hit.end());
     } else {
       tokenize_word(chunk, out);

@@ -45,6 +45,9 @@ class PipelineTokenizer : public TokenizerBase {
  private:
   void encode_piece(const NormalizedString& s, bool at_start, size_t base,
                     std::vector<uint32_t>& ids, Encoding* detail) const;
+  void encode_plain(std::string_view text, bool at_start, std::vector<uint32_t>& ids) const;
+  // Whether the pre-tokenizer's pieces of `text` come from string work alone (encode_plain).
+  bool plain_pre_tokenizer(std::string_view text) const;
 
   PipelineConfig config_;
 };
