@@ -138,7 +138,7 @@ class BpeModel final : public Model {
         }
         const Hot::Key key = Hot::key(chunk.data(), chunk.size(), limit);
         if (const std::span<const uint32_t> hit = memo.hot.find(key); !hit.empty()) {
-          ids.insert(ids.end(), hit.begin(), hit.end());
+          for (uint32_t id : hit) ids.push_back(id);
           return;
         }
         const size_t mark = ids.size();
