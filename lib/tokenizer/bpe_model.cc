@@ -77,7 +77,10 @@ class BpeModel final : public Model {
       build_merge_table(
           vocab_, m.size(), Side{m, false}, Side{m, true}, merged,
           [&](size_t i) { return m[i].first + " " + m[i].second; }, source, merges_);
-    } else if (!config_.scores.empty()) {
+    }
+    // The merges a score-ordered model derives that could join across a chunk boundary.
+    std::vector<std::pair<std::string, std::string>> score_crossing;
+    if (config_.merges.empty() && !config_.scores.empty()) {
       // Rank = position in descending score order; equal scores share a rank, so the leftmost
       // pair wins between them as in SentencePiece.
       std::vector<uint32_t> order(config_.vocab.size());
@@ -99,10 +102,13 @@ class BpeModel final : public Model {
           uint32_t r = vocab_.find(std::string_view(piece).substr(cut));
           if (l == kNoId || r == kNoId || !mergeable(l) || !mergeable(r)) continue;
           merges_.insert((uint64_t{l} << 32) | r, (uint64_t{rank[id]} << 32) | id);
+          const std::string_view left = std::string_view(piece).substr(0, cut);
+          if (crosses(left, std::string_view(piece).substr(cut)))
+            score_crossing.emplace_back(left, piece.substr(cut));
         }
       }
     }
-    find_crossing_merges();
+    find_crossing_merges(config_.merges.empty() ? score_crossing : config_.merges);
     config_.merges.clear();
     config_.merges.shrink_to_fit();
   }
@@ -243,33 +249,26 @@ class BpeModel final : public Model {
 
   // Merges whose right side starts with "▁" while the left side does not end with it: the only
   // ones that can join across a chunk boundary.
-  void find_crossing_merges() {
+  static bool crosses(std::string_view left, std::string_view right) {
+    const bool right_starts = right.compare(0, kMeta.size(), kMeta) == 0;
+    const bool left_ends = left.size() >= kMeta.size() &&
+                           left.compare(left.size() - kMeta.size(), kMeta.size(), kMeta) == 0;
+    return right_starts && !left_ends && !left.empty();
+  }
+
+  // `merges`: the model's merge list, or the merges a score-ordered model derives from pairs of
+  // its pieces (a SentencePiece model trained without splitting at white space has pieces such
+  // as "s▁the"); those that cross are indexed, and a chunk is never cut where one sits.
+  void find_crossing_merges(const std::vector<std::pair<std::string, std::string>>& merges) {
     chunkable_ = config_.continuing_subword_prefix.empty() && config_.end_of_word_suffix.empty() &&
                  vocab_.find(kMeta) != kNoId;
     if (!chunkable_) return;
-    auto starts = [](std::string_view s) { return s.compare(0, kMeta.size(), kMeta) == 0; };
-    auto ends = [](std::string_view s) {
-      return s.size() >= kMeta.size() &&
-             s.compare(s.size() - kMeta.size(), kMeta.size(), kMeta) == 0;
-    };
-    if (!config_.merges.empty()) {
-      for (const auto& [a, b] : config_.merges)
-        if (starts(b) && !ends(a) && !a.empty())
-          crossing_[static_cast<unsigned char>(a.back())].emplace_back(a, b);
-    } else {
-      // Score-ordered (SentencePiece) BPE: a piece with "▁" after another character could join
-      // across a boundary; then no chunks.
-      for (uint32_t id = 0; id < config_.vocab.size() && chunkable_; ++id) {
-        const std::string& t = config_.vocab[id];
-        for (size_t at = t.find(kMeta, 1); at != std::string::npos; at = t.find(kMeta, at + 1))
-          if (at < kMeta.size() || t.compare(at - kMeta.size(), kMeta.size(), kMeta) != 0)
-            chunkable_ = false;
-      }
-      // User-defined symbols are matched, longest first, before merging: a match could only
-      // cross a cut if its symbol held "▁" after its first character; then no chunks.
-      for (uint32_t id : config_.user_defined)
-        if (config_.vocab[id].find(kMeta, 1) != std::string::npos) chunkable_ = false;
-    }
+    for (const auto& [a, b] : merges)
+      if (crosses(a, b)) crossing_[static_cast<unsigned char>(a.back())].emplace_back(a, b);
+    // User-defined symbols are matched, longest first, before merging: a match could only cross
+    // a cut if its symbol held "▁" after its first character; then no chunks.
+    for (uint32_t id : config_.user_defined)
+      if (config_.vocab[id].find(kMeta, 1) != std::string::npos) chunkable_ = false;
   }
 
   bool mergeable(uint32_t id) const {
