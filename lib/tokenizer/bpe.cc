@@ -4,6 +4,7 @@
 #include <queue>
 
 #include "core/error.h"
+#include "tokenizer/blob.h"
 #include "tokenizer/byte_key_cache.h"
 #include "tokenizer/merge_table.h"
 #include "tokenizer/piece_scanner.h"
@@ -30,6 +31,36 @@ bool matches_everywhere(SplitMatcher m) {
 
 BpeTokenizer::BpeTokenizer(BpeConfig config, const std::string& source)
     : config_(std::move(config)), cache_owner_(new_cache_owner()) {
+  if (!config_.compiled.empty()) {
+    if (!restore_tables(config_.compiled))
+      throw Error(ErrorCode::kCorrupt, source, "the compiled tokenizer tables are damaged");
+  } else {
+    build_tables(source);
+  }
+  config_.compiled = {};
+  // HF inserts vocabulary entries in map order; with duplicate strings the last id wins in
+  // token_to_id. Rare enough to ignore; ids come from the explicit vocab object anyway.
+  for (int b = 0; b < 256; ++b) {
+    char c = static_cast<char>(b);
+    byte_id_[b] = by_bytes_.find(&c, 1);
+  }
+  if (config_.unk_token) {
+    auto it = std::find(tokens_.begin(), tokens_.end(), *config_.unk_token);
+    if (it != tokens_.end()) unk_id_ = static_cast<uint32_t>(it - tokens_.begin());
+  }
+  if (config_.steps.empty() || config_.steps.back().kind != PreTokenizerStep::kByteLevel)
+    throw Error(ErrorCode::kUnsupported, source,
+                "byte-level BPE needs a ByteLevel pre-tokenizer as the last step");
+  words_matcher_ = pieces_matcher();
+  words_pattern_ = piece_pattern(words_matcher_);
+  cuts_after_newlines_ = steps_keep_newline_cuts() &&
+                         (!config_.normalizer || config_.normalizer->keeps_newline_cuts());
+  for (const PreTokenizerStep& st : config_.steps)
+    if (st.matcher == o200k_match || st.matcher == tekken_match) refuse_cuts_before('/');
+}
+
+// The tables from the vocabulary and merges of the file.
+void BpeTokenizer::build_tables(const std::string& source) {
   tokens_ = std::move(config_.vocab);
   config_.vocab.clear();
   token_bytes_.resize(tokens_.size());
@@ -48,12 +79,6 @@ BpeTokenizer::BpeTokenizer(BpeConfig config, const std::string& source)
   by_bytes_.set_each(
       mapped.size(), [&](size_t i) { return std::string_view(token_bytes_[mapped[i]]); },
       [&](size_t i) { return mapped[i]; });
-  // HF inserts vocabulary entries in map order; with duplicate strings the last id wins in
-  // token_to_id. Rare enough to ignore; ids come from the explicit vocab object anyway.
-  for (int b = 0; b < 256; ++b) {
-    char c = static_cast<char>(b);
-    byte_id_[b] = by_bytes_.find(&c, 1);
-  }
   // The merges' tokens as bytes; one that is not made of stand-in characters stays empty, which
   // no token is, so that it is reported missing.
   const auto& m = config_.merges;
@@ -72,19 +97,28 @@ BpeTokenizer::BpeTokenizer(BpeConfig config, const std::string& source)
       [&](size_t i) { return m[i].first + " " + m[i].second; }, source, merges_);
   config_.merges.clear();
   config_.merges.shrink_to_fit();
-  if (config_.unk_token) {
-    auto it = std::find(tokens_.begin(), tokens_.end(), *config_.unk_token);
-    if (it != tokens_.end()) unk_id_ = static_cast<uint32_t>(it - tokens_.begin());
-  }
-  if (config_.steps.empty() || config_.steps.back().kind != PreTokenizerStep::kByteLevel)
-    throw Error(ErrorCode::kUnsupported, source,
-                "byte-level BPE needs a ByteLevel pre-tokenizer as the last step");
-  words_matcher_ = pieces_matcher();
-  words_pattern_ = piece_pattern(words_matcher_);
-  cuts_after_newlines_ = steps_keep_newline_cuts() &&
-                         (!config_.normalizer || config_.normalizer->keeps_newline_cuts());
-  for (const PreTokenizerStep& st : config_.steps)
-    if (st.matcher == o200k_match || st.matcher == tekken_match) refuse_cuts_before('/');
+}
+
+std::string BpeTokenizer::compiled_model() const {
+  std::string out;
+  BlobWriter w(out);
+  w.strings(tokens_);
+  w.strings(token_bytes_);
+  by_bytes_.save(w);
+  merges_.save(w);
+  return out;
+}
+
+bool BpeTokenizer::restore_tables(std::string_view blob) {
+  BlobReader r(blob);
+  r.strings(tokens_);
+  r.strings(token_bytes_);
+  if (!r.ok() || token_bytes_.size() != tokens_.size()) return false;
+  if (!by_bytes_.load(r) || !merges_.load(r) || !r.at_end()) return false;
+  // Every id the tables hand out must name a token.
+  const size_t n = tokens_.size();
+  return by_bytes_.all_ids_below(n) &&
+         merges_.all_values([&](uint64_t v) { return static_cast<uint32_t>(v) < n; });
 }
 
 // The one pattern whose matches are the final pieces, when the steps come down to that: GPT-2's

@@ -36,6 +36,9 @@ struct BpeConfig {
   std::vector<PreTokenizerStep> steps;   // must end with a ByteLevel step
   bool byte_level_decoder = true;        // false: no decoder (tokens joined by spaces)
   std::optional<Normalizer> normalizer;  // applied before the pre-tokenizer (NFC, NFKC, ...)
+  // The tables of a compiled form (compiled_cache.h) instead of vocab and merges; the
+  // constructor throws Error(kCorrupt) when they are not a compiled form's.
+  std::string_view compiled;
 };
 
 class BpeTokenizer : public TokenizerBase {
@@ -44,6 +47,7 @@ class BpeTokenizer : public TokenizerBase {
   ~BpeTokenizer() override;
 
   std::optional<uint32_t> unk_id() const { return unk_id_; }
+  std::string compiled_model() const override;
 
  protected:
   void encode_segment(std::string_view full, size_t begin, size_t end, std::vector<uint32_t>& ids,
@@ -70,6 +74,8 @@ class BpeTokenizer : public TokenizerBase {
   void encode_words(std::string_view full, std::string_view text, size_t begin,
                     std::vector<uint32_t>& ids, NextPiece&& next_piece) const;
   SplitMatcher pieces_matcher() const;
+  void build_tables(const std::string& source);
+  bool restore_tables(std::string_view blob);
   void merge_symbols(const char* p, size_t n, std::vector<uint32_t>& out) const;
   void emit_piece(std::string_view full, const Piece& piece, std::vector<uint32_t>& ids,
                   Encoding* detail) const;

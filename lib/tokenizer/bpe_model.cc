@@ -36,13 +36,13 @@ class BpeModel final : public Model {
  public:
   BpeModel(BpeModelConfig c, const std::string& source)
       : config_(std::move(c)), cache_owner_(new_cache_owner()) {
-    std::vector<uint32_t> present;  // ids with a token (holes in the vocabulary have none)
-    present.reserve(config_.vocab.size());
-    for (size_t id = 0; id < config_.vocab.size(); ++id)
-      if (!config_.vocab[id].empty() || id == 0) present.push_back(static_cast<uint32_t>(id));
-    vocab_.set_each(
-        present.size(), [&](size_t i) { return std::string_view(config_.vocab[present[i]]); },
-        [&](size_t i) { return present[i]; });
+    if (!config_.compiled.empty()) {
+      if (!restore(config_.compiled))
+        throw Error(ErrorCode::kCorrupt, source, "the compiled tokenizer tables are damaged");
+    } else {
+      build(source);
+    }
+    config_.compiled = {};
     if (config_.unk_token) {
       uint32_t u = vocab_.find(*config_.unk_token);
       if (u != kNoId) unk_ = u;
@@ -59,6 +59,51 @@ class BpeModel final : public Model {
       char ch = static_cast<char>(c);
       ascii_ids_[c] = vocab_.find(&ch, 1);
     }
+  }
+
+  // The tables as a compiled form (compiled_cache.h).
+  std::string compiled() const override {
+    std::string out;
+    BlobWriter w(out);
+    w.strings(config_.vocab);
+    vocab_.save(w);
+    merges_.save(w);
+    w.value<uint8_t>(chunkable_);
+    std::vector<std::string> crossing;
+    for (const auto& list : crossing_)
+      for (const auto& [left, right] : list) crossing.insert(crossing.end(), {left, right});
+    w.strings(crossing);
+    return out;
+  }
+
+ private:
+  bool restore(std::string_view blob) {
+    BlobReader r(blob);
+    r.strings(config_.vocab);
+    if (!r.ok() || !vocab_.load(r) || !merges_.load(r)) return false;
+    chunkable_ = r.value<uint8_t>() != 0;
+    std::vector<std::string> crossing;
+    r.strings(crossing);
+    if (!r.at_end() || crossing.size() % 2 != 0) return false;
+    for (size_t k = 0; k < crossing.size(); k += 2) {
+      if (crossing[k].empty()) return false;
+      crossing_[static_cast<unsigned char>(crossing[k].back())].emplace_back(crossing[k],
+                                                                             crossing[k + 1]);
+    }
+    const size_t n = config_.vocab.size();
+    return vocab_.all_ids_below(n) &&
+           merges_.all_values([&](uint64_t v) { return static_cast<uint32_t>(v) < n; });
+  }
+
+  // The tables from the vocabulary and the merges (or the pieces' scores).
+  void build(const std::string& source) {
+    std::vector<uint32_t> present;  // ids with a token (holes in the vocabulary have none)
+    present.reserve(config_.vocab.size());
+    for (size_t id = 0; id < config_.vocab.size(); ++id)
+      if (!config_.vocab[id].empty() || id == 0) present.push_back(static_cast<uint32_t>(id));
+    vocab_.set_each(
+        present.size(), [&](size_t i) { return std::string_view(config_.vocab[present[i]]); },
+        [&](size_t i) { return present[i]; });
     if (!config_.merges.empty()) {
       const auto& m = config_.merges;
       const std::string_view prefix = config_.continuing_subword_prefix;
@@ -113,6 +158,7 @@ class BpeModel final : public Model {
     config_.merges.shrink_to_fit();
   }
 
+ public:
   void tokenize(std::string_view word, std::vector<ModelToken>& out) const override {
     if (word.empty()) return;
     if (chunkable_ && !config_.ignore_merges && word.size() > kMeta.size()) {

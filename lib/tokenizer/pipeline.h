@@ -27,6 +27,7 @@ class PipelineTokenizer : public TokenizerBase {
   explicit PipelineTokenizer(PipelineConfig config) : config_(std::move(config)) {}
   std::optional<uint32_t> unk_id() const { return config_.model->unk_id(); }
   const std::optional<Normalizer>& normalizer() const { return config_.normalizer; }
+  std::string compiled_model() const override { return config_.model->compiled(); }
 
  protected:
   void encode_segment(std::string_view full, size_t begin, size_t end, std::vector<uint32_t>& ids,

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/blob.h"
+
 namespace shardkit::tok {
 
 inline uint64_t hash_bytes(const char* p, size_t n) {
@@ -89,6 +91,33 @@ class StringIdMap {
   }
   uint32_t find(std::string_view key) const { return find(key.data(), key.size()); }
   size_t size() const { return count_; }
+
+  // The table as it is (compiled_cache.h); load() refuses one whose shape is not a table's (its
+  // slots not a power of two, a key outside the arena).
+  void save(BlobWriter& w) const {
+    w.array(slots_);
+    w.bytes(arena_);
+    w.value<uint64_t>(count_);
+  }
+  // Whether every id stored is below n.
+  bool all_ids_below(size_t n) const {
+    for (const Slot& s : slots_)
+      if (s.id != kNone && s.id >= n) return false;
+    return true;
+  }
+  bool load(BlobReader& r) {
+    r.array(slots_);
+    arena_ = r.bytes();
+    count_ = r.value<uint64_t>();
+    if (!r.ok() || (slots_.size() & (slots_.size() - 1)) != 0) return false;
+    size_t used = 0;  // a probe must always reach an empty slot
+    for (const Slot& s : slots_) {
+      if (s.id == kNone) continue;
+      ++used;
+      if (s.offset > arena_.size() || s.len > arena_.size() - s.offset) return false;
+    }
+    return used == count_ && used * 2 <= slots_.size();
+  }
 
   // Many lookups or insertions, in groups whose slots are all requested from memory before the
   // first is probed: a large vocabulary's table is far larger than the caches, and lookups that
@@ -183,6 +212,27 @@ class U64Map {
       }
       for (size_t k = 0; k < n; ++k) insert(key_at(first + k), value_at(first + k));
     }
+  }
+  void save(BlobWriter& w) const {
+    w.array(keys_);
+    w.array(values_);
+    w.value<uint64_t>(count_);
+  }
+  template <typename Check>
+  bool all_values(Check&& check) const {
+    for (size_t i = 0; i < keys_.size(); ++i)
+      if (keys_[i] != kEmpty && !check(values_[i])) return false;
+    return true;
+  }
+  bool load(BlobReader& r) {
+    r.array(keys_);
+    r.array(values_);
+    count_ = r.value<uint64_t>();
+    if (!r.ok() || keys_.size() != values_.size() || (keys_.size() & (keys_.size() - 1)) != 0)
+      return false;
+    const size_t used =
+        keys_.size() - static_cast<size_t>(std::count(keys_.begin(), keys_.end(), kEmpty));
+    return used == count_ && used * 2 <= keys_.size();
   }
   // Returns kEmpty when absent.
   uint64_t find(uint64_t key) const {

@@ -46,6 +46,8 @@ class TokenizerBase : public Tokenizer {
   const SpecialIds& special_tokens() const override { return specials_; }
   bool is_special(uint32_t id) const override;
   TokenizerInfo describe() const override;
+  // The model's tables as a compiled form (compiled_cache.h); empty when the model has none.
+  virtual std::string compiled_model() const { return {}; }
 
   // Set up by the loaders. `normalized_contents` holds, for each token with normalized = true,
   // its content after the normalizer (matched in normalized text); empty: the contents as is.
