@@ -31,7 +31,7 @@ class HotWordTable {
 
   // The key of p[0, n) for n <= kMaxKeyBytes; `limit` is the end of the readable bytes after p,
   // so that 16 bytes are loaded at once when they may be.
-  static Key key(const char* p, size_t n, const char* limit) {
+  [[gnu::always_inline]] static Key key(const char* p, size_t n, const char* limit) {
     Key k;
     k.len = n;
     if (limit - p >= 16) {
@@ -53,7 +53,7 @@ class HotWordTable {
   }
 
   // The values stored for `k`, or an empty span.
-  std::span<const Value> find(const Key& k) const {
+  [[gnu::always_inline]] std::span<const Value> find(const Key& k) const {
     const Slot* set = sets_[index(k)].ways;
     for (size_t w = 0; w < kWays; ++w) {
       const Slot& s = set[w];
@@ -90,7 +90,7 @@ class HotWordTable {
     Value values[kMaxValues];
   };
 
-  static size_t index(const Key& k) {
+  [[gnu::always_inline]] static size_t index(const Key& k) {
     const uint64_t h = (k.lo ^ (k.hi * 0xC2B2AE3D27D4EB4FULL) ^ k.len) * 0x9E3779B97F4A7C15ULL;
     return static_cast<size_t>(h >> (64 - kBits));
   }
