@@ -113,6 +113,22 @@ uint64_t rewrite(const fs::path& src, const fs::path& dst, int level, format::Bl
   return dir_bytes(dst);
 }
 
+// A conversion of a text file as lm (packed), over an earlier output.
+shardify::ConvertOptions text_options(const std::string& path, shardify::DocSeparator sep,
+                                      const std::string& tokenizer, uint32_t max_len,
+                                      const fs::path& out) {
+  shardify::ConvertOptions o;
+  o.inputs = {path};
+  o.format = shardify::InputFormat::kText;
+  o.doc_separator = sep;
+  o.task.task = shardify::Task::kLm;
+  o.task.max_len = max_len;
+  o.tokenizer_path = tokenizer;
+  o.out = out.string();
+  o.force = true;
+  return o;
+}
+
 // Seconds one thread takes to compress a dataset's raw blocks at `level` (best of `runs`), as
 // the converter's writer does: its share of a one-thread conversion.
 double zstd_only_seconds(const fs::path& dir, int level, int runs) {
@@ -155,14 +171,8 @@ void bench_one_document(const tok::Tokenizer& t, const std::string& tokenizer,
     t.encode_ids(doc, ids);
     tok_s = std::min(tok_s, since(t0));
     for (unsigned th : {1u, 2u}) {
-      shardify::ConvertOptions o;
-      o.inputs = {path};
-      o.format = shardify::InputFormat::kText;
-      o.doc_separator = shardify::DocSeparator::kFile;
-      o.task.max_len = max_len;
-      o.tokenizer_path = tokenizer;
-      o.out = (tmp / "onedoc").string();
-      o.force = true;
+      shardify::ConvertOptions o =
+          text_options(path, shardify::DocSeparator::kFile, tokenizer, max_len, tmp / "onedoc");
       o.threads = th;
       const auto c0 = Clock::now();
       shardify::convert(o);
@@ -235,15 +245,9 @@ int main(int argc_in, char** argv_in) {
   // Slot 0: one thread at zstd level 1, the cheaper setting.
   for (int r = 0; r < runs; ++r)
     for (unsigned th : {0u, 1u, 2u}) {
-      shardify::ConvertOptions o;
-      o.inputs = {text};
-      o.format = shardify::InputFormat::kText;
-      o.doc_separator = shardify::DocSeparator::kLine;  // a document per line: many examples
-      o.task.task = shardify::Task::kLm;
-      o.task.max_len = max_len;
-      o.tokenizer_path = tokenizer;
-      o.out = (tmp / "ds").string();
-      o.force = true;
+      // a document per line: many examples
+      shardify::ConvertOptions o =
+          text_options(text, shardify::DocSeparator::kLine, tokenizer, max_len, tmp / "ds");
       o.threads = std::max(1u, th);
       if (th == 0) o.zstd_level = 1;
       auto t0 = Clock::now();
@@ -253,17 +257,8 @@ int main(int argc_in, char** argv_in) {
       conv_cpu[th] = std::min(conv_cpu[th], cpu_now() - c0);
     }
   // The records and sizes below are those of the default setting.
-  {
-    shardify::ConvertOptions o;
-    o.inputs = {text};
-    o.format = shardify::InputFormat::kText;
-    o.doc_separator = shardify::DocSeparator::kLine;
-    o.task.max_len = max_len;
-    o.tokenizer_path = tokenizer;
-    o.out = (tmp / "ds").string();
-    o.force = true;
-    result = shardify::convert(o);
-  }
+  result = shardify::convert(
+      text_options(text, shardify::DocSeparator::kLine, tokenizer, max_len, tmp / "ds"));
   const double mb = bytes / 1e6;
   std::printf("\n%-34s %10s %10s %8s\n", "throughput (MB/s of input text)", "1 thread", "2 threads",
               "scaling");

