@@ -31,10 +31,10 @@ struct Decoder {
   // kMetaspace as SentencePiece decodes (.model files): of the first token, only a leading
   // replacement goes (HF drops every replacement in the first token).
   bool first_leading_only = false;
-  std::string prefix = "##";                 // kWordPiece
-  bool cleanup = true;                       // kWordPiece
-  std::string suffix = "</w>";               // kBpe
-  std::vector<Decoder> children;             // kSequence
+  std::string prefix = "##";      // kWordPiece
+  bool cleanup = true;            // kWordPiece
+  std::string suffix = "</w>";    // kBpe
+  std::vector<Decoder> children;  // kSequence
 
   void decode_chain(std::vector<std::string>& tokens) const;
 };
