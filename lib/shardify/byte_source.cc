@@ -1,5 +1,6 @@
 #include "shardify/byte_source.h"
 
+#include <sys/stat.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -35,6 +36,13 @@ class FileHandle {
   }
   uint64_t consumed() const { return consumed_; }
   const std::string& path() const { return path_; }
+  // The file's size when it was opened (0 when not a regular file).
+  uint64_t size() const {
+    struct stat st;
+    return ::fstat(::fileno(f_), &st) == 0 && S_ISREG(st.st_mode)
+               ? static_cast<uint64_t>(st.st_size)
+               : 0;
+  }
 
  private:
   std::string path_;
@@ -58,6 +66,10 @@ class PlainSource : public ByteSource {
   }
   uint64_t file_bytes_consumed() const override {
     return file_->consumed() - (prefix_.size() - prefix_pos_);
+  }
+  uint64_t remaining_hint() const override {
+    const uint64_t size = file_->size(), done = file_bytes_consumed();
+    return size > done ? size - done : 0;
   }
 
  private:
@@ -216,6 +228,7 @@ class CheckedSource : public ByteSource {
     return n;
   }
   uint64_t file_bytes_consumed() const override { return inner_->file_bytes_consumed(); }
+  uint64_t remaining_hint() const override { return inner_->remaining_hint(); }
 
  private:
   std::unique_ptr<ByteSource> inner_;

@@ -17,6 +17,9 @@ class ByteSource {
   virtual size_t read(char* out, size_t size) = 0;
   // Bytes of the underlying file consumed so far (compressed bytes for compressed inputs).
   virtual uint64_t file_bytes_consumed() const = 0;
+  // How many more bytes read() will probably return (0: unknown): the rest of a plain file, so
+  // that a reader taking all of it sizes its buffer once.
+  virtual uint64_t remaining_hint() const { return 0; }
 
   static std::unique_ptr<ByteSource> open(const std::filesystem::path& path);
 };

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/ordered_pipeline.h"
+#include "shardify/example_batcher.h"
 #include "shardify/record_assembler.h"
 
 namespace shardkit::shardify {
@@ -29,62 +30,6 @@ WriterOptions writer_options(const ConvertOptions& o) {
 }
 
 namespace {
-
-// Batches are sized so that a worker has a few milliseconds of tokenization per job.
-constexpr size_t kBatchExamples = 512;
-constexpr size_t kBatchTextBytes = 256 * 1024;
-
-// Reads examples in input order and cuts them into batches for the workers.
-class ExampleBatcher {
- public:
-  explicit ExampleBatcher(const ConvertInputs& in) : in_(in), file_(in.first_file) {}
-
-  // The next batch (possibly empty when it only ends a file); false after the last file.
-  bool next(std::vector<Example>& examples, EncodedBatch& batch) {
-    examples.clear();
-    for (;;) {
-      if (!reader_) {
-        if (file_ >= in_.end_file) return false;
-        reader_ = in_.open(file_, in_.reader);
-      }
-      batch.file_index = static_cast<uint32_t>(file_);
-      fill(examples, batch);
-      if (batch.ends_file) {
-        bytes_before_file_ += in_.files[file_].bytes;
-        text_bytes_ += reader_->text_bytes_read();
-        reader_.reset();
-        ++file_;
-      }
-      if (!examples.empty() || batch.ends_file) return true;
-    }
-  }
-  uint64_t bytes_done() const {
-    return bytes_before_file_ + (reader_ ? reader_->file_bytes_consumed() : 0);
-  }
-  // Decompressed bytes of the files read to the end.
-  uint64_t text_bytes() const { return text_bytes_; }
-
- private:
-  void fill(std::vector<Example>& examples, EncodedBatch& batch) {
-    size_t text_bytes = 0;
-    Example ex;
-    while (examples.size() < kBatchExamples && text_bytes < kBatchTextBytes) {
-      if (!reader_->next(ex)) {
-        batch.ends_file = true;
-        return;
-      }
-      text_bytes +=
-          ex.text.size() + ex.text_pair.size() + ex.messages.size() + 64 * ex.questions.size();
-      examples.push_back(std::move(ex));
-    }
-  }
-
-  const ConvertInputs& in_;
-  size_t file_;
-  std::unique_ptr<ExampleReader> reader_;
-  uint64_t bytes_before_file_ = 0;
-  uint64_t text_bytes_ = 0;
-};
 
 // The in-order stage after tokenizing: takes a batch's errors (fatal, or counted and listed),
 // assembles its records and cuts them into the writer's blocks.
@@ -148,7 +93,9 @@ void run_pipeline(const ConvertOptions& o, const ConvertInputs& in, const Encodi
     uint64_t input_bytes_done = 0;  // of the input files, once this batch was read
   };
   using BatchPtr = std::unique_ptr<Batch>;
-  ExampleBatcher batcher(in);
+  // Packed lm documents are cut into parts that threads tokenize together (one large file).
+  const bool cut_documents = o.task.task == Task::kLm && o.task.packing();
+  ExampleBatcher batcher(in, cut_documents ? e.tokenizer.get() : nullptr);
   RecordStage records(o, in, e, writer, result);
   ConvertProgress prog;
   prog.input_bytes_total = result.bytes_in_compressed;

@@ -27,6 +27,9 @@ struct EncodedRow {
   int32_t end_position = 0;
   uint32_t example_index = 0;
   uint32_t source_index = 0;
+  // Packed lm: the document goes on in the next row (all but the last part of a long document);
+  // only the last part's row ends with the separator.
+  bool continues = false;
 };
 
 struct EncodedBatch {

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace shardkit::shardify {
@@ -30,6 +32,15 @@ struct Example {
   std::vector<QaQuestion> questions;
   std::string error;
   bool rest_of_file_lost = false;  // the error ends the file (a damaged compressed stream)
+  // A text borrowed rather than owned (`text` is then empty): a line or a document of a plain
+  // text file, a view into the buffer the input was read into, or one part of a long document
+  // that the converter cut (example_batcher.h); `text_owner` keeps its memory alive.
+  std::shared_ptr<const std::string> text_owner;
+  std::string_view text_view;
+  bool continues = false;  // a part of a long document, and more parts follow
+
+  // The text to tokenize, owned or borrowed.
+  std::string_view body() const { return text_owner ? text_view : std::string_view(text); }
 };
 
 }  // namespace shardkit::shardify

@@ -1,5 +1,6 @@
 #include "shardify/line_reader.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/error.h"
@@ -7,82 +8,81 @@
 namespace shardkit::shardify {
 namespace {
 
-// Reads come in fixed chunks: a buffer sized by the longest line seen, not by a multiple of it.
+// Reads come in chunks of this size.
 constexpr size_t kChunk = 1 << 20;
-// A buffer above this size was grown for one long line; it shrinks once that line is done.
-constexpr size_t kShrinkAbove = 8 * kChunk;
+// A buffer above this size was grown for one long line; release_line() lets it go.
+constexpr size_t kLargeBuffer = 8 * kChunk;
 
 }  // namespace
 
-bool LineReader::fill() {
-  if (eof_) return false;
-  buf_.erase(0, pos_);
-  pos_ = 0;
-  const size_t old = buf_.size();
-  buf_.resize(old + kChunk + kPadding);
+size_t LineReader::read_into(std::string& out, size_t size) {
+  const size_t at = out.size();
+  out.resize(at + size + kPadding);
   size_t n = 0;
   try {
-    n = source_->read(buf_.data() + old, kChunk);
+    n = source_->read(out.data() + at, size);
   } catch (const Error& e) {
     // Corrupt or truncated compressed data (I/O failures stay fatal): the complete lines before
     // it were returned; the incomplete line after the last newline is lost with the rest.
     if (e.code() != ErrorCode::kInput) throw;
     stream_error_ = e.reason();
-    buf_.clear();
     eof_ = true;
-    return false;
+    out.resize(at);
+    return 0;
   }
-  buf_.resize(old + n);
+  out.resize(at + n);  // the padding stays allocated behind the end
   text_bytes_ += n;
   if (n == 0) eof_ = true;
+  return n;
+}
+
+// A buffer that no line handed out points into any more is reused: its unfinished line moves to
+// its front and the next chunk goes after it (a long line grows in place, its capacity doubling).
+// One that a reader still holds is left as it is, and the unfinished line starts a new one.
+bool LineReader::fill(size_t keep_from) {
+  if (eof_) return false;
+  if (buf_.use_count() == 1) {
+    buf_->erase(0, keep_from);
+  } else {
+    auto next = std::make_shared<std::string>();
+    next->reserve(buf_->size() - keep_from + kChunk + kPadding);
+    next->append(*buf_, keep_from);
+    buf_ = std::move(next);
+  }
+  pos_ = 0;
+  const size_t n = read_into(*buf_, kChunk);
+  if (!stream_error_.empty()) buf_->clear();
   return n > 0;
 }
 
-void LineReader::shrink_if_large() {
-  if (buf_.capacity() <= kShrinkAbove) return;
-  std::string rest;
-  rest.reserve(buf_.size() - pos_ + kChunk + kPadding);
-  rest.append(buf_, pos_);
-  buf_ = std::move(rest);
-  pos_ = 0;
-}
-
-void LineReader::release_line() { shrink_if_large(); }
-
-void LineReader::take_line(std::string_view line, std::string& out) {
-  if (buf_.capacity() <= kShrinkAbove || line.data() < buf_.data() ||
-      line.data() + line.size() > buf_.data() + buf_.size()) {
-    out.assign(line);
-    return;
-  }
-  const size_t begin = line.data() - buf_.data(), end = begin + line.size();
-  std::string rest;
-  rest.reserve(buf_.size() - pos_ + kChunk + kPadding);
-  rest.append(buf_, pos_);
-  out = std::move(buf_);
-  out.resize(end);
-  out.erase(0, begin);
+void LineReader::release_line() {
+  if (buf_->capacity() <= kLargeBuffer) return;
+  auto rest = std::make_shared<std::string>();
+  rest->reserve(buf_->size() - pos_ + kPadding);
+  rest->append(*buf_, pos_);
   buf_ = std::move(rest);
   pos_ = 0;
 }
 
 bool LineReader::next(std::string_view& line) {
-  shrink_if_large();
+  // The lines after a long one go into a buffer of their own: the long line's is kept only by
+  // whoever holds that line.
+  release_line();
   size_t scan_from = pos_;
   for (;;) {
-    const char* start = buf_.data() + scan_from;
-    const void* nl = std::memchr(start, '\n', buf_.size() - scan_from);
+    const std::string& b = *buf_;
+    const void* nl = std::memchr(b.data() + scan_from, '\n', b.size() - scan_from);
     if (nl) {
-      size_t end = static_cast<const char*>(nl) - buf_.data();
-      line = std::string_view(buf_.data() + pos_, end - pos_);
+      const size_t end = static_cast<const char*>(nl) - b.data();
+      line = std::string_view(b.data() + pos_, end - pos_);
       pos_ = end + 1;
       break;
     }
-    size_t scanned = buf_.size() - pos_;
-    if (!fill()) {
-      if (pos_ >= buf_.size()) return false;
-      line = std::string_view(buf_.data() + pos_, buf_.size() - pos_);
-      pos_ = buf_.size();
+    const size_t scanned = b.size() - pos_;
+    if (!fill(pos_)) {
+      if (pos_ >= buf_->size()) return false;
+      line = std::string_view(buf_->data() + pos_, buf_->size() - pos_);
+      pos_ = buf_->size();
       break;
     }
     scan_from = pos_ + scanned;
@@ -92,7 +92,31 @@ bool LineReader::next(std::string_view& line) {
   // A UTF-8 byte order mark (as Windows tools write) is not part of the first line's content:
   // left in, it breaks the JSON of line 1 and renames a CSV/TSV file's first column.
   if (line_number_ == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
+  line_start_ = static_cast<size_t>(line.data() - buf_->data());
   return true;
+}
+
+std::string_view LineReader::take_rest(std::shared_ptr<const std::string>& owner) {
+  auto rest = std::make_shared<std::string>();
+  const size_t buffered = buf_->size() - line_start_;
+  rest->reserve(buffered + std::max<uint64_t>(source_->remaining_hint(), kChunk) + kPadding);
+  rest->append(*buf_, line_start_, buffered);
+  while (!eof_) {
+    if (rest->capacity() - rest->size() < kChunk + kPadding)
+      rest->reserve(std::max(2 * rest->capacity(), rest->size() + kChunk + kPadding));
+    read_into(*rest, rest->capacity() - rest->size() - kPadding);
+  }
+  const uint64_t first = line_number_;
+  if (!stream_error_.empty()) {
+    // The line the stream broke in is lost; the ones before it end where the last newline does.
+    const size_t last_newline = rest->rfind('\n');
+    rest->resize(last_newline == std::string::npos ? 0 : last_newline + 1);
+    line_number_ = first + std::count(rest->begin(), rest->end(), '\n') - 1;
+  }
+  buf_ = std::make_shared<std::string>();
+  pos_ = line_start_ = 0;
+  owner = rest;
+  return *rest;
 }
 
 }  // namespace shardkit::shardify

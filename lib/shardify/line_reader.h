@@ -1,7 +1,12 @@
 // Splits a ByteSource into lines ("\n" or "\r\n" endings), counting them from 1.
 //
+// Lines are views into the buffer the input was read into, and a reader may hand them on without
+// copying them (TextReader does): line_owner() is the buffer, which stays valid as long as it is
+// held. A buffer someone holds is never written again (the next read goes into a new one that
+// starts with the unfinished line); one nobody holds is reused.
+//
 // Memory: a line is held once, in a buffer that grows with it; after a line longer than a few
-// MiB the buffer shrinks back, so one huge line costs its own size only while it is in use.
+// MiB, release_line() lets its buffer go.
 //
 // A compressed stream that ends early or turns out corrupt ends the lines instead of throwing:
 // every complete line before the damage is returned, the incomplete tail is dropped, and
@@ -25,14 +30,19 @@ class LineReader {
   static constexpr size_t kPadding = 64;
 
   explicit LineReader(std::unique_ptr<ByteSource> source) : source_(std::move(source)) {}
-  // The next line without its ending; valid until the next call (or release_line/take_line),
-  // followed by kPadding readable bytes. False at the end, or where the stream broke.
+  // The next line without its ending; valid while line_owner() is held, followed by kPadding
+  // readable bytes. False at the end, or where the stream broke.
   bool next(std::string_view& line);
-  // Gives back the memory of a long line the caller no longer needs (the view becomes invalid).
+  // The buffer that holds the line last returned.
+  std::shared_ptr<const std::string> line_owner() const { return buf_; }
+  // Lets go of a long line's buffer once the caller no longer needs the line, or holds
+  // line_owner() (the view is invalid otherwise); the lines after it move to a buffer of their own.
   void release_line();
-  // The line last returned, as an owned string: a long line's buffer is handed over, not copied.
-  void take_line(std::string_view line, std::string& out);
-  // Number of the line last returned (1-based).
+  // The rest of the input from the start of the line last returned, in one buffer: read to the
+  // end, or to the last complete line before a damaged stream (stream_error() then says so).
+  // `owner` receives the buffer; next() returns no more lines.
+  std::string_view take_rest(std::shared_ptr<const std::string>& owner);
+  // Number of the line last returned (1-based); after take_rest(), of the last complete line.
   uint64_t line_number() const { return line_number_; }
   const ByteSource& source() const { return *source_; }
   // Text bytes read so far (decompressed, line endings included).
@@ -42,11 +52,16 @@ class LineReader {
   std::string take_stream_error() { return std::exchange(stream_error_, {}); }
 
  private:
-  bool fill();
-  void shrink_if_large();
+  // Reads more input into a new buffer that starts with buf_[keep_from, end); false at the end.
+  bool fill(size_t keep_from);
+  // Appends up to `size` bytes read to `out`; 0 at the end or where a damaged stream ends
+  // (stream_error_ set).
+  size_t read_into(std::string& out, size_t size);
+
   std::unique_ptr<ByteSource> source_;
-  std::string buf_;
-  size_t pos_ = 0;
+  std::shared_ptr<std::string> buf_ = std::make_shared<std::string>();
+  size_t pos_ = 0;         // where the next line starts in *buf_
+  size_t line_start_ = 0;  // where the line last returned starts in *buf_
   bool eof_ = false;
   uint64_t line_number_ = 0;
   uint64_t text_bytes_ = 0;

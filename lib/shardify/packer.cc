@@ -23,6 +23,11 @@ void Packer::add(const EncodedBatch& batch, std::vector<unsigned char>& records,
       i += take;
       if (window_.size() == max_len) emit(records, stats);
     }
+    document_tokens_ += doc.count;
+    if (doc.continues) continue;
+    ++stats.examples;
+    ++stats.length_histogram[length_bucket(document_tokens_)];
+    document_tokens_ = 0;
     position_ = 0;
   }
 }

@@ -171,19 +171,22 @@ void TaskEncoder::encode(const Example& ex, EncodedBatch& out, const RenderedCha
   }
 }
 
+// The Packer counts the documents (their parts' tokens together).
 void TaskEncoder::encode_document(const Example& ex, EncodedBatch& out) const {
   const size_t before = out.ids.size();
-  reserve_for_text(out.ids, ex.text);
-  tok_.encode_ids(ex.text, out.ids);
+  const std::string_view text = ex.body();
+  reserve_for_text(out.ids, text);
+  tok_.encode_ids(text, out.ids);
   const size_t n = out.ids.size() - before;
+  // (A part of a long document ends and starts with characters that make tokens, text_cuts.h.)
   if (n == 0) {
     add_error(ex, out, "empty document (no tokens)");
     return;
   }
-  out.ids.push_back(*separator_);
-  out.rows.push_back({static_cast<uint32_t>(before), static_cast<uint32_t>(n + 1)});
-  ++out.stats.examples;
-  ++out.stats.length_histogram[length_bucket(n + 1)];
+  if (!ex.continues) out.ids.push_back(*separator_);
+  EncodedRow row{static_cast<uint32_t>(before), static_cast<uint32_t>(out.ids.size() - before)};
+  row.continues = ex.continues;
+  out.rows.push_back(row);
 }
 
 void TaskEncoder::encode_single(const Example& ex, EncodedBatch& out, const char* empty_reason,
@@ -191,8 +194,8 @@ void TaskEncoder::encode_single(const Example& ex, EncodedBatch& out, const char
   // Ids only: a full Encoding (offsets, word and type ids) costs 21 bytes a token, five times
   // the ids, for tokens that truncation mostly drops (a 200 MB line: over 1 GB).
   tok::Encoding e;
-  reserve_for_text(e.ids, ex.text);
-  tok_.encode_ids(ex.text, e.ids);
+  reserve_for_text(e.ids, ex.body());
+  tok_.encode_ids(ex.body(), e.ids);
   const size_t tokens = e.size();
   if (tokens == 0) {
     add_error(ex, out, empty_reason);

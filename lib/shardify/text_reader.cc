@@ -1,10 +1,43 @@
 // Plain text: a whole file is one document (--doc-sep file), or one document per line (line),
 // or documents separated by blank lines (blank). Blank lines are separators, never documents;
 // inside a file document they are kept, since paragraph breaks are part of the text.
+//
+// A line, and a file's document, are borrowed from the buffer the input was read into (no copy
+// per document); a file document is one view of its file unless it holds "\r\n" endings.
+#include <algorithm>
+
+#include "core/utf8.h"
 #include "shardify/readers_internal.h"
 
 namespace shardkit::shardify {
 namespace {
+
+bool blank_byte(char c) { return c == ' ' || c == '\t' || c == '\f' || c == '\v' || c == '\n'; }
+
+// The document of a file from its first non-blank line on (`rest`): its lines joined with "\n",
+// trailing blank lines dropped. Without '\r' it is a prefix of `rest`; else lines lose a final
+// '\r' (their "\r\n" ending) and are joined into `joined`.
+std::string_view file_document(std::string_view rest, std::string& joined) {
+  if (rest.find('\r') == std::string_view::npos) {
+    size_t last = rest.size();
+    while (last > 0 && blank_byte(rest[last - 1])) --last;
+    const size_t end = rest.find('\n', last);
+    return rest.substr(0, end == std::string_view::npos ? rest.size() : end);
+  }
+  size_t kept = 0;
+  for (size_t at = 0; at < rest.size();) {
+    size_t nl = rest.find('\n', at);
+    if (nl == std::string_view::npos) nl = rest.size();
+    std::string_view line = rest.substr(at, nl - at);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (at > 0) joined.push_back('\n');
+    joined.append(line);
+    if (!is_blank(line)) kept = joined.size();
+    at = nl + 1;
+  }
+  joined.resize(kept);
+  return joined;
+}
 
 class TextReader : public ExampleReader {
  public:
@@ -15,18 +48,21 @@ class TextReader : public ExampleReader {
     std::string_view line;
     if (!start_example_at_next_line(*lines_, file_index_, ex, line))
       return stream_error_example(*lines_, file_index_, ex);
-    lines_->take_line(line, ex.text);
     switch (options_.doc_separator) {
       case DocSeparator::kLine:
+        ex.text_owner = lines_->line_owner();
+        ex.text_view = line;
+        lines_->release_line();  // a long line's buffer is then the example's alone
         break;
       case DocSeparator::kBlankLine:
+        ex.text.assign(line);
         while (lines_->next(line) && !is_blank(line)) append_line(ex, line);
         break;
       case DocSeparator::kFile:
         read_rest_of_file(ex);
         return true;
     }
-    ex.error = utf8_problem(ex.text, "the document");
+    ex.error = utf8_problem(ex.body(), "the document");
     return true;
   }
 
@@ -39,22 +75,20 @@ class TextReader : public ExampleReader {
     ex.text.append(line);
   }
 
-  // Lines are joined with "\n"; trailing blank lines are dropped like leading ones. An invalid
-  // UTF-8 line is reported with its own line number rather than the document's first.
+  // An invalid UTF-8 line is reported with its own line number and the byte in it.
   void read_rest_of_file(Example& ex) {
-    ex.error = utf8_problem(ex.text, "the line");
-    size_t kept = ex.text.size();
-    std::string_view line;
-    while (lines_->next(line)) {
-      append_line(ex, line);
-      if (is_blank(line)) continue;
-      kept = ex.text.size();
-      if (ex.error.empty()) {
-        ex.error = utf8_problem(line, "the line");
-        if (!ex.error.empty()) ex.line = lines_->line_number();
-      }
+    std::shared_ptr<const std::string> owner;
+    const std::string_view doc = file_document(lines_->take_rest(owner), ex.text);
+    if (ex.text.empty()) {
+      ex.text_owner = std::move(owner);
+      ex.text_view = doc;
     }
-    ex.text.resize(kept);
+    const auto bad = first_invalid_utf8(doc);
+    if (!bad) return;
+    const size_t line_start =
+        doc.rfind('\n', *bad) == std::string_view::npos ? 0 : doc.rfind('\n', *bad) + 1;
+    ex.line += std::count(doc.begin(), doc.begin() + static_cast<ptrdiff_t>(line_start), '\n');
+    ex.error = "invalid UTF-8 at byte " + std::to_string(*bad - line_start) + " of the line";
   }
 
   std::unique_ptr<LineReader> lines_;

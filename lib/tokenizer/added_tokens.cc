@@ -38,6 +38,9 @@ void AddedTokenMatcher::build(std::vector<AddedToken> tokens) {
     first_byte_[b] = true;
     by_first_byte_[b].push_back(static_cast<uint32_t>(i));
   }
+  first_bytes_.clear();
+  for (int b = 0; b < 256; ++b)
+    if (first_byte_[b]) first_bytes_.push_back(static_cast<unsigned char>(b));
   for (auto& v : by_first_byte_)
     std::stable_sort(v.begin(), v.end(), [&](uint32_t a, uint32_t b) {
       return tokens_[a].content.size() > tokens_[b].content.size();

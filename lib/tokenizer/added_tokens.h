@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/ascii_masks.h"
+
 namespace shardkit::tok {
 
 struct AddedToken {
@@ -32,6 +34,18 @@ class AddedTokenMatcher {
   void split(std::string_view text, Sink&& sink) const;
 
  private:
+  // The first position at or after i whose byte starts a token, or text.size(): a vector scan
+  // for the (usually one to five) bytes the tokens start with.
+  size_t next_candidate(std::string_view text, size_t i) const {
+    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+    if (first_bytes_.size() <= kMaxScannedBytes)
+      return i + find_first_of_bytes(text.data() + i, text.size() - i, first_bytes_.data(),
+                                     first_bytes_.size());
+    while (i < text.size() && !first_byte_[s[i]]) ++i;
+    return i;
+  }
+  static constexpr size_t kMaxScannedBytes = 8;
+
   // The token matching at text[i], if any (longest first).
   const AddedToken* match_at(std::string_view text, size_t i) const;
   bool accept(std::string_view text, size_t start, size_t end, const AddedToken& t) const;
@@ -40,6 +54,7 @@ class AddedTokenMatcher {
 
   std::vector<AddedToken> tokens_;
   std::array<bool, 256> first_byte_{};
+  std::vector<unsigned char> first_bytes_;  // the distinct bytes tokens start with
   std::array<std::vector<uint32_t>, 256> by_first_byte_;
 };
 
@@ -50,13 +65,10 @@ void AddedTokenMatcher::split(std::string_view text, Sink&& sink) const {
     if (n) sink(false, size_t{0}, n, 0u);
     return;
   }
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   size_t seg = 0, i = 0;
   while (i < n) {
-    if (!first_byte_[s[i]]) {
-      ++i;
-      continue;
-    }
+    i = next_candidate(text, i);
+    if (i >= n) break;
     const AddedToken* hit = match_at(text, i);
     if (!hit) {
       ++i;

@@ -4,7 +4,10 @@
 #include <queue>
 
 #include "core/error.h"
+#include "tokenizer/blob.h"
 #include "tokenizer/byte_key_cache.h"
+#include "tokenizer/merge_table.h"
+#include "tokenizer/piece_scanner.h"
 #include "tokenizer/unicode.h"
 
 namespace shardkit::tok {
@@ -15,53 +18,32 @@ constexpr uint32_t kNoId = 0xFFFFFFFFu;
 
 // Words longer than this are merged afresh each time: they are rare, and would crowd the cache.
 constexpr size_t kMaxCachedWordBytes = 128;
-using WordCache = ByteKeyCache<uint32_t>;
+using Memo = WordMemo<uint32_t, 3>;
+
+// The patterns whose matches cover the whole text (they match at every position): a Split on
+// one of them, Isolated, leaves exactly its matches as the pieces.
+bool matches_everywhere(SplitMatcher m) {
+  return m == gpt2_match || m == cl100k_match || m == qwen_match || m == o200k_match ||
+         m == tekken_match;
+}
 
 }  // namespace
 
 BpeTokenizer::BpeTokenizer(BpeConfig config, const std::string& source)
     : config_(std::move(config)), cache_owner_(new_cache_owner()) {
-  tokens_ = std::move(config_.vocab);
-  config_.vocab.clear();
-  token_bytes_.resize(tokens_.size());
-  by_bytes_.reserve(tokens_.size());
-  std::string bytes;
-  for (size_t id = 0; id < tokens_.size(); ++id) {
-    if (tokens_[id].empty()) continue;
-    if (unmap_byte_level(tokens_[id], bytes)) {
-      token_bytes_[id] = bytes;
-      by_bytes_.set(bytes, static_cast<uint32_t>(id));
-    } else {
-      token_bytes_[id] = tokens_[id];
-    }
+  if (!config_.compiled.empty()) {
+    if (!restore_tables(config_.compiled))
+      throw Error(ErrorCode::kCorrupt, source, "the compiled tokenizer tables are damaged");
+  } else {
+    build_tables(source);
   }
+  config_.compiled = {};
   // HF inserts vocabulary entries in map order; with duplicate strings the last id wins in
   // token_to_id. Rare enough to ignore; ids come from the explicit vocab object anyway.
   for (int b = 0; b < 256; ++b) {
     char c = static_cast<char>(b);
     byte_id_[b] = by_bytes_.find(&c, 1);
   }
-  merges_.reserve(config_.merges.size());
-  std::string left, right, merged;
-  for (size_t rank = 0; rank < config_.merges.size(); ++rank) {
-    const auto& [a, b] = config_.merges[rank];
-    bool ok = unmap_byte_level(a, left) && unmap_byte_level(b, right);
-    uint32_t ia = ok ? by_bytes_.find(left) : kNoId;
-    uint32_t ib = ok ? by_bytes_.find(right) : kNoId;
-    merged = left + right;
-    uint32_t im = ok ? by_bytes_.find(merged) : kNoId;
-    if (ia == kNoId || ib == kNoId)
-      throw Error(ErrorCode::kInput, source,
-                  "BPE merge " + std::to_string(rank) + " '" + a + " " + b +
-                      "' uses a token missing from the vocabulary");
-    if (im == kNoId)
-      throw Error(ErrorCode::kInput, source,
-                  "BPE merge " + std::to_string(rank) + " '" + a + " " + b +
-                      "': the merged token is missing from the vocabulary");
-    merges_.insert((uint64_t{ia} << 32) | ib, (uint64_t{rank} << 32) | im);
-  }
-  config_.merges.clear();
-  config_.merges.shrink_to_fit();
   if (config_.unk_token) {
     auto it = std::find(tokens_.begin(), tokens_.end(), *config_.unk_token);
     if (it != tokens_.end()) unk_id_ = static_cast<uint32_t>(it - tokens_.begin());
@@ -69,8 +51,106 @@ BpeTokenizer::BpeTokenizer(BpeConfig config, const std::string& source)
   if (config_.steps.empty() || config_.steps.back().kind != PreTokenizerStep::kByteLevel)
     throw Error(ErrorCode::kUnsupported, source,
                 "byte-level BPE needs a ByteLevel pre-tokenizer as the last step");
-  gpt2_fast_ =
-      config_.steps.size() == 1 && config_.steps[0].use_regex && !config_.steps[0].add_prefix_space;
+  words_matcher_ = pieces_matcher();
+  words_pattern_ = piece_pattern(words_matcher_);
+  cuts_after_newlines_ = steps_keep_newline_cuts() &&
+                         (!config_.normalizer || config_.normalizer->keeps_newline_cuts());
+  for (const PreTokenizerStep& st : config_.steps)
+    if (st.matcher == o200k_match || st.matcher == tekken_match) refuse_cuts_before('/');
+}
+
+// The tables from the vocabulary and merges of the file.
+void BpeTokenizer::build_tables(const std::string& source) {
+  tokens_ = std::move(config_.vocab);
+  config_.vocab.clear();
+  token_bytes_.resize(tokens_.size());
+  std::vector<uint32_t> mapped;  // ids whose token is made of stand-in characters
+  mapped.reserve(tokens_.size());
+  std::string bytes;
+  for (size_t id = 0; id < tokens_.size(); ++id) {
+    if (tokens_[id].empty()) continue;
+    if (unmap_byte_level(tokens_[id], bytes)) {
+      token_bytes_[id] = bytes;
+      mapped.push_back(static_cast<uint32_t>(id));
+    } else {
+      token_bytes_[id] = tokens_[id];
+    }
+  }
+  by_bytes_.set_each(
+      mapped.size(), [&](size_t i) { return std::string_view(token_bytes_[mapped[i]]); },
+      [&](size_t i) { return mapped[i]; });
+  // The merges' tokens as bytes; one that is not made of stand-in characters stays empty, which
+  // no token is, so that it is reported missing.
+  const auto& m = config_.merges;
+  StringList left, right, merged;
+  for (auto* list : {&left, &right, &merged}) list->reserve(m.size(), 8 * m.size());
+  std::string a_bytes, b_bytes;
+  for (const auto& [a, b] : m) {
+    const bool ok = unmap_byte_level(a, a_bytes) && unmap_byte_level(b, b_bytes);
+    if (!ok) a_bytes.clear(), b_bytes.clear();
+    left.push_back(a_bytes);
+    right.push_back(b_bytes);
+    merged.push_back(a_bytes, b_bytes);
+  }
+  build_merge_table(
+      by_bytes_, m.size(), left, right, merged,
+      [&](size_t i) { return m[i].first + " " + m[i].second; }, source, merges_);
+  config_.merges.clear();
+  config_.merges.shrink_to_fit();
+}
+
+std::string BpeTokenizer::compiled_model() const {
+  std::string out;
+  BlobWriter w(out);
+  w.strings(tokens_);
+  w.strings(token_bytes_);
+  by_bytes_.save(w);
+  merges_.save(w);
+  return out;
+}
+
+bool BpeTokenizer::restore_tables(std::string_view blob) {
+  BlobReader r(blob);
+  r.strings(tokens_);
+  r.strings(token_bytes_);
+  if (!r.ok() || token_bytes_.size() != tokens_.size()) return false;
+  if (!by_bytes_.load(r) || !merges_.load(r) || !r.at_end()) return false;
+  // Every id the tables hand out must name a token.
+  const size_t n = tokens_.size();
+  return by_bytes_.all_ids_below(n) &&
+         merges_.all_values([&](uint64_t v) { return static_cast<uint32_t>(v) < n; });
+}
+
+// The one pattern whose matches are the final pieces, when the steps come down to that: GPT-2's
+// ByteLevel regex alone, or one Split on a pattern that matches everywhere, keeping its matches,
+// before a ByteLevel without regex or virtual space. Null: the steps run one by one.
+SplitMatcher BpeTokenizer::pieces_matcher() const {
+  const auto& steps = config_.steps;
+  if (steps.size() == 1 && steps[0].use_regex && !steps[0].add_prefix_space) return gpt2_match;
+  if (steps.size() != 2 || steps[1].use_regex || steps[1].add_prefix_space) return nullptr;
+  const PreTokenizerStep& split = steps[0];
+  const bool keeps_matches = split.invert ? split.behavior == SplitBehavior::kRemoved
+                                          : split.behavior == SplitBehavior::kIsolated;
+  return keeps_matches && matches_everywhere(split.matcher) ? split.matcher : nullptr;
+}
+
+// The hand-matched patterns end a piece at a newline between two non-space characters, and
+// Isolated keeps their pieces as they are (text_cuts.h). When nothing splits before ByteLevel,
+// its virtual space goes before the whole text, and without its regex the text is one word.
+bool BpeTokenizer::steps_keep_newline_cuts() const {
+  bool split = false;
+  for (const PreTokenizerStep& st : config_.steps) {
+    if (st.kind == PreTokenizerStep::kSplit) {
+      // The matches kept as pieces: Isolated, or the gaps Removed with invert (GPT-4o's file).
+      const bool keeps_matches = st.invert ? st.behavior == SplitBehavior::kRemoved
+                                           : st.behavior == SplitBehavior::kIsolated;
+      if (!st.matcher || !keeps_matches) return false;
+      split = true;
+    } else if (!split && (st.add_prefix_space || !st.use_regex)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 BpeTokenizer::~BpeTokenizer() = default;
@@ -155,6 +235,11 @@ void BpeTokenizer::merge_symbols(const char* p, size_t n, std::vector<uint32_t>&
 }
 
 void BpeTokenizer::bpe_word(const char* p, size_t n, std::vector<uint32_t>& out) const {
+  bpe_word(thread_cache<Memo>(cache_owner_).all, p, n, out);
+}
+
+void BpeTokenizer::bpe_word(ByteKeyCache<uint32_t>& cache, const char* p, size_t n,
+                            std::vector<uint32_t>& out) const {
   if (n == 0) return;
   if (config_.ignore_merges) {
     uint32_t id = by_bytes_.find(p, n);
@@ -176,7 +261,6 @@ void BpeTokenizer::bpe_word(const char* p, size_t n, std::vector<uint32_t>& out)
     merge_symbols(p, n, out);
     return;
   }
-  auto& cache = thread_cache<WordCache>(cache_owner_);
   const std::string_view word(p, n);
   std::span<const uint32_t> hit;
   if (cache.find(word, &hit)) {
@@ -326,19 +410,77 @@ void BpeTokenizer::encode_segment(std::string_view full, size_t begin, size_t en
   }
 }
 
+// The pieces of one pattern, each looked up in the thread's hot table of short words, then in
+// its map of all words, and merged only when both miss. Ids only.
+void BpeTokenizer::encode_words(std::string_view full, size_t begin, size_t end,
+                                std::vector<uint32_t>& ids) const {
+  const std::string_view text = full.substr(0, end);
+  const auto scan = [&]<PiecePattern kPattern>() {
+    PieceScanner<kPattern> scanner(text);
+    encode_words(full, text, begin, ids, [&](size_t pos) { return scanner.next(pos); });
+  };
+  if (!words_pattern_) {
+    encode_words(full, text, begin, ids, [&](size_t pos) { return words_matcher_(text, pos); });
+    return;
+  }
+  using P = PiecePattern;
+  switch (*words_pattern_) {
+    case P::kGpt2:
+      return scan.template operator()<P::kGpt2>();
+    case P::kCl100k:
+      return scan.template operator()<P::kCl100k>();
+    case P::kQwen:
+      return scan.template operator()<P::kQwen>();
+    case P::kO200k:
+      return scan.template operator()<P::kO200k>();
+    case P::kTekken:
+      return scan.template operator()<P::kTekken>();
+  }
+}
+
+template <typename NextPiece>
+void BpeTokenizer::encode_words(std::string_view full, std::string_view text, size_t begin,
+                                std::vector<uint32_t>& ids, NextPiece&& next_piece) const {
+  using Hot = Memo::Hot;
+  Memo& memo = thread_cache<Memo>(cache_owner_);
+  const size_t end = text.size();
+  reserve_more(ids, end - begin);  // a piece never has more ids than bytes
+  const char* limit = full.data() + full.size();
+  for (size_t pos = begin; pos < end;) {
+    const size_t e = next_piece(pos);
+    const char* p = text.data() + pos;
+    const size_t n = e - pos;
+    pos = e;
+    if (n == 1 && byte_id_[static_cast<unsigned char>(*p)] != kNoId) {
+      ids.push_back(byte_id_[static_cast<unsigned char>(*p)]);
+      continue;
+    }
+    if (n > Hot::kMaxKeyBytes) {
+      bpe_word(memo.all, p, n, ids);
+      continue;
+    }
+    const Hot::Key key = Hot::key(p, n, limit);
+    if (const std::span<const uint32_t> hit = memo.hot.find(key); !hit.empty()) {
+      for (uint32_t id : hit) ids.push_back(id);
+      continue;
+    }
+    const size_t mark = ids.size();
+    bpe_word(memo.all, p, n, ids);
+    memo.hot.insert(key, std::span(ids).subspan(mark));
+  }
+}
+
 void BpeTokenizer::encode_normalized(std::string_view full, size_t begin, size_t end,
                                      std::vector<uint32_t>& ids, Encoding* detail) const {
-  if (gpt2_fast_) {
+  if (words_matcher_ && !detail) {
+    encode_words(full, begin, end, ids);
+    return;
+  }
+  if (words_matcher_ == gpt2_match) {
     std::string_view text = full.substr(0, end);
-    size_t pos = begin;
-    while (pos < end) {
-      size_t e = gpt2_match(text, pos);
-      Piece pc{static_cast<uint32_t>(pos), static_cast<uint32_t>(e), false};
-      if (detail) {
-        emit_piece(full, pc, ids, detail);
-      } else {
-        bpe_word(full.data() + pos, e - pos, ids);
-      }
+    for (size_t pos = begin; pos < end;) {
+      const size_t e = gpt2_match(text, pos);
+      emit_piece(full, {static_cast<uint32_t>(pos), static_cast<uint32_t>(e), false}, ids, detail);
       pos = e;
     }
     return;

@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "tokenizer/byte_key_cache.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/normalizers.h"
+#include "tokenizer/piece_scanner.h"
 #include "tokenizer/pre_tokenizers.h"
 #include "tokenizer/string_map.h"
 #include "tokenizer/tokenizer_base.h"
@@ -34,6 +36,9 @@ struct BpeConfig {
   std::vector<PreTokenizerStep> steps;   // must end with a ByteLevel step
   bool byte_level_decoder = true;        // false: no decoder (tokens joined by spaces)
   std::optional<Normalizer> normalizer;  // applied before the pre-tokenizer (NFC, NFKC, ...)
+  // The tables of a compiled form (compiled_cache.h) instead of vocab and merges; the
+  // constructor throws Error(kCorrupt) when they are not a compiled form's.
+  std::string_view compiled;
 };
 
 class BpeTokenizer : public TokenizerBase {
@@ -42,6 +47,7 @@ class BpeTokenizer : public TokenizerBase {
   ~BpeTokenizer() override;
 
   std::optional<uint32_t> unk_id() const { return unk_id_; }
+  std::string compiled_model() const override;
 
  protected:
   void encode_segment(std::string_view full, size_t begin, size_t end, std::vector<uint32_t>& ids,
@@ -51,20 +57,32 @@ class BpeTokenizer : public TokenizerBase {
   std::optional<std::string> model_id_to_token(uint32_t id) const override;
   size_t model_vocab_size() const override { return tokens_.size(); }
   void finish_encoding(Encoding& e) const override;
+  bool cuts_after_newlines() const override { return cuts_after_newlines_; }
 
  private:
   struct Piece {
     uint32_t begin, end;
     bool prefix;  // a virtual space precedes the piece (ByteLevel add_prefix_space)
   };
-  // BPE of one pre-tokenized piece's bytes; appends ids.
+  // BPE of one pre-tokenized piece's bytes, through the word memo; appends ids.
   void bpe_word(const char* p, size_t n, std::vector<uint32_t>& out) const;
+  void bpe_word(ByteKeyCache<uint32_t>& cache, const char* p, size_t n,
+                std::vector<uint32_t>& out) const;
+  void encode_words(std::string_view full, size_t begin, size_t end,
+                    std::vector<uint32_t>& ids) const;
+  template <typename NextPiece>
+  void encode_words(std::string_view full, std::string_view text, size_t begin,
+                    std::vector<uint32_t>& ids, NextPiece&& next_piece) const;
+  SplitMatcher pieces_matcher() const;
+  void build_tables(const std::string& source);
+  bool restore_tables(std::string_view blob);
   void merge_symbols(const char* p, size_t n, std::vector<uint32_t>& out) const;
   void emit_piece(std::string_view full, const Piece& piece, std::vector<uint32_t>& ids,
                   Encoding* detail) const;
   // Runs pre-tokenizer steps `step`... over `pc`, handing each final piece to `emit`.
   template <typename Emit>
   void split_from(std::string_view full, size_t step, const Piece& pc, Emit& emit) const;
+  bool steps_keep_newline_cuts() const;
   void encode_normalized(std::string_view full, size_t begin, size_t end,
                          std::vector<uint32_t>& ids, Encoding* detail) const;
 
@@ -75,7 +93,9 @@ class BpeTokenizer : public TokenizerBase {
   U64Map merges_;  // (left << 32 | right) -> (rank << 32 | merged id)
   std::array<uint32_t, 256> byte_id_{};
   std::optional<uint32_t> unk_id_;
-  bool gpt2_fast_ = false;
+  SplitMatcher words_matcher_ = nullptr;       // pieces_matcher()
+  std::optional<PiecePattern> words_pattern_;  // its vectorized form, if any
+  bool cuts_after_newlines_ = false;
   uint64_t cache_owner_;  // names this tokenizer's word caches (byte_key_cache.h)
 };
 

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "tokenizer/byte_key_cache.h"
+#include "tokenizer/merge_table.h"
 #include "tokenizer/models.h"
 #include "tokenizer/unicode.h"
 
@@ -24,14 +25,24 @@ constexpr size_t kMaxCachedChunkBytes = 64;
 // A chunk's tokens with offsets relative to the chunk's start.
 using ChunkCache = ByteKeyCache<ModelToken>;
 
+// A thread's chunk memo for one model: the tokens (with spans) of each chunk, and in front of it
+// the ids alone of short chunks, held in the hot table's slots (ids-only encoding).
+struct ChunkMemo {
+  ChunkCache all;
+  HotWordTable<uint32_t, 3> hot;
+};
+
 class BpeModel final : public Model {
  public:
   BpeModel(BpeModelConfig c, const std::string& source)
       : config_(std::move(c)), cache_owner_(new_cache_owner()) {
-    vocab_.reserve(config_.vocab.size());
-    for (size_t id = 0; id < config_.vocab.size(); ++id)
-      if (!config_.vocab[id].empty() || id == 0)
-        vocab_.set(config_.vocab[id], static_cast<uint32_t>(id));
+    if (!config_.compiled.empty()) {
+      if (!restore(config_.compiled))
+        throw Error(ErrorCode::kCorrupt, source, "the compiled tokenizer tables are damaged");
+    } else {
+      build(source);
+    }
+    config_.compiled = {};
     if (config_.unk_token) {
       uint32_t u = vocab_.find(*config_.unk_token);
       if (u != kNoId) unk_ = u;
@@ -48,27 +59,73 @@ class BpeModel final : public Model {
       char ch = static_cast<char>(c);
       ascii_ids_[c] = vocab_.find(&ch, 1);
     }
+  }
+
+  // The tables as a compiled form (compiled_cache.h).
+  std::string compiled() const override {
+    std::string out;
+    BlobWriter w(out);
+    w.strings(config_.vocab);
+    vocab_.save(w);
+    merges_.save(w);
+    w.value<uint8_t>(chunkable_);
+    std::vector<std::string> crossing;
+    for (const auto& list : crossing_)
+      for (const auto& [left, right] : list) crossing.insert(crossing.end(), {left, right});
+    w.strings(crossing);
+    return out;
+  }
+
+ private:
+  bool restore(std::string_view blob) {
+    BlobReader r(blob);
+    r.strings(config_.vocab);
+    if (!r.ok() || !vocab_.load(r) || !merges_.load(r)) return false;
+    chunkable_ = r.value<uint8_t>() != 0;
+    std::vector<std::string> crossing;
+    r.strings(crossing);
+    if (!r.at_end() || crossing.size() % 2 != 0) return false;
+    for (size_t k = 0; k < crossing.size(); k += 2) {
+      if (crossing[k].empty()) return false;
+      crossing_[static_cast<unsigned char>(crossing[k].back())].emplace_back(crossing[k],
+                                                                             crossing[k + 1]);
+    }
+    const size_t n = config_.vocab.size();
+    return vocab_.all_ids_below(n) &&
+           merges_.all_values([&](uint64_t v) { return static_cast<uint32_t>(v) < n; });
+  }
+
+  // The tables from the vocabulary and the merges (or the pieces' scores).
+  void build(const std::string& source) {
+    std::vector<uint32_t> present;  // ids with a token (holes in the vocabulary have none)
+    present.reserve(config_.vocab.size());
+    for (size_t id = 0; id < config_.vocab.size(); ++id)
+      if (!config_.vocab[id].empty() || id == 0) present.push_back(static_cast<uint32_t>(id));
+    vocab_.set_each(
+        present.size(), [&](size_t i) { return std::string_view(config_.vocab[present[i]]); },
+        [&](size_t i) { return present[i]; });
     if (!config_.merges.empty()) {
-      merges_.reserve(config_.merges.size());
-      std::string merged;
-      for (size_t rank = 0; rank < config_.merges.size(); ++rank) {
-        const auto& [a, b] = config_.merges[rank];
-        uint32_t ia = vocab_.find(a), ib = vocab_.find(b);
-        if (ia == kNoId || ib == kNoId)
-          throw Error(ErrorCode::kInput, source,
-                      "BPE merge " + std::to_string(rank) + " '" + a + " " + b +
-                          "' uses a token missing from the vocabulary");
-        std::string_view p = config_.continuing_subword_prefix;
-        merged = a;
-        merged += (!p.empty() && b.compare(0, p.size(), p) == 0) ? b.substr(p.size()) : b;
-        uint32_t im = vocab_.find(merged);
-        if (im == kNoId)
-          throw Error(ErrorCode::kInput, source,
-                      "BPE merge " + std::to_string(rank) + " '" + a + " " + b +
-                          "': the merged token is missing from the vocabulary");
-        merges_.insert((uint64_t{ia} << 32) | ib, (uint64_t{rank} << 32) | im);
-      }
-    } else if (!config_.scores.empty()) {
+      const auto& m = config_.merges;
+      const std::string_view prefix = config_.continuing_subword_prefix;
+      StringList merged;
+      merged.reserve(m.size(), 12 * m.size());
+      for (const auto& [a, b] : m)
+        merged.push_back(a,
+                         !prefix.empty() && std::string_view(b).substr(0, prefix.size()) == prefix
+                             ? std::string_view(b).substr(prefix.size())
+                             : std::string_view(b));
+      struct Side {
+        const std::vector<std::pair<std::string, std::string>>& m;
+        bool right;
+        std::string_view operator[](size_t i) const { return right ? m[i].second : m[i].first; }
+      };
+      build_merge_table(
+          vocab_, m.size(), Side{m, false}, Side{m, true}, merged,
+          [&](size_t i) { return m[i].first + " " + m[i].second; }, source, merges_);
+    }
+    // The merges a score-ordered model derives that could join across a chunk boundary.
+    std::vector<std::pair<std::string, std::string>> score_crossing;
+    if (config_.merges.empty() && !config_.scores.empty()) {
       // Rank = position in descending score order; equal scores share a rank, so the leftmost
       // pair wins between them as in SentencePiece.
       std::vector<uint32_t> order(config_.vocab.size());
@@ -90,14 +147,18 @@ class BpeModel final : public Model {
           uint32_t r = vocab_.find(std::string_view(piece).substr(cut));
           if (l == kNoId || r == kNoId || !mergeable(l) || !mergeable(r)) continue;
           merges_.insert((uint64_t{l} << 32) | r, (uint64_t{rank[id]} << 32) | id);
+          const std::string_view left = std::string_view(piece).substr(0, cut);
+          if (crosses(left, std::string_view(piece).substr(cut)))
+            score_crossing.emplace_back(left, piece.substr(cut));
         }
       }
     }
-    find_crossing_merges();
+    find_crossing_merges(config_.merges.empty() ? score_crossing : config_.merges);
     config_.merges.clear();
     config_.merges.shrink_to_fit();
   }
 
+ public:
   void tokenize(std::string_view word, std::vector<ModelToken>& out) const override {
     if (word.empty()) return;
     if (chunkable_ && !config_.ignore_merges && word.size() > kMeta.size()) {
@@ -118,9 +179,24 @@ class BpeModel final : public Model {
     };
     tokens.clear();
     if (chunkable_ && !config_.ignore_merges && word.size() > kMeta.size()) {
+      using Hot = HotWordTable<uint32_t, 3>;
+      ChunkMemo& memo = thread_cache<ChunkMemo>(cache_owner_);
+      const char* limit = word.data() + word.size();
       for_each_chunk(word, [&](std::string_view chunk, size_t) {
-        tokenize_cached(chunk, 0, tokens);
+        if (chunk.size() > Hot::kMaxKeyBytes) {
+          tokenize_cached(memo.all, chunk, 0, tokens);
+          append();
+          return;
+        }
+        const Hot::Key key = Hot::key(chunk.data(), chunk.size(), limit);
+        if (const std::span<const uint32_t> hit = memo.hot.find(key); !hit.empty()) {
+          for (uint32_t id : hit) ids.push_back(id);
+          return;
+        }
+        const size_t mark = ids.size();
+        tokenize_cached(memo.all, chunk, 0, tokens);
         append();
+        memo.hot.insert(key, std::span(ids).subspan(mark));
       });
       return;
     }
@@ -166,11 +242,15 @@ class BpeModel final : public Model {
   }
 
   void tokenize_cached(std::string_view chunk, uint32_t base, std::vector<ModelToken>& out) const {
+    tokenize_cached(thread_cache<ChunkMemo>(cache_owner_).all, chunk, base, out);
+  }
+  void tokenize_cached(ChunkCache& cache, std::string_view chunk, uint32_t base,
+                       std::vector<ModelToken>& out) const {
     const size_t mark = out.size();
     std::span<const ModelToken> hit;
     if (chunk.size() > kMaxCachedChunkBytes) {
       tokenize_word(chunk, out);
-    } else if (auto& cache = thread_cache<ChunkCache>(cache_owner_); cache.find(chunk, &hit)) {
+    } else if (cache.find(chunk, &hit)) {
       out.insert(out.end(), hit.begin(), hit.end());
     } else {
       tokenize_word(chunk, out);
@@ -215,33 +295,26 @@ class BpeModel final : public Model {
 
   // Merges whose right side starts with "▁" while the left side does not end with it: the only
   // ones that can join across a chunk boundary.
-  void find_crossing_merges() {
+  static bool crosses(std::string_view left, std::string_view right) {
+    const bool right_starts = right.compare(0, kMeta.size(), kMeta) == 0;
+    const bool left_ends = left.size() >= kMeta.size() &&
+                           left.compare(left.size() - kMeta.size(), kMeta.size(), kMeta) == 0;
+    return right_starts && !left_ends && !left.empty();
+  }
+
+  // `merges`: the model's merge list, or the merges a score-ordered model derives from pairs of
+  // its pieces (a SentencePiece model trained without splitting at white space has pieces such
+  // as "s▁the"); those that cross are indexed, and a chunk is never cut where one sits.
+  void find_crossing_merges(const std::vector<std::pair<std::string, std::string>>& merges) {
     chunkable_ = config_.continuing_subword_prefix.empty() && config_.end_of_word_suffix.empty() &&
                  vocab_.find(kMeta) != kNoId;
     if (!chunkable_) return;
-    auto starts = [](std::string_view s) { return s.compare(0, kMeta.size(), kMeta) == 0; };
-    auto ends = [](std::string_view s) {
-      return s.size() >= kMeta.size() &&
-             s.compare(s.size() - kMeta.size(), kMeta.size(), kMeta) == 0;
-    };
-    if (!config_.merges.empty()) {
-      for (const auto& [a, b] : config_.merges)
-        if (starts(b) && !ends(a) && !a.empty())
-          crossing_[static_cast<unsigned char>(a.back())].emplace_back(a, b);
-    } else {
-      // Score-ordered (SentencePiece) BPE: a piece with "▁" after another character could join
-      // across a boundary; then no chunks.
-      for (uint32_t id = 0; id < config_.vocab.size() && chunkable_; ++id) {
-        const std::string& t = config_.vocab[id];
-        for (size_t at = t.find(kMeta, 1); at != std::string::npos; at = t.find(kMeta, at + 1))
-          if (at < kMeta.size() || t.compare(at - kMeta.size(), kMeta.size(), kMeta) != 0)
-            chunkable_ = false;
-      }
-      // User-defined symbols are matched, longest first, before merging: a match could only
-      // cross a cut if its symbol held "▁" after its first character; then no chunks.
-      for (uint32_t id : config_.user_defined)
-        if (config_.vocab[id].find(kMeta, 1) != std::string::npos) chunkable_ = false;
-    }
+    for (const auto& [a, b] : merges)
+      if (crosses(a, b)) crossing_[static_cast<unsigned char>(a.back())].emplace_back(a, b);
+    // User-defined symbols are matched, longest first, before merging: a match could only cross
+    // a cut if its symbol held "▁" after its first character; then no chunks.
+    for (uint32_t id : config_.user_defined)
+      if (config_.vocab[id].find(kMeta, 1) != std::string::npos) chunkable_ = false;
   }
 
   bool mergeable(uint32_t id) const {

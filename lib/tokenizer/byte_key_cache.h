@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tokenizer/hot_word_table.h"
 #include "tokenizer/string_map.h"
 
 namespace shardkit::tok {
@@ -77,6 +78,22 @@ class ByteKeyCache {
   std::vector<Value> values_;
   size_t entries_ = 0;
 };
+
+// Both levels of a model's word memo (one per thread and model, through thread_cache): the hot
+// table of short words in front of the bounded map of all of them.
+template <typename Value, size_t kHotValues>
+struct WordMemo {
+  using Hot = HotWordTable<Value, kHotValues>;
+  Hot hot;
+  ByteKeyCache<Value> all;
+};
+
+// Room for `more` values at the end of `v` without a reallocation, growing geometrically (a
+// reservation of exactly what one call needs would copy a batch's ids once per call).
+template <typename T>
+void reserve_more(std::vector<T>& v, size_t more) {
+  if (v.capacity() - v.size() < more) v.reserve(std::max(v.size() + more, 2 * v.capacity()));
+}
 
 // A number naming one model for thread_cache(); never reused, unlike an address.
 inline uint64_t new_cache_owner() {

@@ -155,7 +155,8 @@ void Decoder::decode_chain(std::vector<std::string>& tokens) const {
         for (size_t at = t.find(replacement); at != std::string::npos;
              at = t.find(replacement, at + replacement.size())) {
           out.append(t, last, at - last);
-          if (!(i == 0 && prepend)) out.push_back(' ');
+          const bool dropped = i == 0 && prepend && (!first_leading_only || at == 0);
+          if (!dropped) out.push_back(' ');
           last = at + replacement.size();
         }
         out.append(t, last, std::string::npos);

@@ -28,10 +28,13 @@ struct Decoder {
   size_t start = 0, stop = 0;                // kStrip
   std::string replacement = "\xE2\x96\x81";  // kMetaspace
   bool prepend = true;                       // kMetaspace: prepend_scheme is not "never"
-  std::string prefix = "##";                 // kWordPiece
-  bool cleanup = true;                       // kWordPiece
-  std::string suffix = "</w>";               // kBpe
-  std::vector<Decoder> children;             // kSequence
+  // kMetaspace as SentencePiece decodes (.model files): of the first token, only a leading
+  // replacement goes (HF drops every replacement in the first token).
+  bool first_leading_only = false;
+  std::string prefix = "##";      // kWordPiece
+  bool cleanup = true;            // kWordPiece
+  std::string suffix = "</w>";    // kBpe
+  std::vector<Decoder> children;  // kSequence
 
   void decode_chain(std::vector<std::string>& tokens) const;
 };

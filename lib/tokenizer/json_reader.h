@@ -20,13 +20,30 @@ using simdjson::dom::element;
 using simdjson::dom::element_type;
 using simdjson::dom::object;
 
+// The file's bytes, read once into a string with room for simdjson's padding after them (see
+// padded()): a 33 MB tokenizer.json is not copied again to be parsed.
 inline std::string read_all(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw Error(ErrorCode::kIo, path.string(), "cannot open tokenizer file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  const std::streamoff size = in.tellg();
+  std::string out;
+  if (size > 0) {
+    out.reserve(static_cast<size_t>(size) + simdjson::SIMDJSON_PADDING);
+    out.resize(static_cast<size_t>(size));
+    in.seekg(0);
+    in.read(out.data(), size);
+    if (in.gcount() != size) out.resize(static_cast<size_t>(in.gcount()));
+  }
   if (in.bad()) throw Error(ErrorCode::kIo, path.string(), "cannot read tokenizer file");
-  return ss.str();
+  return out;
+}
+
+// A string as simdjson input: without a copy when read_all left room for the padding.
+inline simdjson::padded_string_view padded(const std::string& s, simdjson::padded_string& copy) {
+  if (s.capacity() >= s.size() + simdjson::SIMDJSON_PADDING)
+    return simdjson::padded_string_view(s.data(), s.size(), s.capacity());
+  copy = simdjson::padded_string(s);
+  return copy;
 }
 
 // Reading helpers that name the file and the JSON path in their errors.

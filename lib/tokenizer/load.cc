@@ -1,7 +1,14 @@
 // Tokenizer::from_file: content-based dispatch between a SentencePiece .model, HF tokenizer.json,
 // GPT-2 encoder.json (+ vocab.bpe) and WordPiece vocab.txt.
+#include <xxhash.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "core/checksum.h"
+#include "tokenizer/compiled_cache.h"
 #include "tokenizer/readers.h"
+#include "tokenizer/tokenizer_base.h"
 
 namespace shardkit::tok {
 
@@ -15,11 +22,114 @@ bool looks_like_sentencepiece(const std::filesystem::path& path, const std::stri
   return !content.empty() && content[0] == '\x0A' && content.find('\0') != std::string::npos;
 }
 
+// The tokenizer.json as its compiled form keeps it: every key as it is, but the model's vocab
+// and merges, which the form's tables replace.
+std::string skeleton_of(object root) {
+  std::string out = "{";
+  auto key = [&](std::string_view k) {
+    if (out.size() > 1 && out.back() != '{') out += ',';
+    out += nlohmann::json(std::string(k)).dump();
+    out += ':';
+  };
+  for (auto [k, v] : root) {
+    key(k);
+    object model;
+    if (k != "model" || v.get(model)) {
+      out += simdjson::to_string(v);
+      continue;
+    }
+    out += '{';
+    for (auto [mk, mv] : model) {
+      key(mk);
+      out += mk == "vocab"    ? (mv.is_array() ? "[]" : "{}")
+             : mk == "merges" ? std::string("[]")
+                              : std::string(simdjson::to_string(mv));
+    }
+    out += '}';
+  }
+  return out + "}";
+}
+
+// The tokenizer from its compiled form; null when anything in it fails to load.
+std::unique_ptr<Tokenizer> load_compiled(const CompiledForm& form, const std::string& source,
+                                         uint64_t fingerprint) {
+  Json j(source);
+  simdjson::dom::parser parser;
+  element root;
+  simdjson::padded_string padded(form.skeleton);
+  object o;
+  if (parser.parse(padded).get(root) || root.get(o)) return nullptr;
+  try {
+    return load_tokenizer_json(j, o, fingerprint, form.model);
+  } catch (const Error&) {
+    return nullptr;  // never trusted: the file itself decides, as without a cache
+  }
+}
+
+struct HashedFile {
+  uint64_t hash, size;
+};
+
+// The XXH3 of a file of at least CompiledCache::kFromBytes that starts as a JSON object does,
+// read in chunks through one small buffer; nullopt for any other file (or one that cannot be
+// read: the full read reports it).
+std::optional<HashedFile> hash_large_json(const std::filesystem::path& path) {
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec || size < CompiledCache::kFromBytes || path.extension() == ".model") return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> buf(1 << 20);
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_64bits_reset(state);
+  uint64_t total = 0;
+  bool json = false;
+  while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
+    const auto n = static_cast<size_t>(in.gcount());
+    if (total == 0) {
+      const std::string_view head(buf.data(), n);
+      const size_t p = head.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
+      json = p != std::string_view::npos && head[p] == '{';
+      if (!json) break;
+    }
+    XXH3_64bits_update(state, buf.data(), n);
+    total += n;
+  }
+  const uint64_t hash = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
+  if (!json || in.bad() || total != size) return std::nullopt;
+  return HashedFile{hash, size};
+}
+
+// A tokenizer.json; a large one's compiled form is stored in `cache` for the next load.
+std::unique_ptr<Tokenizer> load_json_tokenizer(const Json& j, object root,
+                                               const std::string& content,
+                                               const CompiledCache* cache) {
+  const uint64_t fingerprint = xxh3_64(content.data(), content.size());
+  auto tokenizer = load_tokenizer_json(j, root, fingerprint);
+  if (const auto* base = dynamic_cast<const TokenizerBase*>(tokenizer.get()); base && cache)
+    if (std::string model = base->compiled_model(); !model.empty())
+      cache->store(fingerprint, content.size(), skeleton_of(root), model);
+  return tokenizer;
+}
+
 }  // namespace
 
 std::unique_ptr<Tokenizer> Tokenizer::from_file(const std::filesystem::path& path,
                                                 const LoadOptions& options) {
   const std::string source = path.string();
+  // A large JSON file's compiled form, found by its bytes' hash, spares reading it into memory
+  // and parsing it.
+  std::optional<CompiledCache> cache;
+  if (const auto hashed = hash_large_json(path)) {
+    cache.emplace(options.compiled_cache);
+    if (auto form = cache->find(hashed->hash, hashed->size))
+      if (auto tokenizer = load_compiled(*form, source, hashed->hash)) {
+        if (auto* base = dynamic_cast<TokenizerBase*>(tokenizer.get()))
+          apply_tokenizer_config(*base, path.parent_path() / "tokenizer_config.json");
+        return tokenizer;
+      }
+    if (!cache->usable()) cache.reset();
+  }
   std::string content = read_all(path);
   if (looks_like_sentencepiece(path, content))
     return load_sentencepiece(content, source, xxh3_64(content.data(), content.size()));
@@ -28,14 +138,14 @@ std::unique_ptr<Tokenizer> Tokenizer::from_file(const std::filesystem::path& pat
     Json j(source);
     simdjson::dom::parser parser;
     element root;
-    simdjson::padded_string padded(content);
-    if (auto err = parser.parse(padded).get(root))
+    simdjson::padded_string copy;
+    if (auto err = parser.parse(padded(content, copy)).get(root))
       j.fail(std::string("not valid JSON: ") + simdjson::error_message(err));
     object o = j.obj(root, "the document");
     // A tokenizer.json has a "model" object; an encoder.json maps tokens (even "model") to ids.
     element model;
     if (!o.at_key("model").get(model) && model.type() == element_type::OBJECT) {
-      auto tokenizer = load_tokenizer_json(j, o, xxh3_64(content.data(), content.size()));
+      auto tokenizer = load_json_tokenizer(j, o, content, cache ? &*cache : nullptr);
       if (auto* base = dynamic_cast<TokenizerBase*>(tokenizer.get()))
         apply_tokenizer_config(*base, path.parent_path() / "tokenizer_config.json");
       return tokenizer;

@@ -198,6 +198,7 @@ std::unique_ptr<Tokenizer> load_sentencepiece(const std::string& content, const 
   Decoder ms;
   ms.kind = Decoder::kMetaspace;
   ms.prepend = spec->add_dummy_prefix;
+  ms.first_leading_only = true;
   d.children.push_back(ms);
   c.decoder = std::move(d);
 

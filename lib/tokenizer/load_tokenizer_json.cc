@@ -46,7 +46,8 @@ std::vector<AddedToken> read_added_tokens(const Json& j, object root) {
   return out;
 }
 
-std::unique_ptr<Tokenizer> load_tokenizer_json(const Json& j, object root, uint64_t fingerprint) {
+std::unique_ptr<Tokenizer> load_tokenizer_json(const Json& j, object root, uint64_t fingerprint,
+                                               std::string_view compiled_model) {
   for (const char* key : {"truncation", "padding"}) {
     if (j.has(root, key))
       j.unsupported(std::string("\"") + key +
@@ -128,8 +129,11 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const Json& j, object root, uint6
   }
   if (model_type == "BPE" && !pre_el.is_null() && has_byte_level(j, pre_el, "pre_tokenizer")) {
     BpeConfig c;
-    c.vocab = vocab_by_id(j, j.get(model, "vocab", "model"), "model.vocab");
-    c.merges = read_bpe_merges(j, model);
+    if (compiled_model.empty()) {
+      c.vocab = vocab_by_id(j, j.get(model, "vocab", "model"), "model.vocab");
+      c.merges = read_bpe_merges(j, model);
+    }
+    c.compiled = compiled_model;
     element d;
     if (!model.at_key("dropout").get(d) && !d.is_null()) {
       double p = 0;
@@ -170,7 +174,7 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const Json& j, object root, uint6
   }
   // The general pipeline: BPE over characters, Unigram, WordLevel.
   PipelineConfig c;
-  c.model = read_model(j, model, model_type);
+  c.model = read_model(j, model, model_type, compiled_model);
   c.normalizer = std::move(normalizer);
   if (!pre_el.is_null()) c.pre_tokenizer = read_pre_tokenizer(j, pre_el, "pre_tokenizer");
   if (!decoder_el.is_null()) c.decoder = read_decoder(j, decoder_el, "decoder");

@@ -48,6 +48,8 @@ class Model {
   virtual std::optional<std::string> id_to_token(uint32_t id) const = 0;
   virtual size_t size() const = 0;
   virtual std::optional<uint32_t> unk_id() const = 0;
+  // The model's tables as a compiled form (compiled_cache.h); empty when it has none.
+  virtual std::string compiled() const { return {}; }
 };
 
 struct BpeModelConfig {
@@ -63,6 +65,9 @@ struct BpeModelConfig {
   bool byte_fallback = false;
   bool ignore_merges = false;
   std::string continuing_subword_prefix, end_of_word_suffix;
+  // The tables of a compiled form instead of vocab, merges and scores (the constructor throws
+  // Error(kCorrupt) when they are not a compiled form's).
+  std::string_view compiled;
 };
 
 std::unique_ptr<Model> make_bpe_model(BpeModelConfig config, const std::string& source);

@@ -1,5 +1,7 @@
 #include "tokenizer/normalizers.h"
 
+#include <algorithm>
+
 #include "tokenizer/byte_level.h"
 #include "tokenizer/precompiled_charsmap.h"
 #include "tokenizer/sentencepiece_normalizer.h"
@@ -164,6 +166,65 @@ bool Normalizer::is_identity() const {
   for (const Normalizer& c : children)
     if (!c.is_identity()) return false;
   return true;
+}
+
+bool Normalizer::is_plain() const {
+  switch (kind) {
+    case kSequence:
+      return std::all_of(children.begin(), children.end(),
+                         [](const Normalizer& c) { return c.is_plain(); });
+    case kPrepend:
+      return true;
+    case kReplace:
+      return !regex;
+    default:
+      return false;
+  }
+}
+
+// The same edits as prepend_normalized and replace_matches make, without alignments: Prepend on
+// a non-empty text, then every non-overlapping occurrence of the pattern, left to right.
+void Normalizer::apply_plain(std::string& text) const {
+  switch (kind) {
+    case kSequence:
+      for (const Normalizer& c : children) c.apply_plain(text);
+      return;
+    case kPrepend:
+      if (!text.empty()) text.insert(0, content);
+      return;
+    case kReplace: {
+      if (pattern.empty()) return;
+      size_t at = text.find(pattern);
+      if (at == std::string::npos) return;
+      thread_local std::string out;
+      out.clear();
+      size_t from = 0;
+      for (; at != std::string::npos; at = text.find(pattern, from)) {
+        out.append(text, from, at - from);
+        out += content;
+        from = at + pattern.size();
+      }
+      out.append(text, from);
+      text.swap(out);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+bool Normalizer::keeps_newline_cuts() const {
+  switch (kind) {
+    case kSequence:
+      for (const Normalizer& c : children)
+        if (!c.keeps_newline_cuts()) return false;
+      return true;
+    case kUnicode:
+    case kLowercase:
+      return true;
+    default:
+      return false;
+  }
 }
 
 void Normalizer::apply(NormalizedString& s) const {

@@ -40,6 +40,15 @@ struct Normalizer {
   void apply(NormalizedString& s) const;
   // Whether apply() can change anything (an empty Sequence cannot).
   bool is_identity() const;
+  // Whether apply_plain() can run this normalizer: Prepend and String Replace steps only.
+  bool is_plain() const;
+  // apply() on a string without alignments (ids-only encoding), for is_plain() normalizers.
+  void apply_plain(std::string& text) const;
+  // Whether apply() works on each side of a newline between two non-space characters alone, so
+  // that a text cut there normalizes into the halves of its whole normalization (text_cuts.h):
+  // true for the Unicode forms and Lowercase (a newline starts a combining sequence that nothing
+  // joins), false for Prepend, Strip, Replace and the charsmaps.
+  bool keeps_newline_cuts() const;
 };
 
 // HF's NormalizedString::prepend (the prefix aligned with the first character) and replace of

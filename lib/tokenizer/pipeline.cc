@@ -12,16 +12,33 @@ uint32_t next_word(const Encoding& e) { return e.word_ids.empty() ? 0 : e.word_i
 
 }  // namespace
 
-void PipelineTokenizer::encode_piece(const NormalizedString& s, bool at_start, size_t base,
-                                     std::vector<uint32_t>& ids, Encoding* detail) const {
+// Ids only, on a plain string: the pre-tokenizers that reduce to string work run as such (none;
+// Metaspace; a String Split whose string does not occur, which leaves the text whole), the
+// others through NormalizedString pieces.
+bool PipelineTokenizer::plain_pre_tokenizer(std::string_view in) const {
   const PreTokenizer* pre = config_.pre_tokenizer ? &*config_.pre_tokenizer : nullptr;
-  if (!detail && pre && pre->kind == PreTokenizer::kMetaspace && pre->split) {
-    // Ids only: Metaspace as plain string work (replace spaces, maybe prepend, cut before each
+  return !pre || (pre->kind == PreTokenizer::kMetaspace && pre->split) ||
+         (pre->kind == PreTokenizer::kSplit && !pre->invert && !pre->literal.empty() &&
+          in.find(pre->literal) == std::string_view::npos);
+}
+
+void PipelineTokenizer::encode_plain(std::string_view in, bool at_start,
+                                     std::vector<uint32_t>& ids) const {
+  if (!plain_pre_tokenizer(in)) {
+    encode_piece(NormalizedString(in, false), at_start, 0, ids, nullptr);
+    return;
+  }
+  const PreTokenizer* pre = config_.pre_tokenizer ? &*config_.pre_tokenizer : nullptr;
+  if (!pre || pre->kind == PreTokenizer::kSplit) {  // no split where the string does not occur
+    config_.model->tokenize_ids(in, ids);
+    return;
+  }
+  {
+    // Metaspace as plain string work (replace spaces, maybe prepend, cut before each
     // replacement), the same pieces as the general path.
     thread_local std::string text;
     const std::string& rep = pre->replacement;
     text.clear();
-    const std::string& in = s.text();
     for (char c : in) {
       if (c == ' ') {
         text += rep;
@@ -42,6 +59,14 @@ void PipelineTokenizer::encode_piece(const NormalizedString& s, bool at_start, s
       config_.model->tokenize_ids(std::string_view(text).substr(start, next - start), ids);
       start = next;
     }
+  }
+}
+
+void PipelineTokenizer::encode_piece(const NormalizedString& s, bool at_start, size_t base,
+                                     std::vector<uint32_t>& ids, Encoding* detail) const {
+  const PreTokenizer* pre = config_.pre_tokenizer ? &*config_.pre_tokenizer : nullptr;
+  if (!detail && plain_pre_tokenizer(s.text())) {
+    encode_plain(s.text(), at_start, ids);
     return;
   }
   thread_local std::vector<ModelToken> toks;
@@ -79,6 +104,15 @@ void PipelineTokenizer::encode_piece(const NormalizedString& s, bool at_start, s
 void PipelineTokenizer::encode_segment(std::string_view full, size_t begin, size_t end,
                                        std::vector<uint32_t>& ids, Encoding* detail) const {
   const AddedTokenMatcher& added = normalized_added();
+  if (!detail && added.empty() && (!config_.normalizer || config_.normalizer->is_plain())) {
+    // Ids only, with string edits for normalizers: no alignments, no NormalizedString.
+    thread_local std::string text;
+    text.assign(full.data() + begin, end - begin);
+    if (config_.normalizer) config_.normalizer->apply_plain(text);
+    encode_plain(text, begin == 0, ids);
+    if (text.capacity() > kKeptScratchTokens) text = std::string();  // a whole document's
+    return;
+  }
   // Alignments give offsets, and tell where each normalized gap between added tokens starts in
   // the original (a Metaspace prepends only at its start).
   NormalizedString s(full.substr(begin, end - begin), detail || !added.empty());

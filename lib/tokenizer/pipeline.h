@@ -27,6 +27,7 @@ class PipelineTokenizer : public TokenizerBase {
   explicit PipelineTokenizer(PipelineConfig config) : config_(std::move(config)) {}
   std::optional<uint32_t> unk_id() const { return config_.model->unk_id(); }
   const std::optional<Normalizer>& normalizer() const { return config_.normalizer; }
+  std::string compiled_model() const override { return config_.model->compiled(); }
 
  protected:
   void encode_segment(std::string_view full, size_t begin, size_t end, std::vector<uint32_t>& ids,
@@ -45,6 +46,9 @@ class PipelineTokenizer : public TokenizerBase {
  private:
   void encode_piece(const NormalizedString& s, bool at_start, size_t base,
                     std::vector<uint32_t>& ids, Encoding* detail) const;
+  void encode_plain(std::string_view text, bool at_start, std::vector<uint32_t>& ids) const;
+  // Whether the pre-tokenizer's pieces of `text` come from string work alone (encode_plain).
+  bool plain_pre_tokenizer(std::string_view text) const;
 
   PipelineConfig config_;
 };

@@ -40,6 +40,7 @@ struct PreTokenizer {
   bool individual_digits = false;      // Digits
   char32_t delimiter = 0;              // CharDelimiterSplit
   std::shared_ptr<const Regex> regex;  // Split
+  std::string literal;                 // Split with a String pattern: the string
   bool invert = false;                 // Split
   std::vector<PreTokenizer> children;  // Sequence
 

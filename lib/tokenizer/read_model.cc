@@ -33,11 +33,15 @@ std::vector<std::pair<std::string, std::string>> read_bpe_merges(const Json& j, 
   return read_merges(j, model);
 }
 
-std::unique_ptr<Model> read_model(const Json& j, object model, const std::string& type) {
+std::unique_ptr<Model> read_model(const Json& j, object model, const std::string& type,
+                                  std::string_view compiled) {
   if (type == "BPE") {
     BpeModelConfig c;
-    c.vocab = vocab_by_id(j, j.get(model, "vocab", "model"), "model.vocab");
-    c.merges = read_merges(j, model);
+    if (compiled.empty()) {
+      c.vocab = vocab_by_id(j, j.get(model, "vocab", "model"), "model.vocab");
+      c.merges = read_merges(j, model);
+    }
+    c.compiled = compiled;
     element d;
     if (!model.at_key("dropout").get(d) && !d.is_null()) {
       double p = 0;

@@ -79,7 +79,8 @@ PreTokenizer read_pre_tokenizer(const Json& j, element e, const std::string& whe
     p.kind = PreTokenizer::kUnicodeScripts;
   } else if (type == "Split") {
     p.kind = PreTokenizer::kSplit;
-    p.regex = read_pattern(j, o, where, nullptr);
+    p.regex = read_pattern(j, o, where, &p.literal);
+    if (!p.regex) p.regex = std::make_shared<Regex>(regex_escape(p.literal));
     p.behavior = read_split_behavior(j, o, where, SplitBehavior::kIsolated);
     p.invert = j.boolean(o, "invert", false, where);
   } else {

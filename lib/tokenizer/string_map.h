@@ -2,11 +2,14 @@
 // lookups by id pair. Read-only after construction, so concurrent lookups need no locking.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "tokenizer/blob.h"
 
 namespace shardkit::tok {
 
@@ -51,9 +54,9 @@ class StringIdMap {
     if (cap > slots_.size()) rehash(cap);
   }
   // Inserts or overwrites.
-  void set(std::string_view key, uint32_t id) {
+  void set(std::string_view key, uint32_t id) { set(key, id, hash_bytes(key.data(), key.size())); }
+  void set(std::string_view key, uint32_t id, uint64_t h) {
     if ((count_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
-    uint64_t h = hash_bytes(key.data(), key.size());
     uint32_t tag = static_cast<uint32_t>(h >> 32);
     size_t mask = slots_.size() - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
@@ -74,9 +77,9 @@ class StringIdMap {
       }
     }
   }
-  uint32_t find(const char* p, size_t n) const {
+  uint32_t find(const char* p, size_t n) const { return find(p, n, hash_bytes(p, n)); }
+  uint32_t find(const char* p, size_t n, uint64_t h) const {
     if (slots_.empty()) return kNone;
-    uint64_t h = hash_bytes(p, n);
     uint32_t tag = static_cast<uint32_t>(h >> 32);
     size_t mask = slots_.size() - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
@@ -89,6 +92,51 @@ class StringIdMap {
   uint32_t find(std::string_view key) const { return find(key.data(), key.size()); }
   size_t size() const { return count_; }
 
+  // The table as it is (compiled_cache.h); load() refuses one whose shape is not a table's (its
+  // slots not a power of two, a key outside the arena).
+  void save(BlobWriter& w) const {
+    w.array(slots_);
+    w.bytes(arena_);
+    w.value<uint64_t>(count_);
+  }
+  // Whether every id stored is below n.
+  bool all_ids_below(size_t n) const {
+    for (const Slot& s : slots_)
+      if (s.id != kNone && s.id >= n) return false;
+    return true;
+  }
+  bool load(BlobReader& r) {
+    r.array(slots_);
+    arena_ = r.bytes();
+    count_ = r.value<uint64_t>();
+    if (!r.ok() || (slots_.size() & (slots_.size() - 1)) != 0) return false;
+    size_t used = 0;  // a probe must always reach an empty slot
+    for (const Slot& s : slots_) {
+      if (s.id == kNone) continue;
+      ++used;
+      if (s.offset > arena_.size() || s.len > arena_.size() - s.offset) return false;
+    }
+    return used == count_ && used * 2 <= slots_.size();
+  }
+
+  // Many lookups or insertions, in groups whose slots are all requested from memory before the
+  // first is probed: a large vocabulary's table is far larger than the caches, and lookups that
+  // wait for one another were most of a tokenizer's load time. key_at(i) is the i-th key;
+  // found(i, id) gets each answer (kNone when absent), in order.
+  template <typename KeyAt, typename Found>
+  void find_each(size_t count, KeyAt&& key_at, Found&& found) const {
+    for_each_group(count, key_at, [&](size_t i, std::string_view key, uint64_t h) {
+      found(i, find(key.data(), key.size(), h));
+    });
+  }
+  // Inserts (or overwrites) key_at(i) -> id_at(i) for i < count, in order.
+  template <typename KeyAt, typename IdAt>
+  void set_each(size_t count, KeyAt&& key_at, IdAt&& id_at) {
+    reserve(count_ + count);
+    for_each_group(count, key_at,
+                   [&](size_t i, std::string_view key, uint64_t h) { set(key, id_at(i), h); });
+  }
+
  private:
   struct Slot {
     uint32_t tag = 0;
@@ -96,6 +144,20 @@ class StringIdMap {
     uint32_t offset = 0;
     uint32_t len = 0;
   };
+  template <typename KeyAt, typename Each>
+  void for_each_group(size_t count, KeyAt& key_at, Each&& each) const {
+    constexpr size_t kGroup = 32;
+    uint64_t hashes[kGroup];
+    for (size_t first = 0; first < count; first += kGroup) {
+      const size_t n = std::min(kGroup, count - first);
+      for (size_t k = 0; k < n; ++k) {
+        const std::string_view key = key_at(first + k);
+        hashes[k] = hash_bytes(key.data(), key.size());
+        if (!slots_.empty()) __builtin_prefetch(&slots_[hashes[k] & (slots_.size() - 1)]);
+      }
+      for (size_t k = 0; k < n; ++k) each(first + k, key_at(first + k), hashes[k]);
+    }
+  }
   void rehash(size_t cap) {
     std::vector<Slot> old = std::move(slots_);
     slots_.assign(cap, Slot{});
@@ -134,6 +196,43 @@ class U64Map {
       }
       if (keys_[i] == key) return;
     }
+  }
+  // insert(key_at(i), value_at(i)) for i < count, in groups whose slots are requested from
+  // memory first (as StringIdMap::set_each).
+  template <typename KeyAt, typename ValueAt>
+  void insert_each(size_t count, KeyAt&& key_at, ValueAt&& value_at) {
+    reserve(count_ + count);
+    constexpr size_t kGroup = 32;
+    for (size_t first = 0; first < count; first += kGroup) {
+      const size_t n = std::min(kGroup, count - first);
+      for (size_t k = 0; k < n; ++k) {
+        const size_t slot = hash_u64(key_at(first + k)) & (keys_.size() - 1);
+        __builtin_prefetch(&keys_[slot]);
+        __builtin_prefetch(&values_[slot]);
+      }
+      for (size_t k = 0; k < n; ++k) insert(key_at(first + k), value_at(first + k));
+    }
+  }
+  void save(BlobWriter& w) const {
+    w.array(keys_);
+    w.array(values_);
+    w.value<uint64_t>(count_);
+  }
+  template <typename Check>
+  bool all_values(Check&& check) const {
+    for (size_t i = 0; i < keys_.size(); ++i)
+      if (keys_[i] != kEmpty && !check(values_[i])) return false;
+    return true;
+  }
+  bool load(BlobReader& r) {
+    r.array(keys_);
+    r.array(values_);
+    count_ = r.value<uint64_t>();
+    if (!r.ok() || keys_.size() != values_.size() || (keys_.size() & (keys_.size() - 1)) != 0)
+      return false;
+    const size_t used =
+        keys_.size() - static_cast<size_t>(std::count(keys_.begin(), keys_.end(), kEmpty));
+    return used == count_ && used * 2 <= keys_.size();
   }
   // Returns kEmpty when absent.
   uint64_t find(uint64_t key) const {

@@ -48,6 +48,10 @@ class Tokenizer {
     std::optional<std::filesystem::path> merges_path;  // for encoder.json
     bool lowercase = true;                             // for vocab.txt
     std::optional<bool> strip_accents;                 // for vocab.txt; default follows lowercase
+    // Where compiled forms of large tokenizer.json files are kept (compiled_cache.h): nullopt
+    // for $XDG_CACHE_HOME/shardkit/tokenizers (else ~/.cache/shardkit/tokenizers), an empty
+    // path for none (every load builds the tables from the file).
+    std::optional<std::filesystem::path> compiled_cache;
   };
   static std::unique_ptr<Tokenizer> from_file(const std::filesystem::path& path,
                                               const LoadOptions& options);
@@ -67,6 +71,12 @@ class Tokenizer {
   // How many tokens post_process adds for a single text or a pair.
   virtual size_t added_tokens(bool pair) const = 0;
   virtual std::string decode(std::span<const uint32_t> ids, bool skip_special_tokens) const = 0;
+  // The first position at or after `from` where the valid UTF-8 `text` may be cut so that the
+  // ids of encode_ids on each side, joined, are the ids of the whole: no added token,
+  // normalization, pre-token or merge crosses it (tokenizer/text_cuts.h). npos when there is
+  // none, or when this tokenizer's stages could join text across any position. shardify cuts a
+  // long document there so that several threads tokenize it.
+  virtual size_t next_cut(std::string_view text, size_t from) const = 0;
 
   virtual size_t vocab_size() const = 0;
   virtual std::optional<uint32_t> token_to_id(std::string_view token) const = 0;

@@ -4,6 +4,7 @@
 
 #include "core/checksum.h"
 #include "core/error.h"
+#include "tokenizer/text_cuts.h"
 #include "tokenizer/unicode.h"
 
 namespace shardkit::tok {
@@ -40,6 +41,14 @@ void TokenizerBase::set_added_tokens(std::vector<AddedToken> tokens,
     }
   }
   std::sort(added_by_id_.begin(), added_by_id_.end());
+  added_token_holds_newline_ = false;
+  lstrip_first_byte_.fill(false);
+  for (const auto* list : {&plain, &normalized})
+    for (const AddedToken& t : *list) {
+      if (t.content.find('\n') != std::string::npos) added_token_holds_newline_ = true;
+      if (t.lstrip && !t.content.empty())
+        lstrip_first_byte_[static_cast<unsigned char>(t.content[0])] = true;
+    }
   matcher_.build(std::move(plain));
   normalized_matcher_.build(std::move(normalized));
 }
@@ -127,6 +136,14 @@ Encoding TokenizerBase::post_process(Encoding first, std::optional<Encoding> sec
     }
   }
   return out;
+}
+
+size_t TokenizerBase::next_cut(std::string_view text, size_t from) const {
+  if (!cuts_after_newlines() || added_token_holds_newline_) return std::string_view::npos;
+  std::array<bool, 256> refused;
+  for (size_t b = 0; b < refused.size(); ++b)
+    refused[b] = lstrip_first_byte_[b] || model_refused_[b];
+  return next_newline_cut(text, from, refused);
 }
 
 size_t TokenizerBase::added_tokens(bool pair) const {

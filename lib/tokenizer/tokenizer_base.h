@@ -39,12 +39,15 @@ class TokenizerBase : public Tokenizer {
   Encoding post_process(Encoding first, std::optional<Encoding> second) const override;
   size_t added_tokens(bool pair) const override;
   std::string decode(std::span<const uint32_t> ids, bool skip_special_tokens) const override;
+  size_t next_cut(std::string_view text, size_t from) const override;
   size_t vocab_size() const override;
   std::optional<uint32_t> token_to_id(std::string_view token) const override;
   std::string id_to_token(uint32_t id) const override;
   const SpecialIds& special_tokens() const override { return specials_; }
   bool is_special(uint32_t id) const override;
   TokenizerInfo describe() const override;
+  // The model's tables as a compiled form (compiled_cache.h); empty when the model has none.
+  virtual std::string compiled_model() const { return {}; }
 
   // Set up by the loaders. `normalized_contents` holds, for each token with normalized = true,
   // its content after the normalizer (matched in normalized text); empty: the contents as is.
@@ -73,6 +76,15 @@ class TokenizerBase : public Tokenizer {
   // Called on a finished encode() before it is returned (ByteLevel offset trimming).
   virtual void finish_encoding(Encoding& e) const { (void)e; }
 
+  // Whether the model's normalizer, pre-tokenizer and merges keep to each side of a newline
+  // between two non-space characters (text_cuts.h); if so, next_cut finds such newlines.
+  virtual bool cuts_after_newlines() const { return false; }
+  // Marks a first byte of the text after a newline where the model refuses a cut anyway (a
+  // pattern whose newline tail goes on with it, as o200k's `[\r\n/]*` does with '/').
+  void refuse_cuts_before(char first_byte) {
+    model_refused_[static_cast<unsigned char>(first_byte)] = true;
+  }
+
   // Whether encode_segment itself finds normalized added tokens (after its normalizer); if not,
   // the base splits them out of the raw segment first.
   virtual bool matches_normalized_added() const { return false; }
@@ -89,6 +101,11 @@ class TokenizerBase : public Tokenizer {
   StringIdMap added_by_content_;
   std::vector<std::pair<uint32_t, size_t>> added_by_id_;  // sorted (id, index in added_)
   AddedTokenMatcher matcher_, normalized_matcher_;
+  // Cuts for next_cut: none when an added token holds a newline; none before a byte that starts
+  // an lstrip token (it would take the newline before it).
+  bool added_token_holds_newline_ = false;
+  std::array<bool, 256> lstrip_first_byte_{};
+  std::array<bool, 256> model_refused_{};
   PostProcessorConfig post_;
   SpecialIds specials_;
   std::vector<uint32_t> extra_special_;

@@ -14,11 +14,12 @@ namespace shardkit::tok {
 void apply_tokenizer_config(TokenizerBase& tokenizer, const std::filesystem::path& config) {
   if (!std::filesystem::exists(config)) return;
   // On demand: Llama 3's file has a model_max_length of 10^30, a number the DOM parser refuses.
-  const simdjson::padded_string padded(read_all(config));
+  const std::string content = read_all(config);
+  simdjson::padded_string copy;
   simdjson::ondemand::parser parser;
   simdjson::ondemand::document doc;
   simdjson::ondemand::object root;
-  if (parser.iterate(padded).get(doc) || doc.get_object().get(root))
+  if (parser.iterate(padded(content, copy)).get(doc) || doc.get_object().get(root))
     throw Error(ErrorCode::kInput, config.string(), "not a JSON object");
   SpecialIds ids = tokenizer.special_tokens();
   const std::pair<const char*, std::optional<uint32_t> SpecialIds::*> keys[] = {

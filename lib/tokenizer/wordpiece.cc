@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "tokenizer/byte_key_cache.h"
 #include "tokenizer/unicode.h"
 
 namespace shardkit::tok {
@@ -26,6 +27,16 @@ namespace {
 bool is_ascii_punct(unsigned char c) {
   return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) ||
          (c >= 123 && c <= 126);
+}
+
+// 'A'-'Z' to 'a'-'z' in eight ASCII bytes at once.
+uint64_t ascii_lower(uint64_t x) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
+  const uint64_t low7 = x & ~kHigh;
+  const uint64_t at_least_a = low7 + (0x80 - 'A') * kOnes;  // high bit: byte >= 'A'
+  const uint64_t above_z = low7 + (0x7F - 'Z') * kOnes;     // high bit: byte > 'Z'
+  const uint64_t upper = at_least_a & ~above_z & ~x & kHigh;
+  return x | (upper >> 2);
 }
 
 bool is_bert_punct(char32_t cp) {
@@ -56,7 +67,7 @@ int normalize_char(char32_t cp, const BertNormalizerOptions& n, char32_t* out) {
 }  // namespace
 
 WordPieceTokenizer::WordPieceTokenizer(WordPieceConfig config, const std::string& source)
-    : config_(std::move(config)) {
+    : config_(std::move(config)), cache_owner_(new_cache_owner()) {
   whole_.reserve(config_.vocab.size());
   continuation_.reserve(config_.vocab.size());
   const std::string& prefix = config_.continuing_subword_prefix;
@@ -105,6 +116,16 @@ WordPieceTokenizer::WordPieceTokenizer(WordPieceConfig config, const std::string
   const BertNormalizerOptions& n = config_.normalizer;
   for (int c = 0; c < 128; ++c) {
     auto uc = static_cast<unsigned char>(c);
+    if (is_ascii_punct(uc)) {  // a punctuation character is a word of its own
+      WordState& w = thread_word_state();
+      w.clear();
+      w.bytes.assign(1, static_cast<char>(c));
+      w.chars = 1;
+      std::vector<uint32_t> one;
+      tokenize_word(w, one, nullptr);
+      punct_id_[c] = one.at(0);
+      w.clear();
+    }
     ascii_map_[c] =
         (n.lowercase && c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : static_cast<char>(c);
     bool control = (c < 32 && c != '\t' && c != '\n' && c != '\r') || c == 127;
@@ -264,11 +285,47 @@ void WordPieceTokenizer::add_codepoint(WordState& w, char32_t cp, uint32_t start
   return w;
 }
 
+// Ids only: an ASCII word of up to 16 bytes that a space or punctuation (or the segment's end)
+// ends, from the hot table of the thread's words; its normalization is the ASCII map. Returns
+// the word's end, or `i` when the word is not such a word (the general loop takes it).
+size_t WordPieceTokenizer::ascii_word(const unsigned char* s, size_t i, size_t end, WordMemo& memo,
+                                      WordState& w, std::vector<uint32_t>& ids) const {
+  size_t j = i;
+  while (j < end && j - i <= WordMemo::kMaxKeyBytes && s[j] < 0x80 &&
+         ascii_class_[s[j]] == kWordChar)
+    ++j;
+  const size_t n = j - i;
+  if (n > WordMemo::kMaxKeyBytes ||
+      (j < end && (s[j] >= 0x80 || (ascii_class_[s[j]] != kSpace && ascii_class_[s[j]] != kPunct))))
+    return i;
+  // The key from the raw bytes, lowercased eight at a time (a byte-by-byte copy read back as
+  // words would stall on store forwarding).
+  WordMemo::Key key = WordMemo::key(reinterpret_cast<const char*>(s + i), n,
+                                    reinterpret_cast<const char*>(s + end));
+  if (config_.normalizer.lowercase) {
+    key.lo = ascii_lower(key.lo);
+    key.hi = ascii_lower(key.hi);
+  }
+  if (const std::span<const uint32_t> hit = memo.find(key); !hit.empty()) {
+    for (uint32_t id : hit) ids.push_back(id);
+    return j;
+  }
+  w.bytes.resize(n);
+  for (size_t k = 0; k < n; ++k) w.bytes[k] = ascii_map_[s[i + k]];
+  w.chars = n;
+  const size_t mark = ids.size();
+  tokenize_word(w, ids, nullptr);
+  w.clear();
+  memo.insert(key, std::span(ids).subspan(mark));
+  return j;
+}
+
 void WordPieceTokenizer::encode_segment(std::string_view full, size_t begin, size_t end,
                                         std::vector<uint32_t>& ids, Encoding* detail) const {
   WordState& w = thread_word_state();
   w.clear();
   w.track = detail != nullptr;
+  WordMemo* memo = detail ? nullptr : &thread_cache<WordMemo>(cache_owner_);
   const auto* s = reinterpret_cast<const unsigned char*>(full.data());
   size_t i = begin;
   while (i < end) {
@@ -276,6 +333,12 @@ void WordPieceTokenizer::encode_segment(std::string_view full, size_t begin, siz
     if (c < 0x80) {
       switch (ascii_class_[c]) {
         case kWordChar:
+          if (memo && w.bytes.empty()) {
+            if (const size_t j = ascii_word(s, i, end, *memo, w, ids); j > i) {
+              i = j;
+              continue;
+            }
+          }
           w.bytes.push_back(ascii_map_[c]);
           if (w.track) {
             w.start.push_back(static_cast<uint32_t>(i));
@@ -290,6 +353,10 @@ void WordPieceTokenizer::encode_segment(std::string_view full, size_t begin, siz
         case kPunct:
           tokenize_word(w, ids, detail);
           w.clear();
+          if (memo) {
+            ids.push_back(punct_id_[c]);
+            break;
+          }
           w.bytes.push_back(static_cast<char>(c));
           if (w.track) {
             w.start.push_back(static_cast<uint32_t>(i));

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tokenizer/hot_word_table.h"
 #include "tokenizer/string_map.h"
 #include "tokenizer/tokenizer_base.h"
 
@@ -45,10 +46,16 @@ class WordPieceTokenizer : public TokenizerBase {
   std::optional<uint32_t> model_token_to_id(std::string_view token) const override;
   std::optional<std::string> model_id_to_token(uint32_t id) const override;
   size_t model_vocab_size() const override { return config_.vocab.size(); }
+  // BertPreTokenizer splits at every White_Space character; BertNormalizer works per character.
+  bool cuts_after_newlines() const override { return true; }
 
  private:
   struct WordState;
   static WordState& thread_word_state();  // the calling thread's
+  // The thread's words (ASCII, up to 16 bytes, normalized) and their ids.
+  using WordMemo = HotWordTable<uint32_t, 3>;
+  size_t ascii_word(const unsigned char* s, size_t i, size_t end, WordMemo& memo, WordState& w,
+                    std::vector<uint32_t>& ids) const;
   void tokenize_word(WordState& w, std::vector<uint32_t>& ids, Encoding* detail) const;
   void add_codepoint(WordState& w, char32_t cp, uint32_t start, uint32_t end,
                      std::vector<uint32_t>& ids, Encoding* detail) const;
@@ -76,6 +83,8 @@ class WordPieceTokenizer : public TokenizerBase {
   uint32_t unk_id_ = 0;
   std::array<uint8_t, 128> ascii_class_{};
   std::array<char, 128> ascii_map_{};
+  std::array<uint32_t, 128> punct_id_{};  // the id of each ASCII punctuation character's word
+  uint64_t cache_owner_;                  // names this tokenizer's word memos (byte_key_cache.h)
 };
 
 }  // namespace shardkit::tok

@@ -3,10 +3,14 @@
 // torch.save of int64 tensors (Debian's python3-torch via tests/bench/torch_save_baseline.py);
 // input formats, a --part/merge round trip and (given a chat template) sft rows.
 //
-//   build/tests/bench/bench_shardify TOKENIZER TEXT_FILE [max_len=512] [runs=3]
+//   build/tests/bench/bench_shardify [--speed-only] [--document FILE] TOKENIZER TEXT_FILE
+//                                    [max_len=512] [runs=3] [tokenizer_config.json]
 //
-// TEXT_FILE holds one document per line (e.g. a decompressed corpus from the shared data).
+// TEXT_FILE holds one document per line (e.g. a decompressed corpus from the shared data). The
+// one-document rows convert FILE (default TEXT_FILE) as a single document (--doc-sep file), whose
+// parts several threads tokenize. --speed-only stops after the throughput rows.
 #include <unistd.h>
+#include <zstd.h>
 
 #include <time.h>
 
@@ -15,6 +19,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -108,12 +113,102 @@ uint64_t rewrite(const fs::path& src, const fs::path& dst, int level, format::Bl
   return dir_bytes(dst);
 }
 
+// A conversion of a text file as lm (packed), over an earlier output.
+shardify::ConvertOptions text_options(const std::string& path, shardify::DocSeparator sep,
+                                      const std::string& tokenizer, uint32_t max_len,
+                                      const fs::path& out) {
+  shardify::ConvertOptions o;
+  o.inputs = {path};
+  o.format = shardify::InputFormat::kText;
+  o.doc_separator = sep;
+  o.task.task = shardify::Task::kLm;
+  o.task.max_len = max_len;
+  o.tokenizer_path = tokenizer;
+  o.out = out.string();
+  o.force = true;
+  return o;
+}
+
+// Seconds one thread takes to compress a dataset's raw blocks at `level` (best of `runs`), as
+// the converter's writer does: its share of a one-thread conversion.
+double zstd_only_seconds(const fs::path& dir, int level, int runs) {
+  Dataset ds = Dataset::open(dir);
+  std::vector<std::vector<unsigned char>> blocks;
+  for (uint64_t b = 0; b < ds.block_count(); ++b) {
+    const auto block = ds.block(b);
+    blocks.emplace_back(block->bytes.data(), block->bytes.data() + block->bytes.size());
+  }
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  std::vector<unsigned char> out;
+  double best = 1e30;
+  for (int r = 0; r < runs; ++r) {
+    const auto t0 = Clock::now();
+    for (const auto& raw : blocks) {
+      out.resize(ZSTD_compressBound(raw.size()));
+      ZSTD_compressCCtx(cctx, out.data(), out.size(), raw.data(), raw.size(), level);
+    }
+    best = std::min(best, since(t0));
+  }
+  ZSTD_freeCCtx(cctx);
+  return best;
+}
+
+// One large document (--doc-sep file): its parts are tokenized by any thread, so a conversion
+// of one file scales with threads as one of many documents does. Baseline: encode_ids of the
+// whole text on one thread.
+void bench_one_document(const tok::Tokenizer& t, const std::string& tokenizer,
+                        const std::string& path, uint32_t max_len, int runs, const fs::path& tmp) {
+  std::string doc;
+  {
+    std::ifstream in(path, std::ios::binary);
+    doc.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  double tok_s = 1e30, conv_s[3] = {1e30, 1e30, 1e30};
+  std::vector<uint32_t> ids;
+  for (int r = 0; r < runs; ++r) {
+    ids.clear();
+    const auto t0 = Clock::now();
+    t.encode_ids(doc, ids);
+    tok_s = std::min(tok_s, since(t0));
+    for (unsigned th : {1u, 2u}) {
+      shardify::ConvertOptions o =
+          text_options(path, shardify::DocSeparator::kFile, tokenizer, max_len, tmp / "onedoc");
+      o.threads = th;
+      const auto c0 = Clock::now();
+      shardify::convert(o);
+      conv_s[th] = std::min(conv_s[th], since(c0));
+    }
+  }
+  const double mb = doc.size() / 1e6;
+  std::printf("\none document of %.2f MB (%s), MB/s: %10s %10s %8s\n", mb, path.c_str(), "1 thread",
+              "2 threads", "scaling");
+  std::printf("%-34s %10.2f %10s\n", "tokenizer only (encode_ids, whole)", mb / tok_s, "");
+  std::printf("%-34s %10.2f %10.2f %7.2fx\n", "shardify end to end (--doc-sep file)",
+              mb / conv_s[1], mb / conv_s[2], conv_s[1] / conv_s[2]);
+}
+
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc_in, char** argv_in) {
+  std::vector<char*> args;
+  std::string document;
+  bool speed_only = false;
+  for (int i = 0; i < argc_in; ++i) {
+    const std::string a = argv_in[i];
+    if (a == "--speed-only") {
+      speed_only = true;
+    } else if (a == "--document" && i + 1 < argc_in) {
+      document = argv_in[++i];
+    } else {
+      args.push_back(argv_in[i]);
+    }
+  }
+  const int argc = static_cast<int>(args.size());
+  char** argv = args.data();
   if (argc < 3) {
     std::fprintf(stderr,
-                 "usage: %s TOKENIZER TEXT_FILE [max_len=512] [runs=3] [tokenizer_config.json]\n"
+                 "usage: %s [--speed-only] [--document FILE] TOKENIZER TEXT_FILE [max_len=512] "
+                 "[runs=3] [tokenizer_config.json]\n"
                  "  (the last adds the sft rows, rendering with its chat template)\n",
                  argv[0]);
     return 2;
@@ -121,6 +216,7 @@ int main(int argc, char** argv) {
   const std::string tokenizer = argv[1], text = argv[2];
   const uint32_t max_len = argc > 3 ? std::stoul(argv[3]) : 512;
   const int runs = argc > 4 ? std::stoi(argv[4]) : 3;
+  if (document.empty()) document = text;
   const fs::path tmp = fs::temp_directory_path() / ("bench_shardify_" + std::to_string(::getpid()));
   fs::create_directories(tmp);
 
@@ -149,15 +245,9 @@ int main(int argc, char** argv) {
   // Slot 0: one thread at zstd level 1, the cheaper setting.
   for (int r = 0; r < runs; ++r)
     for (unsigned th : {0u, 1u, 2u}) {
-      shardify::ConvertOptions o;
-      o.inputs = {text};
-      o.format = shardify::InputFormat::kText;
-      o.doc_separator = shardify::DocSeparator::kLine;  // a document per line: many examples
-      o.task.task = shardify::Task::kLm;
-      o.task.max_len = max_len;
-      o.tokenizer_path = tokenizer;
-      o.out = (tmp / "ds").string();
-      o.force = true;
+      // a document per line: many examples
+      shardify::ConvertOptions o =
+          text_options(text, shardify::DocSeparator::kLine, tokenizer, max_len, tmp / "ds");
       o.threads = std::max(1u, th);
       if (th == 0) o.zstd_level = 1;
       auto t0 = Clock::now();
@@ -167,17 +257,8 @@ int main(int argc, char** argv) {
       conv_cpu[th] = std::min(conv_cpu[th], cpu_now() - c0);
     }
   // The records and sizes below are those of the default setting.
-  {
-    shardify::ConvertOptions o;
-    o.inputs = {text};
-    o.format = shardify::InputFormat::kText;
-    o.doc_separator = shardify::DocSeparator::kLine;
-    o.task.max_len = max_len;
-    o.tokenizer_path = tokenizer;
-    o.out = (tmp / "ds").string();
-    o.force = true;
-    result = shardify::convert(o);
-  }
+  result = shardify::convert(
+      text_options(text, shardify::DocSeparator::kLine, tokenizer, max_len, tmp / "ds"));
   const double mb = bytes / 1e6;
   std::printf("\n%-34s %10s %10s %8s\n", "throughput (MB/s of input text)", "1 thread", "2 threads",
               "scaling");
@@ -200,6 +281,18 @@ int main(int argc, char** argv) {
   std::printf("%-34s %10.2f %10.2f\n", "  the same without tokenizer load",
               mb / (conv_cpu[1] - load_cpu), mb / (conv_cpu[2] - load_cpu));
   std::printf("%-34s %10.2f %10s\n", "  ... at --zstd-level 1 (load incl.)", mb / conv_cpu[0], "");
+  // What one thread cannot beat: zstd alone on the conversion's records, and with the
+  // tokenizer's own time beside it.
+  const double zstd_s = zstd_only_seconds(tmp / "ds", 3, runs);
+  std::printf("%-34s %10.2f   (records of the default conversion, zstd level 3, 1 thread)\n",
+              "zstd alone, MB/s of input text", mb / zstd_s);
+  std::printf("%-34s %10.2f   (1 / (1/tokenizer only + 1/zstd alone))\n",
+              "  1-thread bound: tokenizer + zstd", mb / (tok_best[1] + zstd_s));
+  bench_one_document(*t, tokenizer, document, max_len, runs, tmp);
+  if (speed_only) {
+    fs::remove_all(tmp);
+    return 0;
+  }
 
   shardkit::bench::bench_input_formats(tokenizer, docs, bytes, max_len, runs, tmp, cpu_now);
   shardkit::bench::bench_merge(tokenizer, docs, max_len, runs, tmp);

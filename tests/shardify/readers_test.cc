@@ -46,6 +46,55 @@ TEST_CASE("lines: CRLF, a missing final newline, and a line longer than the read
   CHECK(lines.line_number() == 5);
 }
 
+TEST_CASE("a text file as one document: lines joined, blank ends dropped, errors on their line") {
+  // The document is borrowed from the buffer the file was read into when its lines end with
+  // "\n", and joined into a copy when they end with "\r\n"; both must give what joining the
+  // lines gives: "\n" between them, leading and trailing blank lines dropped, a UTF-8 byte
+  // order mark gone, a lone '\r' inside a line kept. An invalid UTF-8 line is reported with its
+  // own number and the byte in it; plain, CRLF, .gz and .zst files read alike.
+  TempDir tmp("filedoc");
+  ReaderOptions text;
+  text.format = InputFormat::kText;
+  text.doc_separator = DocSeparator::kFile;
+  const std::string body = "first line\n\n  indented \t\nmid\rdle\n\n\nlast words";
+  struct Case {
+    std::string name, content, text, error;
+    uint64_t line;
+  };
+  std::string crlf;
+  for (char c : "\n \t\n" + body + "\n \n\t\n\n")
+    crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  crlf.pop_back();  // the terminating NUL the loop above read
+  const std::vector<Case> cases = {
+      {"plain", "\n \t\n" + body + "\n \n\t\n\n", body, "", 3},
+      {"crlf", crlf, body, "", 3},
+      {"no final newline", body, body, "", 1},
+      {"bom", "\xEF\xBB\xBF" + body + "\n", body, "", 1},
+      {"invalid on line 4", body.substr(0, 30) + "\xC3(" + body.substr(30), "",
+       "invalid UTF-8 at byte 5 of the line", 4},
+      {"invalid on line 1", "ab\xFF\n" + body, "", "invalid UTF-8 at byte 2 of the line", 1},
+  };
+  for (const Case& c : cases)
+    for (const char* compress : {"", "gzip", "zstd"}) {
+      CAPTURE(c.name);
+      CAPTURE(compress);
+      fs::path file = tmp / "doc.txt";
+      write_file(file, c.content);
+      if (*compress) {
+        const fs::path packed =
+            tmp / (std::string("doc.txt.") + (compress[0] == 'g' ? "gz" : "zst"));
+        REQUIRE(run_command(std::string(compress) + " -q -c " + file.string() + " > " +
+                            packed.string()) == 0);
+        file = packed;
+      }
+      const auto got = read_examples(file, text);
+      REQUIRE(got.size() == 1);
+      CHECK(got[0].error == c.error);
+      CHECK(got[0].line == c.line);
+      if (c.error.empty()) CHECK(got[0].body() == c.text);
+    }
+}
+
 TEST_CASE("compressed inputs: concatenated gzip members and zstd frames read as one stream") {
   TempDir tmp("z");
   write_file(tmp / "a", "alpha\n");

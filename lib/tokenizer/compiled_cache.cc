@@ -1,0 +1,169 @@
+#include "tokenizer/compiled_cache.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/checksum.h"
+#include "tokenizer/blob.h"
+
+namespace shardkit::tok {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kMagic[16] = "shardkit-tokenz";  // 15 characters and the NUL
+constexpr const char* kTagFile = "CACHEDIR.TAG";
+constexpr const char* kTag =
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This directory holds compiled tokenizers made by shardkit; it can be deleted.\n";
+
+struct Header {
+  char magic[16];
+  uint32_t format;
+  uint32_t reserved;
+  uint64_t hash, size;  // of the tokenizer file
+  uint64_t payload_size, payload_hash;
+};
+
+std::optional<fs::path> default_dir() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/')
+    return fs::path(x) / "shardkit" / "tokenizers";
+  if (const char* home = std::getenv("HOME"); home && *home == '/')
+    return fs::path(home) / ".cache" / "shardkit" / "tokenizers";
+  return std::nullopt;
+}
+
+// A whole regular file of the directory (never read through a link), not value-initialized
+// first (a compiled form is tens of MB); null when it cannot be read.
+std::unique_ptr<char[]> read_owned(int dir_fd, const std::string& name, size_t* size) {
+  const int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  std::unique_ptr<char[]> out;
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    *size = static_cast<size_t>(st.st_size);
+    out.reset(new char[*size + 1]);
+    size_t done = 0;
+    while (done < *size) {
+      const ssize_t n = ::read(fd, out.get() + done, *size - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    if (done != *size) out.reset();
+  }
+  ::close(fd);
+  return out;
+}
+
+bool write_all(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+// The tag a directory of the cache's own carries; written when the cache creates the directory.
+bool tagged(int dir_fd) {
+  size_t size = 0;
+  const auto tag = read_owned(dir_fd, kTagFile, &size);
+  return tag && size >= 43 && std::memcmp(tag.get(), kTag, 43) == 0;
+}
+
+}  // namespace
+
+CompiledCache::CompiledCache(const std::optional<fs::path>& dir) {
+  const std::optional<fs::path> path = dir ? *dir : default_dir();
+  if (!path || path->empty()) return;
+  std::error_code ec;
+  const bool created = fs::create_directories(*path, ec);
+  if (ec) return;
+  const int fd = ::open(path->c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
+  if (created) {
+    const int tag =
+        ::openat(fd, kTagFile, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (tag >= 0) {
+      write_all(tag, kTag, std::strlen(kTag));
+      ::close(tag);
+    }
+  }
+  if (!tagged(fd)) {  // not a directory this cache made: leave it alone
+    ::close(fd);
+    return;
+  }
+  dir_fd_ = fd;
+}
+
+CompiledCache::~CompiledCache() {
+  if (dir_fd_ >= 0) ::close(dir_fd_);
+}
+
+std::string CompiledCache::file_name(uint64_t hash) {
+  char name[64];
+  std::snprintf(name, sizeof name, "%016llx.tokenizer-v%u", static_cast<unsigned long long>(hash),
+                kFormat);
+  return name;
+}
+
+std::optional<CompiledForm> CompiledCache::find(uint64_t hash, uint64_t size) const {
+  if (dir_fd_ < 0) return std::nullopt;
+  size_t bytes = 0;
+  auto data = read_owned(dir_fd_, file_name(hash), &bytes);
+  if (!data || bytes < sizeof(Header)) return std::nullopt;
+  Header h;
+  std::memcpy(&h, data.get(), sizeof h);
+  const std::string_view payload(data.get() + sizeof h, bytes - sizeof h);
+  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.format != kFormat || h.hash != hash ||
+      h.size != size || h.payload_size != payload.size() ||
+      h.payload_hash != xxh3_64(payload.data(), payload.size()))
+    return std::nullopt;
+  BlobReader r(payload);
+  CompiledForm form;
+  form.skeleton = r.bytes();
+  form.model = r.bytes();
+  if (!r.at_end() || form.model.empty()) return std::nullopt;
+  form.bytes = std::move(data);
+  return form;
+}
+
+void CompiledCache::store(uint64_t hash, uint64_t size, std::string_view skeleton,
+                          std::string_view model) const {
+  if (dir_fd_ < 0) return;
+  std::string payload;
+  BlobWriter w(payload);
+  w.bytes(skeleton);
+  w.bytes(model);
+  Header h{};
+  std::memcpy(h.magic, kMagic, sizeof kMagic);
+  h.format = kFormat;
+  h.hash = hash;
+  h.size = size;
+  h.payload_size = payload.size();
+  h.payload_hash = xxh3_64(payload.data(), payload.size());
+  static std::atomic<uint64_t> counter{0};
+  const std::string name = file_name(hash);
+  const std::string tmp =
+      name + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  const int fd =
+      ::openat(dir_fd_, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  const bool ok = write_all(fd, reinterpret_cast<const char*>(&h), sizeof h) &&
+                  write_all(fd, payload.data(), payload.size());
+  ::close(fd);
+  if (!ok || ::renameat(dir_fd_, tmp.c_str(), dir_fd_, name.c_str()) != 0)
+    ::unlinkat(dir_fd_, tmp.c_str(), 0);  // ours: created exclusively above
+}
+
+}  // namespace shardkit::tok

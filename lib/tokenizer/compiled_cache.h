@@ -1,0 +1,65 @@
+// Compiled forms of large tokenizer.json files, kept in the user's cache directory, so that a
+// tokenizer with a large vocabulary loads in tens of milliseconds after its first load: Gemma 3's
+// 262k tokens and 515k merges take about 0.3 s to index from the JSON (hash tables larger than
+// the caches), its compiled form is read and checked at memory speed.
+//
+// A compiled form is the tokenizer.json without its model's vocab and merges (the rest is read
+// as from the file) and the model's tables as built from them (blob.h). It is found by the XXH3
+// of the file's bytes (the fingerprint a dataset records anyway), so a changed file never meets
+// a stale form. Nothing in it is trusted: its header names the format version, the file's hash
+// and size, and the payload's XXH3; the tables are bounds-checked as they are read; any
+// mismatch or damage makes the load build the tables again and store them afresh.
+//
+// The cache owns only what it writes. Its directory ($XDG_CACHE_HOME/shardkit/tokenizers, or
+// ~/.cache/shardkit/tokenizers, or Tokenizer::LoadOptions::compiled_cache) is created with a
+// CACHEDIR.TAG naming shardkit, and a directory of that name without the tag is not used. Inside
+// it, only files named by a hash (`<16 hex digits>.tokenizer-v<format>`) are read, always
+// through the directory's descriptor and never through a symbolic link, and written under a
+// temporary name of the process's own (created exclusively), then renamed into place: a reader
+// never sees a torn file. Nothing is ever deleted but a temporary file of the process's own
+// whose write failed. Failures to create, read or write are not errors: the tokenizer loads
+// from its file as without a cache.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace shardkit::tok {
+
+// A compiled form as read: views into the file's bytes, which it holds.
+struct CompiledForm {
+  std::unique_ptr<char[]> bytes;
+  std::string_view skeleton;  // the tokenizer.json without model.vocab and model.merges
+  std::string_view model;     // the model's tables (TokenizerBase::compiled_model)
+};
+
+class CompiledCache {
+ public:
+  // Files smaller than this load fast enough from the JSON (GPT-2: 0.03 s).
+  static constexpr uint64_t kFromBytes = 4u << 20;
+  // Bumped whenever the tables or this layout change: forms of other versions are not read.
+  static constexpr uint32_t kFormat = 1;
+
+  // The cache in `dir` (nullopt: the default directory; empty: no cache).
+  explicit CompiledCache(const std::optional<std::filesystem::path>& dir);
+  ~CompiledCache();
+  CompiledCache(const CompiledCache&) = delete;
+  CompiledCache& operator=(const CompiledCache&) = delete;
+
+  bool usable() const { return dir_fd_ >= 0; }
+  // The form stored for the file whose bytes have this XXH3 and size, when a valid one is.
+  std::optional<CompiledForm> find(uint64_t hash, uint64_t size) const;
+  // Stores a form, replacing one of the same name (a damaged one); failures are ignored.
+  void store(uint64_t hash, uint64_t size, std::string_view skeleton, std::string_view model) const;
+  // The file name a form takes (for tests).
+  static std::string file_name(uint64_t hash);
+
+ private:
+  int dir_fd_ = -1;
+};
+
+}  // namespace shardkit::tok

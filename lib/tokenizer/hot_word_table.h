@@ -1,0 +1,106 @@
+// The first level of the models' word memo, in front of ByteKeyCache: a small direct-mapped
+// table of short words (up to 16 bytes) whose few ids are held in the slot itself. A frequent
+// word costs two 8-byte loads, a multiply, one slot compare and a copy of its ids: no probing,
+// no separate key arena, no memcmp call, no allocation. Each thread keeps its own (per model,
+// byte_key_cache.h's thread_cache), so it is shared by every document the thread tokenizes.
+//
+// A word that does not fit (longer, or more ids) lives only in the second level; a slot taken
+// by another word is simply overwritten (the second level still holds the old one).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+
+namespace shardkit::tok {
+
+template <typename Value, size_t kMaxValues>
+class HotWordTable {
+ public:
+  static constexpr size_t kMaxKeyBytes = 16;
+
+  // A word as the table compares it: its bytes, zero-padded, and its length.
+  struct Key {
+    uint64_t lo = 0, hi = 0;
+    uint64_t len = 0;
+  };
+
+  HotWordTable() : sets_(std::make_unique<Set[]>(kSets)) {}
+
+  // The key of p[0, n) for n <= kMaxKeyBytes; `limit` is the end of the readable bytes after p,
+  // so that 16 bytes are loaded at once when they may be.
+  [[gnu::always_inline]] static Key key(const char* p, size_t n, const char* limit) {
+    Key k;
+    k.len = n;
+    if (limit - p >= 16) {
+      std::memcpy(&k.lo, p, 8);
+      std::memcpy(&k.hi, p + 8, 8);
+      if (n < 8) {
+        k.lo &= (uint64_t{1} << (8 * n)) - 1;
+        k.hi = 0;
+      } else if (n < 16) {
+        k.hi &= (uint64_t{1} << (8 * (n - 8))) - 1;
+      }
+    } else {
+      unsigned char b[16] = {};
+      std::memcpy(b, p, n);
+      std::memcpy(&k.lo, b, 8);
+      std::memcpy(&k.hi, b + 8, 8);
+    }
+    return k;
+  }
+
+  // The values stored for `k`, or an empty span.
+  [[gnu::always_inline]] std::span<const Value> find(const Key& k) const {
+    const Slot* set = sets_[index(k)].ways;
+    for (size_t w = 0; w < kWays; ++w) {
+      const Slot& s = set[w];
+      if (s.lo == k.lo && s.hi == k.hi && s.len == k.len) return {s.values, s.count};
+    }
+    return {};
+  }
+
+  // The new word takes its set's first slot; the words there move one slot on, and the last
+  // one leaves the table.
+  void insert(const Key& k, std::span<const Value> values) {
+    if (values.empty() || values.size() > kMaxValues) return;
+    Slot* set = sets_[index(k)].ways;
+    for (size_t w = kWays - 1; w > 0; --w) set[w] = set[w - 1];
+    Slot& s = set[0];
+    s.lo = k.lo;
+    s.hi = k.hi;
+    s.len = static_cast<uint8_t>(k.len);
+    s.count = static_cast<uint8_t>(values.size());
+    std::memcpy(s.values, values.data(), values.size() * sizeof(Value));
+  }
+
+ private:
+  // 8,192 sets of two slots: with three 32-bit values a set is one 64-byte cache line, and the
+  // table 512 KiB.
+  static constexpr int kBits = 13;
+  static constexpr size_t kSets = size_t{1} << kBits;
+  static constexpr size_t kWays = 2;
+
+  struct Slot {
+    uint64_t lo = 0, hi = 0;
+    uint8_t len = 0xFF;  // matches no key: an empty slot
+    uint8_t count = 0;
+    Value values[kMaxValues];
+  };
+
+  [[gnu::always_inline]] static size_t index(const Key& k) {
+    const uint64_t h = (k.lo ^ (k.hi * 0xC2B2AE3D27D4EB4FULL) ^ k.len) * 0x9E3779B97F4A7C15ULL;
+    return static_cast<size_t>(h >> (64 - kBits));
+  }
+
+  // A set in one cache line when it fits one.
+  struct alignas(64) Set {
+    Slot ways[kWays];
+  };
+
+  std::unique_ptr<Set[]> sets_;
+};
+
+}  // namespace shardkit::tok

@@ -1,0 +1,227 @@
+// The pieces of the byte-level Split patterns that match everywhere (GPT-2's, cl100k's, Qwen's,
+// o200k's, Tekken's), found from ASCII class masks of 64 bytes at a time (ascii_masks.h): a run
+// of letters, digits, symbols or spaces ends at the first bit of another class, so an ASCII
+// piece costs a few bit operations instead of a table lookup and a branch per byte. Where a
+// non-ASCII character could take part (a letter or a mark that continues a run, a symbol, a
+// no-break space) or an apostrophe may start a contraction, the hand matcher (byte_level.h)
+// decides. Both are checked against Oniguruma at every position (tokenizer_unit_test).
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "tokenizer/ascii_masks.h"
+#include "tokenizer/byte_level.h"
+
+namespace shardkit::tok {
+
+enum class PiecePattern : uint8_t { kGpt2, kCl100k, kQwen, kO200k, kTekken };
+
+// The pattern `matcher` stands for, when it has a vectorized form.
+std::optional<PiecePattern> piece_pattern(SplitMatcher matcher);
+
+// Walks the pieces of one text in order: next(pos) is the end of the piece starting at pos.
+template <PiecePattern kPattern>
+class PieceScanner {
+ public:
+  explicit PieceScanner(std::string_view text) : text_(text) {}
+
+  size_t next(size_t pos) {
+    // A piece whose first character, or the one after a leading space, is not ASCII is the hand
+    // matcher's anyway (CJK and Korean text): no masks for it.
+    const auto* s = reinterpret_cast<const unsigned char*>(text_.data());
+    if (s[pos] >= 0x80 || (s[pos] == ' ' && pos + 1 < text_.size() && s[pos + 1] >= 0x80))
+      return scalar(text_, pos);
+    if (pos - base_ > kMaxOffset) load(pos);  // also when pos < base_ (the subtraction wraps)
+    size_t e = decide(pos - base_);
+    if (e == kMore && base_ != pos) {
+      load(pos);
+      e = decide(0);
+    }
+    return e == kScalar || e == kMore ? scalar(text_, pos) : pos + e;
+  }
+
+  // The end of the match at `pos` from masks computed there (falling back as next() does): what
+  // tokenizer_unit_test compares with Oniguruma.
+  static size_t match(std::string_view text, size_t pos) { return PieceScanner(text).next(pos); }
+
+ private:
+  static constexpr size_t kScalar = 0;         // ask the hand matcher
+  static constexpr size_t kMore = ~size_t{0};  // the piece may run past the masks
+  static constexpr size_t kMaxOffset = 40;     // a piece starting later reloads the masks
+  static constexpr bool kCaseAware =
+      kPattern == PiecePattern::kO200k || kPattern == PiecePattern::kTekken;
+  static constexpr size_t kMaxDigits =
+      kPattern == PiecePattern::kCl100k || kPattern == PiecePattern::kO200k ? 3 : 1;
+
+  static size_t scalar(std::string_view text, size_t pos) {
+    switch (kPattern) {
+      case PiecePattern::kGpt2:
+        return gpt2_match(text, pos);
+      case PiecePattern::kCl100k:
+        return cl100k_match(text, pos);
+      case PiecePattern::kQwen:
+        return qwen_match(text, pos);
+      case PiecePattern::kO200k:
+        return o200k_match(text, pos);
+      case PiecePattern::kTekken:
+        return tekken_match(text, pos);
+    }
+    return gpt2_match(text, pos);
+  }
+
+  void load(size_t pos) {
+    base_ = pos;
+    p_ = reinterpret_cast<const unsigned char*>(text_.data()) + pos;
+    valid_ = text_.size() - pos < 64 ? text_.size() - pos : 64;
+    end_ = pos + valid_ == text_.size();
+    const AsciiMasks m = ascii_masks(text_.data() + pos, valid_);
+    upper_ = m.upper;
+    lower_ = m.lower;
+    letters_ = m.upper | m.lower;
+    digit_ = m.digit;
+    space_ = m.space;
+    other_ = m.other();
+    high_ = m.high;
+    newline_ = m.newline;
+    tail_ = kCaseAware ? m.newline | m.slash : m.newline;
+  }
+
+  // Bit i of a mask (i < 64; bytes past the text are in no class).
+  static bool at(uint64_t mask, size_t i) { return i < 64 && ((mask >> i) & 1); }
+  // How many consecutive bits are set from bit i on.
+  static size_t run(uint64_t mask, size_t i) { return i >= 64 ? 0 : std::countr_one(mask >> i); }
+
+  // A run of ASCII bytes that stops at e (window index) ends a match starting at o there when the
+  // byte there is known and is ASCII (a non-ASCII character might be of the run's class), or when
+  // the text ends there. Returns the length, or why it is not known.
+  size_t settle(size_t o, size_t e) const {
+    if (e < valid_) return at(high_, e) ? kScalar : e - o;
+    return end_ ? e - o : kMore;
+  }
+  static bool undecided(size_t n) { return n == kScalar || n == kMore; }
+
+  size_t decide(size_t o) const {
+    if (o >= valid_) return kMore;
+    if (at(high_, o)) return kScalar;
+    if constexpr (kPattern == PiecePattern::kGpt2) return gpt2(o);
+    if constexpr (kCaseAware) return o200k(o);
+    return cl100k(o);
+  }
+
+  // 's|'t|...| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+  size_t gpt2(size_t o) const {
+    if (p_[o] == '\'') return kScalar;  // contractions
+    size_t s = o;
+    if (p_[o] == ' ') {
+      if (o + 1 >= valid_) return end_ ? 1 : kMore;
+      if (at(high_, o + 1)) return kScalar;
+      if (!at(space_, o + 1)) s = o + 1;
+    }
+    const bool space = at(space_, s);
+    const uint64_t cls = at(letters_, s) ? letters_
+                         : at(digit_, s) ? digit_
+                         : space         ? space_
+                                         : other_;
+    const size_t n = settle(o, s + 1 + run(cls, s + 1));
+    if (undecided(n) || !space) return n;
+    // \s+(?!\S) leaves the run's last character to the next match, then \s+.
+    if (o + n == valid_) return n;
+    return n > 1 ? n - 1 : n;
+  }
+
+  // cl100k's and Qwen's: (?i:'s|...)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,k}| then the tail.
+  size_t cl100k(size_t o) const {
+    if (p_[o] == '\'') return kScalar;  // contractions
+    if (at(letters_, o)) return settle(o, o + 1 + run(letters_, o + 1));
+    const bool digit = at(digit_, o);
+    if (!digit && !at(newline_, o)) {
+      if (o + 1 >= valid_) {
+        if (!end_) return kMore;
+      } else if (at(high_, o + 1)) {
+        return kScalar;
+      } else if (at(letters_, o + 1)) {
+        return settle(o, o + 2 + run(letters_, o + 2));
+      }
+    }
+    if (digit) return digits(o);
+    return symbols_or_spaces(o);
+  }
+
+  // o200k's and Tekken's: P?U*L+C? | P?U+L*C? | \p{N}{1,k} | then as cl100k, with `[\r\n/]*`.
+  size_t o200k(size_t o) const {
+    const bool digit = at(digit_, o);
+    // The prefix character [^\r\n\p{L}\p{N}].
+    const size_t s = !at(letters_, o) && !digit && !at(newline_, o) ? o + 1 : o;
+    if (s == valid_ && !end_) return kMore;
+    const size_t i = s + run(upper_, s);
+    if (i >= valid_) {
+      if (!end_) return kMore;
+    } else if (at(high_, i)) {
+      return kScalar;  // a non-ASCII letter or mark could continue the letters
+    } else if (at(lower_, i)) {
+      return contraction(o, settle(o, i + 1 + run(lower_, i + 1)));
+    }
+    if (i > s) return contraction(o, i - o);
+    if (digit) return digits(o);
+    return symbols_or_spaces(o);
+  }
+
+  // o200k's optional (?i:'s|'t|...) after its letters: an apostrophe there goes to the hand
+  // matcher, which knows the forms.
+  size_t contraction(size_t o, size_t n) const {
+    if (kPattern != PiecePattern::kO200k || undecided(n) || o + n >= valid_) return n;
+    return p_[o + n] == '\'' ? kScalar : n;
+  }
+
+  // \p{N}{1,k} where a digit starts.
+  size_t digits(size_t o) const {
+    const size_t r = run(digit_, o);
+    return r >= kMaxDigits ? kMaxDigits : settle(o, o + r);
+  }
+
+  // ` ?[^\s\p{L}\p{N}]+[\r\n]*` (o200k's `[\r\n/]*`), else the white space alternatives.
+  size_t symbols_or_spaces(size_t o) const {
+    size_t body = 64;
+    if (at(other_, o)) {
+      body = o;
+    } else if (p_[o] == ' ') {
+      if (o + 1 >= valid_ && !end_) return kMore;
+      if (at(high_, o + 1)) return kScalar;
+      if (at(other_, o + 1)) body = o + 1;
+    }
+    if (body == 64) return spaces(o);
+    const size_t n = settle(o, body + run(other_, body));
+    if (undecided(n)) return n;
+    const size_t e = o + n + run(tail_, o + n);
+    return e == valid_ && !end_ ? kMore : e - o;
+  }
+
+  // \s*[\r\n]+|\s+(?!\S)|\s+ where ASCII white space starts: up to the run's last newline, else
+  // the run less its last character when more text follows, else the run.
+  size_t spaces(size_t o) const {
+    const size_t e = o + run(space_, o);
+    const size_t n = settle(o, e);
+    if (undecided(n)) return n;
+    if (kPattern != PiecePattern::kGpt2) {
+      const uint64_t run_bits = (e >= 64 ? ~uint64_t{0} : (uint64_t{1} << e) - 1) >> o << o;
+      if (const uint64_t newlines = newline_ & run_bits)
+        return 64 - static_cast<size_t>(std::countl_zero(newlines)) - o;
+    }
+    if (e == valid_) return n;
+    return n > 1 ? n - 1 : n;
+  }
+
+  std::string_view text_;
+  size_t base_ = ~size_t{0} / 2;  // the masks describe text_[base_, base_ + valid_)
+  const unsigned char* p_ = nullptr;
+  size_t valid_ = 0;
+  bool end_ = false;  // the text ends where the masks do
+  uint64_t upper_ = 0, lower_ = 0, letters_ = 0, digit_ = 0, space_ = 0, other_ = 0, high_ = 0;
+  uint64_t newline_ = 0, tail_ = 0;
+};
+
+}  // namespace shardkit::tok

