@@ -5,8 +5,8 @@
 #      scripts/configure.sh) and every test (the pip install test shares its compiler cache);
 #   2. a bounded run of every libFuzzer target under ASan and UBSan (clang;
 #      SHARDKIT_FUZZ_SECONDS each).
-# It prints its time at the end: 19 min 36 s after scripts/demo.sh in a fresh clone with an empty
-# compiler cache, on a 2-core machine that other builds were sharing.
+# It prints its time at the end: 7 min 58 s after scripts/demo.sh (3 min 46 s) in a fresh clone
+# with an empty compiler cache, on a quiet 2-core machine.
 # SHARDKIT_SANITIZERS=full also runs the whole torch-free suite under ASan and UBSan (gcc, -O1,
 # asserts on; about 20 minutes more); =0 skips the fuzz run.
 set -euo pipefail
