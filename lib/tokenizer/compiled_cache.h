@@ -39,8 +39,9 @@ struct CompiledForm {
 
 class CompiledCache {
  public:
-  // Files smaller than this load fast enough from the JSON (GPT-2: 0.03 s).
-  static constexpr uint64_t kFromBytes = 4u << 20;
+  // Files smaller than this load fast enough from the JSON. GPT-2's 1.36 MB file takes 0.036 s
+  // from the JSON and 0.011 s from its form, 5% of a 48 MB conversion at one thread.
+  static constexpr uint64_t kFromBytes = 1u << 20;
   // Bumped whenever the tables or this layout change: forms of other versions are not read.
   static constexpr uint32_t kFormat = 1;
 
