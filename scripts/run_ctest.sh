@@ -5,6 +5,9 @@
 set -uo pipefail
 dir=$1
 shift
+# Compiled tokenizer forms of the tests' own tokenizer files stay in the build tree, not in the
+# user's cache (lib/tokenizer/compiled_cache.h).
+export SHARDKIT_TOKENIZER_CACHE=${SHARDKIT_TOKENIZER_CACHE-$(cd "$dir" && pwd)/tokenizer-cache}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 ctest --test-dir "$dir" "$@" 2>&1 | tee "$log"

@@ -33,6 +33,9 @@ struct Header {
 };
 
 std::optional<fs::path> default_dir() {
+  // Set, it names the directory (tests keep theirs in the build tree); set but empty, none.
+  if (const char* own = std::getenv("SHARDKIT_TOKENIZER_CACHE"))
+    return *own ? std::optional<fs::path>(own) : std::nullopt;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/')
     return fs::path(x) / "shardkit" / "tokenizers";
   if (const char* home = std::getenv("HOME"); home && *home == '/')

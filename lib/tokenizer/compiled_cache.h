@@ -10,8 +10,9 @@
 // and size, and the payload's XXH3; the tables are bounds-checked as they are read; any
 // mismatch or damage makes the load build the tables again and store them afresh.
 //
-// The cache owns only what it writes. Its directory ($XDG_CACHE_HOME/shardkit/tokenizers, or
-// ~/.cache/shardkit/tokenizers, or Tokenizer::LoadOptions::compiled_cache) is created with a
+// The cache owns only what it writes. Its directory (Tokenizer::LoadOptions::compiled_cache, else
+// $SHARDKIT_TOKENIZER_CACHE, else $XDG_CACHE_HOME/shardkit/tokenizers, else
+// ~/.cache/shardkit/tokenizers) is created with a
 // CACHEDIR.TAG naming shardkit, and a directory of that name without the tag is not used. Inside
 // it, only files named by a hash (`<16 hex digits>.tokenizer-v<format>`) are read, always
 // through the directory's descriptor and never through a symbolic link, and written under a

@@ -49,8 +49,9 @@ class Tokenizer {
     bool lowercase = true;                             // for vocab.txt
     std::optional<bool> strip_accents;                 // for vocab.txt; default follows lowercase
     // Where compiled forms of large tokenizer.json files are kept (compiled_cache.h): nullopt
-    // for $XDG_CACHE_HOME/shardkit/tokenizers (else ~/.cache/shardkit/tokenizers), an empty
-    // path for none (every load builds the tables from the file).
+    // for $SHARDKIT_TOKENIZER_CACHE (empty: none), else $XDG_CACHE_HOME/shardkit/tokenizers,
+    // else ~/.cache/shardkit/tokenizers; an empty path for none (every load builds the tables
+    // from the file).
     std::optional<std::filesystem::path> compiled_cache;
   };
   static std::unique_ptr<Tokenizer> from_file(const std::filesystem::path& path,

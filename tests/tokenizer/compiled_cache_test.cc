@@ -160,3 +160,28 @@ TEST_CASE("a directory the cache did not create is left alone") {
   t->encode_ids("hello world", ids);
   CHECK(!ids.empty());
 }
+
+TEST_CASE("SHARDKIT_TOKENIZER_CACHE names the default directory, and empty turns it off") {
+  TempDir tmp("compiled-env");
+  const fs::path named = tmp / "named", xdg = tmp / "xdg";
+  const char* before = std::getenv("SHARDKIT_TOKENIZER_CACHE");
+  const std::string saved = before ? before : "";
+  const char* xdg_before = std::getenv("XDG_CACHE_HOME");
+  const std::string xdg_saved = xdg_before ? xdg_before : "";
+  ::setenv("XDG_CACHE_HOME", xdg.c_str(), 1);
+  ::setenv("SHARDKIT_TOKENIZER_CACHE", named.c_str(), 1);
+  Tokenizer::from_file(qwen3());
+  CHECK(fs::is_regular_file(form_path(named, qwen3())));
+  CHECK_FALSE(fs::exists(xdg));
+  ::setenv("SHARDKIT_TOKENIZER_CACHE", "", 1);
+  Tokenizer::from_file(qwen3());
+  CHECK_FALSE(fs::exists(xdg));
+  ::unsetenv("SHARDKIT_TOKENIZER_CACHE");
+  Tokenizer::from_file(qwen3());
+  CHECK(fs::is_regular_file(form_path(xdg / "shardkit" / "tokenizers", qwen3())));
+  if (before) ::setenv("SHARDKIT_TOKENIZER_CACHE", saved.c_str(), 1);
+  if (xdg_before)
+    ::setenv("XDG_CACHE_HOME", xdg_saved.c_str(), 1);
+  else
+    ::unsetenv("XDG_CACHE_HOME");
+}
