@@ -4,11 +4,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "core/checksum.h"
 #include "tokenizer/blob.h"
@@ -61,9 +65,49 @@ std::unique_ptr<char[]> read_owned(int dir_fd, const std::string& name, size_t* 
       done += static_cast<size_t>(n);
     }
     if (done != *size) out.reset();
+    if (out) ::futimens(fd, nullptr);  // used now: the last to go when the cache is trimmed
   }
   ::close(fd);
   return out;
+}
+
+// `<16 hex digits>.tokenizer-v<digits>`: a form of any format version.
+bool is_form_name(std::string_view name) {
+  constexpr std::string_view kMiddle = ".tokenizer-v";
+  if (name.size() <= 16 + kMiddle.size() || name.substr(16, kMiddle.size()) != kMiddle)
+    return false;
+  const auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  return std::all_of(name.begin(), name.begin() + 16, hex) &&
+         std::all_of(name.begin() + 16 + kMiddle.size(), name.end(), digit);
+}
+
+struct FormFile {
+  std::string name;
+  uint64_t bytes;
+  timespec used;
+};
+
+// The regular files named as forms in the directory, never followed through a link.
+std::vector<FormFile> list_forms(int dir_fd) {
+  std::vector<FormFile> forms;
+  const int fd = ::dup(dir_fd);
+  if (fd < 0) return forms;
+  DIR* dir = ::fdopendir(fd);
+  if (!dir) {
+    ::close(fd);
+    return forms;
+  }
+  ::rewinddir(dir);
+  while (const dirent* e = ::readdir(dir)) {
+    struct stat st;
+    if (!is_form_name(e->d_name) || ::fstatat(dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(st.st_mode))
+      continue;
+    forms.push_back({e->d_name, static_cast<uint64_t>(st.st_size), st.st_mtim});
+  }
+  ::closedir(dir);
+  return forms;
 }
 
 bool write_all(int fd, const char* p, size_t n) {
@@ -86,7 +130,8 @@ bool tagged(int dir_fd) {
 
 }  // namespace
 
-CompiledCache::CompiledCache(const std::optional<fs::path>& dir) {
+CompiledCache::CompiledCache(const std::optional<fs::path>& dir, uint64_t max_bytes)
+    : max_bytes_(max_bytes) {
   const std::optional<fs::path> path = dir ? *dir : default_dir();
   if (!path || path->empty()) return;
   std::error_code ec;
@@ -165,8 +210,26 @@ void CompiledCache::store(uint64_t hash, uint64_t size, std::string_view skeleto
   const bool ok = write_all(fd, reinterpret_cast<const char*>(&h), sizeof h) &&
                   write_all(fd, payload.data(), payload.size());
   ::close(fd);
-  if (!ok || ::renameat(dir_fd_, tmp.c_str(), dir_fd_, name.c_str()) != 0)
+  if (!ok || ::renameat(dir_fd_, tmp.c_str(), dir_fd_, name.c_str()) != 0) {
     ::unlinkat(dir_fd_, tmp.c_str(), 0);  // ours: created exclusively above
+    return;
+  }
+  trim(name);
+}
+
+void CompiledCache::trim(const std::string& keep) const {
+  std::vector<FormFile> forms = list_forms(dir_fd_);
+  uint64_t total = 0;
+  for (const FormFile& f : forms) total += f.bytes;
+  std::sort(forms.begin(), forms.end(), [](const FormFile& a, const FormFile& b) {
+    return a.used.tv_sec != b.used.tv_sec ? a.used.tv_sec < b.used.tv_sec
+                                          : a.used.tv_nsec < b.used.tv_nsec;
+  });
+  for (const FormFile& f : forms) {
+    if (total <= max_bytes_) break;
+    if (f.name == keep) continue;
+    if (::unlinkat(dir_fd_, f.name.c_str(), 0) == 0) total -= f.bytes;
+  }
 }
 
 }  // namespace shardkit::tok

@@ -18,8 +18,9 @@
 // through the directory's descriptor and never through a symbolic link, and written under a
 // temporary name of the process's own (created exclusively), then renamed into place: a reader
 // never sees a torn file. Nothing is ever deleted but a temporary file of the process's own
-// whose write failed. Failures to create, read or write are not errors: the tokenizer loads
-// from its file as without a cache.
+// whose write failed, and forms of its own naming once the directory's forms exceed their bound
+// (least recently used first). Failures to create, read or write are not errors: the tokenizer
+// loads from its file as without a cache.
 #pragma once
 
 #include <cstdint>
@@ -46,8 +47,13 @@ class CompiledCache {
   // Bumped whenever the tables or this layout change: forms of other versions are not read.
   static constexpr uint32_t kFormat = 1;
 
-  // The cache in `dir` (nullopt: the default directory; empty: no cache).
-  explicit CompiledCache(const std::optional<std::filesystem::path>& dir);
+  // What the directory's forms may hold together by default; the least recently used go first.
+  static constexpr uint64_t kDefaultMaxBytes = uint64_t{1} << 30;
+
+  // The cache in `dir` (nullopt: the default directory; empty: no cache), whose forms are kept
+  // within `max_bytes` (the form just stored always stays).
+  explicit CompiledCache(const std::optional<std::filesystem::path>& dir,
+                         uint64_t max_bytes = kDefaultMaxBytes);
   ~CompiledCache();
   CompiledCache(const CompiledCache&) = delete;
   CompiledCache& operator=(const CompiledCache&) = delete;
@@ -55,13 +61,19 @@ class CompiledCache {
   bool usable() const { return dir_fd_ >= 0; }
   // The form stored for the file whose bytes have this XXH3 and size, when a valid one is.
   std::optional<CompiledForm> find(uint64_t hash, uint64_t size) const;
-  // Stores a form, replacing one of the same name (a damaged one); failures are ignored.
+  // Stores a form, replacing one of the same name (a damaged one), then removes the least
+  // recently used forms beyond max_bytes; failures are ignored.
   void store(uint64_t hash, uint64_t size, std::string_view skeleton, std::string_view model) const;
   // The file name a form takes (for tests).
   static std::string file_name(uint64_t hash);
 
  private:
+  // Removes the least recently used forms (by modification time, which find() renews) until
+  // the rest fit in max_bytes_, never `keep`; only regular files named as forms are counted.
+  void trim(const std::string& keep) const;
+
   int dir_fd_ = -1;
+  uint64_t max_bytes_;
 };
 
 }  // namespace shardkit::tok

@@ -121,7 +121,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_file(const std::filesystem::path& pat
   // and parsing it.
   std::optional<CompiledCache> cache;
   if (const auto hashed = hash_large_json(path)) {
-    cache.emplace(options.compiled_cache);
+    cache.emplace(options.compiled_cache, options.compiled_cache_bytes);
     if (auto form = cache->find(hashed->hash, hashed->size))
       if (auto tokenizer = load_compiled(*form, source, hashed->hash)) {
         if (auto* base = dynamic_cast<TokenizerBase*>(tokenizer.get()))

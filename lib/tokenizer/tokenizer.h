@@ -53,6 +53,8 @@ class Tokenizer {
     // else ~/.cache/shardkit/tokenizers; an empty path for none (every load builds the tables
     // from the file).
     std::optional<std::filesystem::path> compiled_cache;
+    // What that directory's forms may hold together; the least recently used go first.
+    uint64_t compiled_cache_bytes = uint64_t{1} << 30;
   };
   static std::unique_ptr<Tokenizer> from_file(const std::filesystem::path& path,
                                               const LoadOptions& options);

