@@ -37,6 +37,16 @@ Registry& registry() {
   return *r;
 }
 
+// Removes a staging directory with its marker last, so that a kill at any moment of the removal
+// leaves it recognizable (marked, or empty) for the next writer's remove_stale_staging.
+void remove_staging(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.path().filename() != kStagingMarker) fs::remove_all(entry.path(), ec);
+  fs::remove(dir / kStagingMarker, ec);
+  fs::remove_all(dir, ec);  // a file a writer thread added meanwhile goes too
+}
+
 // Every staging directory beside `final_path` (of any target) that a gone writer left:
 // its marker names a writer of this host that has ended; or it is empty and its pid is gone.
 void remove_stale_staging(const fs::path& final_path) {
@@ -48,8 +58,7 @@ void remove_stale_staging(const fs::path& final_path) {
     const auto pid = staging_name_pid(entry.path().filename().string());
     if (!pid || !fs::is_directory(fs::symlink_status(entry.path(), ec))) continue;
     if (const auto owner = read_staging_marker(entry.path())) {
-      if (owner->pid == *pid && owner->host == host && owner->gone())
-        fs::remove_all(entry.path(), ec);
+      if (owner->pid == *pid && owner->host == host && owner->gone()) remove_staging(entry.path());
     } else if (!fs::exists(fs::symlink_status(entry.path() / kStagingMarker, ec)) &&
                (::kill(static_cast<pid_t>(*pid), 0) != 0 && errno == ESRCH)) {
       fs::remove(entry.path(), ec);  // only if empty: rmdir
@@ -150,8 +159,7 @@ StagedDirectory::StagedDirectory(fs::path final_path, bool overwrite)
 StagedDirectory::~StagedDirectory() {
   unregister_staging(staging_);
   if (published_) return;
-  std::error_code ec;
-  fs::remove_all(staging_, ec);
+  remove_staging(staging_);
 }
 
 // The marker stays through the rename, so that a crash at any moment leaves every staging
@@ -187,7 +195,7 @@ void StagedDirectory::publish() {
   fs::remove(final_ / kStagingMarker, ec);
   fsync_directory(final_);
   fsync_directory(parent);
-  if (exists) fs::remove_all(staging_, ec);  // now holds the old dataset
+  if (exists) remove_staging(staging_);  // now holds the old dataset, marked
 }
 
 void register_staging(const fs::path& dir) {
@@ -218,7 +226,7 @@ void remove_staging_on_signals() {
         std::error_code ec;
         // Writer threads may add a file while it goes: a few passes.
         for (int pass = 0; pass < 5 && fs::exists(fs::symlink_status(dir, ec)); ++pass)
-          fs::remove_all(dir, ec);
+          remove_staging(dir);
       }
       ::signal(sig, SIG_DFL);
       sigset_t one;
