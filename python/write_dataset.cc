@@ -339,8 +339,8 @@ void bind_write_dataset(py::module_& m) {
       .def(py::init([](const std::string& mode, double interval, uint64_t total) {
              const auto parsed = parse_progress_mode(mode);
              if (!parsed)
-               throw py::value_error("write_dataset: progress is 'auto', 'always' or 'never', not '" +
-                                     mode + "'");
+               throw py::value_error(
+                   "write_dataset: progress is 'auto', 'always' or 'never', not '" + mode + "'");
              return new RowProgress{
                  {"write_dataset", ProgressUnit::items("rows"), {*parsed, interval}}, total};
            }),

@@ -38,10 +38,11 @@ std::vector<Option<O>> entries() {
           "remote_timeout_ms", "Remote datasets: per-request timeout in milliseconds",
           [](auto& o) -> auto& { return o.remote_timeout_ms; })
           .at_least(1),
-      option<O>("max_manifest_bytes",
-                "Remote datasets: the largest manifest.json read (it is held in memory whole); a "
-                "larger one is refused naming this option; 0: no limit",
-                [](auto& o) -> auto& { return o.max_manifest_bytes; })
+      option<O>(
+          "max_manifest_bytes",
+          "Remote datasets: the largest manifest.json read (it is held in memory whole); a "
+          "larger one is refused naming this option; 0: no limit",
+          [](auto& o) -> auto& { return o.max_manifest_bytes; })
           .defaults_to("256 MiB"),
   };
 }

@@ -57,9 +57,8 @@ ChatRenderer::Spans rendered_spans(TrainOn train_on) {
 Encoding::Encoding(const ConvertOptions& o, const ConvertInputs& in)
     : tokenizer(tok::Tokenizer::from_file(o.tokenizer_path)),
       renderer(o.task.task == Task::kSft && !o.task.chat_template.empty()
-                   ? std::make_unique<ChatRenderer>(o.task.chat_template,
-                                                    rendered_spans(o.task.train_on),
-                                                    render_limits(o))
+                   ? std::make_unique<ChatRenderer>(
+                         o.task.chat_template, rendered_spans(o.task.train_on), render_limits(o))
                    : nullptr),
       labels(!task_has_labels(o.task.task) ? std::nullopt
              : !o.labels                   ? std::optional(observe_labels(o, in))

@@ -203,7 +203,8 @@ TEST_CASE("the default byte limit follows --max-len; --max-render-bytes raises i
   CHECK(run("--max-render-bytes 99999", "d", &out) == 1);
   CHECK_MESSAGE(out.find("exceeds 99999 bytes") != std::string::npos, out);
   CHECK(run("", "e", &out, 64, "0") != 0);
-  CHECK_MESSAGE(out.find("--render-timeout must be from 0.001 to 1000000") != std::string::npos, out);
+  CHECK_MESSAGE(out.find("--render-timeout must be from 0.001 to 1000000") != std::string::npos,
+                out);
 }
 
 TEST_CASE("a renderer that stops answering or dies is replaced; the row it was on is blamed") {

@@ -102,10 +102,10 @@ class Watchdog {
 TEST_CASE("a cache_dir holding the user's files keeps every one of them through eviction") {
   t::ServedDataset s;
   const fs::path mine = s.tmp / "my-folder";
-  const auto files = plant_user_files(
-      mine, {"vm-disk.img", "notes.txt", "todo.md", "photos/cat.jpg",
-             // a name of the cache's own form, outside the cache's directory
-             "0123456789abcdef-0123456789abcdef-0-4096"});
+  const auto files =
+      plant_user_files(mine, {"vm-disk.img", "notes.txt", "todo.md", "photos/cat.jpg",
+                              // a name of the cache's own form, outside the cache's directory
+                              "0123456789abcdef-0123456789abcdef-0-4096"});
   const uint64_t evicted = run_epochs(s, cached_options(mine, 64 << 10));
   MESSAGE(evicted << " cache files evicted");
   CHECK(evicted > 0);

@@ -37,7 +37,6 @@
 #include "option_flags.h"
 #include "shard_inspect/commands.h"
 #include "shard_inspect/stream_sources.h"
-#include "shard_inspect/stream_sources.h"
 
 namespace {
 
@@ -306,7 +305,8 @@ void run_order(OrderArgs& args) {
     std::printf("%s\n", loader::loader_option_table().to_json(options).c_str());
     return;
   }
-  const Sources s = shard_inspect::load_stream_sources(args.dir, args.mixture, options, args.seed_given);
+  const Sources s =
+      shard_inspect::load_stream_sources(args.dir, args.mixture, options, args.seed_given);
   if (!args.resume_from.empty()) return print_resume(s, options, args);
   if (args.blocks) return print_blocks(s, options, args);
   if (args.shares) {

@@ -170,8 +170,7 @@ int open_owned_dir(const std::string& parent) {
                       : std::string("cannot open the remote cache directory: ") + strerror(saved));
   if (!has_owner_tag(fd)) {
     ::close(fd);
-    refuse(owned, std::string("exists but was not created by shardkit (no ") +
-                      DiskCache::kTagFile +
+    refuse(owned, std::string("exists but was not created by shardkit (no ") + DiskCache::kTagFile +
                       " of shardkit's in it); the remote cache never writes into a directory "
                       "it does not own (choose another cache_dir)");
   }
@@ -285,8 +284,8 @@ bool DiskCache::get(const std::string& key, size_t size, unsigned char* out, boo
 void DiskCache::put(const std::string& key, const unsigned char* data, size_t size, bool consumed) {
   if (size > limit_ || !is_own_name(key)) return;
   const std::string tmp = std::string(kTmpPrefix) + unique_suffix();
-  const int fd = ::openat(dir_fd_, tmp.c_str(),
-                          O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  const int fd =
+      ::openat(dir_fd_, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
   bool ok = fd >= 0 && write_all(fd, data, size);
   if (fd >= 0 && ::close(fd) != 0) ok = false;
   // rename() publishes the file whole; a reader sees the old name's file or the new one.
@@ -328,9 +327,8 @@ void DiskCache::evict_pass(uint64_t target_bytes) {
   for (const OwnedFile& f : files) total += f.bytes;
   // Another process's temporary file is its business, unless it was abandoned long ago.
   const int64_t abandoned_before = now_ns() - 600 * kNs;
-  std::erase_if(files, [&](const OwnedFile& f) {
-    return f.temporary && f.used_ns > abandoned_before;
-  });
+  std::erase_if(files,
+                [&](const OwnedFile& f) { return f.temporary && f.used_ns > abandoned_before; });
   for (OwnedFile& f : files)
     if (f.temporary) f.used_ns = 0;
   std::sort(files.begin(), files.end(),
