@@ -172,6 +172,16 @@ class Nginx {
       n += line.find(text) != std::string::npos;
     return n;
   }
+  // The same, once there are at least `expected` of them or 2 s have passed: nginx logs a
+  // request after its response has gone out, so a client may be done before the line is there.
+  size_t logged_requests(const std::string& text, size_t expected) const {
+    size_t n = logged_requests(text);
+    for (int i = 0; i < 200 && n < expected; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      n = logged_requests(text);
+    }
+    return n;
+  }
 
  private:
   std::filesystem::path root_, work_;
