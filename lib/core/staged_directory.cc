@@ -48,7 +48,8 @@ void remove_staging(const fs::path& dir) {
 }
 
 // Every staging directory beside `final_path` (of any target) that a gone writer left:
-// its marker names a writer of this host that has ended; or it is empty and its pid is gone.
+// its marker names a writer of this host that has ended; or its pid is gone and it is empty or
+// holds only a marker cut short.
 void remove_stale_staging(const fs::path& final_path) {
   const fs::path parent =
       final_path.parent_path().empty() ? fs::path(".") : final_path.parent_path();
@@ -59,8 +60,10 @@ void remove_stale_staging(const fs::path& final_path) {
     if (!pid || !fs::is_directory(fs::symlink_status(entry.path(), ec))) continue;
     if (const auto owner = read_staging_marker(entry.path())) {
       if (owner->pid == *pid && owner->host == host && owner->gone()) remove_staging(entry.path());
-    } else if (!fs::exists(fs::symlink_status(entry.path() / kStagingMarker, ec)) &&
-               (::kill(static_cast<pid_t>(*pid), 0) != 0 && errno == ESRCH)) {
+    } else if (::kill(static_cast<pid_t>(*pid), 0) != 0 && errno == ESRCH) {
+      // A writer killed before its marker was whole left the directory empty or with a cut
+      // marker; anything else in it is not known to be shardkit's.
+      if (holds_only_cut_marker(entry.path())) fs::remove(entry.path() / kStagingMarker, ec);
       fs::remove(entry.path(), ec);  // only if empty: rmdir
     }
   }

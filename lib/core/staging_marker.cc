@@ -118,4 +118,20 @@ std::optional<StagingOwner> read_staging_marker(const std::filesystem::path& dir
   return text ? StagingOwner::parse(*text) : std::nullopt;
 }
 
+bool holds_only_cut_marker(const std::filesystem::path& dir) {
+  std::error_code ec;
+  size_t entries = 0;
+  for (auto it = std::filesystem::directory_iterator(dir, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+    if (++entries > 1 || it->path().filename() != kStagingMarker) return false;
+  if (ec || entries != 1) return false;
+  const std::filesystem::path marker = dir / kStagingMarker;
+  if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(marker, ec))) return false;
+  // read_small refuses an empty file; an empty marker is the most likely cut.
+  if (std::filesystem::file_size(marker, ec) == 0 && !ec) return true;
+  const auto text = read_small(marker);
+  const std::string first(kFirstLine);
+  return text && text->size() <= first.size() && first.compare(0, text->size(), *text) == 0;
+}
+
 }  // namespace shardkit

@@ -36,4 +36,8 @@ std::optional<long> staging_name_pid(const std::string& name);
 // regular file (a link is not followed), or does not parse.
 std::optional<StagingOwner> read_staging_marker(const std::filesystem::path& dir);
 
+// Whether `dir` holds nothing but a marker whose writing was cut short (a writer killed between
+// creating the file and filling it): its text, possibly empty, begins a marker's first line.
+bool holds_only_cut_marker(const std::filesystem::path& dir);
+
 }  // namespace shardkit

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <random>
 
+#include "core/staging_marker.h"
 #include "core/verify.h"
 #include "process_util.h"
 #include "reliability_util.h"
@@ -32,6 +33,21 @@ int dataset_state(const fs::path& out, uint64_t records, std::initializer_list<u
 
 // A staging directory left by a killed process may hold anything, but must never make the
 // reader return a wrong record.
+// The staging directories beside `out` with what each holds, for a failure's message.
+std::string describe_staging(const fs::path& out) {
+  std::string text;
+  for (const fs::path& dir : staging_dirs(out)) {
+    text += dir.filename().string() + ":";
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      text += " " + e.path().filename().string() + " (" +
+              std::to_string(fs::file_size(e.path(), ec)) + " bytes)";
+    const auto marker = read_staging_marker(dir);
+    text += marker ? " marked by pid " + std::to_string(marker->pid) + "\n" : " unmarked\n";
+  }
+  return text;
+}
+
 void check_leftover_staging(const fs::path& out, uint64_t records,
                             std::initializer_list<uint8_t> seeds, uint64_t& leftovers) {
   for (const fs::path& dir : staging_dirs(out)) {
@@ -113,7 +129,7 @@ TEST_CASE("DatasetWriter killed at 20 random moments: no dataset or a complete o
     const RunResult again = run_program(argv(next, true));
     CHECK(again.exited_ok());
     CHECK(dataset_state(out, records, {next}) == next);
-    CHECK(staging_dirs(out).empty());
+    CHECK_MESSAGE(staging_dirs(out).empty(), describe_staging(out));
     current = next;
     if (!overwrite) {
       fs::remove_all(out);

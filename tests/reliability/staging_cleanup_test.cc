@@ -129,6 +129,13 @@ TEST_CASE("a writer removes the staging directories of gone writers beside it, n
       staging_with(parent, ".u.partial-" + std::to_string(dead) + "-10",
                    marker(dead, "00000000-0000-0000-0000-000000000000", "1", host));
   const fs::path empty = staging_with(parent, ".z.partial-" + std::to_string(dead) + "-7", "", "");
+  // A gone pid's with a marker cut short (killed between creating and filling it): empty, or
+  // the start of its first line, and nothing else.
+  const fs::path cut_empty =
+      staging_with(parent, ".z.partial-" + std::to_string(dead) + "-13", "", "");
+  testing::write_file(cut_empty / ".shardkit-staging", "");
+  const fs::path cut_text =
+      staging_with(parent, ".z.partial-" + std::to_string(dead) + "-14", "shardkit stag", "");
   // Kept: no marker (a user's folder with the name), a live writer (this test), another host's,
   // a marker naming another pid, a marker that is a link, a link to a staging directory, a
   // file with the name, a name that is not hidden.
@@ -150,6 +157,12 @@ TEST_CASE("a writer removes the staging directories of gone writers beside it, n
   testing::write_file(file, "a user's file");
   const fs::path visible = staging_with(parent, "user.partial-" + std::to_string(dead) + "-12",
                                         marker(dead, boot, "1", host));
+  // A cut marker beside other files, or a file in the marker's place that is not a marker's
+  // beginning.
+  const fs::path cut_beside =
+      staging_with(parent, ".z.partial-" + std::to_string(dead) + "-15", "shardkit stag");
+  const fs::path not_marker =
+      staging_with(parent, ".z.partial-" + std::to_string(dead) + "-16", "my notes", "");
 
   std::string out;
   REQUIRE_MESSAGE(
@@ -158,7 +171,7 @@ TEST_CASE("a writer removes the staging directories of gone writers beside it, n
                        shell_quote((parent / "out").string()),
                    &out) == 0,
       out);
-  for (const fs::path& gone : {other, reused, rebooted, empty})
+  for (const fs::path& gone : {other, reused, rebooted, empty, cut_empty, cut_text})
     CHECK_MESSAGE(!fs::exists(gone), gone);
   for (const fs::path& kept : {unmarked, live, foreign, mismatched, linked_marker})
     CHECK_MESSAGE(fs::exists(kept / (kept == unmarked ? "notes.txt" : "shard-00000.shard")), kept);
@@ -167,6 +180,8 @@ TEST_CASE("a writer removes the staging directories of gone writers beside it, n
   CHECK(fs::exists(target / ".shardkit-staging"));
   CHECK(testing::read_file(file) == "a user's file");
   CHECK(fs::exists(visible / "shard-00000.shard"));
+  CHECK(fs::exists(cut_beside / "shard-00000.shard"));
+  CHECK(testing::read_file(not_marker / ".shardkit-staging") == "my notes");
   // The published dataset does not carry the marker, and no staging directory of its own is left.
   CHECK(fs::exists(parent / "out" / "manifest.json"));
   CHECK_FALSE(fs::exists(parent / "out" / ".shardkit-staging"));
