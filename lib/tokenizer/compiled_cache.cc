@@ -132,7 +132,7 @@ bool tagged(int dir_fd) {
 
 CompiledCache::CompiledCache(const std::optional<fs::path>& dir, uint64_t max_bytes)
     : max_bytes_(max_bytes) {
-  const std::optional<fs::path> path = dir ? *dir : default_dir();
+  const std::optional<fs::path> path = directory(dir);
   if (!path || path->empty()) return;
   std::error_code ec;
   const bool created = fs::create_directories(*path, ec);
@@ -156,6 +156,10 @@ CompiledCache::CompiledCache(const std::optional<fs::path>& dir, uint64_t max_by
 
 CompiledCache::~CompiledCache() {
   if (dir_fd_ >= 0) ::close(dir_fd_);
+}
+
+std::optional<fs::path> CompiledCache::directory(const std::optional<fs::path>& dir) {
+  return dir ? *dir : default_dir();
 }
 
 std::string CompiledCache::file_name(uint64_t hash) {

@@ -58,6 +58,11 @@ class CompiledCache {
   CompiledCache(const CompiledCache&) = delete;
   CompiledCache& operator=(const CompiledCache&) = delete;
 
+  // The directory a cache for `dir` would use (as the constructor reads `dir`); nullopt or an
+  // empty path when there is none, so that a caller can skip hashing the file.
+  static std::optional<std::filesystem::path> directory(
+      const std::optional<std::filesystem::path>& dir);
+
   bool usable() const { return dir_fd_ >= 0; }
   // The form stored for the file whose bytes have this XXH3 and size, when a valid one is.
   std::optional<CompiledForm> find(uint64_t hash, uint64_t size) const;

@@ -120,7 +120,9 @@ std::unique_ptr<Tokenizer> Tokenizer::from_file(const std::filesystem::path& pat
   // A large JSON file's compiled form, found by its bytes' hash, spares reading it into memory
   // and parsing it.
   std::optional<CompiledCache> cache;
-  if (const auto hashed = hash_large_json(path)) {
+  const auto cache_dir = CompiledCache::directory(options.compiled_cache);
+  const bool caching = cache_dir && !cache_dir->empty();
+  if (const auto hashed = caching ? hash_large_json(path) : std::nullopt) {
     cache.emplace(options.compiled_cache, options.compiled_cache_bytes);
     if (auto form = cache->find(hashed->hash, hashed->size))
       if (auto tokenizer = load_compiled(*form, source, hashed->hash)) {
