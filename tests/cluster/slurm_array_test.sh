@@ -47,7 +47,7 @@ cleanup() {
     wait "${pids[i]}" 2>/dev/null
   done
   if [ $rc -ne 0 ]; then
-    for log in "$tmp"/*.log "$tmp"/work/*.log; do
+    for log in "$tmp"/*.log "$tmp"/jobs/*.log; do
       [ -f "$log" ] && { echo "--- $log"; tail -20 "$log"; }
     done
   fi
@@ -80,7 +80,7 @@ pids+=($!)
 wait_for 10 "munged did not start" test -S "$tmp/munge/socket"
 
 host=$(hostname -s)
-mkdir -p "$tmp/state" "$tmp/spool" "$tmp/work"
+mkdir -p "$tmp/state" "$tmp/spool" "$tmp/jobs"
 export SLURM_CONF=$tmp/slurm.conf
 cat >"$SLURM_CONF" <<CONF
 ClusterName=shardkit-test
@@ -136,7 +136,7 @@ flags=(--task lm --doc-sep line --max-len 32 --block-size 2048 --tokenizer "$tmp
 
 # The example, submitted as a user would (from the work directory: logs land there).
 export SHARDIFY=$shardify
-cd "$tmp/work"
+cd "$tmp/jobs"
 read -r array merge < <("$source_dir/examples/slurm/submit.sh" 4 "$tmp/in" "$tmp/merged" \
   "$tmp/parts" "${flags[@]}")
 jobs_submitted+=("$array" "$merge")

@@ -10,8 +10,9 @@ Fails, naming file and line, on:
   - "round" followed by a number from 1 ("round 2", "Round 3", "round-1 build") or as "this
     round" or "that round": the phrases that number the work. "round-trip", "rounded", "around",
     "rounding", a Feistel network's "6-round" and "round 0", a loop's "every round" do not match;
-  - absolute paths of the machine a figure was measured on: /work/, /root/ and /home/ at the
-    start of a path (".../fuzz/work/" or "$dir/work/" are relative and pass).
+  - absolute paths of the machine a figure was measured on: a path that starts at the file
+    system's top in its work, root or home directory (the same names inside a relative path,
+    such as "$dir/" followed by one of them, pass).
 The tree is every file git tracks or would track (git ls-files), or, outside a git checkout,
 every file but build outputs and node_modules; binary files, npm lockfiles (third-party
 package names) and this file are not read. The patterns are checked first against examples of both kinds.
@@ -54,8 +55,8 @@ def check_patterns():
                "rounding", "a 6-round Feistel network", "AWS_SESSION_TOKEN",
                "signing_->session_token", f"the {s} token of the credentials", "sessionId",
                f"a DevTools {s} id",
-               "build-fuzz/tests/fuzz/work/", '"$tmp"/work/*.log', "${DIR}/work/x",
-               "round up", "all year round", "tests/fuzz/work/", "width in round 0",
+               f"build-fuzz/tests/fuzz{w}", f'"$tmp"{w}*.log', f"${{DIR}}{w}x",
+               "round up", "all year round", f"tests/fuzz{w}", "width in round 0",
                "swap widths every round", "Each round times both"]
     missed = [t for t in banned if not findings(t)]
     wrong = [t for t in allowed if findings(t)]
