@@ -39,12 +39,12 @@ void PipelineTokenizer::encode_plain(std::string_view in, bool at_start,
     thread_local std::string text;
     const std::string& rep = pre->replacement;
     text.clear();
-    for (char c : in) {
-      if (c == ' ') {
-        text += rep;
-      } else {
-        text.push_back(c);
-      }
+    for (size_t from = 0;;) {
+      const size_t space = in.find(' ', from);
+      text.append(in.substr(from, space - from));
+      if (space == std::string_view::npos) break;
+      text.append(rep);
+      from = space + 1;
     }
     const bool starts = text.compare(0, rep.size(), rep) == 0;
     if (!text.empty() && !starts &&

@@ -2,6 +2,7 @@
 
 #include <utf8proc.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/error.h"
@@ -30,6 +31,16 @@ PrecompiledCharsmap::PrecompiledCharsmap(std::string_view blob, const std::strin
   units_.resize(trie_size / 4);
   std::memcpy(units_.data(), blob.data() + 4, trie_size);
   normalized_.assign(blob.substr(4 + trie_size));
+  find_kept_ascii();
+}
+
+void PrecompiledCharsmap::find_kept_ascii() {
+  std::string_view unused;
+  for (unsigned b = 0; b < 128; ++b) {
+    const char c = static_cast<char>(b);
+    kept_ascii_[b] = !shortest_prefix(std::string_view(&c, 1), &unused);
+  }
+  kept_ascii_['\r'] = kept_ascii_['\r'] && !shortest_prefix("\r\n", &unused);
 }
 
 std::string_view PrecompiledCharsmap::replacement_at(uint32_t index) const {
@@ -84,12 +95,13 @@ size_t PrecompiledCharsmap::longest_prefix(std::string_view text, size_t pos,
   return best;
 }
 
-bool PrecompiledCharsmap::has_longer_key(unsigned char b) const {
+bool PrecompiledCharsmap::has_longer_key(unsigned char b, unsigned char next_min,
+                                         unsigned char next_max) const {
   if (units_.empty() || b == 0) return false;
   size_t node = offset(units_[0]) ^ b;
   if (node >= units_.size() || label(units_[node]) != b) return false;
   node ^= offset(units_[node]);
-  for (unsigned c = 1; c < 256; ++c) {
+  for (unsigned c = std::max<unsigned>(next_min, 1); c <= next_max; ++c) {
     size_t child = node ^ c;
     if (child < units_.size() && label(units_[child]) == c) return true;
   }
@@ -116,10 +128,26 @@ void replace_chars(std::vector<CharChange>& changes, std::string_view old_part,
   }
 }
 
+// Whether a grapheme ends between `prev` and `cp` (utf8proc's stateful rule). Between two ASCII
+// characters one always does, but inside CR LF (GB3-GB5, GB999); utf8proc's state after an
+// ASCII character is that character's bound class, which a zero state recomputes from `prev`.
+bool grapheme_break(char32_t prev, char32_t cp, utf8proc_int32_t& state) {
+  if (prev < 0x80 && cp < 0x80) {
+    state = 0;
+    return !(prev == '\r' && cp == '\n');
+  }
+  return utf8proc_grapheme_break_stateful(static_cast<utf8proc_int32_t>(prev),
+                                          static_cast<utf8proc_int32_t>(cp), &state);
+}
+
 }  // namespace
 
 void PrecompiledCharsmap::apply(NormalizedString& s) const {
   const std::string& t = s.text();
+  // Most lines of English have no grapheme to look up.
+  if (std::all_of(t.begin(), t.end(),
+                  [this](char c) { return kept_ascii(static_cast<unsigned char>(c)); }))
+    return;
   std::vector<CharChange> changes;
   changes.reserve(t.size());
   bool modified = false;
@@ -129,6 +157,10 @@ void PrecompiledCharsmap::apply(NormalizedString& s) const {
   char32_t prev = 0;
   bool have_prev = false;
   auto flush = [&](size_t gb, size_t ge) {
+    if (ge - gb == 1 && kept_ascii(static_cast<unsigned char>(t[gb]))) {
+      changes.push_back({static_cast<char32_t>(t[gb]), 0});
+      return;
+    }
     std::string_view grapheme(t.data() + gb, ge - gb);
     std::string_view norm;
     if (grapheme.size() < 6 && shortest_prefix(grapheme, &norm)) {
@@ -151,8 +183,7 @@ void PrecompiledCharsmap::apply(NormalizedString& s) const {
   while (i < t.size()) {
     size_t start = i;
     char32_t cp = decode_utf8(t, i);
-    if (have_prev && utf8proc_grapheme_break_stateful(static_cast<utf8proc_int32_t>(prev),
-                                                      static_cast<utf8proc_int32_t>(cp), &state)) {
+    if (have_prev && grapheme_break(prev, cp, state)) {
       flush(g, start);
       g = start;
     }

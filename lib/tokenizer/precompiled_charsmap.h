@@ -4,6 +4,7 @@
 // as SentencePiece's own normalizer does (longest match from each position).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -24,17 +25,24 @@ class PrecompiledCharsmap {
   // replacement.
   size_t longest_prefix(std::string_view text, size_t pos, std::string_view* replacement) const;
   bool empty() const { return units_.empty(); }
-  // Whether some key longer than one byte starts with byte `b` (then longest_prefix at a `b`
-  // depends on what follows it).
-  bool has_longer_key(unsigned char b) const;
+  // Whether some key longer than one byte starts with byte `b` and goes on with a byte in
+  // [next_min, next_max] (then longest_prefix at a `b` followed by such a byte depends on it).
+  bool has_longer_key(unsigned char b, unsigned char next_min = 1,
+                      unsigned char next_max = 255) const;
 
  private:
   // Values of every key that is a prefix of `key`, shortest first (Darts common_prefix_search).
   bool shortest_prefix(std::string_view key, std::string_view* replacement) const;
   std::string_view replacement_at(uint32_t index) const;
 
+  // An ASCII byte that is a grapheme of its own maps to itself: no key is that byte alone
+  // (for '\r', nor "\r\n", the one grapheme of two ASCII bytes).
+  void find_kept_ascii();
+  bool kept_ascii(unsigned char b) const { return b < 0x80 && kept_ascii_[b]; }
+
   std::vector<uint32_t> units_;
   std::string normalized_;
+  std::array<bool, 128> kept_ascii_{};
 };
 
 }  // namespace shardkit::tok

@@ -47,11 +47,14 @@ constexpr char kAscii[129] =
 void SentencePieceNormalizerSpec::prepare() {
   for (unsigned b = 0; b < 128; ++b) {
     const std::string_view one(kAscii + b, 1);
-    bool alone = !(charsmap && charsmap->has_longer_key(static_cast<unsigned char>(b)));
+    bool user_defined_start = false;
     for (const std::string& u : user_defined)
-      if (!u.empty() && static_cast<unsigned char>(u[0]) == b) alone = false;
-    ascii_alone[b] = alone;
-    if (alone) ascii_replacement[b] = normalize_prefix(*this, one, 0).first;
+      if (!u.empty() && static_cast<unsigned char>(u[0]) == b) user_defined_start = true;
+    const auto byte = static_cast<unsigned char>(b);
+    ascii_alone[b] = !user_defined_start && !(charsmap && charsmap->has_longer_key(byte));
+    ascii_alone_before_ascii[b] =
+        !user_defined_start && !(charsmap && charsmap->has_longer_key(byte, 1, 0x7F));
+    if (ascii_alone_before_ascii[b]) ascii_replacement[b] = normalize_prefix(*this, one, 0).first;
   }
   ascii_ready = true;
 }
@@ -88,7 +91,7 @@ void sentencepiece_normalize(const SentencePieceNormalizerSpec& spec, std::strin
     const auto b = static_cast<unsigned char>(input[pos]);
     std::string_view sp;
     size_t n = 1;
-    if (b < 0x80 && spec.ascii_ready && spec.ascii_alone[b]) {
+    if (b < 0x80 && spec.ascii_ready && spec.ascii_by_table(input, pos)) {
       sp = spec.ascii_replacement[b];
     } else {
       std::tie(sp, n) = normalize_prefix(spec, input, pos);

@@ -23,11 +23,20 @@ struct SentencePieceNormalizerSpec {
   std::vector<std::string> user_defined;  // matched first, longest, never normalized
 
   // Call once the fields above are set: finds the ASCII bytes whose normalization depends on
-  // nothing after them (no user-defined symbol and no longer charsmap key starts with them), so
-  // that sentencepiece_normalize maps them by table.
+  // nothing after them (no user-defined symbol and no longer charsmap key starts with them), or
+  // nothing after them when an ASCII byte follows (NFKC's keys of a letter and a combining mark
+  // go on with a non-ASCII byte), so that sentencepiece_normalize maps them by table.
   void prepare();
+  // Whether input[pos], an ASCII byte, maps by table.
+  bool ascii_by_table(std::string_view input, size_t pos) const {
+    const auto b = static_cast<unsigned char>(input[pos]);
+    return ascii_alone[b] ||
+           (ascii_alone_before_ascii[b] &&
+            (pos + 1 == input.size() || static_cast<unsigned char>(input[pos + 1]) < 0x80));
+  }
   bool ascii_ready = false;
   std::array<bool, 128> ascii_alone{};
+  std::array<bool, 128> ascii_alone_before_ascii{};
   std::array<std::string_view, 128> ascii_replacement{};
 };
 

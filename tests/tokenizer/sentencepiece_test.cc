@@ -140,6 +140,48 @@ void check_spm_model(const std::string& name, const std::filesystem::path& model
 
 }  // namespace
 
+namespace {
+
+// ASCII bytes next to what the charsmap joins them with: a letter or '=' before a combining mark
+// (NFKC composes them), CR LF (one grapheme), tabs, and marks at a line's start and end. The
+// normalizers map ASCII by table only where nothing after a byte can change its mapping.
+const std::vector<std::string> kAsciiEdges{
+    "cafe\u0301 re\u0301sume\u0301 nai\u0308ve A\u030A\u0301 x\u0301\u0301",
+    "a=\u0338b x<\u0338y z>\u0338 =\u0338",
+    "one\r\ntwo \r\n\r\n three\r four\r",
+    "tab\there\t\tand\u00A0no-break\u3000wide",
+    "\u0301start e\u0301",
+    "end e\u0301",
+    "x\r\u0301 y\u200D\u0301 e\u20DD \uFB01 fi \u2460 1",
+    "a\U0001F1EB\U0001F1F7\U0001F1E9\U0001F1EA b\U0001F44D\U0001F3FD c",
+    "Plain ASCII, with digits 0123 and (punctuation)!"};
+
+}  // namespace
+
+TEST_CASE("ASCII beside combining marks and CR LF: charsmap table paths match HF and spm") {
+  const auto input = oracle_files() / ("ascii-edges-" + std::to_string(::getpid()) + ".txt");
+  std::string all;  // records, so that CR LF stays inside one
+  for (const std::string& l : kAsciiEdges) all += l + "\x1e";
+  write_file(input, all);
+  auto json =
+      to_tokenizer_json(train("unigram", "--model_type=unigram --remove_extra_whitespaces=false"));
+  check_full({"spm_unigram_json_ascii_edges", json, {}, json, input, true});
+  std::filesystem::remove(input);
+  // spm_encode reads lines, and ends one at a CR too.
+  std::vector<std::string> lines;
+  for (const std::string& l : kAsciiEdges)
+    if (l.find('\r') == std::string::npos) lines.push_back(l);
+  check_spm_model(
+      "spm_unigram_ascii_edges",
+      train("unigram_udef", "--model_type=unigram '--user_defined_symbols=<mask>,@@,ab'"), false,
+      &lines);
+  check_spm_model("spm_bpe_ascii_edges",
+                  train("bpe_bytes",
+                        "--model_type=bpe --byte_fallback=true "
+                        "'--user_defined_symbols=<mask>,@@'"),
+                  true, &lines);
+}
+
 TEST_CASE(".model Unigram (nmt_nfkc, remove_extra_whitespaces, user-defined symbols) matches spm") {
   check_spm_model(
       "spm_unigram_model",
