@@ -3,8 +3,12 @@
 // baseline), else byte by byte; the choice is made once, at run time.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace shardkit::tok {
 
@@ -29,6 +33,25 @@ AsciiMasks ascii_masks(const char* text, size_t n);
 
 // The index of the first byte of p[0, n) that is one of `bytes[0, count)` (count <= 8), or n.
 size_t find_first_of_bytes(const char* p, size_t n, const unsigned char* bytes, size_t count);
+
+// How many bytes at the start of p[0, 16) are ASCII letters or digits (0-16). Reads all 16.
+inline size_t alnum_prefix16(const unsigned char* p) {
+#if defined(__SSE2__)
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  // Shifted so that each range starts at -128, where a signed compare ends it.
+  const __m128i letter =
+      _mm_cmplt_epi8(_mm_add_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8(-128 - 'a')),
+                     _mm_set1_epi8(-128 + 26));
+  const __m128i digit =
+      _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8(-128 - '0')), _mm_set1_epi8(-128 + 10));
+  const auto alnum = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(letter, digit)));
+  return static_cast<size_t>(std::countr_one(alnum & 0xFFFFu));
+#else
+  size_t n = 0;
+  while (n < 16 && ((p[n] | 0x20) - 'a' < 26u || p[n] - '0' < 10u)) ++n;
+  return n;
+#endif
+}
 
 // The byte-by-byte masks the vector versions must equal (for tests).
 AsciiMasks ascii_masks_reference(const char* text, size_t n);

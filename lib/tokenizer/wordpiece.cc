@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "tokenizer/ascii_masks.h"
 #include "tokenizer/byte_key_cache.h"
 #include "tokenizer/unicode.h"
 
@@ -113,19 +114,13 @@ WordPieceTokenizer::WordPieceTokenizer(WordPieceConfig config, const std::string
   bmp_.resize(0x10000);
   for (char32_t cp = 0x80; cp < 0x10000; ++cp)
     if (cp < 0xD800 || cp > 0xDFFF) bmp_[cp] = classify(cp);
+  for (CharEntry& e : bmp_)
+    if (e.kind == CharEntry::kIsolate) e.isolated_id = word_id(std::string_view(e.utf8, e.len), 1);
   const BertNormalizerOptions& n = config_.normalizer;
   for (int c = 0; c < 128; ++c) {
     auto uc = static_cast<unsigned char>(c);
-    if (is_ascii_punct(uc)) {  // a punctuation character is a word of its own
-      WordState& w = thread_word_state();
-      w.clear();
-      w.bytes.assign(1, static_cast<char>(c));
-      w.chars = 1;
-      std::vector<uint32_t> one;
-      tokenize_word(w, one, nullptr);
-      punct_id_[c] = one.at(0);
-      w.clear();
-    }
+    if (is_ascii_punct(uc))  // a punctuation character is a word of its own
+      punct_id_[c] = word_id(std::string_view(reinterpret_cast<const char*>(&uc), 1), 1);
     ascii_map_[c] =
         (n.lowercase && c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : static_cast<char>(c);
     bool control = (c < 32 && c != '\t' && c != '\n' && c != '\r') || c == 127;
@@ -140,6 +135,19 @@ WordPieceTokenizer::WordPieceTokenizer(WordPieceConfig config, const std::string
       ascii_class_[c] = kWordChar;
     }
   }
+}
+
+// The one id of a word that cannot be split (a single character): its token, or the unknown
+// token.
+uint32_t WordPieceTokenizer::word_id(std::string_view bytes, size_t chars) const {
+  WordState& w = thread_word_state();
+  w.clear();
+  w.bytes.assign(bytes);
+  w.chars = chars;
+  std::vector<uint32_t> one;
+  tokenize_word(w, one, nullptr);
+  w.clear();
+  return one.at(0);
 }
 
 void WordPieceTokenizer::tokenize_word(WordState& w, std::vector<uint32_t>& ids,
@@ -288,25 +296,28 @@ void WordPieceTokenizer::add_codepoint(WordState& w, char32_t cp, uint32_t start
 // Ids only: an ASCII word of up to 16 bytes that a space or punctuation (or the segment's end)
 // ends, from the hot table of the thread's words; its normalization is the ASCII map. Returns
 // the word's end, or `i` when the word is not such a word (the general loop takes it).
-size_t WordPieceTokenizer::ascii_word(const unsigned char* s, size_t i, size_t end, WordMemo& memo,
+size_t WordPieceTokenizer::ascii_word(const unsigned char* s, size_t i, size_t end, Memo& memo,
                                       WordState& w, std::vector<uint32_t>& ids) const {
   size_t j = i;
-  while (j < end && j - i <= WordMemo::kMaxKeyBytes && s[j] < 0x80 &&
+  // Letters and digits 16 at a time; the loop then decides the byte that ended them (a control
+  // character kept without clean_text goes on with the word).
+  if (end - i > HotWords::kMaxKeyBytes) j += alnum_prefix16(s + i);
+  while (j < end && j - i <= HotWords::kMaxKeyBytes && s[j] < 0x80 &&
          ascii_class_[s[j]] == kWordChar)
     ++j;
   const size_t n = j - i;
-  if (n > WordMemo::kMaxKeyBytes ||
+  if (n > HotWords::kMaxKeyBytes ||
       (j < end && (s[j] >= 0x80 || (ascii_class_[s[j]] != kSpace && ascii_class_[s[j]] != kPunct))))
     return i;
   // The key from the raw bytes, lowercased eight at a time (a byte-by-byte copy read back as
   // words would stall on store forwarding).
-  WordMemo::Key key = WordMemo::key(reinterpret_cast<const char*>(s + i), n,
+  HotWords::Key key = HotWords::key(reinterpret_cast<const char*>(s + i), n,
                                     reinterpret_cast<const char*>(s + end));
   if (config_.normalizer.lowercase) {
     key.lo = ascii_lower(key.lo);
     key.hi = ascii_lower(key.hi);
   }
-  if (const std::span<const uint32_t> hit = memo.find(key); !hit.empty()) {
+  if (const std::span<const uint32_t> hit = memo.hot.find(key); !hit.empty()) {
     for (uint32_t id : hit) ids.push_back(id);
     return j;
   }
@@ -314,9 +325,16 @@ size_t WordPieceTokenizer::ascii_word(const unsigned char* s, size_t i, size_t e
   for (size_t k = 0; k < n; ++k) w.bytes[k] = ascii_map_[s[i + k]];
   w.chars = n;
   const size_t mark = ids.size();
-  tokenize_word(w, ids, nullptr);
+  // A word of more than three ids is never in the hot table, and its longest-match scan costs a
+  // map probe per prefix: the map remembers it.
+  if (std::span<const uint32_t> known; memo.all.find(w.bytes, &known)) {
+    ids.insert(ids.end(), known.begin(), known.end());
+  } else {
+    tokenize_word(w, ids, nullptr);
+    memo.all.insert(w.bytes, std::span(ids).subspan(mark));
+  }
   w.clear();
-  memo.insert(key, std::span(ids).subspan(mark));
+  memo.hot.insert(key, std::span(ids).subspan(mark));
   return j;
 }
 
@@ -325,7 +343,7 @@ void WordPieceTokenizer::encode_segment(std::string_view full, size_t begin, siz
   WordState& w = thread_word_state();
   w.clear();
   w.track = detail != nullptr;
-  WordMemo* memo = detail ? nullptr : &thread_cache<WordMemo>(cache_owner_);
+  Memo* memo = detail ? nullptr : &thread_cache<Memo>(cache_owner_);
   const auto* s = reinterpret_cast<const unsigned char*>(full.data());
   size_t i = begin;
   while (i < end) {
@@ -347,12 +365,15 @@ void WordPieceTokenizer::encode_segment(std::string_view full, size_t begin, siz
           ++w.chars;
           break;
         case kSpace:
+          if (w.bytes.empty()) break;  // mostly: the word before it came from the hot table
           tokenize_word(w, ids, detail);
           w.clear();
           break;
         case kPunct:
-          tokenize_word(w, ids, detail);
-          w.clear();
+          if (!w.bytes.empty()) {
+            tokenize_word(w, ids, detail);
+            w.clear();
+          }
           if (memo) {
             ids.push_back(punct_id_[c]);
             break;
@@ -399,6 +420,15 @@ void WordPieceTokenizer::encode_segment(std::string_view full, size_t begin, siz
         w.clear();
         break;
       case CharEntry::kIsolate:
+        if (memo) {  // ids only: the character's id is known (a dash, a quote, a CJK character)
+          if (!w.bytes.empty()) {
+            tokenize_word(w, ids, detail);
+            w.clear();
+          }
+          ids.push_back(entry->isolated_id);
+          break;
+        }
+        [[fallthrough]];
       case CharEntry::kAppend:
         if (entry->kind == CharEntry::kIsolate) {
           tokenize_word(w, ids, detail);

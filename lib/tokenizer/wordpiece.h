@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tokenizer/hot_word_table.h"
+#include "tokenizer/byte_key_cache.h"
 #include "tokenizer/string_map.h"
 #include "tokenizer/tokenizer_base.h"
 
@@ -52,11 +52,14 @@ class WordPieceTokenizer : public TokenizerBase {
  private:
   struct WordState;
   static WordState& thread_word_state();  // the calling thread's
-  // The thread's words (ASCII, up to 16 bytes, normalized) and their ids.
-  using WordMemo = HotWordTable<uint32_t, 3>;
-  size_t ascii_word(const unsigned char* s, size_t i, size_t end, WordMemo& memo, WordState& w,
+  // The thread's words (ASCII, up to 16 bytes, normalized) and their ids: up to three in the
+  // hot table, any number in the map behind it.
+  using Memo = WordMemo<uint32_t, 3>;
+  using HotWords = Memo::Hot;
+  size_t ascii_word(const unsigned char* s, size_t i, size_t end, Memo& memo, WordState& w,
                     std::vector<uint32_t>& ids) const;
   void tokenize_word(WordState& w, std::vector<uint32_t>& ids, Encoding* detail) const;
+  uint32_t word_id(std::string_view bytes, size_t chars) const;
   void add_codepoint(WordState& w, char32_t cp, uint32_t start, uint32_t end,
                      std::vector<uint32_t>& ids, Encoding* detail) const;
 
@@ -67,7 +70,8 @@ class WordPieceTokenizer : public TokenizerBase {
     enum Kind : uint8_t { kSlow, kAppend, kDrop, kBreak, kIsolate } kind = kSlow;
     uint8_t len = 0;    // normalized UTF-8 bytes
     uint8_t chars = 0;  // normalized characters
-    char utf8[13] = {};
+    char utf8[9] = {};
+    uint32_t isolated_id = 0;  // kIsolate: the id of the character as a word of its own
   };
   CharEntry classify(char32_t cp) const;
   std::vector<CharEntry> bmp_;

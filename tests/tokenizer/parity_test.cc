@@ -110,6 +110,41 @@ TEST_CASE("cased BERT settings (lowercase and strip_accents off) match HF") {
               oracle_files() / "bert-base-cased-settings.json"});
 }
 
+TEST_CASE("WordPiece word memos and ASCII runs: lengths at the limit, controls, dashes, HF ids") {
+  // Words of 15-17 letters (the hot table holds up to 16 bytes; letters and digits are found 16
+  // at a time), punctuation at the ends of their byte ranges, words of many pieces repeated (the
+  // map behind the hot table), control characters inside words (kept by clean_text false, where
+  // they go on with the word), and non-ASCII punctuation and CJK characters (ids known per
+  // character).
+  const std::string lines =
+      "abcdefghijklmno abcdefghijklmnop abcdefghijklmnopq abcdefghijklmnop. x\n"
+      "Queequeg Queequeg unbelievably UNBELIEVABLY counterrevolutionaries, counterrevolutionaries\n"
+      "ab\x01"
+      "cd x\x7fy \x02lead trail\x03 mid\x1f\x1f"
+      "dle abcdefghijklmnop\x01q\n"
+      "quote \u201Chere\u201D \u2014 dash\u2026 and \u2018single\u2019 \u00ABg\u00BB "
+      "\u4E2D\u6587 \u30C6\u30B9\u30C8\n"
+      "na\u00EFve caf\u00E9 r\u00E9sum\u00E9 \u00C9COLE\ta1b2c3d4e5f6g7h8i9 0123456789012345\r\n"
+      "end16letterswordx\n"
+      // Punctuation next to the ends of the letter and digit ranges.
+      "12:30/9 0/ [a]{b} x@y `z` ~w ^_^ Z[ @A z{ 9:\n";
+  const auto input = oracle_files() / ("wordpiece-memo-" + std::to_string(::getpid()) + ".txt");
+  write_file(input, lines);
+  check_full({"bert_uncased_memo",
+              oracle_files() / "bert-base-uncased.json",
+              {},
+              oracle_files() / "bert-base-uncased.json",
+              input});
+  std::string json = read_file(oracle_files() / "bert-base-uncased.json");
+  const size_t at = json.find("\"clean_text\": true");
+  REQUIRE(at != std::string::npos);
+  json.replace(at, std::string("\"clean_text\": true").size(), "\"clean_text\": false");
+  const auto unclean = oracle_files() / "bert-uncased-keep-controls.json";
+  write_file(unclean, json);
+  check_full({"bert_keep_controls", unclean, {}, unclean, input});
+  std::filesystem::remove(input);
+}
+
 TEST_CASE("GPT-2 from encoder.json + vocab.bpe and from tokenizer.json matches HF") {
   check_full({"gpt2_encoder_json", oracle_files() / "gpt2-encoder.json", gpt2_merges(),
               oracle_files() / "gpt2.json"});
