@@ -19,6 +19,20 @@ namespace {
 constexpr uint32_t kNoId = 0xFFFFFFFFu;
 constexpr std::string_view kMeta = "\xE2\x96\x81";  // SentencePiece's word boundary, U+2581
 
+// Whether w holds "▁" at pos.
+bool meta_at(std::string_view w, size_t pos) {
+  return pos + kMeta.size() <= w.size() && w[pos] == kMeta[0] && w[pos + 1] == kMeta[1] &&
+         w[pos + 2] == kMeta[2];
+}
+
+// The first "▁" of w at or after `from`, or npos. Inline: the next one is a word away, where
+// std::string_view::find's memchr and memcmp calls cost more than the scan.
+size_t find_meta(std::string_view w, size_t from) {
+  for (size_t i = from; i + kMeta.size() <= w.size(); ++i)
+    if (w[i] == kMeta[0] && meta_at(w, i)) return i;
+  return std::string_view::npos;
+}
+
 // Chunks longer than this are tokenized afresh each time: they are rare, and would crowd the
 // cache.
 constexpr size_t kMaxCachedChunkBytes = 64;
@@ -212,26 +226,25 @@ class BpeModel final : public Model {
   template <typename Chunk>
   void for_each_chunk(std::string_view word, Chunk&& chunk) const {
     size_t start = 0;
-    size_t at = word.find(kMeta, 1);
+    size_t at = find_meta(word, 1);
     while (true) {
       size_t cut = at == std::string_view::npos ? word.size() : at;
       if (cut < word.size()) {
         if (!boundary_ok(word, cut)) {
-          at = word.find(kMeta, cut + 1);
+          at = find_meta(word, cut + 1);
           continue;
         }
       }
       chunk(word.substr(start, cut - start), start);
       if (cut >= word.size()) break;
       start = cut;
-      at = word.find(kMeta, cut + kMeta.size());
+      at = find_meta(word, cut + kMeta.size());
     }
   }
 
   bool boundary_ok(std::string_view w, size_t cut) const {
     // The character before must not be "▁" itself (runs of "▁" merge with each other).
-    if (cut >= kMeta.size() && w.compare(cut - kMeta.size(), kMeta.size(), kMeta) == 0)
-      return false;
+    if (cut >= kMeta.size() && meta_at(w, cut - kMeta.size())) return false;
     if (cut == 0) return true;
     for (const auto& [left, right] : crossing_[static_cast<unsigned char>(w[cut - 1])])
       if (cut >= left.size() && w.size() - cut >= right.size() &&

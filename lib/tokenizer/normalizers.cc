@@ -1,6 +1,7 @@
 #include "tokenizer/normalizers.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "tokenizer/byte_level.h"
 #include "tokenizer/precompiled_charsmap.h"
@@ -184,6 +185,27 @@ bool Normalizer::is_plain() const {
 
 // The same edits as prepend_normalized and replace_matches make, without alignments: Prepend on
 // a non-empty text, then every non-overlapping occurrence of the pattern, left to right.
+namespace {
+
+// `text` with each `byte` from `first` on replaced by `content`, into `out`.
+void replace_byte(const std::string& text, size_t first, char byte, std::string_view content,
+                  std::string& out) {
+  const auto matches = static_cast<size_t>(
+      std::count(text.begin() + static_cast<ptrdiff_t>(first), text.end(), byte));
+  out.resize(text.size() + matches * content.size() - matches);
+  std::memcpy(out.data(), text.data(), first);
+  char* w = out.data() + first;
+  for (size_t i = first; i < text.size(); ++i) {
+    if (text[i] != byte) {
+      *w++ = text[i];
+      continue;
+    }
+    for (char c : content) *w++ = c;
+  }
+}
+
+}  // namespace
+
 void Normalizer::apply_plain(std::string& text) const {
   switch (kind) {
     case kSequence:
@@ -198,6 +220,11 @@ void Normalizer::apply_plain(std::string& text) const {
       if (at == std::string::npos) return;
       thread_local std::string out;
       out.clear();
+      if (pattern.size() == 1) {  // a space by "▁" (Llama, Mistral): one pass, no call a match
+        replace_byte(text, at, pattern[0], content, out);
+        text.swap(out);
+        return;
+      }
       size_t from = 0;
       for (; at != std::string::npos; at = text.find(pattern, from)) {
         out.append(text, from, at - from);
