@@ -38,12 +38,12 @@ size_t find_first_of_bytes(const char* p, size_t n, const unsigned char* bytes, 
 inline size_t alnum_prefix16(const unsigned char* p) {
 #if defined(__SSE2__)
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  // Shifted so that each range starts at -128, where a signed compare ends it.
-  const __m128i letter =
-      _mm_cmplt_epi8(_mm_add_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8(-128 - 'a')),
-                     _mm_set1_epi8(-128 + 26));
-  const __m128i digit =
-      _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8(-128 - '0')), _mm_set1_epi8(-128 + 10));
+  // Shifted by 128 (mod 256) so that each range starts at -128, where a signed compare ends it.
+  const __m128i letter = _mm_cmplt_epi8(_mm_add_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)),
+                                                     _mm_set1_epi8(static_cast<char>(128 - 'a'))),
+                                        _mm_set1_epi8(-128 + 26));
+  const __m128i digit = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8(static_cast<char>(128 - '0'))),
+                                       _mm_set1_epi8(-128 + 10));
   const auto alnum = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(letter, digit)));
   return static_cast<size_t>(std::countr_one(alnum & 0xFFFFu));
 #else
