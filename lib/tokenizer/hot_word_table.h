@@ -8,10 +8,13 @@
 // by another word is simply overwritten (the second level still holds the old one).
 #pragma once
 
+#include <sys/mman.h>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+
 #include <memory>
+#include <new>
 #include <span>
 
 namespace shardkit::tok {
@@ -27,7 +30,7 @@ class HotWordTable {
     uint64_t len = 0;
   };
 
-  HotWordTable() : sets_(std::make_unique<Set[]>(kSets)) {}
+  HotWordTable() : sets_(zeroed_sets()) {}
 
   // The key of p[0, n) for n <= kMaxKeyBytes; `limit` is the end of the readable bytes after p,
   // so that 16 bytes are loaded at once when they may be.
@@ -87,8 +90,8 @@ class HotWordTable {
 
   struct Slot {
     uint64_t lo = 0, hi = 0;
-    uint8_t len = 0xFF;  // matches no key: an empty slot
-    uint8_t count = 0;
+    uint8_t len = 0;
+    uint8_t count = 0;  // 0: an empty slot (a key that matches it finds no values: a miss)
     Value values[kMaxValues];
   };
 
@@ -102,7 +105,19 @@ class HotWordTable {
     Slot ways[kWays];
   };
 
-  std::unique_ptr<Set[]> sets_;
+  // The table comes from the kernel as zero pages, which are empty slots: its memory is taken a
+  // page at a time as words land in it, so a thread that tokenizes little keeps little.
+  struct Unmap {
+    void operator()(Set* sets) const { munmap(sets, sizeof(Set) * kSets); }
+  };
+  static Set* zeroed_sets() {
+    void* p = mmap(nullptr, sizeof(Set) * kSets, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    return static_cast<Set*>(p);
+  }
+
+  std::unique_ptr<Set[], Unmap> sets_;
 };
 
 }  // namespace shardkit::tok
