@@ -4,8 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <dirent.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -15,6 +13,7 @@
 #include <vector>
 
 #include "core/checksum.h"
+#include "core/owned_files.h"
 #include "tokenizer/blob.h"
 
 namespace shardkit::tok {
@@ -80,34 +79,6 @@ bool is_form_name(std::string_view name) {
   const auto digit = [](char c) { return c >= '0' && c <= '9'; };
   return std::all_of(name.begin(), name.begin() + 16, hex) &&
          std::all_of(name.begin() + 16 + kMiddle.size(), name.end(), digit);
-}
-
-struct FormFile {
-  std::string name;
-  uint64_t bytes;
-  timespec used;
-};
-
-// The regular files named as forms in the directory, never followed through a link.
-std::vector<FormFile> list_forms(int dir_fd) {
-  std::vector<FormFile> forms;
-  const int fd = ::dup(dir_fd);
-  if (fd < 0) return forms;
-  DIR* dir = ::fdopendir(fd);
-  if (!dir) {
-    ::close(fd);
-    return forms;
-  }
-  ::rewinddir(dir);
-  while (const dirent* e = ::readdir(dir)) {
-    struct stat st;
-    if (!is_form_name(e->d_name) || ::fstatat(dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-        !S_ISREG(st.st_mode))
-      continue;
-    forms.push_back({e->d_name, static_cast<uint64_t>(st.st_size), st.st_mtim});
-  }
-  ::closedir(dir);
-  return forms;
 }
 
 bool write_all(int fd, const char* p, size_t n) {
@@ -222,14 +193,12 @@ void CompiledCache::store(uint64_t hash, uint64_t size, std::string_view skeleto
 }
 
 void CompiledCache::trim(const std::string& keep) const {
-  std::vector<FormFile> forms = list_forms(dir_fd_);
+  std::vector<OwnedFile> forms = list_owned_files(dir_fd_, is_form_name);
   uint64_t total = 0;
-  for (const FormFile& f : forms) total += f.bytes;
-  std::sort(forms.begin(), forms.end(), [](const FormFile& a, const FormFile& b) {
-    return a.used.tv_sec != b.used.tv_sec ? a.used.tv_sec < b.used.tv_sec
-                                          : a.used.tv_nsec < b.used.tv_nsec;
-  });
-  for (const FormFile& f : forms) {
+  for (const OwnedFile& f : forms) total += f.bytes;
+  std::sort(forms.begin(), forms.end(),
+            [](const OwnedFile& a, const OwnedFile& b) { return a.modified_ns < b.modified_ns; });
+  for (const OwnedFile& f : forms) {
     if (total <= max_bytes_) break;
     if (f.name == keep) continue;
     if (::unlinkat(dir_fd_, f.name.c_str(), 0) == 0) total -= f.bytes;

@@ -8,14 +8,14 @@
 // by another word is simply overwritten (the second level still holds the old one).
 #pragma once
 
-#include <sys/mman.h>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
 #include <memory>
-#include <new>
 #include <span>
+
+#include "tokenizer/zero_pages.h"
 
 namespace shardkit::tok {
 
@@ -30,7 +30,7 @@ class HotWordTable {
     uint64_t len = 0;
   };
 
-  HotWordTable() : sets_(zeroed_sets()) {}
+  HotWordTable() : sets_(zero_pages<Set>(kSets)) {}
 
   // The key of p[0, n) for n <= kMaxKeyBytes; `limit` is the end of the readable bytes after p,
   // so that 16 bytes are loaded at once when they may be.
@@ -105,19 +105,8 @@ class HotWordTable {
     Slot ways[kWays];
   };
 
-  // The table comes from the kernel as zero pages, which are empty slots: its memory is taken a
-  // page at a time as words land in it, so a thread that tokenizes little keeps little.
-  struct Unmap {
-    void operator()(Set* sets) const { munmap(sets, sizeof(Set) * kSets); }
-  };
-  static Set* zeroed_sets() {
-    void* p = mmap(nullptr, sizeof(Set) * kSets, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    return static_cast<Set*>(p);
-  }
-
-  std::unique_ptr<Set[], Unmap> sets_;
+  // Zero pages: an all-zero slot is empty, and the table takes memory as words land in it.
+  ZeroPages<Set> sets_;
 };
 
 }  // namespace shardkit::tok

@@ -1,6 +1,5 @@
 #include "core/remote/disk_cache.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +12,7 @@
 
 #include "core/checksum.h"
 #include "core/error.h"
+#include "core/owned_files.h"
 
 namespace shardkit::remote {
 namespace fs = std::filesystem;
@@ -177,7 +177,7 @@ int open_owned_dir(const std::string& parent) {
   return fd;
 }
 
-struct OwnedFile {
+struct CacheFile {
   std::string name;
   uint64_t bytes;
   int64_t used_ns;  // modification time
@@ -185,27 +185,12 @@ struct OwnedFile {
 };
 
 // The regular files of the cache's directory that have one of its own names.
-std::vector<OwnedFile> list_owned(int dir_fd) {
-  std::vector<OwnedFile> files;
-  const int fd = ::dup(dir_fd);
-  if (fd < 0) return files;
-  DIR* d = ::fdopendir(fd);
-  if (d == nullptr) {
-    ::close(fd);
-    return files;
+std::vector<CacheFile> list_owned(int dir_fd) {
+  std::vector<CacheFile> files;
+  for (OwnedFile& f : list_owned_files(dir_fd, DiskCache::is_own_name)) {
+    const bool temporary = std::string_view(f.name).substr(0, kTmpPrefix.size()) == kTmpPrefix;
+    files.push_back({std::move(f.name), f.bytes, f.modified_ns, temporary});
   }
-  ::rewinddir(d);
-  while (const dirent* e = ::readdir(d)) {
-    const std::string_view name(e->d_name);
-    if (!DiskCache::is_own_name(name)) continue;
-    struct stat st {};
-    if (::fstatat(dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
-      continue;
-    files.push_back({std::string(name), uint64_t(st.st_size),
-                     int64_t(st.st_mtim.tv_sec) * kNs + st.st_mtim.tv_nsec,
-                     name.substr(0, kTmpPrefix.size()) == kTmpPrefix});
-  }
-  ::closedir(d);
   return files;
 }
 }  // namespace
@@ -233,7 +218,7 @@ DiskCache::~DiskCache() { ::close(dir_fd_); }
 
 uint64_t DiskCache::owned_bytes() const {
   uint64_t total = 0;
-  for (const OwnedFile& f : list_owned(dir_fd_)) total += f.bytes;
+  for (const CacheFile& f : list_owned(dir_fd_)) total += f.bytes;
   return total;
 }
 
@@ -322,18 +307,18 @@ void DiskCache::evict(uint64_t target_bytes) {
 
 void DiskCache::evict_pass(uint64_t target_bytes) {
   const uint64_t counted_before = approx_bytes_.load();
-  std::vector<OwnedFile> files = list_owned(dir_fd_);
+  std::vector<CacheFile> files = list_owned(dir_fd_);
   uint64_t total = 0;
-  for (const OwnedFile& f : files) total += f.bytes;
+  for (const CacheFile& f : files) total += f.bytes;
   // Another process's temporary file is its business, unless it was abandoned long ago.
   const int64_t abandoned_before = now_ns() - 600 * kNs;
   std::erase_if(files,
-                [&](const OwnedFile& f) { return f.temporary && f.used_ns > abandoned_before; });
-  for (OwnedFile& f : files)
+                [&](const CacheFile& f) { return f.temporary && f.used_ns > abandoned_before; });
+  for (CacheFile& f : files)
     if (f.temporary) f.used_ns = 0;
   std::sort(files.begin(), files.end(),
-            [](const OwnedFile& a, const OwnedFile& b) { return a.used_ns < b.used_ns; });
-  for (const OwnedFile& f : files) {
+            [](const CacheFile& a, const CacheFile& b) { return a.used_ns < b.used_ns; });
+  for (const CacheFile& f : files) {
     if (total <= target_bytes) break;
     if (::unlinkat(dir_fd_, f.name.c_str(), 0) == 0) {
       total -= f.bytes;
