@@ -47,13 +47,10 @@ class CompiledCache {
   // Bumped whenever the tables or this layout change: forms of other versions are not read.
   static constexpr uint32_t kFormat = 1;
 
-  // What the directory's forms may hold together by default; the least recently used go first.
-  static constexpr uint64_t kDefaultMaxBytes = uint64_t{1} << 30;
-
   // The cache in `dir` (nullopt: the default directory; empty: no cache), whose forms are kept
-  // within `max_bytes` (the form just stored always stays).
-  explicit CompiledCache(const std::optional<std::filesystem::path>& dir,
-                         uint64_t max_bytes = kDefaultMaxBytes);
+  // within `max_bytes` (Tokenizer::LoadOptions::compiled_cache_bytes; the form just stored
+  // always stays).
+  CompiledCache(const std::optional<std::filesystem::path>& dir, uint64_t max_bytes);
   ~CompiledCache();
   CompiledCache(const CompiledCache&) = delete;
   CompiledCache& operator=(const CompiledCache&) = delete;

