@@ -22,9 +22,12 @@ void classify_byte(unsigned char c, uint64_t bit, AsciiMasks& m) {
     m.digit |= bit;
   } else if (c == ' ' || (c >= '\t' && c <= '\r')) {
     m.space |= bit;
+    if (c == ' ') m.blank |= bit;
     if (c == '\n' || c == '\r') m.newline |= bit;
   } else if (c == '/') {
     m.slash |= bit;
+  } else if (c == '\'') {
+    m.quote |= bit;
   }
 }
 
@@ -80,8 +83,10 @@ AsciiMasks masks_sse2(const char* text, size_t n) {
                                     _mm_cmpeq_epi8(v, _mm_set1_epi8('\r')));
     m.newline |= mask(nl);
     m.slash |= mask(_mm_cmpeq_epi8(v, _mm_set1_epi8('/')));
-    m.space |= mask(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
-                                 le_sse2(_mm_sub_epi8(v, _mm_set1_epi8('\t')), 4)));
+    const __m128i blank = _mm_cmpeq_epi8(v, _mm_set1_epi8(' '));
+    m.blank |= mask(blank);
+    m.quote |= mask(_mm_cmpeq_epi8(v, _mm_set1_epi8('\'')));
+    m.space |= mask(_mm_or_si128(blank, le_sse2(_mm_sub_epi8(v, _mm_set1_epi8('\t')), 4)));
   }
   m.valid = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
   m.high &= m.valid;
@@ -104,8 +109,11 @@ __attribute__((target("avx2"))) AsciiMasks masks_avx2(const char* text, size_t n
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * k));
     const __m256i nl = _mm256_or_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('\n')),
                                        _mm256_cmpeq_epi8(v, _mm256_set1_epi8('\r')));
-    const __m256i space = _mm256_or_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(' ')),
-                                          le_avx2(_mm256_sub_epi8(v, _mm256_set1_epi8('\t')), 4));
+    const __m256i blank = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(' '));
+    const __m256i space =
+        _mm256_or_si256(blank, le_avx2(_mm256_sub_epi8(v, _mm256_set1_epi8('\t')), 4));
+    m.blank |= bits_avx2(blank, k);
+    m.quote |= bits_avx2(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('\'')), k);
     m.high |= bits_avx2(v, k);
     m.upper |= bits_avx2(le_avx2(_mm256_sub_epi8(v, _mm256_set1_epi8('A')), 25), k);
     m.lower |= bits_avx2(le_avx2(_mm256_sub_epi8(v, _mm256_set1_epi8('a')), 25), k);

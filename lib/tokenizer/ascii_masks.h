@@ -21,6 +21,8 @@ struct AsciiMasks {
   uint64_t valid = 0;    // bytes of the text (the rest are past its end)
   uint64_t newline = 0;  // \r and \n
   uint64_t slash = 0;    // '/' (o200k's newline tail takes it)
+  uint64_t blank = 0;    // ' ' alone (the optional space before a word)
+  uint64_t quote = 0;    // '\'' (contractions start with it)
 
   uint64_t letter() const { return upper | lower; }
   // ASCII characters that are neither letter, digit nor white space (punctuation, symbols,

@@ -18,7 +18,6 @@ constexpr uint32_t kNoId = 0xFFFFFFFFu;
 
 // Words longer than this are merged afresh each time: they are rare, and would crowd the cache.
 constexpr size_t kMaxCachedWordBytes = 128;
-using Memo = WordMemo<uint32_t, 3>;
 
 // The patterns whose matches cover the whole text (they match at every position): a Split on
 // one of them, Isolated, leaves exactly its matches as the pieces.
@@ -417,10 +416,14 @@ void BpeTokenizer::encode_words(std::string_view full, size_t begin, size_t end,
   const std::string_view text = full.substr(0, end);
   const auto scan = [&]<PiecePattern kPattern>() {
     PieceScanner<kPattern> scanner(text);
-    encode_words(full, text, begin, ids, [&](size_t pos) { return scanner.next(pos); });
+    encode_words(full, text, begin, ids,
+                 [&](size_t pos, uint32_t* ends) { return scanner.next_pieces(pos, ends); });
   };
   if (!words_pattern_) {
-    encode_words(full, text, begin, ids, [&](size_t pos) { return words_matcher_(text, pos); });
+    encode_words(full, text, begin, ids, [&](size_t pos, uint32_t* ends) {
+      ends[0] = static_cast<uint32_t>(words_matcher_(text, pos));
+      return size_t{1};
+    });
     return;
   }
   using P = PiecePattern;
@@ -438,36 +441,44 @@ void BpeTokenizer::encode_words(std::string_view full, size_t begin, size_t end,
   }
 }
 
-template <typename NextPiece>
+template <typename NextPieces>
 void BpeTokenizer::encode_words(std::string_view full, std::string_view text, size_t begin,
-                                std::vector<uint32_t>& ids, NextPiece&& next_piece) const {
-  using Hot = Memo::Hot;
+                                std::vector<uint32_t>& ids, NextPieces&& next_pieces) const {
   Memo& memo = thread_cache<Memo>(cache_owner_);
   const size_t end = text.size();
   reserve_more(ids, end - begin);  // a piece never has more ids than bytes
   const char* limit = full.data() + full.size();
+  uint32_t ends[64];
   for (size_t pos = begin; pos < end;) {
-    const size_t e = next_piece(pos);
-    const char* p = text.data() + pos;
-    const size_t n = e - pos;
-    pos = e;
-    if (n == 1 && byte_id_[static_cast<unsigned char>(*p)] != kNoId) {
-      ids.push_back(byte_id_[static_cast<unsigned char>(*p)]);
-      continue;
+    const size_t count = next_pieces(pos, ends);
+    for (size_t k = 0; k < count; ++k) {
+      encode_word(memo, text.data() + pos, ends[k] - pos, limit, ids);
+      pos = ends[k];
     }
-    if (n > Hot::kMaxKeyBytes) {
-      bpe_word(memo.all, p, n, ids);
-      continue;
-    }
-    const Hot::Key key = Hot::key(p, n, limit);
-    if (const std::span<const uint32_t> hit = memo.hot.find(key); !hit.empty()) {
-      for (uint32_t id : hit) ids.push_back(id);
-      continue;
-    }
-    const size_t mark = ids.size();
-    bpe_word(memo.all, p, n, ids);
-    memo.hot.insert(key, std::span(ids).subspan(mark));
   }
+}
+
+// One piece's ids: a byte's own id, else the hot table's, else the map's or the merges'.
+[[gnu::always_inline]] inline void BpeTokenizer::encode_word(Memo& memo, const char* p, size_t n,
+                                                             const char* limit,
+                                                             std::vector<uint32_t>& ids) const {
+  using Hot = Memo::Hot;
+  if (n == 1 && byte_id_[static_cast<unsigned char>(*p)] != kNoId) {
+    ids.push_back(byte_id_[static_cast<unsigned char>(*p)]);
+    return;
+  }
+  if (n > Hot::kMaxKeyBytes) {
+    bpe_word(memo.all, p, n, ids);
+    return;
+  }
+  const Hot::Key key = Hot::key(p, n, limit);
+  if (const std::span<const uint32_t> hit = memo.hot.find(key); !hit.empty()) {
+    for (uint32_t id : hit) ids.push_back(id);
+    return;
+  }
+  const size_t mark = ids.size();
+  bpe_word(memo.all, p, n, ids);
+  memo.hot.insert(key, std::span(ids).subspan(mark));
 }
 
 void BpeTokenizer::encode_normalized(std::string_view full, size_t begin, size_t end,

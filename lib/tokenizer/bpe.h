@@ -70,9 +70,13 @@ class BpeTokenizer : public TokenizerBase {
                 std::vector<uint32_t>& out) const;
   void encode_words(std::string_view full, size_t begin, size_t end,
                     std::vector<uint32_t>& ids) const;
-  template <typename NextPiece>
+  // next_pieces(pos, ends) writes the ends of one or more pieces from pos on and returns how many.
+  template <typename NextPieces>
   void encode_words(std::string_view full, std::string_view text, size_t begin,
-                    std::vector<uint32_t>& ids, NextPiece&& next_piece) const;
+                    std::vector<uint32_t>& ids, NextPieces&& next_pieces) const;
+  using Memo = WordMemo<uint32_t, 3>;
+  void encode_word(Memo& memo, const char* p, size_t n, const char* limit,
+                   std::vector<uint32_t>& ids) const;
   SplitMatcher pieces_matcher() const;
   void build_tables(const std::string& source);
   bool restore_tables(std::string_view blob);

@@ -27,22 +27,36 @@ size_t vectorized(std::string_view text, size_t pos) {
   return tok::PieceScanner<kPattern>::match(text, pos);
 }
 
-// Walks each text with the scanner (which reuses its masks for the pieces that start in them)
-// and with the hand matcher; returns how many pieces were compared and how many texts differ.
+// Walks each text with the scanner (which reuses its masks for the pieces that start in them),
+// a piece at a time and a window's pieces at a time, and with the hand matcher; returns how many
+// pieces were compared and how many walks differ.
 template <tok::PiecePattern kPattern>
 std::pair<size_t, size_t> walk(const std::vector<std::string>& texts, tok::SplitMatcher matcher) {
   size_t pieces = 0, differ = 0;
+  const auto check = [&](const std::string& t, size_t pos, size_t got, const char* how) {
+    const size_t want = matcher(t, pos);
+    ++pieces;
+    if (got == want) return true;
+    if (++differ <= 5)
+      MESSAGE("scanner (" << std::string(how) << ") at byte " << pos << " of '" << t << "': " << got
+                          << ", hand matcher " << want);
+    return false;
+  };
   for (const std::string& t : texts) {
     tok::PieceScanner<kPattern> scanner(t);
-    for (size_t pos = 0; pos < t.size(); ++pieces) {
-      const size_t want = matcher(t, pos), got = scanner.next(pos);
-      if (got != want) {
-        if (++differ <= 5)
-          MESSAGE("scanner at byte " << pos << " of '" << t << "': " << got << ", hand matcher "
-                                     << want);
-        break;
+    for (size_t pos = 0; pos < t.size();) {
+      const size_t got = scanner.next(pos);
+      if (!check(t, pos, got, "next")) break;
+      pos = got;
+    }
+    tok::PieceScanner<kPattern> windows(t);
+    uint32_t ends[64];
+    for (size_t pos = 0, ok = 1; ok && pos < t.size();) {
+      const size_t count = windows.next_pieces(pos, ends);
+      for (size_t k = 0; ok && k < count; ++k) {
+        ok = check(t, pos, ends[k], "next_pieces");
+        pos = ends[k];
       }
-      pos = want;
     }
   }
   return {pieces, differ};
@@ -370,6 +384,17 @@ TEST_CASE("hand-written Split patterns end every match where Oniguruma does") {
       t += alphabet[random() % alphabet.size()];
     texts.push_back(t);
   }
+  // Longer seeded strings of mostly ASCII, so that windows of masks hold many pieces, and
+  // contractions, white space runs and non-ASCII bytes fall at every offset in them.
+  const std::vector<std::string> mostly_ascii = {
+      "a", "b",  "s",  "t",  "r",  "e", "v", "l", "d", "m",      "Z",      "7",      " ",    " ",
+      " ", "  ", "\t", "\n", "\r", ".", ",", "'", "'", "\u00E9", "\u00A0", "\u4E2D", "\x01", "/"};
+  for (int k = 0; k < 3000; ++k) {
+    std::string t;
+    for (int len = 40 + static_cast<int>(random() % 160); len > 0; --len)
+      t += mostly_ascii[random() % mostly_ascii.size()];
+    texts.push_back(t);
+  }
   // Long runs of each class too, so that the vectorized forms meet pieces longer than their
   // 64-byte masks and pieces that start anywhere in them.
   for (const char* run : {"a", "Z", "7", " ", "\n", ".", "\u00E9", "\u00A0"})
@@ -439,7 +464,8 @@ TEST_CASE("vectorized ASCII class masks equal the byte-by-byte ones") {
       const tok::AsciiMasks b = tok::ascii_masks_reference(block.data(), n);
       differ += a.upper != b.upper || a.lower != b.lower || a.digit != b.digit ||
                 a.space != b.space || a.high != b.high || a.valid != b.valid ||
-                a.newline != b.newline || a.slash != b.slash;
+                a.newline != b.newline || a.slash != b.slash || a.blank != b.blank ||
+                a.quote != b.quote;
     }
   }
   CHECK(differ == 0);
