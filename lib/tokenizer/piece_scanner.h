@@ -93,8 +93,8 @@ class PieceScanner {
   static constexpr size_t kMaxOffset = 40;     // a piece starting later reloads the masks
   static constexpr bool kCaseAware =
       kPattern == PiecePattern::kO200k || kPattern == PiecePattern::kTekken;
-  // Whether load() finds the window's piece starts at once (see gpt2_starts).
-  static constexpr bool kWindowStarts = kPattern == PiecePattern::kGpt2;
+  // Whether load() finds the window's piece starts at once (find_starts).
+  static constexpr bool kWindowStarts = !kCaseAware;
   static constexpr size_t kMaxDigits =
       kPattern == PiecePattern::kCl100k || kPattern == PiecePattern::kO200k ? 3 : 1;
 
@@ -130,7 +130,7 @@ class PieceScanner {
     newline_ = m.newline;
     tail_ = kCaseAware ? m.newline | m.slash : m.newline;
     decided_ = 0;
-    if constexpr (kWindowStarts) gpt2_starts(m);
+    if constexpr (kWindowStarts) find_starts(m);
   }
 
   // The length of the piece at window index o from the window's piece starts, or kMore when
@@ -143,21 +143,17 @@ class PieceScanner {
     return e <= decided_ ? e - o : kMore;
   }
 
-  // GPT-2's piece starts in the whole window at once, for a window that starts a piece: a class
-  // change starts one, except a word, number or symbol run right after ' ' (` ?\p{L}+`, ...);
-  // and a run of white space before another class gives its last character to the next piece
-  // (`\s+(?!\S)`). Contractions after a piece start take one or two letters more. Only starts
+  // Every piece start in the window at once, for a window that starts a piece. Only starts
   // before the first non-ASCII byte are known (that byte could continue a run), and a start at
-  // the window's last byte is known only when the text ends there.
-  void gpt2_starts(const AsciiMasks& m) {
-    const uint64_t shown = m.letter() | m.digit | m.other();  // ASCII, not white space
-    const uint64_t change = (letters_ ^ (letters_ << 1)) | (digit_ ^ (digit_ << 1)) |
-                            (space_ ^ (space_ << 1)) | (other_ ^ (other_ << 1));
-    uint64_t starts = change & ~((m.blank << 1) & shown);
-    starts |= space_ & (space_ << 1) & (shown >> 1);
-    starts |= 1;
+  // the window's last byte only when the text ends there.
+  void find_starts(const AsciiMasks& m) {
     const size_t high = static_cast<size_t>(std::countr_zero(high_));
     size_t decided = high < valid_ ? high - 1 : end_ ? valid_ : valid_ - 1;
+    uint64_t starts = 1;
+    if constexpr (kPattern == PiecePattern::kGpt2)
+      starts |= gpt2_starts(m);
+    else
+      starts |= cl100k_starts(m, std::min(high, valid_));
     for (uint64_t q = m.quote & starts; q != 0; q &= q - 1) {
       const size_t a = static_cast<size_t>(std::countr_zero(q));
       const size_t n = contraction_length(a);
@@ -175,15 +171,66 @@ class PieceScanner {
     ends_at_valid_ = end_ && high >= valid_ && decided == valid_;
   }
 
+  // GPT-2's: a class change starts a piece, except a word, number or symbol run right after ' '
+  // (` ?\p{L}+`, ...); and a run of white space before another class gives its last character
+  // to the next piece (`\s+(?!\S)`). Contractions are find_starts' (they start pieces too).
+  uint64_t gpt2_starts(const AsciiMasks& m) const {
+    const uint64_t shown = m.letter() | m.digit | m.other();  // ASCII, not white space
+    const uint64_t change = (letters_ ^ (letters_ << 1)) | (digit_ ^ (digit_ << 1)) |
+                            (space_ ^ (space_ << 1)) | (other_ ^ (other_ << 1));
+    return (change & ~((m.blank << 1) & shown)) | (space_ & (space_ << 1) & (shown >> 1));
+  }
+
+  // cl100k's and Qwen's, before `known` (the first byte not known to be ASCII):
+  // - a symbol run starts a piece unless ' ' takes it (` ?[^\s\p{L}\p{N}]+`), and keeps the
+  //   newlines after it (`[\r\n]*`);
+  // - a letter run starts one unless the character before is its prefix: white space other than
+  //   a newline, or a symbol that starts a piece (`[^\r\n\p{L}\p{N}]?\p{L}+`);
+  // - digits start one each, or every third of a run (`\p{N}{1,3}`);
+  // - white space starts one where its run starts, after the run's last newline
+  //   (`\s*[\r\n]+`), and at its last character before anything else (`\s+(?!\S)`).
+  uint64_t cl100k_starts(const AsciiMasks& m, size_t known) const {
+    const uint64_t shown = m.letter() | m.digit | m.other();
+    const uint64_t inline_space = space_ & ~newline_;  // a prefix of letters
+    const uint64_t symbols = other_ & ~(other_ << 1) & ~(m.blank << 1);
+    const uint64_t kept_newlines = newline_ & ~(newline_ + (newline_ & (other_ << 1)));
+    const uint64_t spaces = space_ & ~kept_newlines;
+    uint64_t starts = symbols;
+    starts |= letters_ & ~(letters_ << 1) & ~((inline_space | symbols) << 1);
+    starts |= kMaxDigits == 1 ? digit_ : digit_ & ~(digit_ << 1);
+    starts |= (spaces & ~(spaces << 1)) | (inline_space & (shown >> 1));
+    if constexpr (kMaxDigits > 1)
+      for (uint64_t runs = digit_ & ~(digit_ << 1); runs != 0; runs &= runs - 1) {
+        const size_t u = static_cast<size_t>(std::countr_zero(runs));
+        const size_t v = u + run(digit_, u);
+        for (size_t k = u + kMaxDigits; k < v; k += kMaxDigits) starts |= uint64_t{1} << k;
+      }
+    for (uint64_t after = inline_space & ((newline_ & spaces) << 1); after; after &= after - 1) {
+      const size_t k = static_cast<size_t>(std::countr_zero(after));
+      // A run that goes on past what the masks know may hold another newline: no start then,
+      // and none of its other bytes has one, so the pieces from the run's start stay undecided.
+      const size_t run_end = k + run(spaces, k);
+      if (run_end == known && !(end_ && known == valid_)) continue;
+      const uint64_t rest = run_end - k >= 64 ? ~uint64_t{0} : (uint64_t{1} << (run_end - k)) - 1;
+      if (((newline_ >> k) & rest) == 0) starts |= uint64_t{1} << k;
+    }
+    return starts;
+  }
+
   // 's|'t|'re|'ve|'m|'ll|'d at window index a: its length, 0 for none, or kMore when the
   // window ends too soon to say.
   size_t contraction_length(size_t a) const {
     const auto byte = [&](size_t i) -> int { return i < valid_ ? p_[i] : -1; };
-    const int b1 = byte(a + 1);
+    // GPT-2's forms are lower case; cl100k's and Qwen's are (?i:...).
+    const auto folded = [&](size_t i) -> int {
+      const int b = byte(i);
+      return kPattern == PiecePattern::kGpt2 || b < 0 ? b : b | 0x20;
+    };
+    const int b1 = folded(a + 1);
     if (b1 < 0) return end_ ? 0 : kMore;
     if (b1 == 's' || b1 == 't' || b1 == 'm' || b1 == 'd') return 2;
     if (b1 != 'r' && b1 != 'v' && b1 != 'l') return 0;
-    const int b2 = byte(a + 2);
+    const int b2 = folded(a + 2);
     if (b2 < 0) return end_ ? 0 : kMore;
     return (b1 == 'l' ? b2 == 'l' : b2 == 'e') ? 3 : 0;
   }

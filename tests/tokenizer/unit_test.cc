@@ -395,6 +395,12 @@ TEST_CASE("hand-written Split patterns end every match where Oniguruma does") {
       t += mostly_ascii[random() % mostly_ascii.size()];
     texts.push_back(t);
   }
+  // White space after a newline whose run goes on past a window's 64 bytes, or through a
+  // non-ASCII space, before another newline (`\s*[\r\n]+` takes it all) or not.
+  for (const char* tail : {"\n", "b", "\u00A0\n", "\u00A0b"})
+    for (size_t n : {1, 40, 61, 62, 63, 70})
+      for (const char* head : {"a\n", "a \n", "a.\n"})
+        texts.push_back(head + std::string(n, ' ') + tail);
   // Long runs of each class too, so that the vectorized forms meet pieces longer than their
   // 64-byte masks and pieces that start anywhere in them.
   for (const char* run : {"a", "Z", "7", " ", "\n", ".", "\u00E9", "\u00A0"})
