@@ -56,10 +56,6 @@ class PieceScanner {
   // least one, at most 64), written to `ends`; returns how many. Cheaper per piece than next():
   // no piece waits for the one before it to be found.
   size_t next_pieces(size_t pos, uint32_t* ends) {
-    if constexpr (!kWindowStarts) {
-      ends[0] = static_cast<uint32_t>(next(pos));
-      return 1;
-    }
     size_t o = pos - base_;
     if (from_starts(o) == kMore) {
       const auto* s = reinterpret_cast<const unsigned char*>(text_.data());
@@ -93,8 +89,6 @@ class PieceScanner {
   static constexpr size_t kMaxOffset = 40;     // a piece starting later reloads the masks
   static constexpr bool kCaseAware =
       kPattern == PiecePattern::kO200k || kPattern == PiecePattern::kTekken;
-  // Whether load() finds the window's piece starts at once (find_starts).
-  static constexpr bool kWindowStarts = !kCaseAware;
   static constexpr size_t kMaxDigits =
       kPattern == PiecePattern::kCl100k || kPattern == PiecePattern::kO200k ? 3 : 1;
 
@@ -130,13 +124,13 @@ class PieceScanner {
     newline_ = m.newline;
     tail_ = kCaseAware ? m.newline | m.slash : m.newline;
     decided_ = 0;
-    if constexpr (kWindowStarts) find_starts(m);
+    find_starts(m);
   }
 
   // The length of the piece at window index o from the window's piece starts, or kMore when
   // they do not decide it. o must be where a piece starts.
   size_t from_starts(size_t o) const {
-    if (!kWindowStarts || o >= decided_) return kMore;
+    if (o >= decided_) return kMore;
     const uint64_t later = starts_ >> o >> 1;
     if (later == 0) return ends_at_valid_ ? valid_ - o : kMore;
     const size_t e = o + 1 + static_cast<size_t>(std::countr_zero(later));
@@ -154,17 +148,25 @@ class PieceScanner {
       starts |= gpt2_starts(m);
     else
       starts |= cl100k_starts(m, std::min(high, valid_));
-    for (uint64_t q = m.quote & starts; q != 0; q &= q - 1) {
+    // A contraction starts a piece where an apostrophe does (GPT-2's, cl100k's, Qwen's), or
+    // ends the word before it (o200k's); Tekken's pattern has none.
+    const uint64_t quotes = kPattern == PiecePattern::kTekken ? 0
+                            : kCaseAware                      ? m.quote & (letters_ << 1)
+                                                              : m.quote & starts;
+    size_t after_contraction = 64;  // o200k's word takes one contraction, not two
+    for (uint64_t q = quotes; q != 0; q &= q - 1) {
       const size_t a = static_cast<size_t>(std::countr_zero(q));
+      if (kCaseAware && a == after_contraction) continue;
       const size_t n = contraction_length(a);
       if (n == kMore) {
-        decided = std::min(decided, a);
+        decided = std::min(decided, kCaseAware ? a - 1 : a);
         break;
       }
       if (n == 0) continue;
-      const uint64_t inside = ((uint64_t{1} << n) - 2) << a;  // a + 1 .. a + n - 1
-      starts &= ~inside;
+      const uint64_t inside = ((uint64_t{1} << n) - 1) << a;  // a .. a + n - 1
+      starts &= kCaseAware ? ~inside : ~inside | (uint64_t{1} << a);
       if (a + n < 64) starts |= uint64_t{1} << (a + n);
+      after_contraction = a + n;
     }
     starts_ = starts & m.valid;
     decided_ = high == 0 ? 0 : decided;
@@ -192,11 +194,16 @@ class PieceScanner {
   uint64_t cl100k_starts(const AsciiMasks& m, size_t known) const {
     const uint64_t shown = m.letter() | m.digit | m.other();
     const uint64_t inline_space = space_ & ~newline_;  // a prefix of letters
-    const uint64_t symbols = other_ & ~(other_ << 1) & ~(m.blank << 1);
-    const uint64_t kept_newlines = newline_ & ~(newline_ + (newline_ & (other_ << 1)));
-    const uint64_t spaces = space_ & ~kept_newlines;
+    // From each newline right after a symbol to the end of its tail run. The sum carries
+    // through a run from its first seed on and leaves each later seed set: hence `| seeds`.
+    const uint64_t seeds = newline_ & (other_ << 1);
+    const uint64_t kept_tail = (tail_ & ~(tail_ + seeds)) | seeds;
+    const uint64_t in_runs = other_ & ~kept_tail;  // o200k's kept tail holds '/'
+    const uint64_t symbols = in_runs & ~(in_runs << 1) & ~(m.blank << 1);
+    const uint64_t spaces = space_ & ~kept_tail;
     uint64_t starts = symbols;
     starts |= letters_ & ~(letters_ << 1) & ~((inline_space | symbols) << 1);
+    if constexpr (kCaseAware) starts |= upper_ & (lower_ << 1);  // P?U*L+ | P?U+L*
     starts |= kMaxDigits == 1 ? digit_ : digit_ & ~(digit_ << 1);
     starts |= (spaces & ~(spaces << 1)) | (inline_space & (shown >> 1));
     if constexpr (kMaxDigits > 1)
@@ -220,18 +227,20 @@ class PieceScanner {
   // 's|'t|'re|'ve|'m|'ll|'d at window index a: its length, 0 for none, or kMore when the
   // window ends too soon to say.
   size_t contraction_length(size_t a) const {
-    const auto byte = [&](size_t i) -> int { return i < valid_ ? p_[i] : -1; };
-    // GPT-2's forms are lower case; cl100k's and Qwen's are (?i:...).
+    // A byte past the window, or a non-ASCII one (which (?i:...) may fold to s or k), is
+    // unknown.
+    const auto byte = [&](size_t i) -> int { return i < valid_ && p_[i] < 0x80 ? p_[i] : -1; };
+    // GPT-2's forms are lower case; the others' are (?i:...).
     const auto folded = [&](size_t i) -> int {
       const int b = byte(i);
       return kPattern == PiecePattern::kGpt2 || b < 0 ? b : b | 0x20;
     };
     const int b1 = folded(a + 1);
-    if (b1 < 0) return end_ ? 0 : kMore;
+    if (b1 < 0) return a + 1 == valid_ && end_ ? 0 : kMore;
     if (b1 == 's' || b1 == 't' || b1 == 'm' || b1 == 'd') return 2;
     if (b1 != 'r' && b1 != 'v' && b1 != 'l') return 0;
     const int b2 = folded(a + 2);
-    if (b2 < 0) return end_ ? 0 : kMore;
+    if (b2 < 0) return a + 2 == valid_ && end_ ? 0 : kMore;
     return (b1 == 'l' ? b2 == 'l' : b2 == 'e') ? 3 : 0;
   }
 
