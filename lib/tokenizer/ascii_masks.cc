@@ -12,6 +12,7 @@ namespace {
 
 // One byte's classes; the portable reference the vector versions must equal.
 void classify_byte(unsigned char c, uint64_t bit, AsciiMasks& m) {
+  if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) m.control |= bit;
   if (c >= 0x80) {
     m.high |= bit;
   } else if (c >= 'A' && c <= 'Z') {
@@ -82,6 +83,9 @@ AsciiMasks masks_sse2(const char* text, size_t n) {
     const __m128i nl = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n')),
                                     _mm_cmpeq_epi8(v, _mm_set1_epi8('\r')));
     m.newline |= mask(nl);
+    const __m128i line_space = _mm_or_si128(nl, _mm_cmpeq_epi8(v, _mm_set1_epi8('\t')));
+    m.control |= mask(_mm_or_si128(_mm_andnot_si128(line_space, le_sse2(v, 0x1F)),
+                                   _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7F))));
     m.slash |= mask(_mm_cmpeq_epi8(v, _mm_set1_epi8('/')));
     const __m128i blank = _mm_cmpeq_epi8(v, _mm_set1_epi8(' '));
     m.blank |= mask(blank);
@@ -90,6 +94,7 @@ AsciiMasks masks_sse2(const char* text, size_t n) {
   }
   m.valid = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
   m.high &= m.valid;
+  m.control &= m.valid;  // the zeros that pad a short block are not text
   return m;
 }
 
@@ -119,11 +124,16 @@ __attribute__((target("avx2"))) AsciiMasks masks_avx2(const char* text, size_t n
     m.lower |= bits_avx2(le_avx2(_mm256_sub_epi8(v, _mm256_set1_epi8('a')), 25), k);
     m.digit |= bits_avx2(le_avx2(_mm256_sub_epi8(v, _mm256_set1_epi8('0')), 9), k);
     m.newline |= bits_avx2(nl, k);
+    const __m256i line_space = _mm256_or_si256(nl, _mm256_cmpeq_epi8(v, _mm256_set1_epi8('\t')));
+    m.control |= bits_avx2(_mm256_or_si256(_mm256_andnot_si256(line_space, le_avx2(v, 0x1F)),
+                                           _mm256_cmpeq_epi8(v, _mm256_set1_epi8(0x7F))),
+                           k);
     m.slash |= bits_avx2(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('/')), k);
     m.space |= bits_avx2(space, k);
   }
   m.valid = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
   m.high &= m.valid;
+  m.control &= m.valid;  // the zeros that pad a short block are not text
   return m;
 }
 

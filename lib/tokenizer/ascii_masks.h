@@ -23,6 +23,8 @@ struct AsciiMasks {
   uint64_t slash = 0;    // '/' (o200k's newline tail takes it)
   uint64_t blank = 0;    // ' ' alone (the optional space before a word)
   uint64_t quote = 0;    // '\'' (contractions start with it)
+  uint64_t control =
+      0;  // C0 controls but \t \n \r, and DEL (BERT drops them or keeps them in words)
 
   uint64_t letter() const { return upper | lower; }
   // ASCII characters that are neither letter, digit nor white space (punctuation, symbols,

@@ -309,20 +309,57 @@ size_t WordPieceTokenizer::ascii_word(const unsigned char* s, size_t i, size_t e
   if (n > HotWords::kMaxKeyBytes ||
       (j < end && (s[j] >= 0x80 || (ascii_class_[s[j]] != kSpace && ascii_class_[s[j]] != kPunct))))
     return i;
+  short_word(s + i, n, s + end, memo, w, ids);
+  return j;
+}
+
+// Every piece that one window of 64 ASCII bytes shows whole, found from its class masks before
+// any is looked up: words of letters and digits (up to 16 bytes), and punctuation characters,
+// each a word of its own. It stops at the first word that a non-ASCII byte or a control
+// character (which BERT drops, or keeps inside a word) may go on, or that the window cuts.
+size_t WordPieceTokenizer::ascii_window(const unsigned char* s, size_t i, size_t end, Memo& memo,
+                                        WordState& w, std::vector<uint32_t>& ids) const {
+  const size_t n = std::min<size_t>(64, end - i);
+  const AsciiMasks m = ascii_masks(reinterpret_cast<const char*>(s + i), n);
+  const size_t known = std::min<size_t>(std::countr_zero(m.high | m.control), n);
+  const bool text_ends = i + known == end;
+  const uint64_t alnum = m.letter() | m.digit;
+  const uint64_t punct = m.other() & ~m.control;
+  const uint64_t shown = known == 64 ? ~uint64_t{0} : (uint64_t{1} << known) - 1;
+  size_t done = 0;
+  for (uint64_t pieces = ((alnum & ~(alnum << 1)) | punct) & shown; pieces; pieces &= pieces - 1) {
+    const size_t b = static_cast<size_t>(std::countr_zero(pieces));
+    if ((punct >> b) & 1) {
+      ids.push_back(punct_id_[s[i + b]]);
+      done = b + 1;
+      continue;
+    }
+    const size_t e = b + static_cast<size_t>(std::countr_one(alnum >> b));
+    if ((e == known && !text_ends) || e - b > HotWords::kMaxKeyBytes) break;
+    short_word(s + i + b, e - b, s + end, memo, w, ids);
+    done = e;
+  }
+  return i + done;
+}
+
+// The ids of an ASCII word of letters and digits, up to 16 bytes: from the hot table, else the
+// map behind it, else the longest-match scan (remembered in both).
+void WordPieceTokenizer::short_word(const unsigned char* p, size_t n, const unsigned char* limit,
+                                    Memo& memo, WordState& w, std::vector<uint32_t>& ids) const {
   // The key from the raw bytes, lowercased eight at a time (a byte-by-byte copy read back as
   // words would stall on store forwarding).
-  HotWords::Key key = HotWords::key(reinterpret_cast<const char*>(s + i), n,
-                                    reinterpret_cast<const char*>(s + end));
+  HotWords::Key key =
+      HotWords::key(reinterpret_cast<const char*>(p), n, reinterpret_cast<const char*>(limit));
   if (config_.normalizer.lowercase) {
     key.lo = ascii_lower(key.lo);
     key.hi = ascii_lower(key.hi);
   }
   if (const std::span<const uint32_t> hit = memo.hot.find(key); !hit.empty()) {
     for (uint32_t id : hit) ids.push_back(id);
-    return j;
+    return;
   }
   w.bytes.resize(n);
-  for (size_t k = 0; k < n; ++k) w.bytes[k] = ascii_map_[s[i + k]];
+  for (size_t k = 0; k < n; ++k) w.bytes[k] = ascii_map_[p[k]];
   w.chars = n;
   const size_t mark = ids.size();
   // A word of more than three ids is never in the hot table, and its longest-match scan costs a
@@ -335,7 +372,6 @@ size_t WordPieceTokenizer::ascii_word(const unsigned char* s, size_t i, size_t e
   }
   w.clear();
   memo.hot.insert(key, std::span(ids).subspan(mark));
-  return j;
 }
 
 void WordPieceTokenizer::encode_segment(std::string_view full, size_t begin, size_t end,
@@ -349,6 +385,12 @@ void WordPieceTokenizer::encode_segment(std::string_view full, size_t begin, siz
   while (i < end) {
     unsigned char c = s[i];
     if (c < 0x80) {
+      if (memo && w.bytes.empty()) {
+        if (const size_t j = ascii_window(s, i, end, *memo, w, ids); j > i) {
+          i = j;
+          continue;
+        }
+      }
       switch (ascii_class_[c]) {
         case kWordChar:
           if (memo && w.bytes.empty()) {

@@ -58,6 +58,10 @@ class WordPieceTokenizer : public TokenizerBase {
   using HotWords = Memo::Hot;
   size_t ascii_word(const unsigned char* s, size_t i, size_t end, Memo& memo, WordState& w,
                     std::vector<uint32_t>& ids) const;
+  size_t ascii_window(const unsigned char* s, size_t i, size_t end, Memo& memo, WordState& w,
+                      std::vector<uint32_t>& ids) const;
+  void short_word(const unsigned char* p, size_t n, const unsigned char* limit, Memo& memo,
+                  WordState& w, std::vector<uint32_t>& ids) const;
   void tokenize_word(WordState& w, std::vector<uint32_t>& ids, Encoding* detail) const;
   uint32_t word_id(std::string_view bytes, size_t chars) const;
   void add_codepoint(WordState& w, char32_t cp, uint32_t start, uint32_t end,

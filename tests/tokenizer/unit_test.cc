@@ -472,7 +472,7 @@ TEST_CASE("vectorized ASCII class masks equal the byte-by-byte ones") {
       differ += a.upper != b.upper || a.lower != b.lower || a.digit != b.digit ||
                 a.space != b.space || a.high != b.high || a.valid != b.valid ||
                 a.newline != b.newline || a.slash != b.slash || a.blank != b.blank ||
-                a.quote != b.quote;
+                a.quote != b.quote || a.control != b.control;
     }
   }
   CHECK(differ == 0);
