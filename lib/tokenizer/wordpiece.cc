@@ -344,8 +344,9 @@ size_t WordPieceTokenizer::ascii_window(const unsigned char* s, size_t i, size_t
 
 // The ids of an ASCII word of letters and digits, up to 16 bytes: from the hot table, else the
 // map behind it, else the longest-match scan (remembered in both).
-void WordPieceTokenizer::short_word(const unsigned char* p, size_t n, const unsigned char* limit,
-                                    Memo& memo, WordState& w, std::vector<uint32_t>& ids) const {
+[[gnu::always_inline]] inline void WordPieceTokenizer::short_word(
+    const unsigned char* p, size_t n, const unsigned char* limit, Memo& memo, WordState& w,
+    std::vector<uint32_t>& ids) const {
   // The key from the raw bytes, lowercased eight at a time (a byte-by-byte copy read back as
   // words would stall on store forwarding).
   HotWords::Key key =
