@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -54,6 +55,18 @@ inline size_t alnum_prefix16(const unsigned char* p) {
   size_t n = 0;
   while (n < 16 && ((p[n] | 0x20) - 'a' < 26u || p[n] - '0' < 10u)) ++n;
   return n;
+#endif
+}
+
+// Whether p[0, 16) is all ASCII. Reads all 16.
+inline bool ascii16(const unsigned char* p) {
+#if defined(__SSE2__)
+  return _mm_movemask_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))) == 0;
+#else
+  uint64_t a, b;
+  std::memcpy(&a, p, 8);
+  std::memcpy(&b, p + 8, 8);
+  return ((a | b) & 0x8080808080808080ULL) == 0;
 #endif
 }
 

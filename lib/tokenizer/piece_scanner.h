@@ -31,11 +31,7 @@ class PieceScanner {
   explicit PieceScanner(std::string_view text) : text_(text) {}
 
   size_t next(size_t pos) {
-    // A piece whose first character, or the one after a leading space, is not ASCII is the hand
-    // matcher's anyway (CJK and Korean text): no masks for it.
-    const auto* s = reinterpret_cast<const unsigned char*>(text_.data());
-    if (s[pos] >= 0x80 || (s[pos] == ' ' && pos + 1 < text_.size() && s[pos + 1] >= 0x80))
-      return scalar(text_, pos);
+    if (hand_matched(pos)) return scalar(text_, pos);
     size_t o = pos - base_;
     if (const size_t n = from_starts(o); n != kMore) return pos + n;
     if (o > kMaxOffset) {  // also when pos < base_ (the subtraction wraps)
@@ -58,8 +54,7 @@ class PieceScanner {
   size_t next_pieces(size_t pos, uint32_t* ends) {
     size_t o = pos - base_;
     if (from_starts(o) == kMore) {
-      const auto* s = reinterpret_cast<const unsigned char*>(text_.data());
-      if (s[pos] >= 0x80 || o <= kMaxOffset) {
+      if (o <= kMaxOffset || hand_matched(pos)) {
         ends[0] = static_cast<uint32_t>(next(pos));
         return 1;
       }
@@ -91,6 +86,13 @@ class PieceScanner {
       kPattern == PiecePattern::kO200k || kPattern == PiecePattern::kTekken;
   static constexpr size_t kMaxDigits =
       kPattern == PiecePattern::kCl100k || kPattern == PiecePattern::kO200k ? 3 : 1;
+
+  // A piece whose first character, or the one after a leading space, is not ASCII is the hand
+  // matcher's anyway (CJK and Korean text): no masks for it.
+  bool hand_matched(size_t pos) const {
+    const auto* s = reinterpret_cast<const unsigned char*>(text_.data());
+    return s[pos] >= 0x80 || (s[pos] == ' ' && pos + 1 < text_.size() && s[pos + 1] >= 0x80);
+  }
 
   static size_t scalar(std::string_view text, size_t pos) {
     switch (kPattern) {

@@ -386,7 +386,9 @@ void WordPieceTokenizer::encode_segment(std::string_view full, size_t begin, siz
   while (i < end) {
     unsigned char c = s[i];
     if (c < 0x80) {
-      if (memo && w.bytes.empty()) {
+      // A window where ASCII text goes on: not where a few ASCII bytes stand between
+      // non-ASCII words (Korean and Chinese text), which cost a window's masks for little.
+      if (memo && w.bytes.empty() && end - i >= 16 && ascii16(s + i)) {
         if (const size_t j = ascii_window(s, i, end, *memo, w, ids); j > i) {
           i = j;
           continue;
