@@ -4,7 +4,7 @@
 //
 // One open-addressing table over two arenas (key bytes, values), with no per-entry allocation.
 // It is cleared when half full, which bounds it at kSlots / 2 entries: at most 6 MiB of slots
-// (zero pages, taken as entries land in them) plus the arenas, per thread and model.
+// (zeroed pages from the kernel, zero_pages.h) plus the arenas, per thread and model.
 #pragma once
 
 #include <algorithm>
@@ -68,7 +68,7 @@ class ByteKeyCache {
            std::memcmp(keys_.data() + s.key_offset, key.data(), key.size()) == 0;
   }
   void clear() {
-    slots_ = zero_pages<Slot>(kSlots);  // fresh zero pages: nothing to write, memory returned
+    slots_ = zero_pages<Slot>(kSlots);  // fresh zeroed pages: nothing to write
     keys_.clear();
     values_.clear();
     entries_ = 0;

@@ -105,7 +105,7 @@ class HotWordTable {
     Slot ways[kWays];
   };
 
-  // Zero pages: an all-zero slot is empty, and the table takes memory as words land in it.
+  // Zeroed pages from the kernel (zero_pages.h): an all-zero slot is empty.
   ZeroPages<Set> sets_;
 };
 
