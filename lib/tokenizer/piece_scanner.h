@@ -144,6 +144,11 @@ class PieceScanner {
   // the window's last byte only when the text ends there.
   void find_starts(const AsciiMasks& m) {
     const size_t high = static_cast<size_t>(std::countr_zero(high_));
+    // A few ASCII bytes between non-ASCII text (Korean, Chinese) are not worth the starts.
+    if (high < 16 && high < valid_) {
+      decided_ = 0;
+      return;
+    }
     size_t decided = high < valid_ ? high - 1 : end_ ? valid_ : valid_ - 1;
     uint64_t starts = 1;
     if constexpr (kPattern == PiecePattern::kGpt2)
