@@ -417,11 +417,11 @@ void BpeTokenizer::encode_words(std::string_view full, size_t begin, size_t end,
   const auto scan = [&]<PiecePattern kPattern>() {
     PieceScanner<kPattern> scanner(text);
     encode_words(full, text, begin, ids,
-                 [&](size_t pos, uint32_t* ends) { return scanner.next_pieces(pos, ends); });
+                 [&](size_t pos, size_t* ends) { return scanner.next_pieces(pos, ends); });
   };
   if (!words_pattern_) {
-    encode_words(full, text, begin, ids, [&](size_t pos, uint32_t* ends) {
-      ends[0] = static_cast<uint32_t>(words_matcher_(text, pos));
+    encode_words(full, text, begin, ids, [&](size_t pos, size_t* ends) {
+      ends[0] = words_matcher_(text, pos);
       return size_t{1};
     });
     return;
@@ -448,7 +448,7 @@ void BpeTokenizer::encode_words(std::string_view full, std::string_view text, si
   const size_t end = text.size();
   reserve_more(ids, end - begin);  // a piece never has more ids than bytes
   const char* limit = full.data() + full.size();
-  uint32_t ends[64];
+  size_t ends[64];
   for (size_t pos = begin; pos < end;) {
     const size_t count = next_pieces(pos, ends);
     for (size_t k = 0; k < count; ++k) {

@@ -1,10 +1,13 @@
 // The pieces of the byte-level Split patterns that match everywhere (GPT-2's, cl100k's, Qwen's,
-// o200k's, Tekken's), found from ASCII class masks of 64 bytes at a time (ascii_masks.h): a run
-// of letters, digits, symbols or spaces ends at the first bit of another class, so an ASCII
-// piece costs a few bit operations instead of a table lookup and a branch per byte. Where a
-// non-ASCII character could take part (a letter or a mark that continues a run, a symbol, a
-// no-break space) or an apostrophe may start a contraction, the hand matcher (byte_level.h)
-// decides. Both are checked against Oniguruma at every position (tokenizer_unit_test).
+// o200k's, Tekken's), found from ASCII class masks of 64 bytes at a time (ascii_masks.h). A
+// window of masks taken where a piece starts yields every piece start in it at once, from bit
+// operations on the masks (find_starts), up to the first non-ASCII byte; next_pieces() hands
+// those pieces out together, so the encoder's lookups do not wait on the scan. A piece the
+// starts do not decide is decided alone from the masks (a run ends at the first bit of another
+// class), and where a non-ASCII character could take part (a letter or a mark that continues a
+// run, a symbol, a no-break space, a letter that (?i) folds to s) the hand matcher
+// (byte_level.h) decides. All three are checked against Oniguruma and each other at every
+// position (tokenizer_unit_test), and the ids against HF (tokenizer_families_test).
 #pragma once
 
 #include <algorithm>
@@ -51,17 +54,17 @@ class PieceScanner {
   // The ends of the pieces from `pos` on, as many as one window of masks decides at once (at
   // least one, at most 64), written to `ends`; returns how many. Cheaper per piece than next():
   // no piece waits for the one before it to be found.
-  size_t next_pieces(size_t pos, uint32_t* ends) {
+  size_t next_pieces(size_t pos, size_t* ends) {
     size_t o = pos - base_;
     if (from_starts(o) == kMore) {
       if (o <= kMaxOffset || hand_matched(pos)) {
-        ends[0] = static_cast<uint32_t>(next(pos));
+        ends[0] = next(pos);
         return 1;
       }
       load(pos);
       o = 0;
       if (from_starts(0) == kMore) {
-        ends[0] = static_cast<uint32_t>(next(pos));
+        ends[0] = next(pos);
         return 1;
       }
     }
@@ -69,8 +72,8 @@ class PieceScanner {
     const uint64_t through = decided_ >= 63 ? ~uint64_t{0} : (uint64_t{2} << decided_) - 1;
     size_t count = 0;
     for (uint64_t bits = starts_ & after & through; bits != 0; bits &= bits - 1)
-      ends[count++] = static_cast<uint32_t>(base_ + static_cast<size_t>(std::countr_zero(bits)));
-    if (ends_at_valid_) ends[count++] = static_cast<uint32_t>(base_ + valid_);
+      ends[count++] = base_ + static_cast<size_t>(std::countr_zero(bits));
+    if (ends_at_valid_) ends[count++] = base_ + valid_;
     return count;
   }
 
@@ -125,7 +128,8 @@ class PieceScanner {
     high_ = m.high;
     newline_ = m.newline;
     tail_ = kCaseAware ? m.newline | m.slash : m.newline;
-    decided_ = 0;
+    decided_ = 0;  // until find_starts() knows better
+    ends_at_valid_ = false;
     find_starts(m);
   }
 
@@ -145,18 +149,23 @@ class PieceScanner {
   void find_starts(const AsciiMasks& m) {
     const size_t high = static_cast<size_t>(std::countr_zero(high_));
     // A few ASCII bytes between non-ASCII text (Korean, Chinese) are not worth the starts.
-    if (high < 16 && high < valid_) {
-      decided_ = 0;
-      return;
-    }
+    if (high < 16 && high < valid_) return;
     size_t decided = high < valid_ ? high - 1 : end_ ? valid_ : valid_ - 1;
     uint64_t starts = 1;
     if constexpr (kPattern == PiecePattern::kGpt2)
       starts |= gpt2_starts(m);
     else
       starts |= cl100k_starts(m, std::min(high, valid_));
-    // A contraction starts a piece where an apostrophe does (GPT-2's, cl100k's, Qwen's), or
-    // ends the word before it (o200k's); Tekken's pattern has none.
+    take_contractions(m, starts, decided);
+    starts_ = starts & m.valid;
+    decided_ = decided;
+    ends_at_valid_ = end_ && high >= valid_ && decided == valid_;
+  }
+
+  // A contraction starts a piece where an apostrophe does (GPT-2's, cl100k's, Qwen's), or ends
+  // the word before it (o200k's); Tekken's pattern has none. Lowers `decided` before one the
+  // window cannot tell.
+  void take_contractions(const AsciiMasks& m, uint64_t& starts, size_t& decided) const {
     const uint64_t quotes = kPattern == PiecePattern::kTekken ? 0
                             : kCaseAware                      ? m.quote & (letters_ << 1)
                                                               : m.quote & starts;
@@ -167,7 +176,7 @@ class PieceScanner {
       const size_t n = contraction_length(a);
       if (n == kMore) {
         decided = std::min(decided, kCaseAware ? a - 1 : a);
-        break;
+        return;
       }
       if (n == 0) continue;
       const uint64_t inside = ((uint64_t{1} << n) - 1) << a;  // a .. a + n - 1
@@ -175,9 +184,6 @@ class PieceScanner {
       if (a + n < 64) starts |= uint64_t{1} << (a + n);
       after_contraction = a + n;
     }
-    starts_ = starts & m.valid;
-    decided_ = high == 0 ? 0 : decided;
-    ends_at_valid_ = end_ && high >= valid_ && decided == valid_;
   }
 
   // GPT-2's: a class change starts a piece, except a word, number or symbol run right after ' '

@@ -50,7 +50,7 @@ std::pair<size_t, size_t> walk(const std::vector<std::string>& texts, tok::Split
       pos = got;
     }
     tok::PieceScanner<kPattern> windows(t);
-    uint32_t ends[64];
+    size_t ends[64];
     for (size_t pos = 0, ok = 1; ok && pos < t.size();) {
       const size_t count = windows.next_pieces(pos, ends);
       for (size_t k = 0; ok && k < count; ++k) {
