@@ -58,6 +58,18 @@ inline size_t alnum_prefix16(const unsigned char* p) {
 #endif
 }
 
+// Bit i set where p[i] == b, for p[0, 16). Reads all 16.
+inline uint32_t byte_mask16(const char* p, char b) {
+#if defined(__SSE2__)
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b))));
+#else
+  uint32_t m = 0;
+  for (int i = 0; i < 16; ++i) m |= uint32_t{p[i] == b} << i;
+  return m;
+#endif
+}
+
 // Whether p[0, 16) is all ASCII. Reads all 16.
 inline bool ascii16(const unsigned char* p) {
 #if defined(__SSE2__)

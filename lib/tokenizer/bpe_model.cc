@@ -2,11 +2,13 @@
 // models/bpe: characters (with prefix/suffix) to ids, unknown characters to <0xNN> bytes or a
 // (fused) unknown token, then merges lowest rank first, leftmost among equals.
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <queue>
 
 #include "core/error.h"
+#include "tokenizer/ascii_masks.h"
 #include "tokenizer/byte_key_cache.h"
 #include "tokenizer/merge_table.h"
 #include "tokenizer/models.h"
@@ -25,10 +27,15 @@ bool meta_at(std::string_view w, size_t pos) {
          w[pos + 2] == kMeta[2];
 }
 
-// The first "▁" of w at or after `from`, or npos. Inline: the next one is a word away, where
-// std::string_view::find's memchr and memcmp calls cost more than the scan.
+// The first "▁" of w at or after `from`, or npos. Inline, and its first byte found 16 bytes at
+// a time: the next one is a word away, where std::string_view::find's memchr and memcmp calls
+// cost more than the scan, and a byte-by-byte scan mispredicts its exit each word.
 size_t find_meta(std::string_view w, size_t from) {
-  for (size_t i = from; i + kMeta.size() <= w.size(); ++i)
+  size_t i = from;
+  for (; i + 16 <= w.size(); i += 16)
+    for (uint32_t m = byte_mask16(w.data() + i, kMeta[0]); m != 0; m &= m - 1)
+      if (const size_t at = i + static_cast<size_t>(std::countr_zero(m)); meta_at(w, at)) return at;
+  for (; i + kMeta.size() <= w.size(); ++i)
     if (w[i] == kMeta[0] && meta_at(w, i)) return i;
   return std::string_view::npos;
 }
