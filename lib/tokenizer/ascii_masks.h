@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string_view>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -68,6 +69,25 @@ inline uint32_t byte_mask16(const char* p, char b) {
   for (int i = 0; i < 16; ++i) m |= uint32_t{p[i] == b} << i;
   return m;
 #endif
+}
+
+// The first `literal` (not empty) in `text` at or after `from`, or npos; its first byte found 16
+// bytes at a time. For a literal a word or so apart (Metaspace's U+2581), where
+// std::string_view::find's memchr and memcmp calls cost more than the scan.
+inline size_t find_literal(std::string_view text, size_t from, std::string_view literal) {
+  const auto at = [&](size_t i) {  // a compare inline: no memcmp call for three bytes
+    if (i + literal.size() > text.size()) return false;
+    for (size_t k = 1; k < literal.size(); ++k)
+      if (text[i + k] != literal[k]) return false;
+    return true;
+  };
+  size_t i = from;
+  for (; i + 16 <= text.size(); i += 16)
+    for (uint32_t m = byte_mask16(text.data() + i, literal[0]); m != 0; m &= m - 1)
+      if (const size_t k = i + static_cast<size_t>(std::countr_zero(m)); at(k)) return k;
+  for (; i < text.size(); ++i)
+    if (text[i] == literal[0] && at(i)) return i;
+  return std::string_view::npos;
 }
 
 // Whether p[0, 16) is all ASCII. Reads all 16.

@@ -27,18 +27,8 @@ bool meta_at(std::string_view w, size_t pos) {
          w[pos + 2] == kMeta[2];
 }
 
-// The first "▁" of w at or after `from`, or npos. Inline, and its first byte found 16 bytes at
-// a time: the next one is a word away, where std::string_view::find's memchr and memcmp calls
-// cost more than the scan, and a byte-by-byte scan mispredicts its exit each word.
-size_t find_meta(std::string_view w, size_t from) {
-  size_t i = from;
-  for (; i + 16 <= w.size(); i += 16)
-    for (uint32_t m = byte_mask16(w.data() + i, kMeta[0]); m != 0; m &= m - 1)
-      if (const size_t at = i + static_cast<size_t>(std::countr_zero(m)); meta_at(w, at)) return at;
-  for (; i + kMeta.size() <= w.size(); ++i)
-    if (w[i] == kMeta[0] && meta_at(w, i)) return i;
-  return std::string_view::npos;
-}
+// The first "▁" of w at or after `from`, or npos.
+size_t find_meta(std::string_view w, size_t from) { return find_literal(w, from, kMeta); }
 
 // Chunks longer than this are tokenized afresh each time: they are rare, and would crowd the
 // cache.

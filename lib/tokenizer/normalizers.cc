@@ -185,12 +185,7 @@ bool Normalizer::is_plain() const {
   }
 }
 
-// The same edits as prepend_normalized and replace_matches make, without alignments: Prepend on
-// a non-empty text, then every non-overlapping occurrence of the pattern, left to right.
-namespace {
-
-// `text` with each `byte` from `first` on replaced by `content`, into `out`.
-void replace_byte(const std::string& text, size_t first, char byte, std::string_view content,
+void replace_byte(std::string_view text, size_t first, char byte, std::string_view content,
                   std::string& out) {
   const auto matches = static_cast<size_t>(
       std::count(text.begin() + static_cast<ptrdiff_t>(first), text.end(), byte));
@@ -229,8 +224,8 @@ void replace_byte(const std::string& text, size_t first, char byte, std::string_
   out.resize(size);
 }
 
-}  // namespace
-
+// The same edits as prepend_normalized and replace_matches make, without alignments: Prepend on
+// a non-empty text, then every non-overlapping occurrence of the pattern, left to right.
 void Normalizer::apply_plain(std::string& text) const {
   switch (kind) {
     case kSequence:

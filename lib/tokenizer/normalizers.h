@@ -56,4 +56,9 @@ struct Normalizer {
 void prepend_normalized(NormalizedString& s, const std::string& prefix);
 void replace_literal(NormalizedString& s, std::string_view pattern, std::string_view content);
 
+// `text` with each `byte` from `first` on replaced by `content`, into `out` (no alignments): the
+// Replace of one byte (Llama's space by U+2581), and the Metaspace pre-tokenizer's.
+void replace_byte(std::string_view text, size_t first, char byte, std::string_view content,
+                  std::string& out);
+
 }  // namespace shardkit::tok

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tokenizer/ascii_masks.h"
+#include "tokenizer/normalizers.h"
 #include "tokenizer/unicode.h"
 
 namespace shardkit::tok {
@@ -38,14 +40,7 @@ void PipelineTokenizer::encode_plain(std::string_view in, bool at_start,
     // replacement), the same pieces as the general path.
     thread_local std::string text;
     const std::string& rep = pre->replacement;
-    text.clear();
-    for (size_t from = 0;;) {
-      const size_t space = in.find(' ', from);
-      text.append(in.substr(from, space - from));
-      if (space == std::string_view::npos) break;
-      text.append(rep);
-      from = space + 1;
-    }
+    replace_byte(in, 0, ' ', rep, text);
     const bool starts = text.compare(0, rep.size(), rep) == 0;
     if (!text.empty() && !starts &&
         (pre->prepend_scheme == PreTokenizer::kAlways ||
@@ -53,8 +48,8 @@ void PipelineTokenizer::encode_plain(std::string_view in, bool at_start,
       text.insert(0, rep);
     size_t start = 0;
     while (start < text.size()) {
-      size_t next =
-          text.find(rep, start + (text.compare(start, rep.size(), rep) == 0 ? rep.size() : 0));
+      size_t next = find_literal(
+          text, start + (text.compare(start, rep.size(), rep) == 0 ? rep.size() : 0), rep);
       if (next == std::string::npos) next = text.size();
       config_.model->tokenize_ids(std::string_view(text).substr(start, next - start), ids);
       start = next;
