@@ -42,6 +42,17 @@ constexpr char kAscii[129] =
     " !\"#$%&'()*+,-./"
     "0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~\x7f";
 
+// The end of the run of bytes from `pos` that the table maps to themselves (none a space): each
+// but the last has an ASCII byte after it, and the last needs one too unless it maps alone.
+size_t end_of_copied_run(const SentencePieceNormalizerSpec& spec, std::string_view input,
+                         size_t pos) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(input[i]); };
+  size_t e = pos;
+  while (e < input.size() && byte(e) < 0x80 && spec.ascii_copies_itself[byte(e)]) ++e;
+  if (e > pos && e < input.size() && byte(e) >= 0x80 && !spec.ascii_alone[byte(e - 1)]) --e;
+  return e;
+}
+
 }  // namespace
 
 void SentencePieceNormalizerSpec::prepare() {
@@ -55,6 +66,7 @@ void SentencePieceNormalizerSpec::prepare() {
     ascii_alone_before_ascii[b] =
         !user_defined_start && !(charsmap && charsmap->has_longer_key(byte, 1, 0x7F));
     if (ascii_alone_before_ascii[b]) ascii_replacement[b] = normalize_prefix(*this, one, 0).first;
+    ascii_copies_itself[b] = ascii_alone_before_ascii[b] && ascii_replacement[b] == one && b != ' ';
   }
   ascii_ready = true;
 }
@@ -89,6 +101,15 @@ void sentencepiece_normalize(const SentencePieceNormalizerSpec& spec, std::strin
   bool is_prev_space = spec.remove_extra_whitespaces;
   while (pos < input.size()) {
     const auto b = static_cast<unsigned char>(input[pos]);
+    // Without offsets, letters and the like go over in runs, not a byte and a call at a time.
+    if (!track && b < 0x80 && spec.ascii_ready && spec.ascii_copies_itself[b]) {
+      if (const size_t end = end_of_copied_run(spec, input, pos); end > pos) {
+        text.append(input.substr(pos, end - pos));
+        is_prev_space = false;
+        pos = end;
+        continue;
+      }
+    }
     std::string_view sp;
     size_t n = 1;
     if (b < 0x80 && spec.ascii_ready && spec.ascii_by_table(input, pos)) {

@@ -38,6 +38,9 @@ struct SentencePieceNormalizerSpec {
   std::array<bool, 128> ascii_alone{};
   std::array<bool, 128> ascii_alone_before_ascii{};
   std::array<std::string_view, 128> ascii_replacement{};
+  // Maps by table to itself where an ASCII byte follows, and is not a space: a run of these is
+  // copied whole.
+  std::array<bool, 128> ascii_copies_itself{};
 };
 
 void sentencepiece_normalize(const SentencePieceNormalizerSpec& spec, std::string_view input,
