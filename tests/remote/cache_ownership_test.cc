@@ -200,6 +200,26 @@ TEST_CASE("the cache's names: keys and temporary files, nothing else") {
     CHECK_MESSAGE(!DiskCache::is_own_name(other), other);
 }
 
+TEST_CASE("eviction leaves another process's temporary file, and takes an abandoned one first") {
+  t::TempDir dir("cache-tmp");
+  DiskCache cache(dir.path().string(), 64 << 10);
+  const fs::path own = dir.path() / DiskCache::kOwnedDir;
+  // Another process is writing a large block now; one died writing, long ago.
+  const std::string writing(256 << 10, 'w');
+  t::write_file(own / ".tmp-4242-1", writing);
+  t::write_file(own / ".tmp-4243-1", std::string(1000, 'a'));
+  const struct timeval old[2] = {{946684800, 0}, {946684800, 0}};
+  ::utimes((own / ".tmp-4243-1").c_str(), old);
+  const std::vector<unsigned char> block(8 << 10, 7);
+  for (uint64_t k = 0; k < 24; ++k)
+    cache.put(DiskCache::key("http://h/x", 1, k * block.size(), block.size()), block.data(),
+              block.size(), true);
+  CHECK(cache.stats().evicted_files > 0);
+  CHECK_MESSAGE(fs::is_regular_file(own / ".tmp-4242-1"), "a live temporary file was evicted");
+  if (fs::is_regular_file(own / ".tmp-4242-1")) CHECK(t::read_file(own / ".tmp-4242-1") == writing);
+  CHECK_MESSAGE(!fs::exists(own / ".tmp-4243-1"), "an abandoned temporary file was kept");
+}
+
 // Run with enospc_shim.c preloaded and SHARDKIT_TEST_FULL_DIR / SHARDKIT_TEST_FULL_BYTES set
 // (CMakeLists.txt): the directory behaves as a file system that is full past that many bytes.
 TEST_CASE("a full disk: caching is skipped, batches are unchanged and the user's files stay") {

@@ -177,21 +177,14 @@ int open_owned_dir(const std::string& parent) {
   return fd;
 }
 
-struct CacheFile {
-  std::string name;
-  uint64_t bytes;
-  int64_t used_ns;  // modification time
-  bool temporary;
-};
-
 // The regular files of the cache's directory that have one of its own names.
-std::vector<CacheFile> list_owned(int dir_fd) {
-  std::vector<CacheFile> files;
-  for (OwnedFile& f : list_owned_files(dir_fd, DiskCache::is_own_name)) {
-    const bool temporary = std::string_view(f.name).substr(0, kTmpPrefix.size()) == kTmpPrefix;
-    files.push_back({std::move(f.name), f.bytes, f.modified_ns, temporary});
-  }
-  return files;
+std::vector<OwnedFile> list_owned(int dir_fd) {
+  return list_owned_files(dir_fd, DiskCache::is_own_name);
+}
+
+// A file being written (by this process or another), not yet renamed to its block's name.
+bool is_temporary(const OwnedFile& f) {
+  return std::string_view(f.name).substr(0, kTmpPrefix.size()) == kTmpPrefix;
 }
 }  // namespace
 
@@ -218,7 +211,7 @@ DiskCache::~DiskCache() { ::close(dir_fd_); }
 
 uint64_t DiskCache::owned_bytes() const {
   uint64_t total = 0;
-  for (const CacheFile& f : list_owned(dir_fd_)) total += f.bytes;
+  for (const OwnedFile& f : list_owned(dir_fd_)) total += f.bytes;
   return total;
 }
 
@@ -307,18 +300,20 @@ void DiskCache::evict(uint64_t target_bytes) {
 
 void DiskCache::evict_pass(uint64_t target_bytes) {
   const uint64_t counted_before = approx_bytes_.load();
-  std::vector<CacheFile> files = list_owned(dir_fd_);
+  std::vector<OwnedFile> files = list_owned(dir_fd_);
   uint64_t total = 0;
-  for (const CacheFile& f : files) total += f.bytes;
-  // Another process's temporary file is its business, unless it was abandoned long ago.
+  for (const OwnedFile& f : files) total += f.bytes;
+  // Another process's temporary file is its business, unless it was abandoned long ago; an
+  // abandoned one goes first.
   const int64_t abandoned_before = now_ns() - 600 * kNs;
-  std::erase_if(files,
-                [&](const CacheFile& f) { return f.temporary && f.used_ns > abandoned_before; });
-  for (CacheFile& f : files)
-    if (f.temporary) f.used_ns = 0;
+  std::erase_if(files, [&](const OwnedFile& f) {
+    return is_temporary(f) && f.modified_ns > abandoned_before;
+  });
+  for (OwnedFile& f : files)
+    if (is_temporary(f)) f.modified_ns = 0;
   std::sort(files.begin(), files.end(),
-            [](const CacheFile& a, const CacheFile& b) { return a.used_ns < b.used_ns; });
-  for (const CacheFile& f : files) {
+            [](const OwnedFile& a, const OwnedFile& b) { return a.modified_ns < b.modified_ns; });
+  for (const OwnedFile& f : files) {
     if (total <= target_bytes) break;
     if (::unlinkat(dir_fd_, f.name.c_str(), 0) == 0) {
       total -= f.bytes;
