@@ -3,8 +3,8 @@
 // the same reason). Each thread keeps its own table per model, so lookups take no lock.
 //
 // One open-addressing table over two arenas (key bytes, values), with no per-entry allocation.
-// It is cleared when half full, which bounds it at kSlots / 2 entries: at most 6 MiB of slots
-// (zeroed pages from the kernel, zero_pages.h) plus the arenas, per thread and model.
+// It is cleared when half full, which bounds it at kSlots / 2 entries: 6 MiB of slots, written
+// whole at construction (hot_word_table.h says why), plus the arenas, per thread and model.
 #pragma once
 
 #include <algorithm>
@@ -20,14 +20,13 @@
 
 #include "tokenizer/hot_word_table.h"
 #include "tokenizer/string_map.h"
-#include "tokenizer/zero_pages.h"
 
 namespace shardkit::tok {
 
 template <typename Value>
 class ByteKeyCache {
  public:
-  ByteKeyCache() : slots_(zero_pages<Slot>(kSlots)) {}
+  ByteKeyCache() : slots_(kSlots) {}
 
   // The values stored for `key`, or false.
   bool find(std::string_view key, std::span<const Value>* values) const {
@@ -68,13 +67,13 @@ class ByteKeyCache {
            std::memcmp(keys_.data() + s.key_offset, key.data(), key.size()) == 0;
   }
   void clear() {
-    slots_ = zero_pages<Slot>(kSlots);  // fresh zeroed pages: nothing to write
+    std::fill(slots_.begin(), slots_.end(), Slot{});
     keys_.clear();
     values_.clear();
     entries_ = 0;
   }
 
-  ZeroPages<Slot> slots_;  // an all-zero slot is empty
+  std::vector<Slot> slots_;  // an all-zero slot is empty
   std::string keys_;
   std::vector<Value> values_;
   size_t entries_ = 0;

@@ -11,11 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-
 #include <memory>
 #include <span>
-
-#include "tokenizer/zero_pages.h"
 
 namespace shardkit::tok {
 
@@ -30,7 +27,12 @@ class HotWordTable {
     uint64_t len = 0;
   };
 
-  HotWordTable() : sets_(zero_pages<Set>(kSets)) {}
+  // Written whole here, so that no page of it is read before it is written: a page first read
+  // maps the kernel's shared zero page, and the first write then replaces that mapping, which in
+  // a process of more than one thread flushes the other threads' TLBs by interrupt (a VM exit
+  // each on a virtual machine). Taken lazily that way, the memos cost a thread 30% of its first
+  // pass over a text while a second thread tokenized beside it.
+  HotWordTable() : sets_(std::make_unique<Set[]>(kSets)) {}
 
   // The key of p[0, n) for n <= kMaxKeyBytes; `limit` is the end of the readable bytes after p,
   // so that 16 bytes are loaded at once when they may be.
@@ -105,8 +107,7 @@ class HotWordTable {
     Slot ways[kWays];
   };
 
-  // Zeroed pages from the kernel (zero_pages.h): an all-zero slot is empty.
-  ZeroPages<Set> sets_;
+  std::unique_ptr<Set[]> sets_;  // an all-zero slot is empty
 };
 
 }  // namespace shardkit::tok
