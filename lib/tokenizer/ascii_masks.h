@@ -1,6 +1,8 @@
 // Bit masks of the ASCII byte classes the pre-tokenizer patterns tell apart, for 64 bytes at
 // once: bit i describes byte i. Computed with AVX2 where the CPU has it, else SSE2 (x86-64's
-// baseline), else byte by byte; the choice is made once, at run time.
+// baseline), else byte by byte; the choice is made once, at run time. Below them, the inline
+// 16-byte scans the hot loops share (letters and digits, one byte, a literal, all ASCII), where
+// a byte-at-a-time loop would mispredict its exit once a word.
 #pragma once
 
 #include <bit>
@@ -25,8 +27,7 @@ struct AsciiMasks {
   uint64_t slash = 0;    // '/' (o200k's newline tail takes it)
   uint64_t blank = 0;    // ' ' alone (the optional space before a word)
   uint64_t quote = 0;    // '\'' (contractions start with it)
-  uint64_t control =
-      0;  // C0 controls but \t \n \r, and DEL (BERT drops them or keeps them in words)
+  uint64_t control = 0;  // C0 controls but \t \n \r, and DEL (BERT drops them, or keeps them)
 
   uint64_t letter() const { return upper | lower; }
   // ASCII characters that are neither letter, digit nor white space (punctuation, symbols,

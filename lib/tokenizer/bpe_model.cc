@@ -2,7 +2,6 @@
 // models/bpe: characters (with prefix/suffix) to ids, unknown characters to <0xNN> bytes or a
 // (fused) unknown token, then merges lowest rank first, leftmost among equals.
 #include <algorithm>
-#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <queue>
