@@ -222,9 +222,11 @@ TEST_CASE(
     ".model Unigram and BPE over long sentences match spm (lattice cut where no piece "
     "crosses)") {
   // SentencePiece runs one lattice over a whole sentence, summing float scores along it. Ours
-  // is cut where no piece crosses and carries the score there, so the sums, and every near-tie
-  // they decide, must stay those of one pass: sentences of ~8 KB (cut after 4 KB) and one of
-  // about 1 MB (scores near -1e6, where a float step is 0.06).
+  // is cut where no piece crosses and carries the score there, and takes a remembered word's
+  // path only while the score is within that word's bound, so the sums, and every near-tie they
+  // decide, must stay those of one pass: sentences of ~8 KB (cut after 4 KB) and one of about
+  // 1 MB (scores near -1e6, where a float step is 0.06). Taking remembered paths whatever the
+  // score, or with a bound 100 times too lax, fails here.
   std::vector<std::string> lines;
   fixture_text(&lines);
   std::vector<std::string> sentences;
@@ -260,6 +262,12 @@ TEST_CASE(
   check_spm_model(
       "spm_unigram_long",
       train("unigram_udef", "--model_type=unigram '--user_defined_symbols=<mask>,@@,ab'"), false,
+      &sentences);
+  // Trained without splitting at white space, this model has pieces such as "▁of▁the": its
+  // lines cannot be taken a word at a time.
+  check_spm_model(
+      "spm_unigram_across_spaces_long",
+      train("unigram_across_spaces", "--model_type=unigram --split_by_whitespace=false"), false,
       &sentences);
   check_spm_model("spm_unigram_identity_long",
                   train("unigram_identity",
