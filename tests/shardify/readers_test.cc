@@ -95,6 +95,30 @@ TEST_CASE("a text file as one document: lines joined, blank ends dropped, errors
     }
 }
 
+TEST_CASE("a file document larger than the size its source announces is read whole") {
+  // A compressed file announces its compressed size: the buffer sized from it must grow (several
+  // times over here) and keep every byte. A plain file's read that finds the end must not lose
+  // the bytes before it.
+  TempDir tmp("bigdoc");
+  ReaderOptions text;
+  text.format = InputFormat::kText;
+  text.doc_separator = DocSeparator::kFile;
+  std::string body;
+  for (int i = 0; body.size() < (5 << 20); ++i) body += "line " + std::to_string(i) + " of it\n";
+  body += "the end";
+  write_file(tmp / "doc.txt", body);
+  REQUIRE(run_command("gzip -q -k " + (tmp / "doc.txt").string() + " && zstd -q " +
+                      (tmp / "doc.txt").string() + " -o " + (tmp / "doc.txt.zst").string()) == 0);
+  for (const char* name : {"doc.txt", "doc.txt.gz", "doc.txt.zst"}) {
+    CAPTURE(name);
+    const auto got = read_examples(tmp / name, text);
+    REQUIRE(got.size() == 1);
+    CHECK(got[0].error.empty());
+    CHECK(got[0].body().size() == body.size());
+    CHECK(got[0].body() == body);
+  }
+}
+
 TEST_CASE("compressed inputs: concatenated gzip members and zstd frames read as one stream") {
   TempDir tmp("z");
   write_file(tmp / "a", "alpha\n");
