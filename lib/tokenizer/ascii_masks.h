@@ -1,7 +1,8 @@
 // Bit masks of the ASCII byte classes the pre-tokenizer patterns tell apart, for 64 bytes at
 // once: bit i describes byte i. Computed with AVX2 where the CPU has it, else SSE2 (x86-64's
 // baseline), else byte by byte; the choice is made once, at run time. Below them, the inline
-// 16-byte scans the hot loops share (letters and digits, one byte, a literal, all ASCII), where
+// 16-byte scans the hot loops share (letters and digits, printable bytes, one byte, a literal,
+// all ASCII), where
 // a byte-at-a-time loop would mispredict its exit once a word.
 #pragma once
 
@@ -56,6 +57,23 @@ inline size_t alnum_prefix16(const unsigned char* p) {
 #else
   size_t n = 0;
   while (n < 16 && ((p[n] | 0x20) - 'a' < 26u || p[n] - '0' < 10u)) ++n;
+  return n;
+#endif
+}
+
+// How many bytes at the start of p[0, 16) are printable ASCII other than the space ('!' to '~',
+// 0-16). Reads all 16.
+inline size_t printable_prefix16(const unsigned char* p) {
+#if defined(__SSE2__)
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  // Bytes from 0x80 compare as negative, below '!'.
+  const __m128i printable =
+      _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(' ')), _mm_cmplt_epi8(v, _mm_set1_epi8(0x7F)));
+  const auto mask = static_cast<unsigned>(_mm_movemask_epi8(printable));
+  return static_cast<size_t>(std::countr_one(mask & 0xFFFFu));
+#else
+  size_t n = 0;
+  while (n < 16 && p[n] - 0x21u < 0x5Eu) ++n;
   return n;
 #endif
 }

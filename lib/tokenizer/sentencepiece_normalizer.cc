@@ -2,6 +2,7 @@
 
 #include <tuple>
 
+#include "tokenizer/ascii_masks.h"
 #include "tokenizer/unicode.h"
 
 namespace shardkit::tok {
@@ -44,10 +45,16 @@ constexpr char kAscii[129] =
 
 // The end of the run of bytes from `pos` that the table maps to themselves (none a space): each
 // but the last has an ASCII byte after it, and the last needs one too unless it maps alone.
+// Printable bytes go 16 at a time where they all copy themselves: a byte-at-a-time loop
+// mispredicted its exit at every word (a quarter of a BPE .model's time was this loop).
 size_t end_of_copied_run(const SentencePieceNormalizerSpec& spec, std::string_view input,
                          size_t pos) {
   const auto byte = [&](size_t i) { return static_cast<unsigned char>(input[i]); };
   size_t e = pos;
+  if (spec.printable_copy_themselves) {
+    const auto* p = reinterpret_cast<const unsigned char*>(input.data());
+    for (size_t n = 16; n == 16 && e + 16 <= input.size(); e += n) n = printable_prefix16(p + e);
+  }
   while (e < input.size() && byte(e) < 0x80 && spec.ascii_copies_itself[byte(e)]) ++e;
   if (e > pos && e < input.size() && byte(e) >= 0x80 && !spec.ascii_alone[byte(e - 1)]) --e;
   return e;
@@ -68,6 +75,9 @@ void SentencePieceNormalizerSpec::prepare() {
     if (ascii_alone_before_ascii[b]) ascii_replacement[b] = normalize_prefix(*this, one, 0).first;
     ascii_copies_itself[b] = ascii_alone_before_ascii[b] && ascii_replacement[b] == one && b != ' ';
   }
+  printable_copy_themselves = true;
+  for (unsigned b = '!'; b <= '~'; ++b)
+    printable_copy_themselves = printable_copy_themselves && ascii_copies_itself[b];
   ascii_ready = true;
 }
 

@@ -41,6 +41,7 @@ struct SentencePieceNormalizerSpec {
   // Maps by table to itself where an ASCII byte follows, and is not a space: a run of these is
   // copied whole.
   std::array<bool, 128> ascii_copies_itself{};
+  bool printable_copy_themselves = false;  // ascii_copies_itself for all of '!' to '~'
 };
 
 void sentencepiece_normalize(const SentencePieceNormalizerSpec& spec, std::string_view input,
