@@ -42,6 +42,7 @@ struct SentencePieceNormalizerSpec {
   // copied whole.
   std::array<bool, 128> ascii_copies_itself{};
   bool printable_copy_themselves = false;  // ascii_copies_itself for all of '!' to '~'
+  bool plain_space = false;                // ' ' maps by table, alone, to itself
 };
 
 void sentencepiece_normalize(const SentencePieceNormalizerSpec& spec, std::string_view input,
