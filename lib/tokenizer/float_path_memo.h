@@ -12,7 +12,7 @@
 // bytes), and by 2n * 2^-24 * M in the search from 0 itself. Every decision keeps its sign, for
 // every start score a, while the smallest gap g that search saw exceeds 2n * 2^-24 * (|a| + 2M).
 // The bound used is twice as strict (4(n + 1) instead of 2n) so that the second-order terms and
-// the double sums that round to float stay inside it.
+// the double sums rounded to float stay inside it.
 #pragma once
 
 #include <algorithm>
