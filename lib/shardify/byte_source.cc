@@ -67,7 +67,7 @@ class PlainSource : public ByteSource {
   uint64_t file_bytes_consumed() const override {
     return file_->consumed() - (prefix_.size() - prefix_pos_);
   }
-  uint64_t remaining_hint() const override {
+  std::optional<uint64_t> remaining_hint() const override {
     const uint64_t size = file_->size(), done = file_bytes_consumed();
     return size > done ? size - done : 0;
   }
@@ -228,7 +228,7 @@ class CheckedSource : public ByteSource {
     return n;
   }
   uint64_t file_bytes_consumed() const override { return inner_->file_bytes_consumed(); }
-  uint64_t remaining_hint() const override { return inner_->remaining_hint(); }
+  std::optional<uint64_t> remaining_hint() const override { return inner_->remaining_hint(); }
 
  private:
   std::unique_ptr<ByteSource> inner_;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace shardkit::shardify {
@@ -17,9 +18,9 @@ class ByteSource {
   virtual size_t read(char* out, size_t size) = 0;
   // Bytes of the underlying file consumed so far (compressed bytes for compressed inputs).
   virtual uint64_t file_bytes_consumed() const = 0;
-  // How many more bytes read() will probably return (0: unknown): the rest of a plain file, so
-  // that a reader taking all of it sizes its buffer once.
-  virtual uint64_t remaining_hint() const { return 0; }
+  // How many more bytes read() will probably return, where that is known: the rest of a plain
+  // file (0 at its end), so that a reader taking all of it sizes its buffer once.
+  virtual std::optional<uint64_t> remaining_hint() const { return std::nullopt; }
 
   static std::unique_ptr<ByteSource> open(const std::filesystem::path& path);
 };

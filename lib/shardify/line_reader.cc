@@ -13,8 +13,10 @@ namespace {
 
 // Reads come in chunks of this size.
 constexpr size_t kChunk = 1 << 20;
-// What take_rest() reserves beyond the announced size, for the read that finds the end.
+// What a read reserves beyond the announced size, for the read that finds the end.
 constexpr size_t kEndProbe = 4096;
+// The least a read asks for when the source announces less (a file may grow while it is read).
+constexpr size_t kMinChunk = 4096;
 // A buffer above this size was grown for one long line; release_line() lets it go.
 constexpr size_t kLargeBuffer = 8 * kChunk;
 
@@ -23,6 +25,7 @@ constexpr size_t kLargeBuffer = 8 * kChunk;
 // before 5.14 decline, and the pages then come one fault at a time).
 void populate(char* data, size_t size) {
 #ifdef MADV_POPULATE_WRITE
+  if (size < kChunk) return;  // a few pages: the call costs more than their faults
   constexpr uintptr_t kPage = 4096;
   const auto at = reinterpret_cast<uintptr_t>(data);
   const uintptr_t begin = (at + kPage - 1) & ~(kPage - 1), end = (at + size) & ~(kPage - 1);
@@ -53,6 +56,16 @@ size_t LineReader::read_into(std::string& out, size_t size) {
   return n;
 }
 
+// At most `most`: the rest of the input and room for the read that finds its end, or a chunk
+// where the size is not known. A buffer is zero-filled before the read, and 1 MiB of it for each
+// small file was most of a small file's cost.
+size_t LineReader::chunk_size(uint64_t most) const {
+  const std::optional<uint64_t> hint = source_->remaining_hint();
+  if (!hint) return kChunk;
+  return static_cast<size_t>(
+      std::min<uint64_t>(std::max<uint64_t>(*hint, kMinChunk) + kEndProbe, most));
+}
+
 // A buffer that no line handed out points into any more is reused: its unfinished line moves to
 // its front and the next chunk goes after it (a long line grows in place, its capacity doubling).
 // One that a reader still holds is left as it is, and the unfinished line starts a new one.
@@ -67,7 +80,7 @@ bool LineReader::fill(size_t keep_from) {
     buf_ = std::move(next);
   }
   pos_ = 0;
-  const size_t n = read_into(*buf_, kChunk);
+  const size_t n = read_into(*buf_, chunk_size(kChunk));
   if (!stream_error_.empty()) buf_->clear();
   return n > 0;
 }
@@ -119,8 +132,7 @@ std::string_view LineReader::take_rest(std::shared_ptr<const std::string>& owner
   // Room for the size the source announces and a little more, so that the read which finds the
   // end lands in it: doubling a full buffer first would copy the whole file once more (a third
   // of the time before a second thread could start on a large document).
-  rest->reserve(buffered + std::max<uint64_t>(source_->remaining_hint(), kChunk) + kEndProbe +
-                kPadding);
+  rest->reserve(buffered + chunk_size(UINT64_MAX) + kPadding);
   populate(rest->data(), rest->capacity());
   rest->append(*buf_, line_start_, buffered);
   while (!eof_) {

@@ -57,6 +57,8 @@ class LineReader {
   // Appends up to `size` bytes read to `out`; 0 at the end or where a damaged stream ends
   // (stream_error_ set).
   size_t read_into(std::string& out, size_t size);
+  // How much the next read asks for, at most `most`.
+  size_t chunk_size(uint64_t most) const;
 
   std::unique_ptr<ByteSource> source_;
   std::shared_ptr<std::string> buf_ = std::make_shared<std::string>();
