@@ -52,6 +52,7 @@ BpeTokenizer::BpeTokenizer(BpeConfig config, const std::string& source)
                 "byte-level BPE needs a ByteLevel pre-tokenizer as the last step");
   words_matcher_ = pieces_matcher();
   words_pattern_ = piece_pattern(words_matcher_);
+  deepseek_splits_ = has_deepseek_splits();
   cuts_after_newlines_ = steps_keep_newline_cuts() &&
                          (!config_.normalizer || config_.normalizer->keeps_newline_cuts());
   for (const PreTokenizerStep& st : config_.steps)
@@ -131,6 +132,20 @@ SplitMatcher BpeTokenizer::pieces_matcher() const {
   const bool keeps_matches = split.invert ? split.behavior == SplitBehavior::kRemoved
                                           : split.behavior == SplitBehavior::kIsolated;
   return keeps_matches && matches_everywhere(split.matcher) ? split.matcher : nullptr;
+}
+
+// DeepSeek-V3's pre-tokenizer: its three Splits, each Isolated, before a ByteLevel without regex
+// or virtual space.
+bool BpeTokenizer::has_deepseek_splits() const {
+  const auto& steps = config_.steps;
+  if (steps.size() != 4 || steps[3].use_regex || steps[3].add_prefix_space) return false;
+  const SplitMatcher matchers[3] = {deepseek_digits_match, deepseek_cjk_match,
+                                    deepseek_words_match};
+  for (int k = 0; k < 3; ++k)
+    if (steps[k].kind != PreTokenizerStep::kSplit || steps[k].matcher != matchers[k] ||
+        steps[k].invert || steps[k].behavior != SplitBehavior::kIsolated)
+      return false;
+  return true;
 }
 
 // The hand-matched patterns end a piece at a newline between two non-space characters, and
@@ -485,6 +500,16 @@ void BpeTokenizer::encode_normalized(std::string_view full, size_t begin, size_t
                                      std::vector<uint32_t>& ids, Encoding* detail) const {
   if (words_matcher_ && !detail) {
     encode_words(full, begin, end, ids);
+    return;
+  }
+  if (deepseek_splits_ && !detail) {
+    // The three Splits as one scan, and the pieces through the word memo's hot table.
+    const std::string_view text = full.substr(0, end);
+    size_t outer_end = 0;
+    encode_words(full, text, begin, ids, [&](size_t pos, size_t* ends) {
+      ends[0] = deepseek_piece_end(text, pos, &outer_end);
+      return size_t{1};
+    });
     return;
   }
   if (words_matcher_ == gpt2_match) {

@@ -78,6 +78,7 @@ class BpeTokenizer : public TokenizerBase {
   void encode_word(Memo& memo, const char* p, size_t n, const char* limit,
                    std::vector<uint32_t>& ids) const;
   SplitMatcher pieces_matcher() const;
+  bool has_deepseek_splits() const;
   void build_tables(const std::string& source);
   bool restore_tables(std::string_view blob);
   void merge_symbols(const char* p, size_t n, std::vector<uint32_t>& out) const;
@@ -99,6 +100,7 @@ class BpeTokenizer : public TokenizerBase {
   std::optional<uint32_t> unk_id_;
   SplitMatcher words_matcher_ = nullptr;       // pieces_matcher()
   std::optional<PiecePattern> words_pattern_;  // its vectorized form, if any
+  bool deepseek_splits_ = false;  // DeepSeek-V3's three Splits: deepseek_piece_end() finds pieces
   bool cuts_after_newlines_ = false;
   uint64_t cache_owner_;  // names this tokenizer's word caches (byte_key_cache.h)
 };

@@ -407,6 +407,46 @@ size_t deepseek_words_match(std::string_view text, size_t pos) {
   return first == kWhite ? spaces_end(text, pos) : kNoMatch;
 }
 
+namespace {
+
+bool deepseek_cjk(char32_t cp) {
+  return (cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF);
+}
+
+// The piece the first two Splits leave at `pos`: a group of up to three numbers, a run of CJK,
+// or the text before the next number or CJK character.
+size_t deepseek_outer_end(std::string_view text, size_t pos) {
+  if (const size_t e = deepseek_digits_match(text, pos); e != kNoMatch) return e;
+  if (const size_t e = deepseek_cjk_match(text, pos); e != kNoMatch) return e;
+  size_t i = pos;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      if (c >= '0' && c <= '9') break;
+      ++i;
+      continue;
+    }
+    size_t after = i;
+    const char32_t cp = decode_utf8(text, after);
+    if (is_number(cp) || deepseek_cjk(cp)) break;
+    i = after;
+  }
+  return i;
+}
+
+}  // namespace
+
+size_t deepseek_piece_end(std::string_view text, size_t pos, size_t* outer_end) {
+  if (pos >= *outer_end) *outer_end = deepseek_outer_end(text, pos);
+  const std::string_view outer = text.substr(0, *outer_end);
+  if (const size_t e = deepseek_words_match(outer, pos); e != kNoMatch) return e;
+  // No match here: the piece runs to where the third pattern next matches.
+  size_t i = pos + utf8_length(static_cast<unsigned char>(text[pos]));
+  while (i < outer.size() && deepseek_words_match(outer, i) == kNoMatch)
+    i += utf8_length(static_cast<unsigned char>(text[i]));
+  return std::min(i, outer.size());
+}
+
 SplitMatcher hand_matcher(std::string_view pattern) {
   for (const auto& [text, matcher] :
        {std::pair<const char*, SplitMatcher>{kGpt2Pattern, gpt2_match},

@@ -56,6 +56,10 @@ constexpr size_t kNoMatch = std::string_view::npos;
 size_t deepseek_digits_match(std::string_view text, size_t pos);
 size_t deepseek_cjk_match(std::string_view text, size_t pos);
 size_t deepseek_words_match(std::string_view text, size_t pos);
+// The three in turn, each keeping its matches and what lies between them as pieces (Isolated):
+// the end of the final piece at `pos`. `*outer_end` is the end of the piece the first two left
+// around `pos` (0 to start); it is found again once `pos` reaches it, so a text is scanned once.
+size_t deepseek_piece_end(std::string_view text, size_t pos, size_t* outer_end);
 extern const char* const kDeepSeekDigitsPattern;
 extern const char* const kDeepSeekCjkPattern;
 extern const char* const kDeepSeekWordsPattern;

