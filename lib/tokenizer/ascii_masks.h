@@ -1,9 +1,8 @@
 // Bit masks of the ASCII byte classes the pre-tokenizer patterns tell apart, for 64 bytes at
 // once: bit i describes byte i. Computed with AVX2 where the CPU has it, else SSE2 (x86-64's
 // baseline), else byte by byte; the choice is made once, at run time. Below them, the inline
-// 16-byte scans the hot loops share (letters and digits, printable bytes, one byte, a literal,
-// all ASCII), where
-// a byte-at-a-time loop would mispredict its exit once a word.
+// 16-byte scans the hot loops share (letters, letters and digits, printable bytes, one byte, a
+// literal, all ASCII), where a byte-at-a-time loop would mispredict its exit once a word.
 #pragma once
 
 #include <bit>
@@ -57,6 +56,22 @@ inline size_t alnum_prefix16(const unsigned char* p) {
 #else
   size_t n = 0;
   while (n < 16 && ((p[n] | 0x20) - 'a' < 26u || p[n] - '0' < 10u)) ++n;
+  return n;
+#endif
+}
+
+// How many bytes at the start of p[0, 16) are ASCII letters (0-16). Reads all 16.
+inline size_t letter_prefix16(const unsigned char* p) {
+#if defined(__SSE2__)
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i letter = _mm_cmplt_epi8(_mm_add_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)),
+                                                     _mm_set1_epi8(static_cast<char>(128 - 'a'))),
+                                        _mm_set1_epi8(-128 + 26));
+  const auto mask = static_cast<unsigned>(_mm_movemask_epi8(letter));
+  return static_cast<size_t>(std::countr_one(mask & 0xFFFFu));
+#else
+  size_t n = 0;
+  while (n < 16 && (p[n] | 0x20) - 'a' < 26u) ++n;
   return n;
 #endif
 }
