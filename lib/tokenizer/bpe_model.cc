@@ -18,7 +18,7 @@ namespace shardkit::tok {
 namespace {
 
 constexpr uint32_t kNoId = 0xFFFFFFFFu;
-constexpr std::string_view kMeta = "\xE2\x96\x81";  // SentencePiece's word boundary, U+2581
+constexpr std::string_view kMeta = kSentencePieceSpace;  // a word's start
 
 // Whether w holds "▁" at pos.
 bool meta_at(std::string_view w, size_t pos) {

@@ -332,12 +332,20 @@ size_t deepseek_digits_match(std::string_view text, size_t pos) {
   return classify(text, pos, &next) == kNumber ? digits_end<3>(text, next) : kNoMatch;
 }
 
+namespace {
+
+// [\u4E00-\u9FA5\u3040-\u309F\u30A0-\u30FF]
+bool deepseek_cjk(char32_t cp) {
+  return (cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF);
+}
+
+}  // namespace
+
 size_t deepseek_cjk_match(std::string_view text, size_t pos) {
   size_t i = pos;
   while (i < text.size()) {
     size_t after = i;
-    const char32_t cp = decode_utf8(text, after);
-    if (!((cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF))) break;
+    if (!deepseek_cjk(decode_utf8(text, after))) break;
     i = after;
   }
   return i > pos ? i : kNoMatch;
@@ -413,10 +421,6 @@ size_t deepseek_words_match(std::string_view text, size_t pos) {
 }
 
 namespace {
-
-bool deepseek_cjk(char32_t cp) {
-  return (cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF);
-}
 
 // The piece the first two Splits leave at `pos`: a group of up to three numbers, a run of CJK,
 // or the text before the next number or CJK character.

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "tokenizer/unicode.h"
+
 namespace shardkit::tok {
 
 class Regex;
@@ -22,12 +24,12 @@ struct Decoder {
     kWordPiece,
     kBpe,
   } kind = kSequence;
-  std::string pattern;                       // kReplace (String)
-  std::shared_ptr<const Regex> regex;        // kReplace (Regex)
-  std::string content;                       // kReplace replacement; kStrip character
-  size_t start = 0, stop = 0;                // kStrip
-  std::string replacement = "\xE2\x96\x81";  // kMetaspace
-  bool prepend = true;                       // kMetaspace: prepend_scheme is not "never"
+  std::string pattern;                           // kReplace (String)
+  std::shared_ptr<const Regex> regex;            // kReplace (Regex)
+  std::string content;                           // kReplace replacement; kStrip character
+  size_t start = 0, stop = 0;                    // kStrip
+  std::string replacement{kSentencePieceSpace};  // kMetaspace
+  bool prepend = true;                           // kMetaspace: prepend_scheme is not "never"
   // kMetaspace as SentencePiece decodes (.model files): of the first token, only a leading
   // replacement goes (HF drops every replacement in the first token).
   bool first_leading_only = false;

@@ -32,7 +32,7 @@ struct PreTokenizer {
             // isolated
   } kind = kSequence;
   // Metaspace.
-  std::string replacement = "\xE2\x96\x81";
+  std::string replacement{kSentencePieceSpace};
   enum PrependScheme { kAlways, kFirst, kNever } prepend_scheme = kAlways;
   bool split = true;
   // Punctuation, Split.

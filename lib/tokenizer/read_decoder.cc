@@ -28,7 +28,7 @@ Decoder read_decoder(const Json& j, element e, const std::string& where) {
     d.stop = j.uint(j.get(o, "stop", where), where + ".stop");
   } else if (type == "Metaspace") {
     d.kind = Decoder::kMetaspace;
-    d.replacement = j.opt_str(o, "replacement", where).value_or("\xE2\x96\x81");
+    d.replacement = j.opt_str(o, "replacement", where).value_or(std::string(kSentencePieceSpace));
     auto scheme = j.opt_str(o, "prepend_scheme", where);
     d.prepend = scheme ? *scheme != "never" : j.boolean(o, "add_prefix_space", true, where);
   } else if (type == "WordPiece") {

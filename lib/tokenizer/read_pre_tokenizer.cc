@@ -41,7 +41,7 @@ PreTokenizer read_pre_tokenizer(const Json& j, element e, const std::string& whe
           read_pre_tokenizer(j, x, where + ".pretokenizers[" + std::to_string(k++) + "]"));
   } else if (type == "Metaspace") {
     p.kind = PreTokenizer::kMetaspace;
-    p.replacement = j.opt_str(o, "replacement", where).value_or("\xE2\x96\x81");
+    p.replacement = j.opt_str(o, "replacement", where).value_or(std::string(kSentencePieceSpace));
     single_char(j, p.replacement, where + ".replacement");
     auto scheme = j.opt_str(o, "prepend_scheme", where);
     if (scheme) {

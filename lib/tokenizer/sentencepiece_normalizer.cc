@@ -9,7 +9,7 @@ namespace shardkit::tok {
 
 namespace {
 
-constexpr std::string_view kSpaceSymbol = "\xE2\x96\x81";
+constexpr std::string_view kSpaceSymbol = kSentencePieceSpace;
 
 // Length of a valid UTF-8 character at text[pos], or 0 when malformed.
 size_t valid_char_length(std::string_view text, size_t pos) {

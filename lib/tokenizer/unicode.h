@@ -17,6 +17,9 @@ char32_t decode_utf8(std::string_view text, size_t& i, size_t base = 0);
 // Throws Error(kInput) at the first invalid byte; fast for ASCII.
 void validate_utf8(std::string_view text, size_t base = 0);
 void append_utf8(std::string& out, char32_t cp);
+// U+2581 (LOWER ONE EIGHTH BLOCK): SentencePiece's space, and Metaspace's default replacement.
+inline constexpr std::string_view kSentencePieceSpace = "\xE2\x96\x81";
+
 inline size_t utf8_length(unsigned char lead) {
   return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
 }

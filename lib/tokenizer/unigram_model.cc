@@ -30,7 +30,7 @@ constexpr size_t kSegmentBytes = 4096;
 using WordCache = ByteKeyCache<ModelToken>;
 using PathMemo = WordMemo<uint32_t, 3>;  // float_path_memo.h's entries
 using Hot = PathMemo::Hot;
-constexpr std::string_view kSpace = "\xE2\x96\x81";  // U+2581, SentencePiece's space
+constexpr std::string_view kSpace = kSentencePieceSpace;
 
 class UnigramModel final : public Model {
  public:
