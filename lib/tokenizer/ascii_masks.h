@@ -144,6 +144,14 @@ inline bool ascii16(const unsigned char* p) {
 #endif
 }
 
+// How many bytes at the start of p[0, n) are ASCII, 16 at a time.
+inline size_t ascii_prefix(const unsigned char* p, size_t n) {
+  size_t i = 0;
+  while (i + 16 <= n && ascii16(p + i)) i += 16;
+  while (i < n && p[i] < 0x80) ++i;
+  return i;
+}
+
 // The byte-by-byte masks the vector versions must equal (for tests).
 AsciiMasks ascii_masks_reference(const char* text, size_t n);
 

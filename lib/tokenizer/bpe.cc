@@ -4,6 +4,7 @@
 #include <queue>
 
 #include "core/error.h"
+#include "tokenizer/ascii_masks.h"
 #include "tokenizer/blob.h"
 #include "tokenizer/byte_key_cache.h"
 #include "tokenizer/merge_table.h"
@@ -53,6 +54,7 @@ BpeTokenizer::BpeTokenizer(BpeConfig config, const std::string& source)
   words_matcher_ = pieces_matcher();
   words_pattern_ = piece_pattern(words_matcher_);
   deepseek_splits_ = has_deepseek_splits();
+  normalizer_keeps_ascii_ = config_.normalizer && config_.normalizer->keeps_ascii();
   cuts_after_newlines_ = steps_keep_newline_cuts() &&
                          (!config_.normalizer || config_.normalizer->keeps_newline_cuts());
   for (const PreTokenizerStep& st : config_.steps)
@@ -407,7 +409,9 @@ void BpeTokenizer::split_from(std::string_view full, size_t step, const Piece& p
 
 void BpeTokenizer::encode_segment(std::string_view full, size_t begin, size_t end,
                                   std::vector<uint32_t>& ids, Encoding* detail) const {
-  if (!config_.normalizer) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(full.data());
+  if (!config_.normalizer ||
+      (normalizer_keeps_ascii_ && ascii_prefix(bytes + begin, end - begin) == end - begin)) {
     encode_normalized(full, begin, end, ids, detail);
     return;
   }
@@ -464,33 +468,38 @@ void BpeTokenizer::encode_words(std::string_view full, std::string_view text, si
   reserve_more(ids, end - begin);  // a piece never has more ids than bytes
   const char* limit = full.data() + full.size();
   size_t ends[64];
+  Staged staged;
   for (size_t pos = begin; pos < end;) {
     const size_t count = next_pieces(pos, ends);
     for (size_t k = 0; k < count; ++k) {
-      encode_word(memo, text.data() + pos, ends[k] - pos, limit, ids);
+      encode_word(memo, text.data() + pos, ends[k] - pos, limit, staged, ids);
       pos = ends[k];
     }
+    staged.flush(ids);
   }
 }
 
-// One piece's ids: a byte's own id, else the hot table's, else the map's or the merges'.
+// One piece's ids: a byte's own id or the hot table's, staged; else the map's or the merges',
+// appended to `ids` after what is staged.
 [[gnu::always_inline]] inline void BpeTokenizer::encode_word(Memo& memo, const char* p, size_t n,
-                                                             const char* limit,
+                                                             const char* limit, Staged& staged,
                                                              std::vector<uint32_t>& ids) const {
   using Hot = Memo::Hot;
   if (n == 1 && byte_id_[static_cast<unsigned char>(*p)] != kNoId) {
-    ids.push_back(byte_id_[static_cast<unsigned char>(*p)]);
+    staged.ids[staged.size++] = byte_id_[static_cast<unsigned char>(*p)];
     return;
   }
   if (n > Hot::kMaxKeyBytes) {
+    staged.flush(ids);
     bpe_word(memo.all, p, n, ids);
     return;
   }
   const Hot::Key key = Hot::key(p, n, limit);
-  if (const std::span<const uint32_t> hit = memo.hot.find(key); !hit.empty()) {
-    for (uint32_t id : hit) ids.push_back(id);
+  if (const size_t found = memo.hot.copy_to(key, staged.ids + staged.size)) {
+    staged.size += found;
     return;
   }
+  staged.flush(ids);
   const size_t mark = ids.size();
   bpe_word(memo.all, p, n, ids);
   memo.hot.insert(key, std::span(ids).subspan(mark));

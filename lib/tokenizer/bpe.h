@@ -75,7 +75,8 @@ class BpeTokenizer : public TokenizerBase {
   void encode_words(std::string_view full, std::string_view text, size_t begin,
                     std::vector<uint32_t>& ids, NextPieces&& next_pieces) const;
   using Memo = WordMemo<uint32_t, 3>;
-  void encode_word(Memo& memo, const char* p, size_t n, const char* limit,
+  using Staged = StagedIds<uint32_t, 64 * 3>;  // one batch of pieces, each up to three ids
+  void encode_word(Memo& memo, const char* p, size_t n, const char* limit, Staged& staged,
                    std::vector<uint32_t>& ids) const;
   SplitMatcher pieces_matcher() const;
   bool has_deepseek_splits() const;
@@ -102,7 +103,8 @@ class BpeTokenizer : public TokenizerBase {
   std::optional<PiecePattern> words_pattern_;  // its vectorized form, if any
   bool deepseek_splits_ = false;  // DeepSeek-V3's three Splits: deepseek_piece_end() finds pieces
   bool cuts_after_newlines_ = false;
-  uint64_t cache_owner_;  // names this tokenizer's word caches (byte_key_cache.h)
+  bool normalizer_keeps_ascii_ = false;  // an ASCII segment skips the normalizer's copy
+  uint64_t cache_owner_;                 // names this tokenizer's word caches (byte_key_cache.h)
 };
 
 }  // namespace shardkit::tok

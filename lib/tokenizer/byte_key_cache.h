@@ -88,6 +88,21 @@ struct WordMemo {
   ByteKeyCache<Value> all;
 };
 
+// Ids gathered in a fixed buffer and appended to the output vector together: a hot-table hit
+// writes its slot's every value here unconditionally (HotWordTable::copy_to) and counts only
+// its own, which a vector cannot take without a branch per id.
+template <typename Value, size_t kCapacity>
+struct StagedIds {
+  static constexpr size_t kSlack = 8;  // room for one copy_to past the last counted value
+  Value ids[kCapacity + kSlack];
+  size_t size = 0;
+
+  void flush(std::vector<Value>& out) {
+    out.insert(out.end(), ids, ids + size);
+    size = 0;
+  }
+};
+
 // Room for `more` values at the end of `v` without a reallocation, growing geometrically (a
 // reservation of exactly what one call needs would copy a batch's ids once per call).
 template <typename T>

@@ -260,6 +260,18 @@ void Normalizer::apply_plain(std::string& text) const {
   }
 }
 
+bool Normalizer::keeps_ascii() const {
+  switch (kind) {
+    case kSequence:
+      return std::all_of(children.begin(), children.end(),
+                         [](const Normalizer& c) { return c.keeps_ascii(); });
+    case kUnicode:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool Normalizer::keeps_newline_cuts() const {
   switch (kind) {
     case kSequence:

@@ -44,6 +44,8 @@ struct Normalizer {
   bool is_plain() const;
   // apply() on a string without alignments (ids-only encoding), for is_plain() normalizers.
   void apply_plain(std::string& text) const;
+  // Whether apply() leaves every text of ASCII characters alone: the Unicode forms do.
+  bool keeps_ascii() const;
   // Whether apply() works on each side of a newline between two non-space characters alone, so
   // that a text cut there normalizes into the halves of its whole normalization (text_cuts.h):
   // true for the Unicode forms and Lowercase (a newline starts a combining sequence that nothing

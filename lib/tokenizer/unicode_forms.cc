@@ -6,6 +6,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "tokenizer/ascii_masks.h"
 #include "tokenizer/unicode.h"
 
 namespace shardkit::tok {
@@ -222,8 +223,7 @@ bool next_unstable_region(std::string_view text, size_t from, UnicodeForm form, 
                           size_t& end) {
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   const size_t n = text.size();
-  size_t i = from;
-  while (i < n && s[i] < 0x80) ++i;
+  size_t i = from + ascii_prefix(s + from, n - from);
   if (i == n) return false;
   const Tables& t = tables();
   const bool compat = form == UnicodeForm::kNFKD || form == UnicodeForm::kNFKC;

@@ -120,6 +120,16 @@ TEST_CASE(
   const auto lowered = oracle_files() / ("qwen3-lowercase-" + std::to_string(::getpid()) + ".json");
   write_file(lowered, json);
   check_full({"qwen3-lowercase-long", lowered, {}, lowered, input});
+  // Lines of ASCII alone, which skip the Unicode forms (they leave ASCII unchanged) but not
+  // Lowercase.
+  std::string ascii = "UPPER CASE Words\nMiXeD 42 THE END\n";
+  for (const std::string& line : lines)
+    if (std::all_of(line.begin(), line.end(), [](char c) { return (c & 0x80) == 0; }))
+      ascii += line + "\n";
+  const auto ascii_input = oracle_files() / ("ascii-lines-" + std::to_string(::getpid()) + ".txt");
+  write_file(ascii_input, ascii);
+  check_full({"qwen3-ascii", qwen3, {}, qwen3, ascii_input});
+  check_full({"qwen3-lowercase-ascii", lowered, {}, lowered, ascii_input});
 }
 
 TEST_CASE("Split behaviors and invert in a byte-level pre-tokenizer match HF") {
