@@ -192,22 +192,27 @@ class BpeModel final : public Model {
       using Hot = HotWordTable<uint32_t, 3>;
       ChunkMemo& memo = thread_cache<ChunkMemo>(cache_owner_);
       const char* limit = word.data() + word.size();
+      StagedIds<uint32_t, 64 * 3> staged;
       for_each_chunk(word, [&](std::string_view chunk, size_t) {
         if (chunk.size() > Hot::kMaxKeyBytes) {
+          staged.flush(ids);
           tokenize_cached(memo.all, chunk, 0, tokens);
           append();
           return;
         }
+        staged.make_room(3, ids);
         const Hot::Key key = Hot::key(chunk.data(), chunk.size(), limit);
-        if (const std::span<const uint32_t> hit = memo.hot.find(key); !hit.empty()) {
-          for (uint32_t id : hit) ids.push_back(id);
+        if (const size_t found = memo.hot.copy_to(key, staged.ids + staged.size)) {
+          staged.size += found;
           return;
         }
+        staged.flush(ids);
         const size_t mark = ids.size();
         tokenize_cached(memo.all, chunk, 0, tokens);
         append();
         memo.hot.insert(key, std::span(ids).subspan(mark));
       });
+      staged.flush(ids);
       return;
     }
     tokenize_word(word, tokens);

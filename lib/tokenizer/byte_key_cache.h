@@ -101,6 +101,10 @@ struct StagedIds {
     out.insert(out.end(), ids, ids + size);
     size = 0;
   }
+  // Flushes unless `more` ids fit.
+  void make_room(size_t more, std::vector<Value>& out) {
+    if (size + more > kCapacity) flush(out);
+  }
 };
 
 // Room for `more` values at the end of `v` without a reallocation, growing geometrically (a

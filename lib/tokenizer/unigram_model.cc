@@ -28,7 +28,9 @@ constexpr size_t kMaxCachedWordBytes = 64;
 // The lattice is cut at the first position no piece crosses after this many bytes.
 constexpr size_t kSegmentBytes = 4096;
 using WordCache = ByteKeyCache<ModelToken>;
-using PathMemo = WordMemo<uint32_t, 3>;  // float_path_memo.h's entries
+// float_path_memo.h's entries: a bound, then the ids. Seven cells, so that words of up to six
+// pieces (most words an 8,000-piece vocabulary splits) are served by the hot table.
+using PathMemo = WordMemo<uint32_t, 7>;
 using Hot = PathMemo::Hot;
 constexpr std::string_view kSpace = kSentencePieceSpace;
 
@@ -171,13 +173,21 @@ class UnigramModel final : public Model {
     const auto emit = emitter(p, unknown, out);
     float score = 0;
     size_t looked_up = 0, refused = 0;
+    // The word after the current one is found first, and its hot-table set loaded while the
+    // current word's path is replayed (5% on English: that load comes from the L3 cache).
+    const auto word_end = [&](size_t begin) {
+      return begin >= s.size() ? s.size() : std::min(s.size(), find_literal(s, begin + 1, kSpace));
+    };
+    size_t next_end = word_end(0);
     for (size_t begin = 0; begin < s.size();) {
       if (refused >= 32 && 4 * refused >= looked_up) {
         best_path<float>(p, begin, s.size(), score, emit, nullptr);
         break;
       }
-      size_t end = find_literal(s, begin + 1, kSpace);
-      if (end == std::string_view::npos) end = s.size();
+      const size_t end = next_end;
+      next_end = word_end(end);
+      if (next_end > end && next_end - end <= Hot::kMaxKeyBytes)
+        memo.hot.prefetch(Hot::key(s.data() + end, next_end - end, s.data() + s.size()));
       std::span<const uint32_t> path;
       if (worth_remembering(s.substr(begin, end - begin))) {
         path = remembered(memo, s, begin, end);
