@@ -3,6 +3,7 @@
 #include <tuple>
 
 #include "tokenizer/ascii_masks.h"
+#include "tokenizer/escape_spaces.h"
 #include "tokenizer/unicode.h"
 
 namespace shardkit::tok {
@@ -79,6 +80,21 @@ size_t copy_words(const SentencePieceNormalizerSpec& spec, std::string_view inpu
   }
 }
 
+// Appends the stretch of printable ASCII with single spaces from `pos` (escape_spaces.h) to
+// `text`, spaces as U+2581; returns where it stopped.
+size_t escape_stretch(std::string_view input, size_t pos, std::string& text) {
+  constexpr size_t kStep = 4096;
+  char escaped[2 * kStep + kEscapeSlack];
+  const auto* p = reinterpret_cast<const unsigned char*>(input.data());
+  for (;;) {
+    size_t written;
+    const size_t n = escape_spaced_ascii(p + pos, input.size() - pos, kStep, escaped, &written);
+    text.append(escaped, written);
+    pos += n;
+    if (n < kStep) return pos;
+  }
+}
+
 }  // namespace
 
 void SentencePieceNormalizerSpec::prepare() {
@@ -98,6 +114,7 @@ void SentencePieceNormalizerSpec::prepare() {
   printable_copy_themselves = true;
   for (unsigned b = '!'; b <= '~'; ++b)
     printable_copy_themselves = printable_copy_themselves && ascii_copies_itself[b];
+  escapes_spaced_ascii = printable_copy_themselves && plain_space && escape_whitespaces;
   ascii_ready = true;
 }
 
@@ -133,7 +150,9 @@ void sentencepiece_normalize(const SentencePieceNormalizerSpec& spec, std::strin
     const auto b = static_cast<unsigned char>(input[pos]);
     // Without offsets, letters and the like go over in runs, not a byte and a call at a time.
     if (!track && b < 0x80 && spec.ascii_ready && spec.ascii_copies_itself[b]) {
-      if (const size_t end = copy_words(spec, input, pos, space, text); end > pos) {
+      size_t end = spec.escapes_spaced_ascii ? escape_stretch(input, pos, text) : pos;
+      if (end == pos) end = copy_words(spec, input, pos, space, text);
+      if (end > pos) {
         is_prev_space = false;
         pos = end;
         continue;

@@ -43,6 +43,8 @@ struct SentencePieceNormalizerSpec {
   std::array<bool, 128> ascii_copies_itself{};
   bool printable_copy_themselves = false;  // ascii_copies_itself for all of '!' to '~'
   bool plain_space = false;                // ' ' maps by table, alone, to itself
+  // Printable ASCII maps to itself and a single space to U+2581: escape_spaces.h's text.
+  bool escapes_spaced_ascii = false;
 };
 
 void sentencepiece_normalize(const SentencePieceNormalizerSpec& spec, std::string_view input,

@@ -9,6 +9,7 @@
 #include "test_util.h"
 #include "tokenizer/ascii_masks.h"
 #include "tokenizer/byte_level.h"
+#include "tokenizer/escape_spaces.h"
 #include "tokenizer/piece_scanner.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode.h"
@@ -465,6 +466,48 @@ TEST_CASE("hand-written Split patterns end every match where Oniguruma does") {
       CHECK(walks_differ == 0);
     }
   }
+}
+
+TEST_CASE("SentencePiece's spaced ASCII goes over 16 bytes at a time as the byte loop says") {
+  // Clean text: the copy is the text with each space as U+2581, up to the last whole block
+  // that has a byte after it.
+  std::string clean;
+  for (int k = 0; clean.size() < 200; ++k) clean += (k % 3 ? "word" : "x") + std::string(" ");
+  clean.resize(200);
+  std::string expected;
+  for (char c : clean.substr(0, 192)) expected += c == ' ' ? "\xE2\x96\x81" : std::string(1, c);
+  const auto* p = reinterpret_cast<const unsigned char*>(clean.data());
+  std::vector<char> out(2 * clean.size() + tok::kEscapeSlack);
+  size_t written = 0;
+  CHECK(tok::escape_spaced_ascii_reference(p, clean.size(), clean.size(), out.data(), &written) ==
+        192);
+  CHECK(std::string(out.data(), written) == expected);
+  const bool vectorized =
+      tok::escape_spaced_ascii(p, clean.size(), clean.size(), out.data(), &written) != 0;
+  MESSAGE("spaced ASCII escaped 16 bytes at a time: " << vectorized);
+  if (!vectorized) return;  // the normalizer's general path runs instead
+  CHECK(std::string(out.data(), written) == expected);
+  // Random text, mostly clean: two spaces, controls, DEL and bytes from 0x80 stop both at the
+  // same block, at every position in it and just after it, and under every limit.
+  std::mt19937 random(11);
+  const std::string rare = "  \x1F\x7F\x80\xE2\t";
+  size_t differ = 0, stops = 0;
+  for (int k = 0; k < 20000; ++k) {
+    std::string t(random() % 90, 'a');
+    for (char& c : t) c = static_cast<char>(' ' + random() % 95);
+    for (int bad = static_cast<int>(random() % 3); bad > 0 && !t.empty(); --bad)
+      t[random() % t.size()] = rare[random() % rare.size()];
+    const size_t most = random() % 2 ? t.size() : random() % 64;
+    const auto* q = reinterpret_cast<const unsigned char*>(t.data());
+    std::vector<char> a(2 * most + tok::kEscapeSlack), b(a.size());
+    size_t wa = 0, wb = 0;
+    const size_t na = tok::escape_spaced_ascii(q, t.size(), most, a.data(), &wa);
+    const size_t nb = tok::escape_spaced_ascii_reference(q, t.size(), most, b.data(), &wb);
+    differ += na != nb || std::string(a.data(), wa) != std::string(b.data(), wb);
+    stops += nb + 17 <= t.size() && nb + 16 <= most;
+  }
+  CHECK(differ == 0);
+  CHECK(stops > 1000);  // the draws stop early often enough to test the stops
 }
 
 TEST_CASE("vectorized ASCII class masks equal the byte-by-byte ones") {

@@ -1,0 +1,122 @@
+#include "tokenizer/escape_spaces.h"
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include <immintrin.h>
+#define SHARDKIT_X86 1
+#endif
+
+namespace shardkit::tok {
+namespace {
+
+constexpr unsigned char kSpaceSymbol[3] = {0xE2, 0x96, 0x81};  // U+2581
+
+bool printable(unsigned char c) { return c >= ' ' && c <= '~'; }
+
+// Whether the 16 bytes at p, and the one after, are printable with no two spaces adjacent.
+bool clean_block(const unsigned char* p) {
+  for (size_t k = 0; k < 16; ++k)
+    if (!printable(p[k]) || (p[k] == ' ' && p[k + 1] == ' ')) return false;
+  return printable(p[16]);
+}
+
+#ifdef SHARDKIT_X86
+
+// kSpread[m]: the byte shuffle that spreads 8 bytes with spaces at the set bits of m, each space
+// taking source bytes 8, 9 and 10 (where U+2581 sits), and the length of the result. A mask
+// with adjacent bits never occurs (two spaces stop the copy), so at most four spaces make at
+// most 16 bytes.
+struct Spread {
+  alignas(16) std::array<unsigned char, 16> shuffle;
+  uint8_t length;
+};
+
+constexpr std::array<Spread, 256> kSpread = [] {
+  std::array<Spread, 256> table{};
+  for (unsigned m = 0; m < 256; ++m) {
+    Spread& s = table[m];
+    size_t o = 0;
+    for (unsigned j = 0; j < 8; ++j) {
+      if (m >> j & 1) {
+        for (unsigned char k = 8; k < 11; ++k)
+          if (o < 16) s.shuffle[o++] = k;
+      } else if (o < 16) {
+        s.shuffle[o++] = static_cast<unsigned char>(j);
+      }
+    }
+    s.length = static_cast<uint8_t>(o);
+    while (o < 16) s.shuffle[o++] = 0x80;  // a zero byte
+  }
+  return table;
+}();
+
+__attribute__((target("ssse3"))) char* spread_half(__m128i source, unsigned mask, char* out) {
+  const Spread& s = kSpread[mask];
+  const __m128i shuffle = _mm_load_si128(reinterpret_cast<const __m128i*>(s.shuffle.data()));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_shuffle_epi8(source, shuffle));
+  return out + s.length;
+}
+
+__attribute__((target("ssse3"))) size_t escape_ssse3(const unsigned char* p, size_t n, size_t most,
+                                                     char* out, size_t* written) {
+  const __m128i space = _mm_set1_epi8(' ');
+  const __m128i below = _mm_set1_epi8(' ' - 1), above = _mm_set1_epi8(0x7F);
+  const __m128i symbol = _mm_setr_epi8(
+      static_cast<char>(0xE2), static_cast<char>(0x96), static_cast<char>(0x81), 0, 0, 0, 0, 0,
+      static_cast<char>(0xE2), static_cast<char>(0x96), static_cast<char>(0x81), 0, 0, 0, 0, 0);
+  char* o = out;
+  size_t i = 0;
+  for (; i + 16 <= most && i + 17 <= n; i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    const __m128i next = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i + 1));
+    // Bytes from 0x80 compare as negative, not above ' ' - 1.
+    const __m128i printable =
+        _mm_and_si128(_mm_and_si128(_mm_cmpgt_epi8(v, below), _mm_cmplt_epi8(v, above)),
+                      _mm_and_si128(_mm_cmpgt_epi8(next, below), _mm_cmplt_epi8(next, above)));
+    const __m128i spaces = _mm_cmpeq_epi8(v, space);
+    const __m128i doubled = _mm_and_si128(spaces, _mm_cmpeq_epi8(next, space));
+    if (_mm_movemask_epi8(printable) != 0xFFFF || _mm_movemask_epi8(doubled) != 0) break;
+    const auto mask = static_cast<unsigned>(_mm_movemask_epi8(spaces));
+    o = spread_half(_mm_unpacklo_epi64(v, symbol), mask & 0xFF, o);
+    o = spread_half(_mm_unpackhi_epi64(v, symbol), mask >> 8, o);
+  }
+  *written = static_cast<size_t>(o - out);
+  return i;
+}
+
+#endif  // SHARDKIT_X86
+
+}  // namespace
+
+size_t escape_spaced_ascii(const unsigned char* p, size_t n, size_t most, char* out,
+                           size_t* written) {
+#ifdef SHARDKIT_X86
+  static const bool ssse3 = __builtin_cpu_supports("ssse3");
+  if (ssse3) return escape_ssse3(p, n, most, out, written);
+#endif
+  *written = 0;
+  return 0;
+}
+
+size_t escape_spaced_ascii_reference(const unsigned char* p, size_t n, size_t most, char* out,
+                                     size_t* written) {
+  char* o = out;
+  size_t i = 0;
+  for (; i + 16 <= most && i + 17 <= n && clean_block(p + i); i += 16) {
+    for (size_t k = i; k < i + 16; ++k) {
+      if (p[k] == ' ') {
+        std::memcpy(o, kSpaceSymbol, sizeof kSpaceSymbol);
+        o += sizeof kSpaceSymbol;
+      } else {
+        *o++ = static_cast<char>(p[k]);
+      }
+    }
+  }
+  *written = static_cast<size_t>(o - out);
+  return i;
+}
+
+}  // namespace shardkit::tok
