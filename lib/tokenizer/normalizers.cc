@@ -6,6 +6,7 @@
 
 #include "tokenizer/ascii_masks.h"
 #include "tokenizer/byte_level.h"
+#include "tokenizer/escape_spaces.h"
 #include "tokenizer/precompiled_charsmap.h"
 #include "tokenizer/sentencepiece_normalizer.h"
 #include "tokenizer/unicode.h"
@@ -191,12 +192,16 @@ void replace_byte(std::string_view text, size_t first, char byte, std::string_vi
       std::count(text.begin() + static_cast<ptrdiff_t>(first), text.end(), byte));
   const size_t size = text.size() + matches * content.size() - matches;
   // Room for whole 16-byte and 8-byte stores past the end: a store may write beyond what it
-  // keeps, and the next one, or the final resize, takes that back.
+  // keeps, and the next one, or the final resize, takes that back. (replace_byte_blocks needs
+  // at most 16 bytes beyond what it keeps.)
   out.resize(size + 16 + 8);
   std::memcpy(out.data(), text.data(), first);
   char* w = out.data() + first;
   const char* s = text.data();
   size_t i = first;
+  size_t spread;
+  i += replace_byte_blocks(s + i, text.size() - i, byte, content, w, &spread);
+  w += spread;
   char padded[8] = {};
   const bool short_content = content.size() <= sizeof padded;
   if (short_content) std::memcpy(padded, content.data(), content.size());

@@ -510,6 +510,27 @@ TEST_CASE("SentencePiece's spaced ASCII goes over 16 bytes at a time as the byte
   CHECK(stops > 1000);  // the draws stop early often enough to test the stops
 }
 
+TEST_CASE("A byte replaced 16 bytes at a time: every content length, runs of the byte") {
+  std::mt19937 random(12);
+  size_t differ = 0, blocks = 0;
+  for (int k = 0; k < 20000; ++k) {
+    const std::string content = std::string("\xE2\x96\x81!").substr(0, 1 + k % 4);
+    std::string t(random() % 70, 'a');
+    for (char& c : t) c = random() % 3 ? static_cast<char>(' ' + random() % 95) : ' ';
+    std::vector<char> out(4 * t.size() + tok::kEscapeSlack);
+    size_t written = 0;
+    const size_t done =
+        tok::replace_byte_blocks(t.data(), t.size(), ' ', content, out.data(), &written);
+    std::string expected;
+    for (char c : t.substr(0, done)) expected += c == ' ' ? content : std::string(1, c);
+    differ +=
+        std::string(out.data(), written) != expected || (done != 0 && done != t.size() / 16 * 16);
+    blocks += done / 16;
+  }
+  CHECK(differ == 0);
+  MESSAGE("byte replaced 16 at a time over " << blocks << " blocks");
+}
+
 TEST_CASE("vectorized ASCII class masks equal the byte-by-byte ones") {
   std::mt19937 random(3);
   std::string block(64, ' ');
