@@ -475,8 +475,8 @@ void BpeTokenizer::encode_words(std::string_view full, std::string_view text, si
       encode_word(memo, text.data() + pos, ends[k] - pos, limit, staged, ids);
       pos = ends[k];
     }
-    staged.flush(ids);
   }
+  staged.flush(ids);
 }
 
 // One piece's ids: a byte's own id or the hot table's, staged; else the map's or the merges',
@@ -485,6 +485,7 @@ void BpeTokenizer::encode_words(std::string_view full, std::string_view text, si
                                                              const char* limit, Staged& staged,
                                                              std::vector<uint32_t>& ids) const {
   using Hot = Memo::Hot;
+  staged.make_room(Hot::kSlotValues, ids);
   if (n == 1 && byte_id_[static_cast<unsigned char>(*p)] != kNoId) {
     staged.ids[staged.size++] = byte_id_[static_cast<unsigned char>(*p)];
     return;

@@ -75,7 +75,7 @@ class BpeTokenizer : public TokenizerBase {
   void encode_words(std::string_view full, std::string_view text, size_t begin,
                     std::vector<uint32_t>& ids, NextPieces&& next_pieces) const;
   using Memo = WordMemo<uint32_t, 3>;
-  using Staged = StagedIds<uint32_t, 64 * 3>;  // one batch of pieces, each up to three ids
+  using Staged = StagedIds<uint32_t, 64 * 3>;  // pieces' ids, each up to three
   void encode_word(Memo& memo, const char* p, size_t n, const char* limit, Staged& staged,
                    std::vector<uint32_t>& ids) const;
   SplitMatcher pieces_matcher() const;

@@ -21,6 +21,7 @@ template <typename Value, size_t kMaxValues>
 class HotWordTable {
  public:
   static constexpr size_t kMaxKeyBytes = 16;
+  static constexpr size_t kSlotValues = kMaxValues;  // the most a slot holds (and copy_to copies)
 
   // A word as the table compares it: its bytes, zero-padded, and its length.
   struct Key {
