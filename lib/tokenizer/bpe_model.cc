@@ -180,7 +180,8 @@ class BpeModel final : public Model {
     tokenize_word(word, out);
   }
 
-  void tokenize_ids(std::string_view word, std::vector<uint32_t>& ids) const override {
+  void tokenize_ids(std::string_view word, const char* readable_end,
+                    std::vector<uint32_t>& ids) const override {
     if (word.empty()) return;
     thread_local std::vector<ModelToken> tokens;  // one chunk's at a time
     auto append = [&] {
@@ -191,7 +192,7 @@ class BpeModel final : public Model {
     if (chunkable_ && !config_.ignore_merges && word.size() > kMeta.size()) {
       using Hot = HotWordTable<uint32_t, 3>;
       ChunkMemo& memo = thread_cache<ChunkMemo>(cache_owner_);
-      const char* limit = word.data() + word.size();
+      const char* limit = readable_end;
       StagedIds<uint32_t, 64 * 3> staged;
       for_each_chunk(word, [&](std::string_view chunk, size_t) {
         if (chunk.size() > Hot::kMaxKeyBytes) {

@@ -36,8 +36,11 @@ class Model {
   // Appends the tokens of `word` (offsets relative to it).
   virtual void tokenize(std::string_view word, std::vector<ModelToken>& out) const = 0;
   // Appends the ids of the same tokens. Models that see a whole text as one word (SentencePiece)
-  // override it so that no list of the text's tokens with their spans is built.
-  virtual void tokenize_ids(std::string_view word, std::vector<uint32_t>& ids) const {
+  // override it so that no list of the text's tokens with their spans is built. The bytes from
+  // the word's end to `readable_end` may be read (and are ignored): a short word's key is then
+  // loaded whole, not copied byte by byte into a buffer first.
+  virtual void tokenize_ids(std::string_view word, const char* readable_end,
+                            std::vector<uint32_t>& ids) const {
     thread_local std::vector<ModelToken> tokens;
     tokens.clear();
     tokenize(word, tokens);

@@ -32,7 +32,7 @@ void PipelineTokenizer::encode_plain(std::string_view in, bool at_start,
   }
   const PreTokenizer* pre = config_.pre_tokenizer ? &*config_.pre_tokenizer : nullptr;
   if (!pre || pre->kind == PreTokenizer::kSplit) {  // no split where the string does not occur
-    config_.model->tokenize_ids(in, ids);
+    config_.model->tokenize_ids(in, in.data() + in.size(), ids);
     return;
   }
   {
@@ -51,7 +51,8 @@ void PipelineTokenizer::encode_plain(std::string_view in, bool at_start,
       size_t next = find_literal(
           text, start + (text.compare(start, rep.size(), rep) == 0 ? rep.size() : 0), rep);
       if (next == std::string::npos) next = text.size();
-      config_.model->tokenize_ids(std::string_view(text).substr(start, next - start), ids);
+      config_.model->tokenize_ids(std::string_view(text).substr(start, next - start),
+                                  text.data() + text.size(), ids);
       start = next;
     }
   }
@@ -67,7 +68,7 @@ void PipelineTokenizer::encode_piece(const NormalizedString& s, bool at_start, s
   thread_local std::vector<ModelToken> toks;
   auto tokenize = [&](const NormalizedString& piece) {
     if (!detail) {
-      config_.model->tokenize_ids(piece.text(), ids);
+      config_.model->tokenize_ids(piece.text(), piece.text().data() + piece.text().size(), ids);
       return;
     }
     // Tokens never outnumber bytes: one reservation instead of doublings that copy a long

@@ -32,6 +32,7 @@ using WordCache = ByteKeyCache<ModelToken>;
 // pieces (most words an 8,000-piece vocabulary splits) are served by the hot table.
 using PathMemo = WordMemo<uint32_t, 7>;
 using Hot = PathMemo::Hot;
+struct WordIds : Hot {};  // an HF Unigram's short words and their ids (a thread_cache type)
 constexpr std::string_view kSpace = kSentencePieceSpace;
 
 class UnigramModel final : public Model {
@@ -92,7 +93,12 @@ class UnigramModel final : public Model {
   void tokenize(std::string_view s, std::vector<ModelToken>& out) const override {
     tokenize_into(s, out);
   }
-  void tokenize_ids(std::string_view s, std::vector<uint32_t>& ids) const override {
+  void tokenize_ids(std::string_view s, const char* readable_end,
+                    std::vector<uint32_t>& ids) const override {
+    if (!spm_ && !s.empty() && s.size() <= Hot::kMaxKeyBytes) {
+      short_word_ids(s, readable_end, ids);
+      return;
+    }
     tokenize_into(s, ids);
   }
 
@@ -134,6 +140,21 @@ class UnigramModel final : public Model {
       hit = word;
     }
     for (const ModelToken& t : hit) append_token(out, t);
+  }
+
+  // An HF word (its ids depend on it alone) of up to 16 bytes, through the thread's hot table
+  // of short words, in front of the cache of all words.
+  void short_word_ids(std::string_view s, const char* readable_end,
+                      std::vector<uint32_t>& ids) const {
+    Hot& hot = thread_cache<WordIds>(cache_owner_);
+    const Hot::Key key = Hot::key(s.data(), s.size(), readable_end);
+    if (const std::span<const uint32_t> hit = hot.find(key); !hit.empty()) {
+      ids.insert(ids.end(), hit.begin(), hit.end());
+      return;
+    }
+    const size_t mark = ids.size();
+    tokenize_into(s, ids);
+    hot.insert(key, std::span(ids).subspan(mark));
   }
 
   template <typename Score>
