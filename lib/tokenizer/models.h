@@ -39,7 +39,7 @@ class Model {
   // override it so that no list of the text's tokens with their spans is built. The bytes from
   // the word's end to `readable_end` may be read (and are ignored): a short word's key is then
   // loaded whole, not copied byte by byte into a buffer first.
-  virtual void tokenize_ids(std::string_view word, const char* readable_end,
+  virtual void tokenize_ids(std::string_view word, [[maybe_unused]] const char* readable_end,
                             std::vector<uint32_t>& ids) const {
     thread_local std::vector<ModelToken> tokens;
     tokens.clear();
