@@ -193,6 +193,15 @@ class BpeModel final : public Model {
       using Hot = HotWordTable<uint32_t, 3>;
       ChunkMemo& memo = thread_cache<ChunkMemo>(cache_owner_);
       const char* limit = readable_end;
+      // A short word (a Metaspace word: one chunk) straight from the hot table. Exact for any
+      // word the table holds: a chunk's ids are those of its own chunks joined.
+      if (word.size() <= Hot::kMaxKeyBytes) {
+        const Hot::Key key = Hot::key(word.data(), word.size(), limit);
+        if (const std::span<const uint32_t> hit = memo.hot.find(key); !hit.empty()) {
+          ids.insert(ids.end(), hit.begin(), hit.end());
+          return;
+        }
+      }
       StagedIds<uint32_t, 64 * 3> staged;
       for_each_chunk(word, [&](std::string_view chunk, size_t) {
         if (chunk.size() > Hot::kMaxKeyBytes) {
