@@ -25,67 +25,10 @@ bool clean_block(const unsigned char* p) {
 
 #ifdef SHARDKIT_X86
 
-// kSpread[m]: the byte shuffle that spreads 8 bytes with spaces at the set bits of m, each space
-// taking source bytes 8, 9 and 10 (where U+2581 sits), and the length of the result. A mask
-// with adjacent bits never occurs (two spaces stop the copy), so at most four spaces make at
-// most 16 bytes.
 struct Spread {
   alignas(16) std::array<unsigned char, 16> shuffle;
   uint8_t length;
 };
-
-constexpr std::array<Spread, 256> kSpread = [] {
-  std::array<Spread, 256> table{};
-  for (unsigned m = 0; m < 256; ++m) {
-    Spread& s = table[m];
-    size_t o = 0;
-    for (unsigned j = 0; j < 8; ++j) {
-      if (m >> j & 1) {
-        for (unsigned char k = 8; k < 11; ++k)
-          if (o < 16) s.shuffle[o++] = k;
-      } else if (o < 16) {
-        s.shuffle[o++] = static_cast<unsigned char>(j);
-      }
-    }
-    s.length = static_cast<uint8_t>(o);
-    while (o < 16) s.shuffle[o++] = 0x80;  // a zero byte
-  }
-  return table;
-}();
-
-__attribute__((target("ssse3"))) char* spread_half(__m128i source, unsigned mask, char* out) {
-  const Spread& s = kSpread[mask];
-  const __m128i shuffle = _mm_load_si128(reinterpret_cast<const __m128i*>(s.shuffle.data()));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_shuffle_epi8(source, shuffle));
-  return out + s.length;
-}
-
-__attribute__((target("ssse3"))) size_t escape_ssse3(const unsigned char* p, size_t n, size_t most,
-                                                     char* out, size_t* written) {
-  const __m128i space = _mm_set1_epi8(' ');
-  const __m128i below = _mm_set1_epi8(' ' - 1), above = _mm_set1_epi8(0x7F);
-  const __m128i symbol = _mm_setr_epi8(
-      static_cast<char>(0xE2), static_cast<char>(0x96), static_cast<char>(0x81), 0, 0, 0, 0, 0,
-      static_cast<char>(0xE2), static_cast<char>(0x96), static_cast<char>(0x81), 0, 0, 0, 0, 0);
-  char* o = out;
-  size_t i = 0;
-  for (; i + 16 <= most && i + 17 <= n; i += 16) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-    const __m128i next = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i + 1));
-    // Bytes from 0x80 compare as negative, not above ' ' - 1.
-    const __m128i printable =
-        _mm_and_si128(_mm_and_si128(_mm_cmpgt_epi8(v, below), _mm_cmplt_epi8(v, above)),
-                      _mm_and_si128(_mm_cmpgt_epi8(next, below), _mm_cmplt_epi8(next, above)));
-    const __m128i spaces = _mm_cmpeq_epi8(v, space);
-    const __m128i doubled = _mm_and_si128(spaces, _mm_cmpeq_epi8(next, space));
-    if (_mm_movemask_epi8(printable) != 0xFFFF || _mm_movemask_epi8(doubled) != 0) break;
-    const auto mask = static_cast<unsigned>(_mm_movemask_epi8(spaces));
-    o = spread_half(_mm_unpacklo_epi64(v, symbol), mask & 0xFF, o);
-    o = spread_half(_mm_unpackhi_epi64(v, symbol), mask >> 8, o);
-  }
-  *written = static_cast<size_t>(o - out);
-  return i;
-}
 
 // kQuarter[L - 1][m]: the shuffle that spreads 4 bytes with `byte` at the set bits of m, each
 // taking source bytes 4 to 4 + L - 1 (where the content sits), and the length of the result
@@ -121,6 +64,43 @@ __attribute__((target("ssse3"))) char* spread_quarter(__m128i v, __m128i content
   return out + s.length;
 }
 
+// A block of 16 bytes with `byte` at the set bits of `mask`, each written as the content
+// `with` holds (kQuarter's table for its length), a quarter at a time.
+__attribute__((target("ssse3"))) char* spread_block(__m128i v, __m128i with, unsigned mask,
+                                                    const std::array<Spread, 16>& table,
+                                                    char* out) {
+  out = spread_quarter<0>(v, with, mask, table, out);
+  out = spread_quarter<1>(v, with, mask, table, out);
+  out = spread_quarter<2>(v, with, mask, table, out);
+  return spread_quarter<3>(v, with, mask, table, out);
+}
+
+__attribute__((target("ssse3"))) size_t escape_ssse3(const unsigned char* p, size_t n, size_t most,
+                                                     char* out, size_t* written) {
+  const __m128i space = _mm_set1_epi8(' ');
+  const __m128i below = _mm_set1_epi8(' ' - 1), above = _mm_set1_epi8(0x7F);
+  const __m128i symbol =
+      _mm_setr_epi8(static_cast<char>(0xE2), static_cast<char>(0x96), static_cast<char>(0x81), 0, 0,
+                    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+  char* o = out;
+  size_t i = 0;
+  for (; i + 16 <= most && i + 17 <= n; i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    const __m128i next = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i + 1));
+    // Bytes from 0x80 compare as negative, not above ' ' - 1.
+    const __m128i printable =
+        _mm_and_si128(_mm_and_si128(_mm_cmpgt_epi8(v, below), _mm_cmplt_epi8(v, above)),
+                      _mm_and_si128(_mm_cmpgt_epi8(next, below), _mm_cmplt_epi8(next, above)));
+    const __m128i spaces = _mm_cmpeq_epi8(v, space);
+    const __m128i doubled = _mm_and_si128(spaces, _mm_cmpeq_epi8(next, space));
+    if (_mm_movemask_epi8(printable) != 0xFFFF || _mm_movemask_epi8(doubled) != 0) break;
+    const auto mask = static_cast<unsigned>(_mm_movemask_epi8(spaces));
+    o = spread_block(v, symbol, mask, kQuarter[sizeof kSpaceSymbol - 1], o);
+  }
+  *written = static_cast<size_t>(o - out);
+  return i;
+}
+
 __attribute__((target("ssse3"))) size_t replace_ssse3(const char* p, size_t n, char byte,
                                                       std::string_view content, char* out,
                                                       size_t* written) {
@@ -134,10 +114,7 @@ __attribute__((target("ssse3"))) size_t replace_ssse3(const char* p, size_t n, c
   for (; i + 16 <= n; i += 16) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
     const auto mask = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, match)));
-    o = spread_quarter<0>(v, with, mask, table, o);
-    o = spread_quarter<1>(v, with, mask, table, o);
-    o = spread_quarter<2>(v, with, mask, table, o);
-    o = spread_quarter<3>(v, with, mask, table, o);
+    o = spread_block(v, with, mask, table, o);
   }
   *written = static_cast<size_t>(o - out);
   return i;
