@@ -60,8 +60,7 @@ class HotWordTable {
   // The values stored for `k`, or an empty span. The way is chosen without a branch: on English
   // text a third of the hits are in the second way, and a branch on it missed about as often.
   [[gnu::always_inline]] std::span<const Value> find(const Key& k) const {
-    const Slot* set = sets_[index(k)].ways;
-    const Slot& s = set[!holds(set[0], k)];
+    const Slot& s = candidate(k);
     if (!holds(s, k)) return {};
     return {s.values, s.count};
   }
@@ -73,8 +72,7 @@ class HotWordTable {
   // and returns how many of them are k's: 0 when k is absent. No branch depends on the word's
   // id count, which varies from word to word as unpredictably as its length.
   [[gnu::always_inline]] size_t copy_to(const Key& k, Value* out) const {
-    const Slot* set = sets_[index(k)].ways;
-    const Slot& s = set[!holds(set[0], k)];
+    const Slot& s = candidate(k);
     std::memcpy(out, s.values, sizeof s.values);
     return holds(s, k) ? s.count : 0;
   }
@@ -122,6 +120,13 @@ class HotWordTable {
     uint8_t count = 0;  // 0: an empty slot (a key that matches it finds no values: a miss)
     Value values[kMaxValues];
   };
+
+  // The slot of k's set that holds k if either does: the way chosen by index from the first
+  // compare, without a branch.
+  [[gnu::always_inline]] const Slot& candidate(const Key& k) const {
+    const Slot* set = sets_[index(k)].ways;
+    return set[!holds(set[0], k)];
+  }
 
   [[gnu::always_inline]] static bool holds(const Slot& s, const Key& k) {
     return ((s.lo ^ k.lo) | (s.hi ^ k.hi) | (s.len ^ k.len)) == 0;
