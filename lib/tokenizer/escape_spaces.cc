@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "tokenizer/unicode.h"
+
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
 #define SHARDKIT_X86 1
@@ -12,7 +14,7 @@
 namespace shardkit::tok {
 namespace {
 
-constexpr unsigned char kSpaceSymbol[3] = {0xE2, 0x96, 0x81};  // U+2581
+constexpr std::string_view kSpaceSymbol = kSentencePieceSpace;
 
 bool printable(unsigned char c) { return c >= ' ' && c <= '~'; }
 
@@ -64,6 +66,13 @@ __attribute__((target("ssse3"))) char* spread_quarter(__m128i v, __m128i content
   return out + s.length;
 }
 
+// What a byte becomes (1 to 4 bytes), in the low bytes of a vector, zeros after.
+__attribute__((target("ssse3"))) __m128i load_content(std::string_view content) {
+  alignas(16) char bytes[16] = {};
+  std::memcpy(bytes, content.data(), content.size());
+  return _mm_load_si128(reinterpret_cast<const __m128i*>(bytes));
+}
+
 // A block of 16 bytes with `byte` at the set bits of `mask`, each written as the content
 // `with` holds (kQuarter's table for its length), a quarter at a time.
 __attribute__((target("ssse3"))) char* spread_block(__m128i v, __m128i with, unsigned mask,
@@ -79,9 +88,7 @@ __attribute__((target("ssse3"))) size_t escape_ssse3(const unsigned char* p, siz
                                                      char* out, size_t* written) {
   const __m128i space = _mm_set1_epi8(' ');
   const __m128i below = _mm_set1_epi8(' ' - 1), above = _mm_set1_epi8(0x7F);
-  const __m128i symbol =
-      _mm_setr_epi8(static_cast<char>(0xE2), static_cast<char>(0x96), static_cast<char>(0x81), 0, 0,
-                    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+  const __m128i symbol = load_content(kSpaceSymbol);
   char* o = out;
   size_t i = 0;
   for (; i + 16 <= most && i + 17 <= n; i += 16) {
@@ -95,7 +102,7 @@ __attribute__((target("ssse3"))) size_t escape_ssse3(const unsigned char* p, siz
     const __m128i doubled = _mm_and_si128(spaces, _mm_cmpeq_epi8(next, space));
     if (_mm_movemask_epi8(printable) != 0xFFFF || _mm_movemask_epi8(doubled) != 0) break;
     const auto mask = static_cast<unsigned>(_mm_movemask_epi8(spaces));
-    o = spread_block(v, symbol, mask, kQuarter[sizeof kSpaceSymbol - 1], o);
+    o = spread_block(v, symbol, mask, kQuarter[kSpaceSymbol.size() - 1], o);
   }
   *written = static_cast<size_t>(o - out);
   return i;
@@ -105,9 +112,7 @@ __attribute__((target("ssse3"))) size_t replace_ssse3(const char* p, size_t n, c
                                                       std::string_view content, char* out,
                                                       size_t* written) {
   const std::array<Spread, 16>& table = kQuarter[content.size() - 1];
-  alignas(16) char bytes[16] = {};
-  std::memcpy(bytes, content.data(), content.size());
-  const __m128i with = _mm_load_si128(reinterpret_cast<const __m128i*>(bytes));
+  const __m128i with = load_content(content);
   const __m128i match = _mm_set1_epi8(byte);
   char* o = out;
   size_t i = 0;
@@ -159,8 +164,8 @@ size_t escape_spaced_ascii_reference(const unsigned char* p, size_t n, size_t mo
   for (; i + 16 <= most && i + 17 <= n && clean_block(p + i); i += 16) {
     for (size_t k = i; k < i + 16; ++k) {
       if (p[k] == ' ') {
-        std::memcpy(o, kSpaceSymbol, sizeof kSpaceSymbol);
-        o += sizeof kSpaceSymbol;
+        std::memcpy(o, kSpaceSymbol.data(), kSpaceSymbol.size());
+        o += kSpaceSymbol.size();
       } else {
         *o++ = static_cast<char>(p[k]);
       }
