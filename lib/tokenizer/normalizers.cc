@@ -187,16 +187,17 @@ bool Normalizer::is_plain() const {
 }
 
 void replace_byte(std::string_view text, size_t first, char byte, std::string_view content,
-                  std::string& out) {
+                  std::string& out, std::string_view prefix) {
   const auto matches = static_cast<size_t>(
       std::count(text.begin() + static_cast<ptrdiff_t>(first), text.end(), byte));
-  const size_t size = text.size() + matches * content.size() - matches;
+  const size_t size = prefix.size() + text.size() + matches * content.size() - matches;
   // Room for whole 16-byte and 8-byte stores past the end: a store may write beyond what it
   // keeps, and the next one, or the final resize, takes that back. (replace_byte_blocks needs
   // at most 16 bytes beyond what it keeps.)
   out.resize(size + 16 + 8);
-  std::memcpy(out.data(), text.data(), first);
-  char* w = out.data() + first;
+  std::memcpy(out.data(), prefix.data(), prefix.size());
+  std::memcpy(out.data() + prefix.size(), text.data(), first);
+  char* w = out.data() + prefix.size() + first;
   const char* s = text.data();
   size_t i = first;
   size_t spread;

@@ -58,9 +58,10 @@ struct Normalizer {
 void prepend_normalized(NormalizedString& s, const std::string& prefix);
 void replace_literal(NormalizedString& s, std::string_view pattern, std::string_view content);
 
-// `text` with each `byte` from `first` on replaced by `content`, into `out` (no alignments): the
-// Replace of one byte (Llama's space by U+2581), and the Metaspace pre-tokenizer's.
+// `prefix`, then `text` with each `byte` from `first` on replaced by `content`, into `out` (no
+// alignments): the Replace of one byte (Llama's space by U+2581), and the Metaspace
+// pre-tokenizer's (whose prepended replacement is the prefix, rather than a move of the text).
 void replace_byte(std::string_view text, size_t first, char byte, std::string_view content,
-                  std::string& out);
+                  std::string& out, std::string_view prefix = {});
 
 }  // namespace shardkit::tok

@@ -12,6 +12,19 @@ namespace {
 
 uint32_t next_word(const Encoding& e) { return e.word_ids.empty() ? 0 : e.word_ids.back() + 1; }
 
+// Whether `in`, with each space replaced by `rep`, starts with `rep`: its first rep.size()
+// bytes decide it.
+bool starts_with_once_replaced(std::string_view in, std::string_view rep) {
+  std::string head;
+  for (char c : in.substr(0, rep.size())) {
+    if (c == ' ')
+      head.append(rep);
+    else
+      head.push_back(c);
+  }
+  return head.starts_with(rep);
+}
+
 }  // namespace
 
 // Ids only, on a plain string: the pre-tokenizers that reduce to string work run as such (none;
@@ -40,20 +53,22 @@ void PipelineTokenizer::encode_plain(std::string_view in, bool at_start,
     // replacement), the same pieces as the general path.
     thread_local std::string text;
     const std::string& rep = pre->replacement;
-    replace_byte(in, 0, ' ', rep, text);
-    const bool starts = text.compare(0, rep.size(), rep) == 0;
-    if (!text.empty() && !starts &&
-        (pre->prepend_scheme == PreTokenizer::kAlways ||
-         (pre->prepend_scheme == PreTokenizer::kFirst && at_start)))
-      text.insert(0, rep);
+    // The text starts with the replacement once its spaces are replaced, or is given one.
+    const bool starts = starts_with_once_replaced(in, rep);
+    const bool prepend = !in.empty() && !starts &&
+                         (pre->prepend_scheme == PreTokenizer::kAlways ||
+                          (pre->prepend_scheme == PreTokenizer::kFirst && at_start));
+    replace_byte(in, 0, ' ', rep, text, prepend ? std::string_view(rep) : std::string_view());
+    // Every piece but perhaps the first starts with a replacement, where find_literal found it.
+    const std::string_view all = text;
     size_t start = 0;
-    while (start < text.size()) {
-      size_t next = find_literal(
-          text, start + (text.compare(start, rep.size(), rep) == 0 ? rep.size() : 0), rep);
-      if (next == std::string::npos) next = text.size();
-      config_.model->tokenize_ids(std::string_view(text).substr(start, next - start),
-                                  text.data() + text.size(), ids);
+    size_t skip = starts || prepend ? rep.size() : 0;
+    while (start < all.size()) {
+      size_t next = find_literal(all, start + skip, rep);
+      if (next == std::string::npos) next = all.size();
+      config_.model->tokenize_ids(all.substr(start, next - start), all.data() + all.size(), ids);
       start = next;
+      skip = rep.size();
     }
   }
 }

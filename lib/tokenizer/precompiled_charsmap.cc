@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "tokenizer/ascii_masks.h"
 #include "tokenizer/unicode.h"
 
 namespace shardkit::tok {
@@ -41,6 +42,22 @@ void PrecompiledCharsmap::find_kept_ascii() {
     kept_ascii_[b] = !shortest_prefix(std::string_view(&c, 1), &unused);
   }
   kept_ascii_['\r'] = kept_ascii_['\r'] && !shortest_prefix("\r\n", &unused);
+  keeps_printable_ascii_ = std::all_of(kept_ascii_.begin() + ' ', kept_ascii_.begin() + 0x7F,
+                                       [](bool kept) { return kept; });
+}
+
+size_t PrecompiledCharsmap::kept_ascii_prefix(std::string_view t) const {
+  const auto* p = reinterpret_cast<const unsigned char*>(t.data());
+  size_t i = 0;
+  while (keeps_printable_ascii_ && i + 16 <= t.size()) {
+    const size_t run = printable_or_space_prefix16(p + i);
+    i += run;
+    if (run == 16) continue;
+    if (!kept_ascii(p[i])) return i;
+    ++i;  // a kept control byte
+  }
+  while (i < t.size() && kept_ascii(p[i])) ++i;
+  return i;
 }
 
 std::string_view PrecompiledCharsmap::replacement_at(uint32_t index) const {
@@ -144,16 +161,18 @@ bool grapheme_break(char32_t prev, char32_t cp, utf8proc_int32_t& state) {
 
 void PrecompiledCharsmap::apply(NormalizedString& s) const {
   const std::string& t = s.text();
-  // Most lines of English have no grapheme to look up.
-  if (std::all_of(t.begin(), t.end(),
-                  [this](char c) { return kept_ascii(static_cast<unsigned char>(c)); }))
-    return;
+  // Most lines of English have no grapheme to look up, and in the rest the graphemes start at
+  // the first byte that is not kept ASCII, or at the kept byte before it (which a combining mark
+  // after it joins): each kept byte before those is a grapheme of its own that maps to itself.
+  const size_t kept = kept_ascii_prefix(t);
+  if (kept == t.size()) return;
+  const size_t first = kept > 0 ? kept - 1 : 0;
   std::vector<CharChange> changes;
-  changes.reserve(t.size());
+  changes.reserve(t.size() - first);
   bool modified = false;
-  size_t g = 0;
+  size_t g = first;
   utf8proc_int32_t state = 0;
-  size_t i = 0;
+  size_t i = first;
   char32_t prev = 0;
   bool have_prev = false;
   auto flush = [&](size_t gb, size_t ge) {
@@ -191,7 +210,7 @@ void PrecompiledCharsmap::apply(NormalizedString& s) const {
     have_prev = true;
   }
   if (g < t.size()) flush(g, t.size());
-  if (modified) s.transform(changes, 0);
+  if (modified) s.transform(first, t.size(), changes, 0);
 }
 
 }  // namespace shardkit::tok

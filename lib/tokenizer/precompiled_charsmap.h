@@ -39,10 +39,14 @@ class PrecompiledCharsmap {
   // (for '\r', nor "\r\n", the one grapheme of two ASCII bytes).
   void find_kept_ascii();
   bool kept_ascii(unsigned char b) const { return b < 0x80 && kept_ascii_[b]; }
+  // How many bytes at the start of `t` are kept ASCII bytes: 16 at a time where every printable
+  // byte and the space are kept (as in SentencePiece's own normalization rules).
+  size_t kept_ascii_prefix(std::string_view t) const;
 
   std::vector<uint32_t> units_;
   std::string normalized_;
   std::array<bool, 128> kept_ascii_{};
+  bool keeps_printable_ascii_ = false;  // ' ' to '~' are all kept
 };
 
 }  // namespace shardkit::tok

@@ -156,12 +156,16 @@ TEST_CASE("character BPE with end_of_word_suffix and the BPEDecoder, as HF's") {
 }
 
 TEST_CASE("Metaspace with prepend_scheme never, first and always, as HF's") {
+  // A first merge across words ("b" with the next word's "▁") shows where the pieces are cut:
+  // it applies only where Metaspace leaves a word's end and the next word's start in one piece.
+  ordered_json model = char_bpe("", "", "▁");
+  model["vocab"]["b▁"] = model["vocab"].size();
+  model["merges"].insert(model["merges"].begin(), ordered_json::array({"b", "▁"}));
   for (const char* scheme : {"never", "first", "always"}) {
     CAPTURE(scheme);
     const ordered_json meta = {
         {"type", "Metaspace"}, {"replacement", "▁"}, {"prepend_scheme", scheme}, {"split", true}};
-    check_file(std::string("metaspace_") + scheme,
-               tokenizer_json(char_bpe("", "", "▁"), meta, meta));
+    check_file(std::string("metaspace_") + scheme, tokenizer_json(model, meta, meta));
   }
 }
 
