@@ -32,15 +32,14 @@ size_t find_meta(std::string_view w, size_t from) { return find_literal(w, from,
 // Chunks longer than this are tokenized afresh each time: they are rare, and would crowd the
 // cache.
 constexpr size_t kMaxCachedChunkBytes = 64;
-// A chunk's tokens with offsets relative to the chunk's start.
-using ChunkCache = ByteKeyCache<ModelToken>;
-
-// A thread's chunk memo for one model: the tokens (with spans) of each chunk, and in front of it
-// the ids alone of short chunks, held in the hot table's slots (ids-only encoding).
+// A thread's chunk memos for one model. Ids-only encoding keeps the ids of each chunk, and in
+// front of them those of short chunks in the hot table's slots; encoding with offsets keeps
+// each chunk's tokens with spans relative to the chunk's start. Each is built on first use.
 struct ChunkMemo {
-  ChunkCache all;
+  ByteKeyCache<uint32_t> all;
   HotWordTable<uint32_t, 3> hot;
 };
+struct ChunkSpans : ByteKeyCache<ModelToken> {};
 
 class BpeModel final : public Model {
  public:
@@ -182,54 +181,74 @@ class BpeModel final : public Model {
 
   void tokenize_ids(std::string_view word, const char* readable_end,
                     std::vector<uint32_t>& ids) const override {
-    if (word.empty()) return;
-    thread_local std::vector<ModelToken> tokens;  // one chunk's at a time
-    auto append = [&] {
-      for (const ModelToken& t : tokens) ids.push_back(t.id);
-      tokens.clear();
-    };
-    tokens.clear();
-    if (chunkable_ && !config_.ignore_merges && word.size() > kMeta.size()) {
-      using Hot = HotWordTable<uint32_t, 3>;
-      ChunkMemo& memo = thread_cache<ChunkMemo>(cache_owner_);
-      const char* limit = readable_end;
-      // A short word (a Metaspace word: one chunk) straight from the hot table. Exact for any
-      // word the table holds: a chunk's ids are those of its own chunks joined.
-      if (word.size() <= Hot::kMaxKeyBytes) {
-        const Hot::Key key = Hot::key(word.data(), word.size(), limit);
-        if (const std::span<const uint32_t> hit = memo.hot.find(key); !hit.empty()) {
-          ids.insert(ids.end(), hit.begin(), hit.end());
-          return;
-        }
-      }
-      StagedIds<uint32_t, 64 * 3> staged;
-      for_each_chunk(word, [&](std::string_view chunk, size_t) {
-        if (chunk.size() > Hot::kMaxKeyBytes) {
-          staged.flush(ids);
-          tokenize_cached(memo.all, chunk, 0, tokens);
-          append();
-          return;
-        }
-        staged.make_room(3, ids);
-        const Hot::Key key = Hot::key(chunk.data(), chunk.size(), limit);
-        if (const size_t found = memo.hot.copy_to(key, staged.ids + staged.size)) {
-          staged.size += found;
-          return;
-        }
-        staged.flush(ids);
-        const size_t mark = ids.size();
-        tokenize_cached(memo.all, chunk, 0, tokens);
-        append();
-        memo.hot.insert(key, std::span(ids).subspan(mark));
-      });
-      staged.flush(ids);
+    if (!memoized_by_chunks(word)) {
+      word_ids(word, ids);
       return;
     }
-    tokenize_word(word, tokens);
-    append();
-    if (tokens.capacity() > kKeptScratchTokens) tokens = {};
+    Staged staged;
+    staged_ids(thread_cache<ChunkMemo>(cache_owner_), word, readable_end, staged, ids);
+    staged.flush(ids);
   }
 
+  void tokenize_pieces_ids(std::string_view text, std::span<const size_t> ends,
+                           std::vector<uint32_t>& ids) const override {
+    ChunkMemo& memo = thread_cache<ChunkMemo>(cache_owner_);
+    Staged staged;
+    size_t begin = 0;
+    for (const size_t end : ends) {
+      const std::string_view word = text.substr(begin, end - begin);
+      begin = end;
+      if (memoized_by_chunks(word)) {
+        staged_ids(memo, word, text.data() + text.size(), staged, ids);
+        continue;
+      }
+      staged.flush(ids);
+      word_ids(word, ids);
+    }
+    staged.flush(ids);
+  }
+
+ private:
+  using Hot = HotWordTable<uint32_t, 3>;
+  using Staged = StagedIds<uint32_t, 64 * Hot::kSlotValues>;
+
+  bool memoized_by_chunks(std::string_view word) const {
+    return chunkable_ && !config_.ignore_merges && word.size() > kMeta.size();
+  }
+
+  // The ids of `word` into `staged` (or, past it, `ids`), a chunk at a time through the memo. A
+  // short word (a Metaspace word: one chunk) is first looked up whole: exact for any word the
+  // table holds, since a chunk's ids are those of its own chunks joined.
+  void staged_ids(ChunkMemo& memo, std::string_view word, const char* limit, Staged& staged,
+                  std::vector<uint32_t>& ids) const {
+    if (word.size() <= Hot::kMaxKeyBytes) {
+      staged.make_room(Hot::kSlotValues, ids);
+      const Hot::Key key = Hot::key(word.data(), word.size(), limit);
+      if (const size_t found = memo.hot.copy_to(key, staged.ids + staged.size)) {
+        staged.size += found;
+        return;
+      }
+    }
+    for_each_chunk(word, [&](std::string_view chunk, size_t) {
+      if (chunk.size() > Hot::kMaxKeyBytes) {
+        staged.flush(ids);
+        cached_ids(memo.all, chunk, ids);
+        return;
+      }
+      staged.make_room(Hot::kSlotValues, ids);
+      const Hot::Key key = Hot::key(chunk.data(), chunk.size(), limit);
+      if (const size_t found = memo.hot.copy_to(key, staged.ids + staged.size)) {
+        staged.size += found;
+        return;
+      }
+      staged.flush(ids);
+      const size_t mark = ids.size();
+      cached_ids(memo.all, chunk, ids);
+      memo.hot.insert(key, std::span(ids).subspan(mark));
+    });
+  }
+
+ public:
   // SentencePiece-style BPE sees a whole line as one word ("▁the▁cat"). Merges never join a
   // character with a following "▁" unless the vocabulary has such a token, so the line splits
   // before each "▁" that follows another character (except where a crossing merge's token sits
@@ -266,10 +285,7 @@ class BpeModel final : public Model {
   }
 
   void tokenize_cached(std::string_view chunk, uint32_t base, std::vector<ModelToken>& out) const {
-    tokenize_cached(thread_cache<ChunkMemo>(cache_owner_).all, chunk, base, out);
-  }
-  void tokenize_cached(ChunkCache& cache, std::string_view chunk, uint32_t base,
-                       std::vector<ModelToken>& out) const {
+    ByteKeyCache<ModelToken>& cache = thread_cache<ChunkSpans>(cache_owner_);
     const size_t mark = out.size();
     std::span<const ModelToken> hit;
     if (chunk.size() > kMaxCachedChunkBytes) {
@@ -281,6 +297,29 @@ class BpeModel final : public Model {
       cache.insert(chunk, std::span(out).subspan(mark));
     }
     for (size_t k = mark; k < out.size(); ++k) out[k].begin += base, out[k].end += base;
+  }
+
+  // Appends the ids of `chunk`, through the ids-only memo.
+  void cached_ids(ByteKeyCache<uint32_t>& cache, std::string_view chunk,
+                  std::vector<uint32_t>& ids) const {
+    const size_t mark = ids.size();
+    std::span<const uint32_t> hit;
+    if (chunk.size() > kMaxCachedChunkBytes) {
+      word_ids(chunk, ids);
+    } else if (cache.find(chunk, &hit)) {
+      ids.insert(ids.end(), hit.begin(), hit.end());
+    } else {
+      word_ids(chunk, ids);
+      cache.insert(chunk, std::span(ids).subspan(mark));
+    }
+  }
+
+  void word_ids(std::string_view word, std::vector<uint32_t>& ids) const {
+    thread_local std::vector<ModelToken> tokens;
+    tokens.clear();
+    tokenize_word(word, tokens);
+    for (const ModelToken& t : tokens) ids.push_back(t.id);
+    if (tokens.capacity() > kKeptScratchTokens) tokens = {};
   }
 
   void tokenize_word(std::string_view word, std::vector<ModelToken>& out) const {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +47,16 @@ class Model {
     tokenize(word, tokens);
     for (const ModelToken& t : tokens) ids.push_back(t.id);
     if (tokens.capacity() > kKeptScratchTokens) tokens = {};
+  }
+  // tokenize_ids of each piece text[ends[i - 1], ends[i]) (the first from 0): a pre-tokenizer's
+  // pieces of one text in one call, so that a model looks its memo up once, not once a word.
+  virtual void tokenize_pieces_ids(std::string_view text, std::span<const size_t> ends,
+                                   std::vector<uint32_t>& ids) const {
+    size_t begin = 0;
+    for (const size_t end : ends) {
+      tokenize_ids(text.substr(begin, end - begin), text.data() + text.size(), ids);
+      begin = end;
+    }
   }
   virtual std::optional<uint32_t> token_to_id(std::string_view token) const = 0;
   virtual std::optional<std::string> id_to_token(uint32_t id) const = 0;

@@ -61,15 +61,18 @@ void PipelineTokenizer::encode_plain(std::string_view in, bool at_start,
     replace_byte(in, 0, ' ', rep, text, prepend ? std::string_view(rep) : std::string_view());
     // Every piece but perhaps the first starts with a replacement, where find_literal found it.
     const std::string_view all = text;
+    thread_local std::vector<size_t> ends;
+    ends.clear();
     size_t start = 0;
     size_t skip = starts || prepend ? rep.size() : 0;
     while (start < all.size()) {
       size_t next = find_literal(all, start + skip, rep);
       if (next == std::string::npos) next = all.size();
-      config_.model->tokenize_ids(all.substr(start, next - start), all.data() + all.size(), ids);
+      ends.push_back(next);
       start = next;
       skip = rep.size();
     }
+    config_.model->tokenize_pieces_ids(all, ends, ids);
   }
 }
 

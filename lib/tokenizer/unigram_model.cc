@@ -96,10 +96,37 @@ class UnigramModel final : public Model {
   void tokenize_ids(std::string_view s, const char* readable_end,
                     std::vector<uint32_t>& ids) const override {
     if (!spm_ && !s.empty() && s.size() <= Hot::kMaxKeyBytes) {
-      short_word_ids(s, readable_end, ids);
+      short_word_ids(thread_cache<WordIds>(cache_owner_), s, readable_end, ids);
       return;
     }
     tokenize_into(s, ids);
+  }
+
+  void tokenize_pieces_ids(std::string_view text, std::span<const size_t> ends,
+                           std::vector<uint32_t>& ids) const override {
+    if (spm_) {
+      Model::tokenize_pieces_ids(text, ends, ids);
+      return;
+    }
+    Hot& hot = thread_cache<WordIds>(cache_owner_);
+    StagedIds<uint32_t, 64 * Hot::kSlotValues> staged;
+    size_t begin = 0;
+    for (const size_t end : ends) {
+      const std::string_view word = text.substr(begin, end - begin);
+      begin = end;
+      if (word.empty()) continue;
+      if (word.size() <= Hot::kMaxKeyBytes) {
+        staged.make_room(Hot::kSlotValues, ids);
+        const Hot::Key key = Hot::key(word.data(), word.size(), text.data() + text.size());
+        if (const size_t found = hot.copy_to(key, staged.ids + staged.size)) {
+          staged.size += found;
+          continue;
+        }
+      }
+      staged.flush(ids);
+      tokenize_ids(word, text.data() + text.size(), ids);
+    }
+    staged.flush(ids);
   }
 
   std::optional<uint32_t> token_to_id(std::string_view token) const override {
@@ -144,9 +171,8 @@ class UnigramModel final : public Model {
 
   // An HF word (its ids depend on it alone) of up to 16 bytes, through the thread's hot table
   // of short words, in front of the cache of all words.
-  void short_word_ids(std::string_view s, const char* readable_end,
+  void short_word_ids(Hot& hot, std::string_view s, const char* readable_end,
                       std::vector<uint32_t>& ids) const {
-    Hot& hot = thread_cache<WordIds>(cache_owner_);
     const Hot::Key key = Hot::key(s.data(), s.size(), readable_end);
     if (const std::span<const uint32_t> hit = hot.find(key); !hit.empty()) {
       ids.insert(ids.end(), hit.begin(), hit.end());
