@@ -137,6 +137,40 @@ __attribute__((target("avx2"))) AsciiMasks masks_avx2(const char* text, size_t n
   return m;
 }
 
+#define SHARDKIT_AVX512 __attribute__((target("avx512f,avx512bw")))
+
+// Bytes of v in [first, first + span], as a mask.
+SHARDKIT_AVX512 uint64_t in_range_avx512(__m512i v, char first, char span) {
+  return _mm512_cmple_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8(first)),
+                                _mm512_set1_epi8(span));
+}
+
+SHARDKIT_AVX512 uint64_t equal_avx512(__m512i v, char c) {
+  return _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(c));
+}
+
+// 64 bytes a compare: each class is a mask register, and a masked load reads a short block
+// without the copy the other versions make.
+SHARDKIT_AVX512 AsciiMasks masks_avx512(const char* text, size_t n) {
+  const uint64_t valid = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
+  const __m512i v = _mm512_maskz_loadu_epi8(valid, text);
+  AsciiMasks m;
+  m.valid = valid;
+  m.high = _mm512_movepi8_mask(v);
+  m.upper = in_range_avx512(v, 'A', 25);
+  m.lower = in_range_avx512(v, 'a', 25);
+  m.digit = in_range_avx512(v, '0', 9);
+  m.blank = equal_avx512(v, ' ');
+  m.quote = equal_avx512(v, '\'');
+  m.slash = equal_avx512(v, '/');
+  m.newline = equal_avx512(v, '\n') | equal_avx512(v, '\r');
+  m.space = m.blank | in_range_avx512(v, '\t', 4);
+  m.control = ((in_range_avx512(v, 0, 0x1F) & ~(m.newline | equal_avx512(v, '\t'))) |
+               equal_avx512(v, 0x7F)) &
+              valid;
+  return m;
+}
+
 __attribute__((target("avx2"))) size_t find_avx2(const char* p, size_t n,
                                                  const unsigned char* bytes, size_t count) {
   __m256i want[8];
@@ -177,6 +211,8 @@ struct Implementation {
 const Implementation& implementation() {
   static const Implementation chosen = [] {
 #ifdef SHARDKIT_X86
+    if (__builtin_cpu_supports("avx512bw"))
+      return Implementation{masks_avx512, find_avx2, "avx512"};
     if (__builtin_cpu_supports("avx2")) return Implementation{masks_avx2, find_avx2, "avx2"};
     return Implementation{masks_sse2, find_sse2, "sse2"};
 #else
@@ -200,6 +236,16 @@ size_t find_first_of_bytes(const char* p, size_t n, const unsigned char* bytes, 
 }
 
 const char* ascii_masks_implementation() { return implementation().name; }
+
+std::vector<AsciiMasksImplementation> ascii_masks_implementations() {
+  std::vector<AsciiMasksImplementation> all = {{"scalar", masks_scalar}};
+#ifdef SHARDKIT_X86
+  all.push_back({"sse2", masks_sse2});
+  if (__builtin_cpu_supports("avx2")) all.push_back({"avx2", masks_avx2});
+  if (__builtin_cpu_supports("avx512bw")) all.push_back({"avx512", masks_avx512});
+#endif
+  return all;
+}
 
 AsciiMasks ascii_masks_reference(const char* text, size_t n) { return masks_scalar(text, n); }
 

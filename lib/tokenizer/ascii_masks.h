@@ -1,6 +1,7 @@
 // Bit masks of the ASCII byte classes the pre-tokenizer patterns tell apart, for 64 bytes at
-// once: bit i describes byte i. Computed with AVX2 where the CPU has it, else SSE2 (x86-64's
-// baseline), else byte by byte; the choice is made once, at run time. Below them, the inline
+// once: bit i describes byte i. Computed with AVX-512BW where the CPU has it (a compare per
+// class for all 64 bytes), else AVX2, else SSE2 (x86-64's baseline), else byte by byte; the
+// choice is made once, at run time. Below them, the inline
 // 16-byte scans the hot loops share (letters, letters and digits, printable bytes, one byte, a
 // literal, all ASCII), where a byte-at-a-time loop would mispredict its exit once a word.
 #pragma once
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string_view>
+#include <vector>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -170,7 +172,14 @@ inline size_t ascii_prefix(const unsigned char* p, size_t n) {
 // The byte-by-byte masks the vector versions must equal (for tests).
 AsciiMasks ascii_masks_reference(const char* text, size_t n);
 
-// Which implementation runs: "avx2", "sse2" or "scalar".
+// Which implementation runs: "avx512", "avx2", "sse2" or "scalar".
 const char* ascii_masks_implementation();
+
+// Every implementation this CPU runs, by name (for tests: each must equal the reference).
+struct AsciiMasksImplementation {
+  const char* name;
+  AsciiMasks (*masks)(const char* text, size_t n);
+};
+std::vector<AsciiMasksImplementation> ascii_masks_implementations();
 
 }  // namespace shardkit::tok
