@@ -2,6 +2,12 @@
 
 #include <simdjson.h>
 
+#include <atomic>
+#include <cstring>
+#include <vector>
+
+#include "core/parallel_ranges.h"
+
 namespace shardkit {
 
 std::optional<size_t> first_invalid_utf8(std::string_view text) {
@@ -47,6 +53,33 @@ std::optional<size_t> code_point_to_byte(std::string_view text, size_t index) {
   }
   if (seen == index) return text.size();
   return std::nullopt;
+}
+
+std::optional<size_t> first_invalid_utf8_in_parallel(std::string_view text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  // Range starts moved past continuation bytes (at most three, in valid text).
+  std::vector<size_t> starts;
+  for (size_t at = 0; at < text.size(); at += kParallelRangeBytes) {
+    size_t start = at;
+    while (start < text.size() && start < at + 4 && (s[start] & 0xC0) == 0x80) ++start;
+    if (starts.empty() || start > starts.back()) starts.push_back(start);
+  }
+  starts.push_back(text.size());
+  std::atomic<bool> invalid{false};
+  for_each_range(starts.size() - 1, 1, [&](size_t first, size_t last) {
+    for (size_t i = first; i < last; ++i)
+      if (!simdjson::validate_utf8(text.data() + starts[i], starts[i + 1] - starts[i]))
+        invalid = true;
+  });
+  return invalid ? first_invalid_utf8(text) : std::nullopt;
+}
+
+bool contains_byte_in_parallel(std::string_view text, char byte) {
+  std::atomic<bool> found{false};
+  for_each_range(text.size(), kParallelRangeBytes, [&](size_t begin, size_t end) {
+    if (std::memchr(text.data() + begin, byte, end - begin)) found = true;
+  });
+  return found;
 }
 
 }  // namespace shardkit

@@ -10,6 +10,15 @@ namespace shardkit {
 // The byte offset of the first invalid UTF-8 sequence, or nullopt when `text` is valid.
 std::optional<size_t> first_invalid_utf8(std::string_view text);
 
+// The same for a large text, checked a range at a time on the calling thread's task arena
+// (core/parallel_ranges.h). Each range starts at a byte that is not a continuation byte, so the
+// text is valid exactly when every range is; where one is not, the offset comes from
+// first_invalid_utf8 over the whole text.
+std::optional<size_t> first_invalid_utf8_in_parallel(std::string_view text);
+
+// Whether `byte` occurs in `text`, searched a range at a time on the calling thread's task arena.
+bool contains_byte_in_parallel(std::string_view text, char byte);
+
 // The byte offset of code point `index` (index == number of code points gives text.size());
 // nullopt when `text` has fewer code points. SQuAD's answer_start counts code points.
 std::optional<size_t> code_point_to_byte(std::string_view text, size_t index);

@@ -1,6 +1,7 @@
 #include "shardify/byte_source.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/parallel_ranges.h"
 
 namespace shardkit::shardify {
 namespace {
@@ -34,6 +36,25 @@ class FileHandle {
     consumed_ += n;
     return n;
   }
+  // Reads the next `size` bytes of a regular file by positional reads of its ranges at once
+  // (core/parallel_ranges.h), then goes on reading after them; returns how many were read, fewer
+  // at the end of the file.
+  size_t read_in_parallel(char* out, size_t size) {
+    const uint64_t start = consumed_;
+    std::vector<size_t> got((size + kParallelRangeBytes - 1) / kParallelRangeBytes);
+    for_each_range(size, kParallelRangeBytes, [&](size_t begin, size_t end) {
+      got[begin / kParallelRangeBytes] = read_at(start + begin, out + begin, end - begin);
+    });
+    size_t n = 0;  // up to the first short range: the file ended (or shrank) there
+    for (size_t k = 0; k < got.size(); ++k) {
+      n += got[k];
+      if (got[k] < std::min(kParallelRangeBytes, size - k * kParallelRangeBytes)) break;
+    }
+    if (std::fseek(f_, static_cast<long>(start + n), SEEK_SET) != 0)
+      throw Error(ErrorCode::kIo, path_, std::string("seek failed: ") + std::strerror(errno));
+    consumed_ += n;
+    return n;
+  }
   uint64_t consumed() const { return consumed_; }
   const std::string& path() const { return path_; }
   // The file's size when it was opened (0 when not a regular file).
@@ -45,6 +66,20 @@ class FileHandle {
   }
 
  private:
+  // Up to `size` bytes from `offset` on; fewer at the end of the file.
+  size_t read_at(uint64_t offset, char* out, size_t size) const {
+    size_t n = 0;
+    while (n < size) {
+      const ssize_t r = ::pread(::fileno(f_), out + n, size - n, static_cast<off_t>(offset + n));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0)
+        throw Error(ErrorCode::kIo, path_, std::string("read failed: ") + std::strerror(errno));
+      if (r == 0) break;
+      n += static_cast<size_t>(r);
+    }
+    return n;
+  }
+
   std::string path_;
   std::FILE* f_ = nullptr;
   uint64_t consumed_ = 0;
@@ -62,6 +97,9 @@ class PlainSource : public ByteSource {
       prefix_pos_ += n;
       if (n == size) return n;
     }
+    // A large read of a regular file (a whole-file document) is spread over the arena's threads.
+    if (size - n >= 2 * kParallelRangeBytes && file_->size() > 0)
+      return n + file_->read_in_parallel(out + n, size - n);
     return n + file_->read(out + n, size - n);
   }
   uint64_t file_bytes_consumed() const override {

@@ -18,7 +18,7 @@ bool blank_byte(char c) { return c == ' ' || c == '\t' || c == '\f' || c == '\v'
 // trailing blank lines dropped. Without '\r' it is a prefix of `rest`; else lines lose a final
 // '\r' (their "\r\n" ending) and are joined into `joined`.
 std::string_view file_document(std::string_view rest, std::string& joined) {
-  if (rest.find('\r') == std::string_view::npos) {
+  if (!contains_byte_in_parallel(rest, '\r')) {
     size_t last = rest.size();
     while (last > 0 && blank_byte(rest[last - 1])) --last;
     const size_t end = rest.find('\n', last);
@@ -83,7 +83,7 @@ class TextReader : public ExampleReader {
       ex.text_owner = std::move(owner);
       ex.text_view = doc;
     }
-    const auto bad = first_invalid_utf8(doc);
+    const auto bad = first_invalid_utf8_in_parallel(doc);
     if (!bad) return;
     const size_t line_start =
         doc.rfind('\n', *bad) == std::string_view::npos ? 0 : doc.rfind('\n', *bad) + 1;

@@ -119,6 +119,59 @@ TEST_CASE("a file document larger than the size its source announces is read who
   }
 }
 
+TEST_CASE("a file document of several read ranges is read and checked as a small one is") {
+  // A plain file of more than two ranges (core/parallel_ranges.h: 8 MiB) is read by positional
+  // reads of its ranges at once, and checked for UTF-8 and "\r" a range at a time: the text, and
+  // the line and byte an error names, must be those of reading it in one piece. A four-byte
+  // character straddles the first range boundary, where the check's ranges are cut.
+  TempDir tmp("rangedoc");
+  ReaderOptions text;
+  text.format = InputFormat::kText;
+  text.doc_separator = DocSeparator::kFile;
+  constexpr size_t kRange = size_t{8} << 20;
+  std::string body;
+  for (int i = 0; body.size() < kRange - 2; ++i) body += "line " + std::to_string(i) + " of it\n";
+  body.resize(kRange - 2);
+  body += "\xF0\x9F\x98\x80 straddles\n";  // U+1F600 over bytes kRange - 2 .. kRange + 1
+  for (int i = 0; body.size() < 3 * kRange; ++i) body += "more " + std::to_string(i) + " lines\n";
+  body += "the end";
+  const auto line_of = [&](const std::string& t, size_t at) {
+    return static_cast<uint64_t>(
+               std::count(t.begin(), t.begin() + static_cast<ptrdiff_t>(at), '\n')) +
+           1;
+  };
+  const auto read_one = [&](const std::string& content) {
+    write_file(tmp / "doc.txt", content);
+    auto got = read_examples(tmp / "doc.txt", text);
+    REQUIRE(got.size() == 1);
+    return got[0];
+  };
+  {
+    const Example got = read_one(body);
+    CHECK(got.error.empty());
+    CHECK(got.body() == body);
+  }
+  {
+    // "\r\n" endings in the third range only: every line is joined with "\n".
+    const size_t from = body.find('\n', 2 * kRange + 100);
+    std::string crlf = body.substr(0, from);
+    for (size_t at = from; at < body.size(); ++at)
+      crlf += body[at] == '\n' ? "\r\n" : std::string(1, body[at]);
+    const Example got = read_one(crlf);
+    CHECK(got.error.empty());
+    CHECK(got.body() == body);
+  }
+  {
+    // An invalid byte in the second range, 7 bytes into its line.
+    std::string bad = body;
+    const size_t line_start = bad.find('\n', kRange + 1000) + 1;
+    bad[line_start + 7] = '\xFF';
+    const Example got = read_one(bad);
+    CHECK(got.error == "invalid UTF-8 at byte 7 of the line");
+    CHECK(got.line == line_of(bad, line_start));
+  }
+}
+
 TEST_CASE("compressed inputs: concatenated gzip members and zstd frames read as one stream") {
   TempDir tmp("z");
   write_file(tmp / "a", "alpha\n");
