@@ -57,11 +57,12 @@ std::optional<size_t> code_point_to_byte(std::string_view text, size_t index) {
 
 std::optional<size_t> first_invalid_utf8_in_parallel(std::string_view text) {
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  // Range starts moved past continuation bytes (at most three, in valid text).
+  // Range starts after the first moved past continuation bytes (at most three, in valid text),
+  // which stay at the end of the range before. The first starts where the text does.
   std::vector<size_t> starts;
   for (size_t at = 0; at < text.size(); at += kParallelRangeBytes) {
     size_t start = at;
-    while (start < text.size() && start < at + 4 && (s[start] & 0xC0) == 0x80) ++start;
+    while (at > 0 && start < text.size() && start < at + 4 && (s[start] & 0xC0) == 0x80) ++start;
     if (starts.empty() || start > starts.back()) starts.push_back(start);
   }
   starts.push_back(text.size());
