@@ -285,32 +285,33 @@ class BpeModel final : public Model {
   }
 
   void tokenize_cached(std::string_view chunk, uint32_t base, std::vector<ModelToken>& out) const {
-    ByteKeyCache<ModelToken>& cache = thread_cache<ChunkSpans>(cache_owner_);
     const size_t mark = out.size();
-    std::span<const ModelToken> hit;
-    if (chunk.size() > kMaxCachedChunkBytes) {
-      tokenize_word(chunk, out);
-    } else if (cache.find(chunk, &hit)) {
-      out.insert(out.end(), hit.begin(), hit.end());
-    } else {
-      tokenize_word(chunk, out);
-      cache.insert(chunk, std::span(out).subspan(mark));
-    }
+    through_memo(thread_cache<ChunkSpans>(cache_owner_), chunk, out,
+                 [this](std::string_view c, std::vector<ModelToken>& o) { tokenize_word(c, o); });
     for (size_t k = mark; k < out.size(); ++k) out[k].begin += base, out[k].end += base;
   }
 
   // Appends the ids of `chunk`, through the ids-only memo.
   void cached_ids(ByteKeyCache<uint32_t>& cache, std::string_view chunk,
                   std::vector<uint32_t>& ids) const {
-    const size_t mark = ids.size();
-    std::span<const uint32_t> hit;
+    through_memo(cache, chunk, ids,
+                 [this](std::string_view c, std::vector<uint32_t>& o) { word_ids(c, o); });
+  }
+
+  // Appends what `make(chunk, out)` appends, from `cache` when it holds the chunk (a chunk too
+  // long to cache is made each time).
+  template <typename Value, typename Make>
+  static void through_memo(ByteKeyCache<Value>& cache, std::string_view chunk,
+                           std::vector<Value>& out, Make&& make) {
+    const size_t mark = out.size();
+    std::span<const Value> hit;
     if (chunk.size() > kMaxCachedChunkBytes) {
-      word_ids(chunk, ids);
+      make(chunk, out);
     } else if (cache.find(chunk, &hit)) {
-      ids.insert(ids.end(), hit.begin(), hit.end());
+      out.insert(out.end(), hit.begin(), hit.end());
     } else {
-      word_ids(chunk, ids);
-      cache.insert(chunk, std::span(ids).subspan(mark));
+      make(chunk, out);
+      cache.insert(chunk, std::span<const Value>(out).subspan(mark));
     }
   }
 
