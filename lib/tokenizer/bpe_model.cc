@@ -190,11 +190,10 @@ class BpeModel final : public Model {
     staged.flush(ids);
   }
 
-  void tokenize_pieces_ids(std::string_view text, std::span<const size_t> ends,
+  void tokenize_pieces_ids(std::string_view text, size_t begin, std::span<const size_t> ends,
                            std::vector<uint32_t>& ids) const override {
     ChunkMemo& memo = thread_cache<ChunkMemo>(cache_owner_);
     Staged staged;
-    size_t begin = 0;
     for (const size_t end : ends) {
       const std::string_view word = text.substr(begin, end - begin);
       begin = end;

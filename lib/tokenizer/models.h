@@ -48,11 +48,11 @@ class Model {
     for (const ModelToken& t : tokens) ids.push_back(t.id);
     if (tokens.capacity() > kKeptScratchTokens) tokens = {};
   }
-  // tokenize_ids of each piece text[ends[i - 1], ends[i]) (the first from 0): a pre-tokenizer's
-  // pieces of one text in one call, so that a model looks its memo up once, not once a word.
-  virtual void tokenize_pieces_ids(std::string_view text, std::span<const size_t> ends,
-                                   std::vector<uint32_t>& ids) const {
-    size_t begin = 0;
+  // tokenize_ids of each piece text[begin, ends[0]), text[ends[0], ends[1]), ...: a
+  // pre-tokenizer's pieces of one text in one call, so that a model looks its memo up once, not
+  // once a word. The whole of `text` may be read.
+  virtual void tokenize_pieces_ids(std::string_view text, size_t begin,
+                                   std::span<const size_t> ends, std::vector<uint32_t>& ids) const {
     for (const size_t end : ends) {
       tokenize_ids(text.substr(begin, end - begin), text.data() + text.size(), ids);
       begin = end;

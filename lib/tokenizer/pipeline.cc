@@ -60,19 +60,23 @@ void PipelineTokenizer::encode_plain(std::string_view in, bool at_start,
                           (pre->prepend_scheme == PreTokenizer::kFirst && at_start));
     replace_byte(in, 0, ' ', rep, text, prepend ? std::string_view(rep) : std::string_view());
     // Every piece but perhaps the first starts with a replacement, where find_literal found it.
+    // The pieces go to the model a bounded batch at a time (a long text has millions).
     const std::string_view all = text;
-    thread_local std::vector<size_t> ends;
-    ends.clear();
-    size_t start = 0;
+    size_t ends[256];
+    size_t count = 0, batch_begin = 0, start = 0;
     size_t skip = starts || prepend ? rep.size() : 0;
     while (start < all.size()) {
       size_t next = find_literal(all, start + skip, rep);
       if (next == std::string::npos) next = all.size();
-      ends.push_back(next);
+      ends[count++] = next;
       start = next;
       skip = rep.size();
+      if (count == std::size(ends) || start == all.size()) {
+        config_.model->tokenize_pieces_ids(all, batch_begin, std::span(ends, count), ids);
+        batch_begin = start;
+        count = 0;
+      }
     }
-    config_.model->tokenize_pieces_ids(all, ends, ids);
   }
 }
 

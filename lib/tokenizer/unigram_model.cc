@@ -102,15 +102,14 @@ class UnigramModel final : public Model {
     tokenize_into(s, ids);
   }
 
-  void tokenize_pieces_ids(std::string_view text, std::span<const size_t> ends,
+  void tokenize_pieces_ids(std::string_view text, size_t begin, std::span<const size_t> ends,
                            std::vector<uint32_t>& ids) const override {
     if (spm_) {
-      Model::tokenize_pieces_ids(text, ends, ids);
+      Model::tokenize_pieces_ids(text, begin, ends, ids);
       return;
     }
     Hot& hot = thread_cache<WordIds>(cache_owner_);
     StagedIds<uint32_t, 64 * Hot::kSlotValues> staged;
-    size_t begin = 0;
     for (const size_t end : ends) {
       const std::string_view word = text.substr(begin, end - begin);
       begin = end;
