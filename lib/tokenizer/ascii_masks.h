@@ -88,32 +88,19 @@ inline size_t letter_prefix16(const unsigned char* p) {
 #endif
 }
 
-// How many bytes at the start of p[0, 16) are printable ASCII other than the space ('!' to '~',
-// 0-16). Reads all 16.
-inline size_t printable_prefix16(const unsigned char* p) {
+// How many bytes at the start of p[0, 16) are printable ASCII from `lowest` on (`lowest` to '~';
+// '!' leaves the space out, ' ' takes it in), 0-16. Reads all 16.
+inline size_t printable_prefix16(const unsigned char* p, char lowest = '!') {
 #if defined(__SSE2__)
   const __m128i v = load16(p);
-  // Bytes from 0x80 compare as negative, below '!'.
+  // Bytes from 0x80 compare as negative, below `lowest`.
   return leading_bytes(
-      _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(' ')), _mm_cmplt_epi8(v, _mm_set1_epi8(0x7F))));
+      _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(static_cast<char>(lowest - 1))),
+                    _mm_cmplt_epi8(v, _mm_set1_epi8(0x7F))));
 #else
   size_t n = 0;
-  while (n < 16 && p[n] - 0x21u < 0x5Eu) ++n;
-  return n;
-#endif
-}
-
-// How many bytes at the start of p[0, 16) are printable ASCII or the space (' ' to '~', 0-16).
-// Reads all 16.
-inline size_t printable_or_space_prefix16(const unsigned char* p) {
-#if defined(__SSE2__)
-  const __m128i v = load16(p);
-  // Bytes from 0x80 compare as negative, below ' '.
-  return leading_bytes(_mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(' ' - 1)),
-                                     _mm_cmplt_epi8(v, _mm_set1_epi8(0x7F))));
-#else
-  size_t n = 0;
-  while (n < 16 && p[n] - 0x20u < 0x5Fu) ++n;
+  const auto low = static_cast<unsigned char>(lowest);
+  while (n < 16 && p[n] >= low && p[n] <= '~') ++n;
   return n;
 #endif
 }

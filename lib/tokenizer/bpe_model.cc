@@ -220,26 +220,17 @@ class BpeModel final : public Model {
   // table holds, since a chunk's ids are those of its own chunks joined.
   void staged_ids(ChunkMemo& memo, std::string_view word, const char* limit, Staged& staged,
                   std::vector<uint32_t>& ids) const {
-    if (word.size() <= Hot::kMaxKeyBytes) {
-      staged.make_room(Hot::kSlotValues, ids);
-      const Hot::Key key = Hot::key(word.data(), word.size(), limit);
-      if (const size_t found = memo.hot.copy_to(key, staged.ids + staged.size)) {
-        staged.size += found;
-        return;
-      }
-    }
+    if (word.size() <= Hot::kMaxKeyBytes &&
+        staged.take_hit(memo.hot, Hot::key(word.data(), word.size(), limit), ids))
+      return;
     for_each_chunk(word, [&](std::string_view chunk, size_t) {
       if (chunk.size() > Hot::kMaxKeyBytes) {
         staged.flush(ids);
         cached_ids(memo.all, chunk, ids);
         return;
       }
-      staged.make_room(Hot::kSlotValues, ids);
       const Hot::Key key = Hot::key(chunk.data(), chunk.size(), limit);
-      if (const size_t found = memo.hot.copy_to(key, staged.ids + staged.size)) {
-        staged.size += found;
-        return;
-      }
+      if (staged.take_hit(memo.hot, key, ids)) return;
       staged.flush(ids);
       const size_t mark = ids.size();
       cached_ids(memo.all, chunk, ids);

@@ -103,7 +103,17 @@ struct StagedIds {
   }
   // Flushes unless `more` ids fit.
   void make_room(size_t more, std::vector<Value>& out) {
-    if (size + more > kCapacity) flush(out);
+    if (size + more > kCapacity) [[unlikely]]
+      flush(out);
+  }
+  // Stages the values `table` (a HotWordTable) holds for `key`; false when it holds none.
+  template <typename Table>
+  [[gnu::always_inline]] bool take_hit(const Table& table, const typename Table::Key& key,
+                                       std::vector<Value>& out) {
+    make_room(Table::kSlotValues, out);
+    const size_t found = table.copy_to(key, ids + size);
+    size += found;
+    return found != 0;
   }
 };
 

@@ -50,7 +50,7 @@ size_t PrecompiledCharsmap::kept_ascii_prefix(std::string_view t) const {
   const auto* p = reinterpret_cast<const unsigned char*>(t.data());
   size_t i = 0;
   while (keeps_printable_ascii_ && i + 16 <= t.size()) {
-    const size_t run = printable_or_space_prefix16(p + i);
+    const size_t run = printable_prefix16(p + i, ' ');
     i += run;
     if (run == 16) continue;
     if (!kept_ascii(p[i])) return i;

@@ -114,16 +114,15 @@ class UnigramModel final : public Model {
       const std::string_view word = text.substr(begin, end - begin);
       begin = end;
       if (word.empty()) continue;
-      if (word.size() <= Hot::kMaxKeyBytes) {
-        staged.make_room(Hot::kSlotValues, ids);
-        const Hot::Key key = Hot::key(word.data(), word.size(), text.data() + text.size());
-        if (const size_t found = hot.copy_to(key, staged.ids + staged.size)) {
-          staged.size += found;
-          continue;
-        }
+      if (word.size() > Hot::kMaxKeyBytes) {
+        staged.flush(ids);
+        tokenize_into(word, ids);
+        continue;
       }
+      const Hot::Key key = Hot::key(word.data(), word.size(), text.data() + text.size());
+      if (staged.take_hit(hot, key, ids)) continue;
       staged.flush(ids);
-      tokenize_ids(word, text.data() + text.size(), ids);
+      short_word_missed(hot, key, word, ids);
     }
     staged.flush(ids);
   }
@@ -177,6 +176,12 @@ class UnigramModel final : public Model {
       ids.insert(ids.end(), hit.begin(), hit.end());
       return;
     }
+    short_word_missed(hot, key, s, ids);
+  }
+
+  // A short word the hot table does not hold: from the cache of all words, then into the table.
+  void short_word_missed(Hot& hot, const Hot::Key& key, std::string_view s,
+                         std::vector<uint32_t>& ids) const {
     const size_t mark = ids.size();
     tokenize_into(s, ids);
     hot.insert(key, std::span(ids).subspan(mark));
