@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <ios>
 #include <thread>
 
 #include "core/verify.h"
@@ -127,12 +128,19 @@ uint64_t children_peak(pid_t parent, uint64_t seen) {
   for (const auto& e : fs::directory_iterator("/proc")) {
     const std::string name = e.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string stat = testing::read_file(e.path() / "stat");
-    const size_t paren = stat.rfind(')');
-    if (paren == std::string::npos || paren + 4 >= stat.size() ||
-        std::strtol(stat.c_str() + paren + 4, nullptr, 10) != parent)
+    // Any process may exit while its files are read (other tests run beside this one): the read
+    // then fails with ESRCH, which libstdc++'s filebuf throws, and the process is skipped.
+    std::string stat, status;
+    try {
+      stat = testing::read_file(e.path() / "stat");
+      const size_t paren = stat.rfind(')');
+      if (paren == std::string::npos || paren + 4 >= stat.size() ||
+          std::strtol(stat.c_str() + paren + 4, nullptr, 10) != parent)
+        continue;
+      status = testing::read_file(e.path() / "status");
+    } catch (const std::ios_base::failure&) {
       continue;
-    const std::string status = testing::read_file(e.path() / "status");
+    }
     const size_t at = status.find("VmHWM:");
     if (at != std::string::npos)
       seen = std::max<uint64_t>(seen, std::strtoull(status.c_str() + at + 6, nullptr, 10) * 1024);
