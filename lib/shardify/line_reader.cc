@@ -1,13 +1,12 @@
 #include "shardify/line_reader.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 
 #include "core/error.h"
 #include "core/parallel_ranges.h"
+#include "core/populate_pages.h"
 
 namespace shardkit::shardify {
 namespace {
@@ -23,19 +22,11 @@ constexpr size_t kLargeBuffer = 8 * kChunk;
 
 // Maps a large buffer's pages before it is written, a range of them on each of the arena's
 // threads: read into page by page, a 60 MB file takes 15,000 page faults before a second thread
-// can start on it. Best effort (kernels before 5.14 decline, and the pages then come one fault
-// at a time).
+// can start on it.
 void populate(char* data, size_t size) {
-#ifdef MADV_POPULATE_WRITE
-  if (size < kChunk) return;  // a few pages: the call costs more than their faults
-  constexpr uintptr_t kPage = 4096;
-  const auto at = reinterpret_cast<uintptr_t>(data);
-  const uintptr_t begin = (at + kPage - 1) & ~(kPage - 1), end = (at + size) & ~(kPage - 1);
-  if (end <= begin) return;
-  for_each_range(end - begin, kParallelRangeBytes, [&](size_t from, size_t to) {
-    madvise(reinterpret_cast<void*>(begin + from), to - from, MADV_POPULATE_WRITE);
-  });
-#endif
+  if (size < kChunk) return;
+  for_each_range(size, kParallelRangeBytes,
+                 [&](size_t from, size_t to) { populate_pages(data + from, to - from); });
 }
 
 }  // namespace

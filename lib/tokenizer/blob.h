@@ -10,6 +10,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/populate_pages.h"
+
 namespace shardkit::tok {
 
 class BlobWriter {
@@ -53,10 +55,14 @@ class BlobReader {
     std::memcpy(&v, in_.data() - sizeof v, sizeof v);
     return v;
   }
+  // The next array copied into `v`, whose fresh pages are mapped first.
   template <typename T>
   void array(std::vector<T>& v) {
     const uint64_t n = value<uint64_t>();
     if (!ok_ || n > in_.size() / sizeof(T)) return fail();
+    v.clear();
+    v.reserve(n);
+    populate_pages(v.data(), n * sizeof(T));
     v.resize(n);
     std::memcpy(v.data(), in_.data(), n * sizeof(T));
     in_.remove_prefix(n * sizeof(T));
@@ -70,6 +76,14 @@ class BlobReader {
     const std::string_view s = in_.substr(0, n);
     in_.remove_prefix(n);
     return s;
+  }
+  // The next bytes() copied into `out`, whose fresh pages are mapped first.
+  void bytes(std::string& out) {
+    const std::string_view s = bytes();
+    out.clear();
+    out.reserve(s.size());
+    populate_pages(out.data(), s.size());
+    out.assign(s);
   }
   void strings(std::vector<std::string>& list) {
     const uint64_t n = value<uint64_t>();

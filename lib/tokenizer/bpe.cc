@@ -45,8 +45,8 @@ BpeTokenizer::BpeTokenizer(BpeConfig config, const std::string& source)
     byte_id_[b] = by_bytes_.find(&c, 1);
   }
   if (config_.unk_token) {
-    auto it = std::find(tokens_.begin(), tokens_.end(), *config_.unk_token);
-    if (it != tokens_.end()) unk_id_ = static_cast<uint32_t>(it - tokens_.begin());
+    for (size_t id = 0; id < tokens_.size() && !unk_id_; ++id)
+      if (tokens_[id] == *config_.unk_token) unk_id_ = static_cast<uint32_t>(id);
   }
   if (config_.steps.empty() || config_.steps.back().kind != PreTokenizerStep::kByteLevel)
     throw Error(ErrorCode::kUnsupported, source,
@@ -63,19 +63,17 @@ BpeTokenizer::BpeTokenizer(BpeConfig config, const std::string& source)
 
 // The tables from the vocabulary and merges of the file.
 void BpeTokenizer::build_tables(const std::string& source) {
-  tokens_ = std::move(config_.vocab);
-  config_.vocab.clear();
-  token_bytes_.resize(tokens_.size());
+  tokens_ = StringList(config_.vocab);
+  config_.vocab = {};
   std::vector<uint32_t> mapped;  // ids whose token is made of stand-in characters
   mapped.reserve(tokens_.size());
   std::string bytes;
   for (size_t id = 0; id < tokens_.size(); ++id) {
-    if (tokens_[id].empty()) continue;
-    if (unmap_byte_level(tokens_[id], bytes)) {
-      token_bytes_[id] = bytes;
+    if (!tokens_[id].empty() && unmap_byte_level(tokens_[id], bytes)) {
+      token_bytes_.push_back(bytes);
       mapped.push_back(static_cast<uint32_t>(id));
     } else {
-      token_bytes_[id] = tokens_[id];
+      token_bytes_.push_back(tokens_[id]);
     }
   }
   by_bytes_.set_each(
@@ -104,8 +102,8 @@ void BpeTokenizer::build_tables(const std::string& source) {
 std::string BpeTokenizer::compiled_model() const {
   std::string out;
   BlobWriter w(out);
-  w.strings(tokens_);
-  w.strings(token_bytes_);
+  tokens_.save(w);
+  token_bytes_.save(w);
   by_bytes_.save(w);
   merges_.save(w);
   return out;
@@ -113,9 +111,8 @@ std::string BpeTokenizer::compiled_model() const {
 
 bool BpeTokenizer::restore_tables(std::string_view blob) {
   BlobReader r(blob);
-  r.strings(tokens_);
-  r.strings(token_bytes_);
-  if (!r.ok() || token_bytes_.size() != tokens_.size()) return false;
+  if (!tokens_.load(r) || !token_bytes_.load(r) || token_bytes_.size() != tokens_.size())
+    return false;
   if (!by_bytes_.load(r) || !merges_.load(r) || !r.at_end()) return false;
   // Every id the tables hand out must name a token.
   const size_t n = tokens_.size();
@@ -619,7 +616,7 @@ std::optional<uint32_t> BpeTokenizer::model_token_to_id(std::string_view token) 
 
 std::optional<std::string> BpeTokenizer::model_id_to_token(uint32_t id) const {
   if (id >= tokens_.size() || tokens_[id].empty()) return std::nullopt;
-  return tokens_[id];
+  return std::string(tokens_[id]);
 }
 
 // HF processors::byte_level::process_offsets.
@@ -629,7 +626,7 @@ void BpeTokenizer::finish_encoding(Encoding& e) const {
       post().roberta_trim ? post().roberta_add_prefix_space : post().byte_level_add_prefix_space;
   for (size_t i = 0; i < e.size(); ++i) {
     uint32_t id = e.ids[i];
-    const std::string& bytes = id < token_bytes_.size() ? token_bytes_[id] : std::string();
+    const std::string_view bytes = id < token_bytes_.size() ? token_bytes_[id] : "";
     size_t leading = 0, trailing = 0;
     while (leading < bytes.size() && bytes[leading] == ' ') ++leading;
     while (trailing < bytes.size() && bytes[bytes.size() - 1 - trailing] == ' ') ++trailing;

@@ -13,6 +13,7 @@
 #include "tokenizer/normalizers.h"
 #include "tokenizer/piece_scanner.h"
 #include "tokenizer/pre_tokenizers.h"
+#include "tokenizer/string_list.h"
 #include "tokenizer/string_map.h"
 #include "tokenizer/tokenizer_base.h"
 
@@ -93,8 +94,8 @@ class BpeTokenizer : public TokenizerBase {
                          std::vector<uint32_t>& ids, Encoding* detail) const;
 
   BpeConfig config_;
-  std::vector<std::string> tokens_;       // stand-in strings, by id
-  std::vector<std::string> token_bytes_;  // raw bytes, by id
+  StringList tokens_;       // stand-in strings, by id
+  StringList token_bytes_;  // raw bytes, by id
   StringIdMap by_bytes_;
   U64Map merges_;  // (left << 32 | right) -> (rank << 32 | merged id)
   std::array<uint32_t, 256> byte_id_{};

@@ -74,7 +74,7 @@ class BpeModel final : public Model {
   std::string compiled() const override {
     std::string out;
     BlobWriter w(out);
-    w.strings(config_.vocab);
+    tokens_.save(w);
     vocab_.save(w);
     merges_.save(w);
     w.value<uint8_t>(chunkable_);
@@ -88,8 +88,7 @@ class BpeModel final : public Model {
  private:
   bool restore(std::string_view blob) {
     BlobReader r(blob);
-    r.strings(config_.vocab);
-    if (!r.ok() || !vocab_.load(r) || !merges_.load(r)) return false;
+    if (!tokens_.load(r) || !vocab_.load(r) || !merges_.load(r)) return false;
     chunkable_ = r.value<uint8_t>() != 0;
     std::vector<std::string> crossing;
     r.strings(crossing);
@@ -99,19 +98,21 @@ class BpeModel final : public Model {
       crossing_[static_cast<unsigned char>(crossing[k].back())].emplace_back(crossing[k],
                                                                              crossing[k + 1]);
     }
-    const size_t n = config_.vocab.size();
+    const size_t n = tokens_.size();
     return vocab_.all_ids_below(n) &&
            merges_.all_values([&](uint64_t v) { return static_cast<uint32_t>(v) < n; });
   }
 
   // The tables from the vocabulary and the merges (or the pieces' scores).
   void build(const std::string& source) {
+    tokens_ = StringList(config_.vocab);
+    config_.vocab = {};
     std::vector<uint32_t> present;  // ids with a token (holes in the vocabulary have none)
-    present.reserve(config_.vocab.size());
-    for (size_t id = 0; id < config_.vocab.size(); ++id)
-      if (!config_.vocab[id].empty() || id == 0) present.push_back(static_cast<uint32_t>(id));
+    present.reserve(tokens_.size());
+    for (size_t id = 0; id < tokens_.size(); ++id)
+      if (!tokens_[id].empty() || id == 0) present.push_back(static_cast<uint32_t>(id));
     vocab_.set_each(
-        present.size(), [&](size_t i) { return std::string_view(config_.vocab[present[i]]); },
+        present.size(), [&](size_t i) { return tokens_[present[i]]; },
         [&](size_t i) { return present[i]; });
     if (!config_.merges.empty()) {
       const auto& m = config_.merges;
@@ -137,7 +138,7 @@ class BpeModel final : public Model {
     if (config_.merges.empty() && !config_.scores.empty()) {
       // Rank = position in descending score order; equal scores share a rank, so the leftmost
       // pair wins between them as in SentencePiece.
-      std::vector<uint32_t> order(config_.vocab.size());
+      std::vector<uint32_t> order(tokens_.size());
       for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
       std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
         return config_.scores[a] > config_.scores[b];
@@ -147,17 +148,17 @@ class BpeModel final : public Model {
         if (k > 0 && config_.scores[order[k]] != config_.scores[order[k - 1]]) r = k;
         rank[order[k]] = static_cast<uint32_t>(r);
       }
-      for (uint32_t id = 0; id < config_.vocab.size(); ++id) {
-        const std::string& piece = config_.vocab[id];
+      for (uint32_t id = 0; id < tokens_.size(); ++id) {
+        const std::string_view piece = tokens_[id];
         if (!mergeable(id)) continue;
         for (size_t cut = 1; cut < piece.size(); ++cut) {
           if ((static_cast<unsigned char>(piece[cut]) & 0xC0) == 0x80) continue;
-          uint32_t l = vocab_.find(std::string_view(piece).substr(0, cut));
-          uint32_t r = vocab_.find(std::string_view(piece).substr(cut));
+          uint32_t l = vocab_.find(piece.substr(0, cut));
+          uint32_t r = vocab_.find(piece.substr(cut));
           if (l == kNoId || r == kNoId || !mergeable(l) || !mergeable(r)) continue;
           merges_.insert((uint64_t{l} << 32) | r, (uint64_t{rank[id]} << 32) | id);
-          const std::string_view left = std::string_view(piece).substr(0, cut);
-          if (crosses(left, std::string_view(piece).substr(cut)))
+          const std::string_view left = piece.substr(0, cut);
+          if (crosses(left, piece.substr(cut)))
             score_crossing.emplace_back(left, piece.substr(cut));
         }
       }
@@ -334,11 +335,11 @@ class BpeModel final : public Model {
     return id;
   }
   std::optional<std::string> id_to_token(uint32_t id) const override {
-    if (id >= config_.vocab.size()) return std::nullopt;
-    if (vocab_.find(config_.vocab[id]) != id) return std::nullopt;
-    return config_.vocab[id];
+    if (id >= tokens_.size()) return std::nullopt;
+    if (vocab_.find(tokens_[id]) != id) return std::nullopt;
+    return std::string(tokens_[id]);
   }
-  size_t size() const override { return config_.vocab.size(); }
+  size_t size() const override { return tokens_.size(); }
   std::optional<uint32_t> unk_id() const override { return unk_; }
 
  private:
@@ -368,7 +369,7 @@ class BpeModel final : public Model {
     // User-defined symbols are matched, longest first, before merging: a match could only cross
     // a cut if its symbol held "▁" after its first character; then no chunks.
     for (uint32_t id : config_.user_defined)
-      if (config_.vocab[id].find(kMeta, 1) != std::string::npos) chunkable_ = false;
+      if (tokens_[id].find(kMeta, 1) != std::string::npos) chunkable_ = false;
   }
 
   bool mergeable(uint32_t id) const {
@@ -389,7 +390,7 @@ class BpeModel final : public Model {
         uint32_t best = kNoId;
         size_t best_len = 0;
         for (uint32_t u : config_.user_defined) {
-          const std::string& t = config_.vocab[u];
+          const std::string_view t = tokens_[u];
           if (t.size() > best_len && w.compare(i, t.size(), t) == 0) {
             best = u;
             best_len = t.size();
@@ -532,6 +533,7 @@ class BpeModel final : public Model {
   // Crossing merges by the last byte of their left side: a cut is checked against those that
   // could end at the byte before it (InternLM2 has 81, each after a tab or a newline).
   std::array<std::vector<std::pair<std::string, std::string>>, 256> crossing_;
+  StringList tokens_;  // by id (holes: empty)
   StringIdMap vocab_;
   U64Map merges_;
   std::array<uint32_t, 256> byte_ids_{};

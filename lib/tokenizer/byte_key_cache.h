@@ -3,8 +3,8 @@
 // the same reason). Each thread keeps its own table per model, so lookups take no lock.
 //
 // One open-addressing table over two arenas (key bytes, values), with no per-entry allocation.
-// It is cleared when half full, which bounds it at kSlots / 2 entries: 6 MiB of slots, written
-// whole at construction (hot_word_table.h says why), plus the arenas, per thread and model.
+// It is cleared when half full, which bounds it at kSlots / 2 entries: 6 MiB of slots, mapped
+// whole at construction (core/zeroed_pages.h says why), plus the arenas, per thread and model.
 #pragma once
 
 #include <algorithm>
@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/zeroed_pages.h"
 #include "tokenizer/hot_word_table.h"
 #include "tokenizer/string_map.h"
 
@@ -73,7 +74,7 @@ class ByteKeyCache {
     entries_ = 0;
   }
 
-  std::vector<Slot> slots_;  // an all-zero slot is empty
+  ZeroedPages<Slot> slots_;  // an all-zero slot is empty
   std::string keys_;
   std::vector<Value> values_;
   size_t entries_ = 0;

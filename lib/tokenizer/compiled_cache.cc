@@ -14,6 +14,7 @@
 
 #include "core/checksum.h"
 #include "core/owned_files.h"
+#include "core/populate_pages.h"
 #include "tokenizer/blob.h"
 
 namespace shardkit::tok {
@@ -56,6 +57,7 @@ std::unique_ptr<char[]> read_owned(int dir_fd, const std::string& name, size_t* 
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
     *size = static_cast<size_t>(st.st_size);
     out.reset(new char[*size + 1]);
+    populate_pages(out.get(), *size);
     size_t done = 0;
     while (done < *size) {
       const ssize_t n = ::read(fd, out.get() + done, *size - done);

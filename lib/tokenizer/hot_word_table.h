@@ -12,8 +12,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <span>
+
+#include "core/zeroed_pages.h"
 
 namespace shardkit::tok {
 
@@ -29,12 +30,9 @@ class HotWordTable {
     uint64_t len = 0;
   };
 
-  // Written whole here, so that no page of it is read before it is written: a page first read
-  // maps the kernel's shared zero page, and the first write then replaces that mapping, which in
-  // a process of more than one thread flushes the other threads' TLBs by interrupt (a VM exit
-  // each on a virtual machine). Taken lazily that way, the memos cost a thread 30% of its first
-  // pass over a text while a second thread tokenized beside it.
-  HotWordTable() : sets_(std::make_unique<Set[]>(kSets)) {}
+  // Mapped whole when made (core/zeroed_pages.h): taken lazily instead, page by page, the memos
+  // cost a thread 30% of its first pass over a text while a second thread tokenized beside it.
+  HotWordTable() : sets_(kSets) {}
 
   // The key of p[0, n) for n <= kMaxKeyBytes; `limit` is the end of the readable bytes after p,
   // so that 16 bytes are loaded at once when they may be.
@@ -142,7 +140,7 @@ class HotWordTable {
     Slot ways[kWays];
   };
 
-  std::unique_ptr<Set[]> sets_;  // an all-zero slot is empty
+  ZeroedPages<Set> sets_;  // an all-zero slot is empty
 };
 
 }  // namespace shardkit::tok

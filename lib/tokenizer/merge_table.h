@@ -10,33 +10,10 @@
 #include <vector>
 
 #include "core/error.h"
+#include "tokenizer/string_list.h"
 #include "tokenizer/string_map.h"
 
 namespace shardkit::tok {
-
-// Strings in one buffer, for the merged tokens of a merge list (half a million std::strings
-// would cost an allocation or 32 bytes each).
-class StringList {
- public:
-  void reserve(size_t count, size_t bytes) {
-    ends_.reserve(count);
-    bytes_.reserve(bytes);
-  }
-  void push_back(std::string_view a, std::string_view b = {}) {
-    bytes_.append(a);
-    bytes_.append(b);
-    ends_.push_back(bytes_.size());
-  }
-  std::string_view operator[](size_t i) const {
-    const size_t begin = i == 0 ? 0 : ends_[i - 1];
-    return std::string_view(bytes_).substr(begin, ends_[i] - begin);
-  }
-  size_t size() const { return ends_.size(); }
-
- private:
-  std::string bytes_;
-  std::vector<size_t> ends_;
-};
 
 // Fills `table` from merges whose i-th tokens are left[i], right[i] and merged[i] (all indexable
 // by size_t, giving string views). `name(i)` describes merge i for an error, which names the

@@ -107,7 +107,7 @@ class StringIdMap {
   }
   bool load(BlobReader& r) {
     r.array(slots_);
-    arena_ = r.bytes();
+    r.bytes(arena_);
     count_ = r.value<uint64_t>();
     if (!r.ok() || (slots_.size() & (slots_.size() - 1)) != 0) return false;
     size_t used = 0;  // a probe must always reach an empty slot

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 
@@ -125,11 +126,23 @@ TEST_CASE("a compiled form gives the ids of the file, is used when valid, rebuil
            std::string b = stored;
            uint64_t skeleton = 0;
            std::memcpy(&skeleton, b.data() + 56, 8);
-           // header, skeleton, tables' length, token count, first token's length
-           b[56 + 8 + skeleton + 8 + 8 + 8] ^= 0x20;
+           // header, skeleton, the tables' length, the length of the tokens' text
+           b[56 + 8 + skeleton + 8 + 8] ^= 0x20;
            write_file(form, b);
          }},
         {"cut", [&] { write_file(form, stored.substr(0, stored.size() / 3)); }},
+        {"token ends out of order",  // the vocabulary's first two ends swapped (checksum fixed)
+         [&] {
+           write_file(form, stored);
+           rewrite_payload(form, [](std::string& p) {
+             uint64_t skeleton = 0, text = 0;
+             std::memcpy(&skeleton, p.data(), 8);
+             std::memcpy(&text, p.data() + 8 + skeleton + 8, 8);
+             const size_t ends = 8 + skeleton + 8 + 8 + text + 8;
+             REQUIRE(p.substr(ends, 8) != p.substr(ends + 8, 8));
+             std::swap_ranges(p.begin() + ends, p.begin() + ends + 8, p.begin() + ends + 8);
+           });
+         }},
         {"tables",
          [&] {
            write_file(form, stored);
