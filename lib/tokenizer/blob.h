@@ -1,10 +1,13 @@
 // A tokenizer's compiled tables as bytes (compiled_cache.h): plain values and arrays appended in
 // order, read back with every length checked against what is left, so that a damaged or foreign
-// blob is refused (BlobReader::ok() false), never read past.
+// blob is refused (BlobReader::ok() false), never read past. Each array starts at a multiple of
+// 8 bytes from the blob's start, so that a table restored from a blob that starts so aligned in
+// memory reads its arrays where they lie (BlobReader::view) instead of copying them.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -13,6 +16,17 @@
 #include "core/populate_pages.h"
 
 namespace shardkit::tok {
+
+inline constexpr size_t kBlobAlignment = 8;
+
+// A compiled form's tables as read (compiled_cache.h), and what keeps their bytes alive: tables
+// restored from them hold views into those bytes, and share `owner` so that the bytes last as
+// long as the tables.
+struct CompiledTables {
+  std::string_view bytes;
+  std::shared_ptr<const void> owner;
+  bool empty() const { return bytes.empty(); }
+};
 
 class BlobWriter {
  public:
@@ -23,10 +37,15 @@ class BlobWriter {
     out_.append(reinterpret_cast<const char*>(&v), sizeof v);
   }
   template <typename T>
+  void array(const T* data, size_t count) {
+    static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= kBlobAlignment);
+    value<uint64_t>(count);
+    align();
+    out_.append(reinterpret_cast<const char*>(data), count * sizeof(T));
+  }
+  template <typename T>
   void array(const std::vector<T>& v) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    value<uint64_t>(v.size());
-    out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+    array(v.data(), v.size());
   }
   void bytes(std::string_view s) {
     value<uint64_t>(s.size());
@@ -36,6 +55,8 @@ class BlobWriter {
     value<uint64_t>(list.size());
     for (const std::string& s : list) bytes(s);
   }
+  // Zeros up to the next multiple of kBlobAlignment.
+  void align() { out_.append((kBlobAlignment - out_.size() % kBlobAlignment) % kBlobAlignment, 0); }
 
  private:
   std::string& out_;
@@ -43,7 +64,7 @@ class BlobWriter {
 
 class BlobReader {
  public:
-  explicit BlobReader(std::string_view in) : in_(in) {}
+  explicit BlobReader(std::string_view in) : begin_(in.data()), in_(in) {}
   bool ok() const { return ok_; }
   bool at_end() const { return ok_ && in_.empty(); }
 
@@ -55,17 +76,33 @@ class BlobReader {
     std::memcpy(&v, in_.data() - sizeof v, sizeof v);
     return v;
   }
+  // The next array where it lies in the blob; null (with ok() false) when the blob does not
+  // hold one. A blob not aligned in memory as BlobWriter aligned it also fails.
+  template <typename T>
+  const T* view(size_t* count) {
+    static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= kBlobAlignment);
+    const uint64_t n = value<uint64_t>();
+    align();
+    if (!ok_ || n > in_.size() / sizeof(T) ||
+        reinterpret_cast<uintptr_t>(in_.data()) % alignof(T) != 0) {
+      fail();
+      return nullptr;
+    }
+    const auto* data = reinterpret_cast<const T*>(in_.data());
+    in_.remove_prefix(n * sizeof(T));
+    *count = n;
+    return data;
+  }
   // The next array copied into `v`, whose fresh pages are mapped first.
   template <typename T>
   void array(std::vector<T>& v) {
-    const uint64_t n = value<uint64_t>();
-    if (!ok_ || n > in_.size() / sizeof(T)) return fail();
+    size_t n = 0;
+    const T* data = view<T>(&n);
+    if (!data) return;
     v.clear();
     v.reserve(n);
     populate_pages(v.data(), n * sizeof(T));
-    v.resize(n);
-    std::memcpy(v.data(), in_.data(), n * sizeof(T));
-    in_.remove_prefix(n * sizeof(T));
+    v.assign(data, data + n);
   }
   std::string_view bytes() {
     const uint64_t n = value<uint64_t>();
@@ -77,19 +114,16 @@ class BlobReader {
     in_.remove_prefix(n);
     return s;
   }
-  // The next bytes() copied into `out`, whose fresh pages are mapped first.
-  void bytes(std::string& out) {
-    const std::string_view s = bytes();
-    out.clear();
-    out.reserve(s.size());
-    populate_pages(out.data(), s.size());
-    out.assign(s);
-  }
   void strings(std::vector<std::string>& list) {
     const uint64_t n = value<uint64_t>();
     if (!ok_ || n > in_.size() / sizeof(uint64_t)) return fail();
     list.resize(n);
     for (std::string& s : list) s = bytes();
+  }
+  // Past BlobWriter::align()'s zeros.
+  void align() {
+    const size_t at = static_cast<size_t>(in_.data() - begin_);
+    take((kBlobAlignment - at % kBlobAlignment) % kBlobAlignment);
   }
   void fail() {
     ok_ = false;
@@ -106,8 +140,113 @@ class BlobReader {
     return true;
   }
 
+  const char* begin_;
   std::string_view in_;
   bool ok_ = true;
+};
+
+// An array a table reads: built here, or restored as a view of a compiled form's bytes (which
+// the table's owner keeps alive, CompiledTables::owner). Building writes `owned` and calls
+// publish() whenever it may have moved.
+template <typename T>
+class TableArray {
+ public:
+  TableArray() = default;
+  // A copy of a built array owns its copy of it; a copy of a view is the same view.
+  TableArray(const TableArray& o) { *this = o; }
+  TableArray& operator=(const TableArray& o) {
+    if (this == &o) return *this;
+    const bool built = o.data_ == o.owned.data();
+    owned = o.owned;
+    data_ = built ? owned.data() : o.data_;
+    size_ = o.size_;
+    return *this;
+  }
+  TableArray(TableArray&& o) noexcept { *this = std::move(o); }
+  TableArray& operator=(TableArray&& o) noexcept {
+    const bool built = o.data_ == o.owned.data();
+    owned = std::move(o.owned);
+    data_ = built ? owned.data() : o.data_;
+    size_ = o.size_;
+    return *this;
+  }
+
+  std::vector<T> owned;
+  void publish() {
+    data_ = owned.data();
+    size_ = owned.size();
+  }
+  // The array to change, copied out of the form's bytes first if it is a view of them.
+  std::vector<T>& edit() {
+    if (data_ != owned.data()) {
+      owned.assign(begin(), end());
+      publish();
+    }
+    return owned;
+  }
+  bool restore(BlobReader& r) {
+    owned = {};
+    data_ = r.view<T>(&size_);
+    if (!data_) size_ = 0;
+    return data_ != nullptr;
+  }
+  void save(BlobWriter& w) const { w.array(data_, size_); }
+
+  const T* data() const { return data_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  const T* begin() const { return data_; }
+  const T* end() const { return data_ + size_; }
+
+ private:
+  const T* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Bytes a table reads (keys, strings), as TableArray.
+class TableBytes {
+ public:
+  TableBytes() = default;
+  TableBytes(const TableBytes& o) { *this = o; }
+  TableBytes& operator=(const TableBytes& o) {
+    if (this == &o) return *this;
+    const bool built = o.view_.data() == o.owned.data();
+    owned = o.owned;
+    view_ = built ? std::string_view(owned) : o.view_;
+    return *this;
+  }
+  TableBytes(TableBytes&& o) noexcept { *this = std::move(o); }
+  TableBytes& operator=(TableBytes&& o) noexcept {
+    const bool built = o.view_.data() == o.owned.data();  // a short string moves its bytes
+    owned = std::move(o.owned);
+    view_ = built ? std::string_view(owned) : o.view_;
+    return *this;
+  }
+
+  std::string owned;
+  void publish() { view_ = owned; }
+  // The bytes to change, copied out of the form's bytes first if they are a view of them.
+  std::string& edit() {
+    if (view_.data() != owned.data()) {
+      owned.assign(view_);
+      publish();
+    }
+    return owned;
+  }
+  bool restore(BlobReader& r) {
+    owned = {};
+    view_ = r.bytes();
+    return r.ok();
+  }
+  void save(BlobWriter& w) const { w.bytes(view_); }
+
+  std::string_view view() const { return view_; }
+  const char* data() const { return view_.data(); }
+  size_t size() const { return view_.size(); }
+
+ private:
+  std::string_view view_;
 };
 
 }  // namespace shardkit::tok

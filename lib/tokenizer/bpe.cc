@@ -32,8 +32,9 @@ bool matches_everywhere(SplitMatcher m) {
 BpeTokenizer::BpeTokenizer(BpeConfig config, const std::string& source)
     : config_(std::move(config)), cache_owner_(new_cache_owner()) {
   if (!config_.compiled.empty()) {
-    if (!restore_tables(config_.compiled))
+    if (!restore_tables(config_.compiled.bytes))
       throw Error(ErrorCode::kCorrupt, source, "the compiled tokenizer tables are damaged");
+    tables_owner_ = config_.compiled.owner;
   } else {
     build_tables(source);
   }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tokenizer/blob.h"
 #include "tokenizer/byte_key_cache.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/normalizers.h"
@@ -39,7 +40,7 @@ struct BpeConfig {
   std::optional<Normalizer> normalizer;  // applied before the pre-tokenizer (NFC, NFKC, ...)
   // The tables of a compiled form (compiled_cache.h) instead of vocab and merges; the
   // constructor throws Error(kCorrupt) when they are not a compiled form's.
-  std::string_view compiled;
+  CompiledTables compiled;
 };
 
 class BpeTokenizer : public TokenizerBase {
@@ -97,7 +98,8 @@ class BpeTokenizer : public TokenizerBase {
   StringList tokens_;       // stand-in strings, by id
   StringList token_bytes_;  // raw bytes, by id
   StringIdMap by_bytes_;
-  U64Map merges_;  // (left << 32 | right) -> (rank << 32 | merged id)
+  std::shared_ptr<const void> tables_owner_;  // the compiled form the tables are views of
+  U64Map merges_;                             // (left << 32 | right) -> (rank << 32 | merged id)
   std::array<uint32_t, 256> byte_id_{};
   std::optional<uint32_t> unk_id_;
   SplitMatcher words_matcher_ = nullptr;       // pieces_matcher()

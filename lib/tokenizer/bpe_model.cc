@@ -46,8 +46,9 @@ class BpeModel final : public Model {
   BpeModel(BpeModelConfig c, const std::string& source)
       : config_(std::move(c)), cache_owner_(new_cache_owner()) {
     if (!config_.compiled.empty()) {
-      if (!restore(config_.compiled))
+      if (!restore(config_.compiled.bytes))
         throw Error(ErrorCode::kCorrupt, source, "the compiled tokenizer tables are damaged");
+      tables_owner_ = config_.compiled.owner;
     } else {
       build(source);
     }
@@ -533,7 +534,8 @@ class BpeModel final : public Model {
   // Crossing merges by the last byte of their left side: a cut is checked against those that
   // could end at the byte before it (InternLM2 has 81, each after a tab or a newline).
   std::array<std::vector<std::pair<std::string, std::string>>, 256> crossing_;
-  StringList tokens_;  // by id (holes: empty)
+  std::shared_ptr<const void> tables_owner_;  // the compiled form the tables are views of
+  StringList tokens_;                         // by id (holes: empty)
   StringIdMap vocab_;
   U64Map merges_;
   std::array<uint32_t, 256> byte_ids_{};

@@ -35,6 +35,7 @@ struct Header {
   uint64_t hash, size;  // of the tokenizer file
   uint64_t payload_size, payload_hash;
 };
+static_assert(sizeof(Header) % kBlobAlignment == 0, "the payload's arrays stay aligned");
 
 std::optional<fs::path> default_dir() {
   // Set, it names the directory (tests keep theirs in the build tree); set but empty, none.
@@ -157,6 +158,7 @@ std::optional<CompiledForm> CompiledCache::find(uint64_t hash, uint64_t size) co
   BlobReader r(payload);
   CompiledForm form;
   form.skeleton = r.bytes();
+  r.align();
   form.model = r.bytes();
   if (!r.at_end() || form.model.empty()) return std::nullopt;
   form.bytes = std::move(data);
@@ -169,6 +171,7 @@ void CompiledCache::store(uint64_t hash, uint64_t size, std::string_view skeleto
   std::string payload;
   BlobWriter w(payload);
   w.bytes(skeleton);
+  w.align();  // the header's size and the model's length are multiples of 8 too
   w.bytes(model);
   Header h{};
   std::memcpy(h.magic, kMagic, sizeof kMagic);

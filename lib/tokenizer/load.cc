@@ -60,7 +60,7 @@ std::unique_ptr<Tokenizer> load_compiled(const CompiledForm& form, const std::st
   object o;
   if (parser.parse(padded).get(root) || root.get(o)) return nullptr;
   try {
-    return load_tokenizer_json(j, o, fingerprint, form.model);
+    return load_tokenizer_json(j, o, fingerprint, CompiledTables{form.model, form.bytes});
   } catch (const Error&) {
     return nullptr;  // never trusted: the file itself decides, as without a cache
   }

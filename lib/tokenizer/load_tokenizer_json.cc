@@ -47,7 +47,7 @@ std::vector<AddedToken> read_added_tokens(const Json& j, object root) {
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer_json(const Json& j, object root, uint64_t fingerprint,
-                                               std::string_view compiled_model) {
+                                               const CompiledTables& compiled_model) {
   for (const char* key : {"truncation", "padding"}) {
     if (j.has(root, key))
       j.unsupported(std::string("\"") + key +

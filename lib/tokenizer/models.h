@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/blob.h"
 #include "tokenizer/string_map.h"
 
 namespace shardkit::tok {
@@ -81,7 +82,7 @@ struct BpeModelConfig {
   std::string continuing_subword_prefix, end_of_word_suffix;
   // The tables of a compiled form instead of vocab, merges and scores (the constructor throws
   // Error(kCorrupt) when they are not a compiled form's).
-  std::string_view compiled;
+  CompiledTables compiled;
 };
 
 std::unique_ptr<Model> make_bpe_model(BpeModelConfig config, const std::string& source);

@@ -195,8 +195,8 @@ void replace_byte(std::string_view text, size_t first, char byte, std::string_vi
   // keeps, and the next one, or the final resize, takes that back. (replace_byte_blocks needs
   // at most 16 bytes beyond what it keeps.)
   out.resize(size + 16 + 8);
-  std::memcpy(out.data(), prefix.data(), prefix.size());
-  std::memcpy(out.data() + prefix.size(), text.data(), first);
+  if (!prefix.empty()) std::memcpy(out.data(), prefix.data(), prefix.size());  // data() may be null
+  if (first) std::memcpy(out.data() + prefix.size(), text.data(), first);
   char* w = out.data() + prefix.size() + first;
   const char* s = text.data();
   size_t i = first;

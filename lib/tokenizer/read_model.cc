@@ -34,7 +34,7 @@ std::vector<std::pair<std::string, std::string>> read_bpe_merges(const Json& j, 
 }
 
 std::unique_ptr<Model> read_model(const Json& j, object model, const std::string& type,
-                                  std::string_view compiled) {
+                                  const CompiledTables& compiled) {
   if (type == "BPE") {
     BpeModelConfig c;
     if (compiled.empty()) {

@@ -32,7 +32,7 @@ Decoder read_decoder(const Json& j, element e, const std::string& where);
 // `compiled`: a compiled form's tables (compiled_cache.h) that replace the model's vocab and
 // merges (BPE only).
 std::unique_ptr<Model> read_model(const Json& j, object model, const std::string& type,
-                                  std::string_view compiled = {});
+                                  const CompiledTables& compiled = {});
 std::shared_ptr<const Regex> read_pattern(const Json& j, object o, const std::string& where,
                                           std::string* literal);
 // A Split-like pre-tokenizer's "behavior" (HF's SplitDelimiterBehavior), `fallback` if absent.
@@ -40,7 +40,7 @@ SplitBehavior read_split_behavior(const Json& j, object o, const std::string& wh
                                   SplitBehavior fallback);
 
 std::unique_ptr<Tokenizer> load_tokenizer_json(const Json& j, object root, uint64_t fingerprint,
-                                               std::string_view compiled_model = {});
+                                               const CompiledTables& compiled_model = {});
 // Takes the special tokens a HF tokenizer_config.json names, when the file exists.
 void apply_tokenizer_config(TokenizerBase& tokenizer, const std::filesystem::path& config);
 std::unique_ptr<Tokenizer> load_gpt2(const Json& j, element root,

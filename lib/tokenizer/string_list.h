@@ -1,7 +1,7 @@
 // Strings in one buffer, indexed by position: a vocabulary by id, or the merged tokens of a merge
 // list. Half a million std::strings would cost an allocation or 32 bytes each, and restoring a
 // vocabulary of them from a compiled form (compiled_cache.h) took most of GPT-2's load time; a
-// StringList is restored as two array copies.
+// StringList is restored as views of the form's bytes.
 #pragma once
 
 #include <algorithm>
@@ -25,38 +25,39 @@ class StringList {
   }
 
   void reserve(size_t count, size_t bytes) {
-    ends_.reserve(count);
-    bytes_.reserve(bytes);
+    ends_.owned.reserve(count);
+    bytes_.owned.reserve(bytes);
   }
   // Appends the concatenation a + b as one string.
   void push_back(std::string_view a, std::string_view b = {}) {
-    bytes_.append(a);
-    bytes_.append(b);
-    ends_.push_back(bytes_.size());
+    bytes_.owned.append(a);
+    bytes_.owned.append(b);
+    ends_.owned.push_back(bytes_.owned.size());
+    bytes_.publish();
+    ends_.publish();
   }
   std::string_view operator[](size_t i) const {
     const size_t begin = i == 0 ? 0 : ends_[i - 1];
-    return std::string_view(bytes_).substr(begin, ends_[i] - begin);
+    return bytes_.view().substr(begin, ends_[i] - begin);
   }
   size_t size() const { return ends_.size(); }
 
   void save(BlobWriter& w) const {
-    w.bytes(bytes_);
-    w.array(ends_);
+    bytes_.save(w);
+    ends_.save(w);
   }
   // False (and r failed) unless the ends rise to the bytes' end.
   bool load(BlobReader& r) {
-    r.bytes(bytes_);
-    r.array(ends_);
-    const uint64_t end = ends_.empty() ? 0 : ends_.back();
-    if (r.ok() && std::is_sorted(ends_.begin(), ends_.end()) && end == bytes_.size()) return true;
+    if (!bytes_.restore(r) || !ends_.restore(r)) return false;
+    const uint64_t end = ends_.empty() ? 0 : ends_[ends_.size() - 1];
+    if (std::is_sorted(ends_.begin(), ends_.end()) && end == bytes_.size()) return true;
     r.fail();
     return false;
   }
 
  private:
-  std::string bytes_;
-  std::vector<uint64_t> ends_;
+  TableBytes bytes_;
+  TableArray<uint64_t> ends_;
 };
 
 }  // namespace shardkit::tok

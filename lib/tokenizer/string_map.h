@@ -57,21 +57,24 @@ class StringIdMap {
   void set(std::string_view key, uint32_t id) { set(key, id, hash_bytes(key.data(), key.size())); }
   void set(std::string_view key, uint32_t id, uint64_t h) {
     if ((count_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
+    std::vector<Slot>& slots = slots_.edit();
+    std::string& arena = arena_.edit();
     uint32_t tag = static_cast<uint32_t>(h >> 32);
-    size_t mask = slots_.size() - 1;
+    size_t mask = slots.size() - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
-      Slot& s = slots_[i];
+      Slot& s = slots[i];
       if (s.id == kNone) {
         s.tag = tag;
-        s.offset = static_cast<uint32_t>(arena_.size());
+        s.offset = static_cast<uint32_t>(arena.size());
         s.len = static_cast<uint32_t>(key.size());
         s.id = id;
-        arena_.append(key);
+        arena.append(key);
+        arena_.publish();
         ++count_;
         return;
       }
       if (s.tag == tag && s.len == key.size() &&
-          std::memcmp(arena_.data() + s.offset, key.data(), key.size()) == 0) {
+          std::memcmp(arena.data() + s.offset, key.data(), key.size()) == 0) {
         s.id = id;
         return;
       }
@@ -95,8 +98,8 @@ class StringIdMap {
   // The table as it is (compiled_cache.h); load() refuses one whose shape is not a table's (its
   // slots not a power of two, a key outside the arena).
   void save(BlobWriter& w) const {
-    w.array(slots_);
-    w.bytes(arena_);
+    slots_.save(w);
+    arena_.save(w);
     w.value<uint64_t>(count_);
   }
   // Whether every id stored is below n.
@@ -106,8 +109,7 @@ class StringIdMap {
     return true;
   }
   bool load(BlobReader& r) {
-    r.array(slots_);
-    r.bytes(arena_);
+    if (!slots_.restore(r) || !arena_.restore(r)) return false;
     count_ = r.value<uint64_t>();
     if (!r.ok() || (slots_.size() & (slots_.size() - 1)) != 0) return false;
     size_t used = 0;  // a probe must always reach an empty slot
@@ -159,18 +161,20 @@ class StringIdMap {
     }
   }
   void rehash(size_t cap) {
-    std::vector<Slot> old = std::move(slots_);
-    slots_.assign(cap, Slot{});
+    const std::vector<Slot> old = std::move(slots_.edit());
+    std::vector<Slot>& slots = slots_.owned;
+    slots.assign(cap, Slot{});
+    slots_.publish();
     size_t mask = cap - 1;
     for (const Slot& s : old) {
       if (s.id == kNone) continue;
       size_t i = hash_bytes(arena_.data() + s.offset, s.len) & mask;
-      while (slots_[i].id != kNone) i = (i + 1) & mask;
-      slots_[i] = s;
+      while (slots[i].id != kNone) i = (i + 1) & mask;
+      slots[i] = s;
     }
   }
-  std::vector<Slot> slots_;
-  std::string arena_;
+  TableArray<Slot> slots_;
+  TableBytes arena_;
   size_t count_ = 0;
 };
 
@@ -186,15 +190,16 @@ class U64Map {
   // Keeps the first value set for a key.
   void insert(uint64_t key, uint64_t value) {
     if ((count_ + 1) * 2 > keys_.size()) rehash(keys_.empty() ? 16 : keys_.size() * 2);
-    size_t mask = keys_.size() - 1;
+    std::vector<uint64_t>& keys = keys_.edit();
+    size_t mask = keys.size() - 1;
     for (size_t i = hash_u64(key) & mask;; i = (i + 1) & mask) {
-      if (keys_[i] == kEmpty) {
-        keys_[i] = key;
-        values_[i] = value;
+      if (keys[i] == kEmpty) {
+        keys[i] = key;
+        values_.edit()[i] = value;
         ++count_;
         return;
       }
-      if (keys_[i] == key) return;
+      if (keys[i] == key) return;
     }
   }
   // insert(key_at(i), value_at(i)) for i < count, in groups whose slots are requested from
@@ -214,8 +219,8 @@ class U64Map {
     }
   }
   void save(BlobWriter& w) const {
-    w.array(keys_);
-    w.array(values_);
+    keys_.save(w);
+    values_.save(w);
     w.value<uint64_t>(count_);
   }
   template <typename Check>
@@ -225,8 +230,7 @@ class U64Map {
     return true;
   }
   bool load(BlobReader& r) {
-    r.array(keys_);
-    r.array(values_);
+    if (!keys_.restore(r) || !values_.restore(r)) return false;
     count_ = r.value<uint64_t>();
     if (!r.ok() || keys_.size() != values_.size() || (keys_.size() & (keys_.size() - 1)) != 0)
       return false;
@@ -246,19 +250,23 @@ class U64Map {
 
  private:
   void rehash(size_t cap) {
-    std::vector<uint64_t> ok = std::move(keys_), ov = std::move(values_);
-    keys_.assign(cap, kEmpty);
-    values_.assign(cap, 0);
+    const std::vector<uint64_t> ok = std::move(keys_.edit()), ov = std::move(values_.edit());
+    std::vector<uint64_t>& keys = keys_.owned;
+    std::vector<uint64_t>& values = values_.owned;
+    keys.assign(cap, kEmpty);
+    values.assign(cap, 0);
+    keys_.publish();
+    values_.publish();
     size_t mask = cap - 1;
     for (size_t j = 0; j < ok.size(); ++j) {
       if (ok[j] == kEmpty) continue;
       size_t i = hash_u64(ok[j]) & mask;
-      while (keys_[i] != kEmpty) i = (i + 1) & mask;
-      keys_[i] = ok[j];
-      values_[i] = ov[j];
+      while (keys[i] != kEmpty) i = (i + 1) & mask;
+      keys[i] = ok[j];
+      values[i] = ov[j];
     }
   }
-  std::vector<uint64_t> keys_, values_;
+  TableArray<uint64_t> keys_, values_;
   size_t count_ = 0;
 };
 

@@ -63,6 +63,14 @@ void rewrite_payload(const fs::path& form, const std::function<void(std::string&
   write_file(form, bytes.substr(0, 56) + payload);
 }
 
+// Where the model's tables start in a payload: after the skeleton's length and bytes, the zeros
+// that align the next length to 8 bytes, and the tables' length.
+size_t tables_offset(const std::string& payload) {
+  uint64_t skeleton = 0;
+  std::memcpy(&skeleton, payload.data(), 8);
+  return (8 + skeleton + 7) / 8 * 8 + 8;
+}
+
 }  // namespace
 
 TEST_CASE("a compiled form gives the ids of the file, is used when valid, rebuilt when not") {
@@ -124,10 +132,8 @@ TEST_CASE("a compiled form gives the ids of the file, is used when valid, rebuil
         {"flipped token",  // a byte of the first token's text: only the checksum tells
          [&] {
            std::string b = stored;
-           uint64_t skeleton = 0;
-           std::memcpy(&skeleton, b.data() + 56, 8);
-           // header, skeleton, the tables' length, the length of the tokens' text
-           b[56 + 8 + skeleton + 8 + 8] ^= 0x20;
+           // the header, then in the tables the length of the tokens' text
+           b[56 + tables_offset(b.substr(56)) + 8] ^= 0x20;
            write_file(form, b);
          }},
         {"cut", [&] { write_file(form, stored.substr(0, stored.size() / 3)); }},
@@ -135,10 +141,11 @@ TEST_CASE("a compiled form gives the ids of the file, is used when valid, rebuil
          [&] {
            write_file(form, stored);
            rewrite_payload(form, [](std::string& p) {
-             uint64_t skeleton = 0, text = 0;
-             std::memcpy(&skeleton, p.data(), 8);
-             std::memcpy(&text, p.data() + 8 + skeleton + 8, 8);
-             const size_t ends = 8 + skeleton + 8 + 8 + text + 8;
+             const size_t tables = tables_offset(p);
+             uint64_t text = 0;
+             std::memcpy(&text, p.data() + tables, 8);
+             // the ends' count, then the zeros that align them
+             const size_t ends = tables + (8 + text + 8 + 7) / 8 * 8;
              REQUIRE(p.substr(ends, 8) != p.substr(ends + 8, 8));
              std::swap_ranges(p.begin() + ends, p.begin() + ends + 8, p.begin() + ends + 8);
            });

@@ -11,6 +11,8 @@
 #include "tokenizer/byte_level.h"
 #include "tokenizer/escape_spaces.h"
 #include "tokenizer/piece_scanner.h"
+#include "tokenizer/string_list.h"
+#include "tokenizer/string_map.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode.h"
 
@@ -567,4 +569,74 @@ TEST_CASE("vectorized ASCII class masks equal the byte-by-byte ones") {
       CHECK(tok::find_first_of_bytes(t.data(), t.size(), set, count) == at);
     }
   }
+}
+
+TEST_CASE("tables restored from a blob are views of it; copies and moves keep their contents") {
+  tok::StringList words;
+  tok::StringIdMap ids;
+  tok::U64Map pairs;
+  // Short strings (kept inside a std::string, which a move copies) and long ones.
+  const std::vector<std::string> keys = {"a", "bc", "a much longer key than a short string holds"};
+  for (size_t i = 0; i < keys.size(); ++i) {
+    words.push_back(keys[i]);
+    ids.set(keys[i], static_cast<uint32_t>(i));
+    pairs.insert(i, 10 * i);
+  }
+  std::string blob;
+  tok::BlobWriter w(blob);
+  w.value<uint8_t>(7);  // the arrays after it are still aligned
+  words.save(w);
+  ids.save(w);
+  pairs.save(w);
+  const auto check = [&](const tok::StringList& l, const tok::StringIdMap& m,
+                         const tok::U64Map& u) {
+    REQUIRE(l.size() == keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) {
+      CHECK(l[i] == keys[i]);
+      CHECK(m.find(keys[i]) == i);
+      CHECK(u.find(i) == 10 * i);
+    }
+    CHECK(m.find("absent") == tok::StringIdMap::kNone);
+  };
+  // A copy of a built table owns its contents: it outlives the original.
+  auto built = std::make_unique<tok::StringList>(words);
+  auto built_ids = std::make_unique<tok::StringIdMap>(ids);
+  tok::StringList moved = std::move(words);
+  check(*built, *built_ids, pairs);
+  check(moved, ids, pairs);
+
+  // In an 8-aligned buffer, as a compiled form is read: the restored tables point into it.
+  std::vector<uint64_t> aligned(blob.size() / 8 + 1);
+  std::memcpy(aligned.data(), blob.data(), blob.size());
+  const std::string_view bytes(reinterpret_cast<const char*>(aligned.data()), blob.size());
+  tok::BlobReader r(bytes);
+  CHECK(r.value<uint8_t>() == 7);
+  tok::StringList l;
+  tok::StringIdMap m;
+  tok::U64Map u;
+  REQUIRE(l.load(r));
+  REQUIRE(m.load(r));
+  REQUIRE(u.load(r));
+  CHECK(r.at_end());
+  check(l, m, u);
+  const auto inside = [&](std::string_view s) {
+    return s.data() >= bytes.data() && s.data() + s.size() <= bytes.data() + bytes.size();
+  };
+  CHECK(inside(l[2]));
+  // A change to a view copies it out first; the blob stays as it was.
+  const std::string before(bytes);
+  m.set("new", 9);
+  u.insert(100, 1);
+  CHECK(m.find("new") == 9);
+  CHECK(m.find(keys[2]) == 2);
+  CHECK(u.find(100) == 1);
+  CHECK(std::string(bytes) == before);
+
+  // Misaligned, the arrays are refused rather than read unaligned.
+  std::string shifted = " " + blob;
+  tok::BlobReader bad(std::string_view(shifted).substr(1));
+  bad.value<uint8_t>();
+  tok::StringList refused;
+  CHECK_FALSE(refused.load(bad));
+  CHECK_FALSE(bad.ok());
 }
