@@ -225,7 +225,8 @@ std::vector<Option<O>> sft_options() {
 std::vector<Option<O>> run_options() {
   return {
       option<O>(
-          "threads", "Tokenizing threads; 0: all cores", [](auto& o) -> auto& { return o.threads; })
+          "threads", "Threads that read, tokenize and compress; 0: all cores",
+          [](auto& o) -> auto& { return o.threads; })
           .flag("-j")
           .defaults_to("0 (all cores)"),
       options::choice_option<O>(
