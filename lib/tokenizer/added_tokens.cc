@@ -30,24 +30,12 @@ char32_t last_char(std::string_view text, size_t end) {
 void AddedTokenMatcher::build(std::vector<AddedToken> tokens) {
   tokens_ = std::move(tokens);
   first_byte_.fill(false);
-  edges_ = U64Map();
-  token_at_.assign(1, kNoToken);
+  contents_ = LongestPrefix();
   for (size_t i = 0; i < tokens_.size(); ++i) {
     const std::string& c = tokens_[i].content;
     if (c.empty()) continue;
     first_byte_[static_cast<unsigned char>(c[0])] = true;
-    uint64_t node = 0;
-    for (unsigned char b : c) {
-      const uint64_t edge = node << 8 | b;
-      uint64_t child = edges_.find(edge);
-      if (child == U64Map::kEmpty) {
-        child = token_at_.size();
-        token_at_.push_back(kNoToken);
-        edges_.insert(edge, child);
-      }
-      node = child;
-    }
-    if (token_at_[node] == kNoToken) token_at_[node] = static_cast<uint32_t>(i);
+    contents_.add(c, static_cast<uint32_t>(i));
   }
   first_bytes_.clear();
   for (int b = 0; b < 256; ++b)
@@ -55,14 +43,8 @@ void AddedTokenMatcher::build(std::vector<AddedToken> tokens) {
 }
 
 const AddedToken* AddedTokenMatcher::match_at(std::string_view text, size_t i) const {
-  const AddedToken* longest = nullptr;
-  uint64_t node = 0;
-  for (size_t j = i; j < text.size(); ++j) {
-    node = edges_.find(node << 8 | static_cast<unsigned char>(text[j]));
-    if (node == U64Map::kEmpty) break;
-    if (token_at_[node] != kNoToken) longest = &tokens_[token_at_[node]];
-  }
-  return longest;
+  const LongestPrefix::Match m = contents_.longest(text, i);
+  return m.value == LongestPrefix::kNone ? nullptr : &tokens_[m.value];
 }
 
 bool AddedTokenMatcher::accept(std::string_view text, size_t start, size_t end,

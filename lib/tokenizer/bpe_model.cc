@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "tokenizer/ascii_masks.h"
 #include "tokenizer/byte_key_cache.h"
+#include "tokenizer/longest_prefix.h"
 #include "tokenizer/merge_table.h"
 #include "tokenizer/models.h"
 #include "tokenizer/unicode.h"
@@ -53,6 +54,8 @@ class BpeModel final : public Model {
       build(source);
     }
     config_.compiled = {};
+    for (uint32_t u : config_.user_defined)
+      if (u < tokens_.size() && !tokens_[u].empty()) user_defined_.add(tokens_[u], u);
     if (config_.unk_token) {
       uint32_t u = vocab_.find(*config_.unk_token);
       if (u != kNoId) unk_ = u;
@@ -387,17 +390,11 @@ class BpeModel final : public Model {
     for (size_t i = 0; i < w.size();) {
       size_t n = utf8_length(p[i]);
       if (i + n > w.size()) n = w.size() - i;
-      if (!config_.user_defined.empty()) {
-        uint32_t best = kNoId;
-        size_t best_len = 0;
-        for (uint32_t u : config_.user_defined) {
-          const std::string_view t = tokens_[u];
-          if (t.size() > best_len && w.compare(i, t.size(), t) == 0) {
-            best = u;
-            best_len = t.size();
-          }
-        }
-        if (best != kNoId) {
+      if (!user_defined_.empty()) {
+        const LongestPrefix::Match m = user_defined_.longest(w, i);
+        const uint32_t best = m.value;
+        const size_t best_len = m.length;
+        if (best != LongestPrefix::kNone) {
           if (have_unk) {
             sym.push_back(unk);
             have_unk = false;
@@ -536,6 +533,7 @@ class BpeModel final : public Model {
   std::array<std::vector<std::pair<std::string, std::string>>, 256> crossing_;
   std::shared_ptr<const void> tables_owner_;  // the compiled form the tables are views of
   StringList tokens_;                         // by id (holes: empty)
+  LongestPrefix user_defined_;                // config_.user_defined's tokens -> their ids
   StringIdMap vocab_;
   U64Map merges_;
   std::array<uint32_t, 256> byte_ids_{};

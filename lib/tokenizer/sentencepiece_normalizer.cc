@@ -26,10 +26,8 @@ size_t valid_char_length(std::string_view text, size_t pos) {
 // normalize_prefix: the replacement for the start of `input` and the bytes it consumes.
 std::pair<std::string_view, size_t> normalize_prefix(const SentencePieceNormalizerSpec& spec,
                                                      std::string_view input, size_t pos) {
-  size_t best = 0;
-  for (const std::string& u : spec.user_defined)
-    if (u.size() > best && input.compare(pos, u.size(), u) == 0) best = u.size();
-  if (best > 0) return {input.substr(pos, best), best};
+  if (const size_t best = spec.user_defined_prefixes.longest(input, pos).length; best > 0)
+    return {input.substr(pos, best), best};
   std::string_view replacement;
   size_t n = spec.charsmap ? spec.charsmap->longest_prefix(input, pos, &replacement) : 0;
   if (n > 0) return {replacement, n};
@@ -98,6 +96,9 @@ size_t escape_stretch(std::string_view input, size_t pos, std::string& text) {
 }  // namespace
 
 void SentencePieceNormalizerSpec::prepare() {
+  user_defined_prefixes = LongestPrefix();
+  for (const std::string& u : user_defined)
+    if (!u.empty()) user_defined_prefixes.add(u, 0);
   for (unsigned b = 0; b < 128; ++b) {
     const std::string_view one(kAscii + b, 1);
     bool user_defined_start = false;

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/longest_prefix.h"
 #include "tokenizer/normalized_string.h"
 #include "tokenizer/precompiled_charsmap.h"
 
@@ -21,6 +22,7 @@ struct SentencePieceNormalizerSpec {
   bool remove_extra_whitespaces = true;
   bool escape_whitespaces = true;
   std::vector<std::string> user_defined;  // matched first, longest, never normalized
+  LongestPrefix user_defined_prefixes;    // user_defined's, made by prepare()
 
   // Call once the fields above are set: finds the ASCII bytes whose normalization depends on
   // nothing after them (no user-defined symbol and no longer charsmap key starts with them), or

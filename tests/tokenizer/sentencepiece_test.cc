@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <random>
 
 #include <nlohmann/json.hpp>
 
@@ -419,4 +420,35 @@ TEST_CASE("WordLevel with a Whitespace pre-tokenizer matches HF") {
   auto path = oracle_files() / "wordlevel.json";
   write_file(path, j.dump());
   check_full({"wordlevel", path, {}, path});
+}
+
+TEST_CASE(".model files with a thousand user-defined symbols that prefix each other match spm") {
+  // User-defined symbols are matched, longest first, at every position before normalizing and
+  // merging: "<u1>", "<u12>", "<u123>" and "<u1234>" all exist, as do "ab" and "abc" and CJK
+  // symbols. Sentences put each beside its prefixes, its extensions and the text around it.
+  std::string symbols;
+  for (int i = 0; i < 1000; ++i) symbols += "<u" + std::to_string(i) + ">,";
+  symbols += "<u1234>,ab,abc,x1y,\u4E2D\u6587,\u4E2D,\uD55C\uAD6D\uC5B4";
+  std::vector<std::string> sentences;
+  const std::vector<std::string> parts = {"<u1>",    "<u12>",    "<u123>",
+                                          "<u1234>", "<u12345>", "<u",
+                                          "<u999>",  "ab",       "abc",
+                                          "abcd",    "a",        "x1y",
+                                          "x1",      " ",        "  ",
+                                          "the",     "text",     "\u4E2D\u6587",
+                                          "\u4E2D",  "\u6587",   "\uD55C\uAD6D\uC5B4",
+                                          "\uD55C",  ".",        "\t"};
+  std::mt19937 random(23);
+  for (int k = 0; k < 300; ++k) {
+    std::string s;
+    for (int n = 3 + static_cast<int>(random() % 20); n > 0; --n)
+      s += parts[random() % parts.size()];
+    sentences.push_back(s);
+  }
+  const std::string flags = "--vocab_size=3000 '--user_defined_symbols=" + symbols + "'";
+  check_spm_model("spm_unigram_many_udef",
+                  train("unigram_many_udef", "--model_type=unigram " + flags), false, &sentences);
+  check_spm_model("spm_bpe_many_udef",
+                  train("bpe_many_udef", "--model_type=bpe --byte_fallback=true " + flags), true,
+                  &sentences);
 }
