@@ -13,8 +13,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/populate_pages.h"
-
 namespace shardkit::tok {
 
 inline constexpr size_t kBlobAlignment = 8;
@@ -93,17 +91,6 @@ class BlobReader {
     *count = n;
     return data;
   }
-  // The next array copied into `v`, whose fresh pages are mapped first.
-  template <typename T>
-  void array(std::vector<T>& v) {
-    size_t n = 0;
-    const T* data = view<T>(&n);
-    if (!data) return;
-    v.clear();
-    v.reserve(n);
-    populate_pages(v.data(), n * sizeof(T));
-    v.assign(data, data + n);
-  }
   std::string_view bytes() {
     const uint64_t n = value<uint64_t>();
     if (!ok_ || n > in_.size()) {
@@ -122,6 +109,7 @@ class BlobReader {
   }
   // Past BlobWriter::align()'s zeros.
   void align() {
+    if (!ok_) return;
     const size_t at = static_cast<size_t>(in_.data() - begin_);
     take((kBlobAlignment - at % kBlobAlignment) % kBlobAlignment);
   }
