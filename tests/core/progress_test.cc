@@ -21,7 +21,10 @@ struct Captured {
   size_t size = 0;
   std::FILE* out = open_memstream(&data, &size);
   double now = 0;
-  ~Captured() { std::free(data); }
+  ~Captured() {
+    std::fclose(out);  // sets data and size a last time
+    std::free(data);
+  }
   std::string text() {
     std::fflush(out);
     return std::string(data, size);
