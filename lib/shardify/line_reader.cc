@@ -24,7 +24,6 @@ constexpr size_t kLargeBuffer = 8 * kChunk;
 // threads: read into page by page, a 60 MB file takes 15,000 page faults before a second thread
 // can start on it.
 void populate(char* data, size_t size) {
-  if (size < kChunk) return;
   for_each_range(size, kParallelRangeBytes,
                  [&](size_t from, size_t to) { populate_pages(data + from, to - from); });
 }

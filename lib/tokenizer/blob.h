@@ -5,6 +5,7 @@
 // memory reads its arrays where they lie (BlobReader::view) instead of copying them.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -133,9 +134,9 @@ class BlobReader {
   bool ok_ = true;
 };
 
-// An array a table reads: built here, or restored as a view of a compiled form's bytes (which
-// the table's owner keeps alive, CompiledTables::owner). Building writes `owned` and calls
-// publish() whenever it may have moved.
+// An array a table reads (slots, values, or the bytes of keys and strings): built here, or
+// restored as a view of a compiled form's bytes (which the table's owner keeps alive,
+// CompiledTables::owner). Building writes `owned` and calls publish() whenever it may have moved.
 template <typename T>
 class TableArray {
  public:
@@ -186,55 +187,12 @@ class TableArray {
   const T& operator[](size_t i) const { return data_[i]; }
   const T* begin() const { return data_; }
   const T* end() const { return data_ + size_; }
+  // The bytes, for a table of keys or strings.
+  std::string_view view() const requires std::same_as<T, char> { return {data_, size_}; }
 
  private:
   const T* data_ = nullptr;
   size_t size_ = 0;
-};
-
-// Bytes a table reads (keys, strings), as TableArray.
-class TableBytes {
- public:
-  TableBytes() = default;
-  TableBytes(const TableBytes& o) { *this = o; }
-  TableBytes& operator=(const TableBytes& o) {
-    if (this == &o) return *this;
-    const bool built = o.view_.data() == o.owned.data();
-    owned = o.owned;
-    view_ = built ? std::string_view(owned) : o.view_;
-    return *this;
-  }
-  TableBytes(TableBytes&& o) noexcept { *this = std::move(o); }
-  TableBytes& operator=(TableBytes&& o) noexcept {
-    const bool built = o.view_.data() == o.owned.data();  // a short string moves its bytes
-    owned = std::move(o.owned);
-    view_ = built ? std::string_view(owned) : o.view_;
-    return *this;
-  }
-
-  std::string owned;
-  void publish() { view_ = owned; }
-  // The bytes to change, copied out of the form's bytes first if they are a view of them.
-  std::string& edit() {
-    if (view_.data() != owned.data()) {
-      owned.assign(view_);
-      publish();
-    }
-    return owned;
-  }
-  bool restore(BlobReader& r) {
-    owned = {};
-    view_ = r.bytes();
-    return r.ok();
-  }
-  void save(BlobWriter& w) const { w.bytes(view_); }
-
-  std::string_view view() const { return view_; }
-  const char* data() const { return view_.data(); }
-  size_t size() const { return view_.size(); }
-
- private:
-  std::string_view view_;
 };
 
 }  // namespace shardkit::tok

@@ -390,19 +390,15 @@ class BpeModel final : public Model {
     for (size_t i = 0; i < w.size();) {
       size_t n = utf8_length(p[i]);
       if (i + n > w.size()) n = w.size() - i;
-      if (!user_defined_.empty()) {
-        const LongestPrefix::Match m = user_defined_.longest(w, i);
-        const uint32_t best = m.value;
-        const size_t best_len = m.length;
-        if (best != LongestPrefix::kNone) {
-          if (have_unk) {
-            sym.push_back(unk);
-            have_unk = false;
-          }
-          sym.push_back({best, static_cast<uint32_t>(i), static_cast<uint32_t>(best_len), true});
-          i += best_len;
-          continue;
+      if (const LongestPrefix::Match m = user_defined_.longest(w, i);
+          m.value != LongestPrefix::kNone) {
+        if (have_unk) {
+          sym.push_back(unk);
+          have_unk = false;
         }
+        sym.push_back({m.value, static_cast<uint32_t>(i), static_cast<uint32_t>(m.length), true});
+        i += m.length;
+        continue;
       }
       uint32_t id;
       std::string_view piece = w.substr(i, n);

@@ -36,7 +36,6 @@ class LongestPrefix {
     }
     if (node != 0 && value_at_[node] == kNone) value_at_[node] = value;
   }
-  bool empty() const { return value_at_.size() == 1; }
 
   Match longest(std::string_view text, size_t pos) const {
     Match m;

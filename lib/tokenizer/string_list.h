@@ -30,8 +30,8 @@ class StringList {
   }
   // Appends the concatenation a + b as one string.
   void push_back(std::string_view a, std::string_view b = {}) {
-    bytes_.owned.append(a);
-    bytes_.owned.append(b);
+    bytes_.owned.insert(bytes_.owned.end(), a.begin(), a.end());
+    bytes_.owned.insert(bytes_.owned.end(), b.begin(), b.end());
     ends_.owned.push_back(bytes_.owned.size());
     bytes_.publish();
     ends_.publish();
@@ -56,7 +56,7 @@ class StringList {
   }
 
  private:
-  TableBytes bytes_;
+  TableArray<char> bytes_;
   TableArray<uint64_t> ends_;
 };
 

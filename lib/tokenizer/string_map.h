@@ -58,7 +58,7 @@ class StringIdMap {
   void set(std::string_view key, uint32_t id, uint64_t h) {
     if ((count_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
     std::vector<Slot>& slots = slots_.edit();
-    std::string& arena = arena_.edit();
+    std::vector<char>& arena = arena_.edit();
     uint32_t tag = static_cast<uint32_t>(h >> 32);
     size_t mask = slots.size() - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
@@ -68,13 +68,12 @@ class StringIdMap {
         s.offset = static_cast<uint32_t>(arena.size());
         s.len = static_cast<uint32_t>(key.size());
         s.id = id;
-        arena.append(key);
+        arena.insert(arena.end(), key.begin(), key.end());
         arena_.publish();
         ++count_;
         return;
       }
-      if (s.tag == tag && s.len == key.size() &&
-          std::memcmp(arena.data() + s.offset, key.data(), key.size()) == 0) {
+      if (s.tag == tag && key_at(s) == key) {
         s.id = id;
         return;
       }
@@ -88,8 +87,7 @@ class StringIdMap {
     for (size_t i = h & mask;; i = (i + 1) & mask) {
       const Slot& s = slots_[i];
       if (s.id == kNone) return kNone;
-      if (s.tag == tag && s.len == n && std::memcmp(arena_.data() + s.offset, p, n) == 0)
-        return s.id;
+      if (s.tag == tag && key_at(s) == std::string_view(p, n)) return s.id;
     }
   }
   uint32_t find(std::string_view key) const { return find(key.data(), key.size()); }
@@ -146,6 +144,8 @@ class StringIdMap {
     uint32_t offset = 0;
     uint32_t len = 0;
   };
+  // The key a slot holds (an empty arena has no data pointer to compare against).
+  std::string_view key_at(const Slot& s) const { return {arena_.data() + s.offset, s.len}; }
   template <typename KeyAt, typename Each>
   void for_each_group(size_t count, KeyAt& key_at, Each&& each) const {
     constexpr size_t kGroup = 32;
@@ -168,13 +168,14 @@ class StringIdMap {
     size_t mask = cap - 1;
     for (const Slot& s : old) {
       if (s.id == kNone) continue;
-      size_t i = hash_bytes(arena_.data() + s.offset, s.len) & mask;
+      const std::string_view key = key_at(s);
+      size_t i = hash_bytes(key.data(), key.size()) & mask;
       while (slots[i].id != kNone) i = (i + 1) & mask;
       slots[i] = s;
     }
   }
   TableArray<Slot> slots_;
-  TableBytes arena_;
+  TableArray<char> arena_;
   size_t count_ = 0;
 };
 
