@@ -17,8 +17,12 @@ if(SHARDKIT_WITH_PARQUET)
         INTERFACE_INCLUDE_DIRECTORIES ${DuckDB_INCLUDE_DIR})
     endif()
     set(SHARDKIT_HAVE_PARQUET ON)
-    # The pinned copy is installed with shardkit (lib/shardify); installed programs find it there.
+    # shardify loads libduckdb.so by name when it first reads Parquet (lib/shardify/
+    # duckdb_library.h), which searches the RUNPATH of the program or module holding the
+    # converter: the build tree's programs get the library's directory in theirs, and installed
+    # ones $ORIGIN/../lib, where the pinned copy is installed beside shardkit's libraries.
     get_filename_component(_duckdb_dir ${DuckDB_LIBRARY} DIRECTORY)
+    list(APPEND CMAKE_BUILD_RPATH ${_duckdb_dir})
     if(_duckdb_dir STREQUAL "${PROJECT_SOURCE_DIR}/.deps/duckdb/lib")
       set(SHARDKIT_DUCKDB_BUNDLED ON)
       list(APPEND CMAKE_INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")

@@ -1,14 +1,13 @@
 // Parquet through DuckDB's C API. Each file gets an in-memory database that may read that file
 // and nothing else, and one streaming query whose rows arrive chunk by chunk, so memory stays
 // bounded for any file size. Fields are dotted paths into struct columns, as in JSONL.
-#include <duckdb.h>
-
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <vector>
 
 #include "core/error.h"
+#include "shardify/duckdb_library.h"
 #include "shardify/parquet_pages.h"
 #include "shardify/parquet_sql.h"
 #include "shardify/readers_internal.h"
@@ -16,6 +15,9 @@
 namespace shardkit::shardify {
 namespace {
 using namespace parquet_sql;
+
+// The library the Connection loaded before any other handle existed (duckdb_library.h).
+const DuckDbLibrary& duck() { return duckdb_library({}); }
 
 const char* type_name(duckdb_type t) {
   switch (t) {
@@ -100,19 +102,23 @@ bool is_integer(duckdb_type t) {
 // Owners of DuckDB handles, so that a constructor that throws half-way releases what it opened.
 struct DatabaseHandle {
   duckdb_database h = nullptr;
-  ~DatabaseHandle() { duckdb_close(&h); }
+  ~DatabaseHandle() {
+    if (h) duck().close(&h);
+  }
 };
 struct ConnectionHandle {
   duckdb_connection h = nullptr;
-  ~ConnectionHandle() { duckdb_disconnect(&h); }
+  ~ConnectionHandle() {
+    if (h) duck().disconnect(&h);
+  }
 };
 struct StreamingResult {
   duckdb_result result{};
   bool started = false;
   duckdb_data_chunk chunk = nullptr;
   ~StreamingResult() {
-    if (chunk) duckdb_destroy_data_chunk(&chunk);
-    if (started) duckdb_destroy_result(&result);
+    if (chunk) duck().destroy_data_chunk(&chunk);
+    if (started) duck().destroy_result(&result);
   }
 };
 
@@ -120,23 +126,24 @@ struct StreamingResult {
 class Connection {
  public:
   Connection(const std::string& file, unsigned threads) : file_(file) {
+    duckdb_library(file);  // loaded here, or an error naming the file says why it cannot be
     duckdb_config config = nullptr;
-    duckdb_create_config(&config);
-    duckdb_set_config(config, "autoinstall_known_extensions", "false");
-    duckdb_set_config(config, "autoload_known_extensions", "false");
+    duck().create_config(&config);
+    duck().set_config(config, "autoinstall_known_extensions", "false");
+    duck().set_config(config, "autoload_known_extensions", "false");
     // Row groups decode in parallel with threads > 1; preserve_insertion_order (the default)
     // keeps the rows in file order, which determinism needs.
-    duckdb_set_config(config, "threads", std::to_string(std::max(1u, threads)).c_str());
-    duckdb_set_config(config, "preserve_insertion_order", "true");
+    duck().set_config(config, "threads", std::to_string(std::max(1u, threads)).c_str());
+    duck().set_config(config, "preserve_insertion_order", "true");
     char* open_error = nullptr;
-    const bool failed = duckdb_open_ext(nullptr, &db_.h, config, &open_error) == DuckDBError;
-    duckdb_destroy_config(&config);
+    const bool failed = duck().open_ext(nullptr, &db_.h, config, &open_error) == DuckDBError;
+    duck().destroy_config(&config);
     if (failed) {
       std::string reason = open_error ? open_error : "unknown error";
-      duckdb_free(open_error);
+      duck().free(open_error);
       throw Error(ErrorCode::kIo, file, "cannot start DuckDB: " + reason);
     }
-    if (duckdb_connect(db_.h, &conn_.h) == DuckDBError)
+    if (duck().connect(db_.h, &conn_.h) == DuckDBError)
       throw Error(ErrorCode::kIo, file, "cannot connect to DuckDB");
     // Bounded memory whatever the row groups: the streaming result holds at most this much
     // ahead (it counts a chunk by its rows, and a one-row chunk still takes its vectors' full
@@ -154,19 +161,19 @@ class Connection {
   // Runs a small statement and returns its rows as text (metadata queries only).
   std::vector<std::vector<std::string>> run(const std::string& sql) {
     duckdb_result result;
-    if (duckdb_query(conn_.h, sql.c_str(), &result) == DuckDBError) {
-      std::string reason = message(duckdb_result_error(&result));
-      duckdb_destroy_result(&result);
+    if (duck().query(conn_.h, sql.c_str(), &result) == DuckDBError) {
+      std::string reason = message(duck().result_error(&result));
+      duck().destroy_result(&result);
       throw Error(ErrorCode::kInput, file_, reason);
     }
-    std::vector<std::vector<std::string>> rows(duckdb_row_count(&result));
+    std::vector<std::vector<std::string>> rows(duck().row_count(&result));
     for (idx_t r = 0; r < rows.size(); ++r)
-      for (idx_t c = 0; c < duckdb_column_count(&result); ++c) {
-        char* v = duckdb_value_varchar(&result, c, r);
+      for (idx_t c = 0; c < duck().column_count(&result); ++c) {
+        char* v = duck().value_varchar(&result, c, r);
         rows[r].emplace_back(v ? v : "");
-        duckdb_free(v);
+        duck().free(v);
       }
-    duckdb_destroy_result(&result);
+    duck().destroy_result(&result);
     return rows;
   }
 
@@ -179,20 +186,20 @@ class Connection {
 class Prepared {
  public:
   Prepared(Connection& conn, const std::string& sql) {
-    if (duckdb_prepare(conn.get(), sql.c_str(), &stmt_) == DuckDBError) {
-      error_ = message(duckdb_prepare_error(stmt_));
-      duckdb_destroy_prepare(&stmt_);
+    if (duck().prepare(conn.get(), sql.c_str(), &stmt_) == DuckDBError) {
+      error_ = message(duck().prepare_error(stmt_));
+      duck().destroy_prepare(&stmt_);
       stmt_ = nullptr;
     }
   }
-  ~Prepared() { duckdb_destroy_prepare(&stmt_); }
+  ~Prepared() { duck().destroy_prepare(&stmt_); }
   Prepared(const Prepared&) = delete;
   Prepared& operator=(const Prepared&) = delete;
 
   bool ok() const { return stmt_ != nullptr; }
   const std::string& error() const { return error_; }
   duckdb_prepared_statement get() const { return stmt_; }
-  duckdb_type column_type(idx_t i) const { return duckdb_prepared_statement_column_type(stmt_, i); }
+  duckdb_type column_type(idx_t i) const { return duck().prepared_statement_column_type(stmt_, i); }
 
  private:
   duckdb_prepared_statement stmt_ = nullptr;
@@ -242,7 +249,7 @@ class ParquetReader : public ExampleReader {
     const int64_t row_number =
         options_.where.empty()
             ? static_cast<int64_t>(rows_read_)
-            : static_cast<const int64_t*>(duckdb_vector_get_data(vectors_[0]))[r];
+            : static_cast<const int64_t*>(duck().vector_get_data(vectors_[0]))[r];
     ++rows_read_;
     ex = Example{};
     ex.file_index = file_index_;
@@ -255,8 +262,8 @@ class ParquetReader : public ExampleReader {
       const Column& col = columns_[c];
       const std::string& field = field_of(col.role);
       duckdb_vector v = vectors_[c + 1];
-      uint64_t* validity = duckdb_vector_get_validity(v);
-      if (validity && !duckdb_validity_row_is_valid(validity, r)) {
+      uint64_t* validity = duck().vector_get_validity(v);
+      if (validity && !duck().validity_row_is_valid(validity, r)) {
         // The first answer is null when there are no answers: finish_question decides.
         if (col.role == Role::kAnswerText || col.role == Role::kAnswerStart)
           answer_missing = true;
@@ -440,45 +447,45 @@ class ParquetReader : public ExampleReader {
     }
     duckdb_pending_result pending = nullptr;
     // Streaming: the result is produced as chunks are fetched, never materialised.
-    if (duckdb_pending_prepared_streaming(p.get(), &pending) == DuckDBError) {
-      std::string reason = message(duckdb_pending_error(pending));
-      duckdb_destroy_pending(&pending);
+    if (duck().pending_prepared_streaming(p.get(), &pending) == DuckDBError) {
+      std::string reason = message(duck().pending_error(pending));
+      duck().destroy_pending(&pending);
       throw Error(ErrorCode::kInput, path_, "cannot start reading: " + reason);
     }
-    const bool failed = duckdb_execute_pending(pending, &stream_.result) == DuckDBError;
-    duckdb_destroy_pending(&pending);
+    const bool failed = duck().execute_pending(pending, &stream_.result) == DuckDBError;
+    duck().destroy_pending(&pending);
     stream_.started = true;
     if (failed) throw_result_error();
   }
 
   bool fetch() {
-    if (stream_.chunk) duckdb_destroy_data_chunk(&stream_.chunk);
-    stream_.chunk = duckdb_fetch_chunk(stream_.result);
+    if (stream_.chunk) duck().destroy_data_chunk(&stream_.chunk);
+    stream_.chunk = duck().fetch_chunk(stream_.result);
     row_ = chunk_rows_ = 0;
     if (!stream_.chunk) {
-      if (duckdb_result_error(&stream_.result)) throw_result_error();
+      if (duck().result_error(&stream_.result)) throw_result_error();
       check_remaining_groups();
       return false;
     }
-    chunk_rows_ = duckdb_data_chunk_get_size(stream_.chunk);
+    chunk_rows_ = duck().data_chunk_get_size(stream_.chunk);
     vectors_.clear();
     for (idx_t c = 0; c <= columns_.size(); ++c)
-      vectors_.push_back(duckdb_data_chunk_get_vector(stream_.chunk, c));
+      vectors_.push_back(duck().data_chunk_get_vector(stream_.chunk, c));
     return true;
   }
 
   [[noreturn]] void throw_result_error() {
     throw Error(ErrorCode::kInput, path_,
                 "after " + std::to_string(rows_read_) +
-                    " rows: " + message(duckdb_result_error(&stream_.result)));
+                    " rows: " + message(duck().result_error(&stream_.result)));
   }
 
   static void read_string(duckdb_vector v, idx_t r, std::string& out) {
-    auto* s = static_cast<duckdb_string_t*>(duckdb_vector_get_data(v)) + r;
-    out.assign(duckdb_string_t_data(s), duckdb_string_t_length(*s));
+    auto* s = static_cast<duckdb_string_t*>(duck().vector_get_data(v)) + r;
+    out.assign(duck().string_t_data(s), duck().string_t_length(*s));
   }
   static int64_t read_int(duckdb_vector v, idx_t r) {
-    return static_cast<const int64_t*>(duckdb_vector_get_data(v))[r];
+    return static_cast<const int64_t*>(duck().vector_get_data(v))[r];
   }
 
   const std::string& field_of(Role role) const {

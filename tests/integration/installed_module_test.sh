@@ -47,3 +47,34 @@ assert len(ds) == 50, len(ds)
 print(f"installed module {shardkit.__file__}: wrote and read {len(ds)} records")
 PY
 ) || { echo "the installed Python module does not import or work"; exit 1; }
+
+# Parquet through the installed shardify: libduckdb.so is loaded when the file is read, and from
+# the prefix (its RUNPATH), not from the source or build tree.
+libduckdb="$work/prefix/lib/libduckdb.so"
+if [ -f "$libduckdb" ]; then
+  /usr/bin/python3 - "$libduckdb" "$work/c.jsonl" "$work/c.parquet" <<'PY'
+import ctypes
+import sys
+
+lib = ctypes.CDLL(sys.argv[1])
+db, conn = ctypes.c_void_p(), ctypes.c_void_p()
+assert lib.duckdb_open(None, ctypes.byref(db)) == 0
+assert lib.duckdb_connect(db, ctypes.byref(conn)) == 0
+result = ctypes.create_string_buffer(256)  # duckdb_result is smaller
+sql = f"COPY (SELECT * FROM read_json_auto('{sys.argv[2]}')) TO '{sys.argv[3]}' (FORMAT parquet)"
+assert lib.duckdb_query(conn, sql.encode(), result) == 0
+lib.duckdb_destroy_result(result)
+lib.duckdb_disconnect(ctypes.byref(conn))
+lib.duckdb_close(ctypes.byref(db))
+PY
+  env -u LD_LIBRARY_PATH LD_DEBUG=libs "$work/prefix/bin/shardify" --input "$work/c.parquet" \
+    --task cls --max-len 16 --tokenizer "$work/tok/bert-base-uncased-vocab.txt" \
+    --out "$work/run/from-parquet" >/dev/null 2>"$work/ld.log"
+  loaded=$(grep -o 'calling init: .*libduckdb\.so' "$work/ld.log" | sed 's/calling init: //' | xargs -r realpath)
+  [ "$loaded" = "$(realpath "$libduckdb")" ] ||
+    { echo "the installed shardify loaded libduckdb.so from '$loaded', not from the prefix"; exit 1; }
+  for shard in "$work"/run/data/train/*.shard; do
+    cmp "$shard" "$work/run/from-parquet/$(basename "$shard")"
+  done
+  echo "installed shardify: Parquet through $libduckdb"
+fi

@@ -122,8 +122,16 @@ def main():
             os.makedirs(data)
             write_parquet_with_duckdb(libduckdb[0], jsonl,
                                       os.path.join(data, "train-00000-of-00001.parquet"))
-            run(shardify, "--input", data, "--format", "parquet", *common, "--out", "from-parquet",
-                cwd=outside, env=clean)
+            debug = subprocess.run(
+                [shardify, "--input", data, "--format", "parquet", *common, "--out",
+                 "from-parquet"], cwd=outside, env=dict(clean, LD_DEBUG="libs"),
+                capture_output=True, text=True)
+            assert debug.returncode == 0, debug.stderr[-3000:]
+            # Loaded when Parquet is read, from the package itself: not from the source tree.
+            loaded = {line.split("calling init:")[1].strip()
+                      for line in debug.stderr.splitlines() if "calling init:" in line}
+            assert [os.path.realpath(p) for p in loaded if "libduckdb" in p] == \
+                [os.path.realpath(libduckdb[0])], loaded
             for shard in sorted(glob.glob(os.path.join(outside, "from-jsonl", "*.shard"))):
                 with open(shard, "rb") as a, open(shard.replace("from-jsonl", "from-parquet"), "rb") as b:
                     assert a.read() == b.read(), shard

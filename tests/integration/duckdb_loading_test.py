@@ -1,0 +1,107 @@
+#!/usr/bin/python3
+"""libduckdb.so is loaded when Parquet is first read, not at start (lib/shardify/duckdb_library.h):
+
+- `shardify --version` and `import shardkit` do not map it;
+- Parquet converts through the loaded library, shard for shard as the same rows in JSONL;
+- $SHARDKIT_DUCKDB_LIBRARY chooses the library; one that cannot be loaded, or that is not
+  DuckDB, stops the conversion with a message naming it and leaves no dataset behind.
+
+The Parquet file is written by DuckDB itself, through ctypes.
+
+    duckdb_loading_test.py SOURCE_DIR BUILD_DIR LIBDUCKDB
+"""
+import ctypes
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+
+def write_parquet(libduckdb, jsonl, parquet):
+    lib = ctypes.CDLL(libduckdb)
+    db, conn = ctypes.c_void_p(), ctypes.c_void_p()
+    assert lib.duckdb_open(None, ctypes.byref(db)) == 0
+    assert lib.duckdb_connect(db, ctypes.byref(conn)) == 0
+    result = ctypes.create_string_buffer(256)  # duckdb_result is smaller
+    sql = f"COPY (SELECT * FROM read_json_auto('{jsonl}')) TO '{parquet}' (FORMAT parquet)"
+    ok = lib.duckdb_query(conn, sql.encode(), result) == 0
+    lib.duckdb_result_error.restype = ctypes.c_char_p
+    error = None if ok else lib.duckdb_result_error(result)
+    lib.duckdb_destroy_result(result)
+    lib.duckdb_disconnect(ctypes.byref(conn))
+    lib.duckdb_close(ctypes.byref(db))
+    assert ok, error
+
+
+def loaded_libraries(cmd, env=None):
+    """The shared objects the dynamic linker loaded while `cmd` ran (LD_DEBUG=libs)."""
+    r = subprocess.run(cmd, capture_output=True, text=True,
+                       env={**(env or os.environ), "LD_DEBUG": "libs"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    return [line.split("calling init:")[1].strip() for line in r.stderr.splitlines()
+            if "calling init:" in line]
+
+
+def main():
+    source, build, libduckdb = sys.argv[1:4]
+    shardify = os.path.join(build, "tools", "shardify", "shardify")
+    work = os.path.join(build, "test-tmp", "duckdb-loading")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    subprocess.run(["node", os.path.join(source, "tests", "oracle", "make_tokenizers.js"), work],
+                   check=True, capture_output=True)
+
+    # Nothing of DuckDB at start.
+    at_start = loaded_libraries([shardify, "--version"])
+    assert at_start and not any("libduckdb" in path for path in at_start), at_start
+    env = {**os.environ, "PYTHONPATH": os.path.join(build, "python")}
+    at_import = loaded_libraries([sys.executable, "-c", "import shardkit"], env)
+    assert any("_shardkit" in path for path in at_import), at_import
+    assert not any("libduckdb" in path for path in at_import), at_import
+
+    jsonl = os.path.join(work, "rows.jsonl")
+    with open(jsonl, "w") as f:
+        for i in range(300):
+            f.write(json.dumps({"text": f"row {i} of the table, {'word ' * (i % 7)}end"}) + "\n")
+    parquet = os.path.join(work, "rows.parquet")
+    write_parquet(libduckdb, jsonl, parquet)
+    common = ["--task", "lm", "--max-len", "32", "--tokenizer",
+              os.path.join(work, "bert-base-uncased-vocab.txt")]
+
+    def convert(inp, out, env=None):
+        return subprocess.run([shardify, "--input", inp, *common, "--out", os.path.join(work, out)],
+                              capture_output=True, text=True, env=env)
+
+    assert convert(jsonl, "from-jsonl").returncode == 0
+    r = convert(parquet, "from-parquet")
+    assert r.returncode == 0, r.stderr
+    shards = sorted(n for n in os.listdir(os.path.join(work, "from-jsonl")) if n != "manifest.json")
+    assert shards
+    for name in shards:
+        with open(os.path.join(work, "from-jsonl", name), "rb") as a, \
+                open(os.path.join(work, "from-parquet", name), "rb") as b:
+            assert a.read() == b.read(), name
+
+    # The library named by $SHARDKIT_DUCKDB_LIBRARY is the one loaded, and the only one tried.
+    chosen = os.path.join(work, "chosen", "libduckdb.so")
+    os.makedirs(os.path.dirname(chosen))
+    shutil.copy2(libduckdb, chosen)
+    cmd = [shardify, "--input", parquet, *common, "--out", os.path.join(work, "from-chosen")]
+    loaded = loaded_libraries(cmd, {**os.environ, "SHARDKIT_DUCKDB_LIBRARY": chosen})
+    assert [p for p in loaded if "libduckdb" in p] == [chosen], loaded
+
+    not_there = os.path.join(work, "nowhere", "libduckdb.so")
+    not_duckdb = next(p for p in at_start if "libz.so" in p)
+    for library, said in ((not_there, not_there), (not_duckdb, "has no duckdb_")):
+        before = sorted(os.listdir(work))
+        r = convert(parquet, "refused", {**os.environ, "SHARDKIT_DUCKDB_LIBRARY": library})
+        assert r.returncode != 0, r.stderr
+        assert "Parquet input needs DuckDB's C library" in r.stderr, r.stderr
+        assert said in r.stderr and parquet in r.stderr, r.stderr
+        assert sorted(os.listdir(work)) == before, "a refused conversion left files behind"
+    print("libduckdb.so: not loaded at start, loaded for Parquet, chosen or refused clearly")
+
+
+if __name__ == "__main__":
+    main()
