@@ -2,14 +2,13 @@
 
 #include <dlfcn.h>
 
-#include <atomic>
 #include <cstdlib>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
+#include "core/library_on_demand.h"
 
 namespace shardkit::shardify {
 namespace {
@@ -25,59 +24,31 @@ std::vector<std::string> candidates() {
   return paths;
 }
 
-// Every function of DuckDbLibrary from `handle`; the first that is missing, if one is.
-std::optional<std::string> resolve(void* handle, DuckDbLibrary& lib) {
-#define SHARDKIT_DUCKDB_RESOLVE(name)                                              \
-  lib.name = reinterpret_cast<decltype(lib.name)>(dlsym(handle, "duckdb_" #name)); \
-  if (!lib.name) return "duckdb_" #name;
+std::optional<DuckDbLibrary> open(std::string& failure) {
+#define SHARDKIT_DUCKDB_NAME(name) "duckdb_" #name,
+  static constexpr const char* kNames[] = {SHARDKIT_DUCKDB_FUNCTIONS(SHARDKIT_DUCKDB_NAME)};
+#undef SHARDKIT_DUCKDB_NAME
+  void* handle = open_first_library(candidates(), kNames, failure);
+  if (!handle) return std::nullopt;
+  DuckDbLibrary lib;
+#define SHARDKIT_DUCKDB_RESOLVE(name) \
+  lib.name = reinterpret_cast<decltype(lib.name)>(dlsym(handle, "duckdb_" #name));
   SHARDKIT_DUCKDB_FUNCTIONS(SHARDKIT_DUCKDB_RESOLVE)
 #undef SHARDKIT_DUCKDB_RESOLVE
-  return std::nullopt;
+  return lib;
 }
 
-struct Loaded {
-  DuckDbLibrary lib;
-  std::string failure;  // empty once loaded
-};
-
-Loaded load() {
-  Loaded loaded;
-  for (const std::string& path : candidates()) {
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-      const char* why = dlerror();
-      loaded.failure += "\n  " + (why ? std::string(why) : path + ": cannot be loaded");
-      continue;
-    }
-    if (const std::optional<std::string> missing = resolve(handle, loaded.lib)) {
-      loaded.failure += "\n  " + path + ": has no " + *missing + " (DuckDB 1.1 or later needed)";
-      dlclose(handle);
-      continue;
-    }
-    loaded.failure.clear();
-    return loaded;  // the handle stays open for the process: the reader's calls go into it
-  }
-  return loaded;
-}
+constinit LibraryOnDemand<DuckDbLibrary> duckdb(open);
 
 }  // namespace
 
 const DuckDbLibrary& duckdb_library(std::string_view file) {
-  // Only a success is kept: after a failure the next call looks again, so that a Python user
-  // who then sets $SHARDKIT_DUCKDB_LIBRARY need not restart.
-  static std::atomic<const DuckDbLibrary*> kept{nullptr};
-  static std::mutex loading;
-  if (const DuckDbLibrary* lib = kept.load(std::memory_order_acquire)) return *lib;
-  std::lock_guard lock(loading);
-  if (const DuckDbLibrary* lib = kept.load(std::memory_order_acquire)) return *lib;
-  Loaded loaded = load();
-  if (!loaded.failure.empty())
-    throw Error(ErrorCode::kUnsupported, std::string(file),
-                "Parquet input needs DuckDB's C library, and none could be loaded "
-                "(scripts/install-duckdb.sh pins one; $SHARDKIT_DUCKDB_LIBRARY names another):" +
-                    loaded.failure);
-  kept.store(new DuckDbLibrary(loaded.lib), std::memory_order_release);  // for the process
-  return *kept.load(std::memory_order_relaxed);
+  std::string failure;
+  if (const DuckDbLibrary* lib = duckdb.get(failure)) return *lib;
+  throw Error(ErrorCode::kUnsupported, std::string(file),
+              "Parquet input needs DuckDB's C library (1.1 or later), and none could be loaded "
+              "(scripts/install-duckdb.sh pins one; $SHARDKIT_DUCKDB_LIBRARY names another):" +
+                  failure);
 }
 
 }  // namespace shardkit::shardify

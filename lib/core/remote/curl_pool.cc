@@ -1,27 +1,18 @@
 #include "core/remote/curl_pool.h"
 
-#include <curl/curl.h>
-
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/remote/curl_library.h"
 
 namespace shardkit::remote {
-namespace {
-
-std::once_flag curl_ready;
-
-}  // namespace
-
 CurlPool::CurlPool(unsigned limit, const Interrupt& stop)
-    : limit_(std::max(1u, limit)), stop_(stop) {
-  std::call_once(curl_ready, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
+    : limit_(std::max(1u, limit)), stop_(stop) {}
 
 CurlPool::~CurlPool() {
   for (const Handle& h : idle_) {
-    curl_multi_cleanup(static_cast<CURLM*>(h.multi));
-    curl_easy_cleanup(static_cast<CURL*>(h.easy));
+    curl().multi_cleanup(static_cast<CURLM*>(h.multi));
+    curl().easy_cleanup(static_cast<CURL*>(h.easy));
   }
 }
 
@@ -43,7 +34,8 @@ CurlPool::Handle CurlPool::take(bool urgent, const std::string& what) {
     return h;
   }
   lock.unlock();
-  return Handle{curl_easy_init(), curl_multi_init()};
+  const CurlLibrary& lib = curl(what);  // opened by the first transfer (curl_library.h)
+  return Handle{lib.easy_init(), lib.multi_init()};
 }
 
 void CurlPool::give(Handle handle) {
@@ -58,16 +50,16 @@ void CurlPool::give(Handle handle) {
 int CurlPool::perform(Handle handle) const {
   auto* easy = static_cast<CURL*>(handle.easy);
   auto* multi = static_cast<CURLM*>(handle.multi);
-  if (curl_multi_add_handle(multi, easy) != CURLM_OK) return CURLE_FAILED_INIT;
+  if (curl().multi_add_handle(multi, easy) != CURLM_OK) return CURLE_FAILED_INIT;
   CURLcode result = CURLE_OK;
   for (int running = 1;;) {
-    if (curl_multi_perform(multi, &running) != CURLM_OK) {
+    if (curl().multi_perform(multi, &running) != CURLM_OK) {
       result = CURLE_FAILED_INIT;
       break;
     }
     if (running == 0) {
       int left = 0;
-      for (CURLMsg* m; (m = curl_multi_info_read(multi, &left));)
+      for (CURLMsg* m; (m = curl().multi_info_read(multi, &left));)
         if (m->msg == CURLMSG_DONE) result = m->data.result;
       break;
     }
@@ -75,9 +67,9 @@ int CurlPool::perform(Handle handle) const {
       result = CURLE_ABORTED_BY_CALLBACK;
       break;
     }
-    curl_multi_poll(multi, nullptr, 0, static_cast<int>(Interrupt::kPoll.count()), nullptr);
+    curl().multi_poll(multi, nullptr, 0, static_cast<int>(Interrupt::kPoll.count()), nullptr);
   }
-  curl_multi_remove_handle(multi, easy);
+  curl().multi_remove_handle(multi, easy);
   return result;
 }
 

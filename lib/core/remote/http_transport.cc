@@ -1,6 +1,5 @@
 #include "core/remote/http_transport.h"
 
-#include <curl/curl.h>
 #include <strings.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include <random>
 #include <string_view>
 
+#include "core/remote/curl_library.h"
 #include "core/remote/redirects.h"
 
 namespace shardkit::remote {
@@ -82,8 +82,8 @@ struct Headers {
   curl_slist* list = nullptr;
   Headers() = default;
   Headers(const Headers&) = delete;
-  ~Headers() { curl_slist_free_all(list); }
-  void add(const std::string& h) { list = curl_slist_append(list, h.c_str()); }
+  ~Headers() { curl().slist_free_all(list); }
+  void add(const std::string& h) { list = curl().slist_append(list, h.c_str()); }
 };
 
 // The file of an upload, opened afresh for each request (a retry, a 307).
@@ -108,23 +108,23 @@ struct UploadFile {
 
 void set_transfer(CURL* h, const std::string& url, unsigned timeout_ms, bool head,
                   uint64_t max_bytes) {
-  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, long{5000});
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_ms));
-  curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl().easy_setopt(h, CURLOPT_URL, url.c_str());
+  curl().easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl().easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, long{5000});
+  curl().easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_ms));
+  curl().easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl().easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
   // Redirects are followed by the transport, one request at a time, to decide where
   // credentials go.
-  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-  if (head) curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
-  if (max_bytes) curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(max_bytes));
+  curl().easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+  if (head) curl().easy_setopt(h, CURLOPT_NOBODY, 1L);
+  if (max_bytes) curl().easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(max_bytes));
 }
 
 void add_signature(CURL* h, const AwsSigning& signing, const std::vector<std::string>& extra,
                    bool upload, Headers& headers) {
-  curl_easy_setopt(h, CURLOPT_AWS_SIGV4, ("aws:amz:" + signing.region + ":s3").c_str());
-  curl_easy_setopt(h, CURLOPT_USERPWD, (signing.access_key + ":" + signing.secret_key).c_str());
+  curl().easy_setopt(h, CURLOPT_AWS_SIGV4, ("aws:amz:" + signing.region + ":s3").c_str());
+  curl().easy_setopt(h, CURLOPT_USERPWD, (signing.access_key + ":" + signing.secret_key).c_str());
   // The SHA-256 of the empty body of a GET or HEAD; curl 7.88 signs it but does not send it.
   // curl signs the value given here as the payload's hash.
   headers.add(upload ? "x-amz-content-sha256: UNSIGNED-PAYLOAD"
@@ -138,17 +138,17 @@ void set_upload(CURL* h, const UploadFile& upload, unsigned timeout_ms, bool sig
                 Headers& headers) {
   // A whole shard may take longer than one request's timeout: an upload fails only when it
   // stalls (under 1 KB/s) for that long.
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 0L);
-  curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
-  curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, std::max(1L, static_cast<long>(timeout_ms / 1000)));
-  curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
-  curl_easy_setopt(h, CURLOPT_READDATA, upload.f);  // curl's default reader fread()s it
-  curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, upload.size);
+  curl().easy_setopt(h, CURLOPT_TIMEOUT_MS, 0L);
+  curl().easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+  curl().easy_setopt(h, CURLOPT_LOW_SPEED_TIME, std::max(1L, static_cast<long>(timeout_ms / 1000)));
+  curl().easy_setopt(h, CURLOPT_UPLOAD, 1L);
+  curl().easy_setopt(h, CURLOPT_READDATA, upload.f);  // curl's default reader fread()s it
+  curl().easy_setopt(h, CURLOPT_INFILESIZE_LARGE, upload.size);
   // No "Expect: 100-continue" round trip before each body. curl 7.88 signs a header removed
   // with "Expect:" although it is not sent (curl issue 11664), which AWS refuses: a signed
   // request keeps curl's own Expect header, unsigned, and does not wait for the 100.
   if (sign)
-    curl_easy_setopt(h, CURLOPT_EXPECT_100_TIMEOUT_MS, 0L);
+    curl().easy_setopt(h, CURLOPT_EXPECT_100_TIMEOUT_MS, 0L);
   else
     headers.add("Expect:");
 }
@@ -180,10 +180,10 @@ struct HttpTransport::Hop {
     sink->received = 0;
     sink->overflow = false;
     if (sink->grow) sink->grow->clear();
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, this);
-    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(h, CURLOPT_HEADERDATA, this);
+    curl().easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
+    curl().easy_setopt(h, CURLOPT_WRITEDATA, this);
+    curl().easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl().easy_setopt(h, CURLOPT_HEADERDATA, this);
   }
 
  private:
@@ -199,7 +199,7 @@ struct HttpTransport::Hop {
     Hop& hop = *static_cast<Hop*>(user);
     if (!hop.checked) {
       hop.checked = true;
-      curl_easy_getinfo(hop.h, CURLINFO_RESPONSE_CODE, &hop.status);
+      curl().easy_getinfo(hop.h, CURLINFO_RESPONSE_CODE, &hop.status);
       const auto& range = *hop.range_;
       if (range && hop.status == 200 &&
           !(range->first == 0 && hop.content_length == curl_off_t(range->second))) {
@@ -246,9 +246,9 @@ HttpTransport::Hop HttpTransport::send(const std::string& url, bool sign, const 
   }
   const CurlPool::Handle handle = pool_.take(urgent, display);
   CURL* h = static_cast<CURL*>(handle.easy);
-  curl_easy_reset(h);  // keeps the handle's live connections
+  curl().easy_reset(h);  // keeps the handle's live connections
   char errbuf[CURL_ERROR_SIZE] = {0};
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+  curl().easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
   set_transfer(h, url, options_.remote_timeout_ms, request.head, sink.grow ? sink.limit : 0);
   Headers headers, routes;
   if (const auto& range = request.range)
@@ -257,24 +257,24 @@ HttpTransport::Hop HttpTransport::send(const std::string& url, bool sign, const 
                 std::to_string(range->first + range->second - 1));
   if (sign) add_signature(h, *signing_, extra_headers_, upload.f != nullptr, headers);
   if (upload.f) set_upload(h, upload, options_.remote_timeout_ms, sign, headers);
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.list);
+  curl().easy_setopt(h, CURLOPT_HTTPHEADER, headers.list);
   for (const std::string& r : connect_to_) routes.add(r);
-  if (routes.list) curl_easy_setopt(h, CURLOPT_CONNECT_TO, routes.list);
+  if (routes.list) curl().easy_setopt(h, CURLOPT_CONNECT_TO, routes.list);
   hop.listen(h, request.range, sink);
 
   requests_.fetch_add(1, std::memory_order_relaxed);
   hop.code = static_cast<CURLcode>(pool_.perform(handle));
-  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &hop.status);
+  curl().easy_getinfo(h, CURLINFO_RESPONSE_CODE, &hop.status);
   if (is_redirect(hop.status)) {
     char* location = nullptr;
-    curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &location);
+    curl().easy_getinfo(h, CURLINFO_REDIRECT_URL, &location);
     if (location) hop.location = location;
   }
   hop.curl_error = errbuf;
   hop.uploaded = upload.size;
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, nullptr);
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
-  curl_easy_setopt(h, CURLOPT_CONNECT_TO, nullptr);
+  curl().easy_setopt(h, CURLOPT_ERRORBUFFER, nullptr);
+  curl().easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
+  curl().easy_setopt(h, CURLOPT_CONNECT_TO, nullptr);
   pool_.give(handle);
   return hop;
 }
@@ -301,7 +301,7 @@ HttpTransport::Attempt HttpTransport::judge(const Hop& hop, const Request& reque
   if (hop.code != CURLE_OK) {
     a.retry = transient(hop.code);
     a.error = sink.overflow ? "the response is longer than the range asked for"
-                            : std::string(curl_easy_strerror(hop.code)) +
+                            : std::string(curl().easy_strerror(hop.code)) +
                                   (hop.curl_error.empty() ? "" : " (" + hop.curl_error + ")");
     return a;
   }

@@ -1,32 +1,32 @@
 #include "core/remote/redirects.h"
 
-#include <curl/curl.h>
 #include <strings.h>
 
 #include <memory>
 
 #include "core/location.h"
+#include "core/remote/curl_library.h"
 
 namespace shardkit::remote {
 namespace {
 
 struct UrlFree {
-  void operator()(CURLU* u) const { curl_url_cleanup(u); }
+  void operator()(CURLU* u) const { curl().url_cleanup(u); }
 };
 
 // One part of a parsed URL; empty when absent or unparsable.
 std::string part(CURLU* u, CURLUPart which, unsigned flags = 0) {
   char* text = nullptr;
-  if (curl_url_get(u, which, &text, flags) != CURLUE_OK || !text) return "";
+  if (curl().url_get(u, which, &text, flags) != CURLUE_OK || !text) return "";
   std::string s(text);
-  curl_free(text);
+  curl().free(text);
   return s;
 }
 
 std::unique_ptr<CURLU, UrlFree> parse(const std::string& url) {
-  std::unique_ptr<CURLU, UrlFree> u(curl_url());
+  std::unique_ptr<CURLU, UrlFree> u(curl().url());
   if (!u ||
-      curl_url_set(u.get(), CURLUPART_URL, url.c_str(), CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK)
+      curl().url_set(u.get(), CURLUPART_URL, url.c_str(), CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK)
     return nullptr;
   return u;
 }

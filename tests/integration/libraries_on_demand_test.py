@@ -1,14 +1,16 @@
 #!/usr/bin/python3
-"""libduckdb.so is loaded when Parquet is first read, not at start (lib/shardify/duckdb_library.h):
+"""libduckdb.so and libcurl are opened when Parquet or a remote dataset is first read, not at start
+(core/library_on_demand.h):
 
-- `shardify --version` and `import shardkit` do not map it;
-- Parquet converts through the loaded library, shard for shard as the same rows in JSONL;
+- `shardify --version` and `shard-inspect --version` load neither, `import shardkit` no libduckdb;
+- a remote read loads libcurl and reports the server's refusal naming the URL;
+- Parquet converts through the loaded libduckdb, shard for shard as the same rows in JSONL;
 - $SHARDKIT_DUCKDB_LIBRARY chooses the library; one that cannot be loaded, or that is not
   DuckDB, stops the conversion with a message naming it and leaves no dataset behind.
 
 The Parquet file is written by DuckDB itself, through ctypes.
 
-    duckdb_loading_test.py SOURCE_DIR BUILD_DIR LIBDUCKDB
+    libraries_on_demand_test.py SOURCE_DIR BUILD_DIR LIBDUCKDB
 """
 import ctypes
 import json
@@ -46,19 +48,33 @@ def loaded_libraries(cmd, env=None):
 def main():
     source, build, libduckdb = sys.argv[1:4]
     shardify = os.path.join(build, "tools", "shardify", "shardify")
-    work = os.path.join(build, "test-tmp", "duckdb-loading")
+    work = os.path.join(build, "test-tmp", "libraries-on-demand")
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     subprocess.run(["node", os.path.join(source, "tests", "oracle", "make_tokenizers.js"), work],
                    check=True, capture_output=True)
 
-    # Nothing of DuckDB at start.
-    at_start = loaded_libraries([shardify, "--version"])
-    assert at_start and not any("libduckdb" in path for path in at_start), at_start
+    # Neither library at start; `present` shows that the list is the real one.
+    inspect = os.path.join(build, "tools", "shard-inspect")
     env = {**os.environ, "PYTHONPATH": os.path.join(build, "python")}
-    at_import = loaded_libraries([sys.executable, "-c", "import shardkit"], env)
-    assert any("_shardkit" in path for path in at_import), at_import
-    assert not any("libduckdb" in path for path in at_import), at_import
+    # (Debian's torch, which `import shardkit` imports, loads libcurl itself.)
+    for cmd, cmd_env, present, absent in (
+            ([shardify, "--version"], None, "libzstd", ("libduckdb", "libcurl")),
+            ([inspect, "--version"], None, "libzstd", ("libduckdb", "libcurl")),
+            ([sys.executable, "-c", "import shardkit"], env, "_shardkit", ("libduckdb",))):
+        at_start = loaded_libraries(cmd, cmd_env)
+        assert any(present in path for path in at_start), (cmd, at_start)
+        for library in absent:
+            assert not any(library in path for path in at_start), (cmd, library, at_start)
+    at_start = loaded_libraries([shardify, "--version"])
+
+    # A remote read opens libcurl, whose refusal to connect reaches the message.
+    url = "http://127.0.0.1:9/nothing-listens-here"
+    r = subprocess.run([inspect, "info", url], capture_output=True, text=True,
+                       env={**os.environ, "LD_DEBUG": "libs"})
+    assert r.returncode != 0
+    assert any("calling init:" in line and "libcurl" in line for line in r.stderr.splitlines())
+    assert f"{url}/manifest.json: Couldn't connect to server" in r.stderr, r.stderr[-2000:]
 
     jsonl = os.path.join(work, "rows.jsonl")
     with open(jsonl, "w") as f:
@@ -100,7 +116,8 @@ def main():
         assert "Parquet input needs DuckDB's C library" in r.stderr, r.stderr
         assert said in r.stderr and parquet in r.stderr, r.stderr
         assert sorted(os.listdir(work)) == before, "a refused conversion left files behind"
-    print("libduckdb.so: not loaded at start, loaded for Parquet, chosen or refused clearly")
+    print("libduckdb and libcurl: not loaded at start, loaded when used; libduckdb chosen or refused "
+          "clearly")
 
 
 if __name__ == "__main__":

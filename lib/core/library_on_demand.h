@@ -1,0 +1,51 @@
+// Shared libraries opened when first needed instead of linked. A linked library is mapped and
+// relocated at the start of every process that holds it, used or not: libduckdb.so cost each
+// shardify run 8-10 ms, libcurl and the TLS, Kerberos and LDAP libraries it brings 4-5 ms, in
+// processes that mostly read neither Parquet nor remote datasets.
+#pragma once
+
+#include <atomic>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace shardkit {
+
+// The first of `candidates` (names the dynamic linker searches for, or paths) that loads and
+// defines every one of `symbols`; nullptr when none does, with `failure` holding a line for each
+// candidate saying why. A library found stays loaded for the process.
+void* open_first_library(const std::vector<std::string>& candidates,
+                         std::span<const char* const> symbols, std::string& failure);
+
+// A library's functions, opened by the first get() that succeeds and kept for the process.
+// After a failure the next get() tries again: a user who then installs the library, or names
+// it, need not restart.
+template <typename Functions>
+class LibraryOnDemand {
+ public:
+  // Opens the library and resolves its functions, or returns nullopt and says why in `failure`.
+  using Open = std::optional<Functions> (*)(std::string& failure);
+
+  explicit constexpr LibraryOnDemand(Open open) : open_(open) {}
+
+  // The functions, or nullptr with `failure` set. Thread-safe; a lock is taken only until the
+  // library is open.
+  const Functions* get(std::string& failure) {
+    if (const Functions* functions = kept_.load(std::memory_order_acquire)) return functions;
+    std::lock_guard lock(opening_);
+    if (const Functions* functions = kept_.load(std::memory_order_acquire)) return functions;
+    std::optional<Functions> opened = open_(failure);
+    if (!opened) return nullptr;
+    kept_.store(new Functions(*opened), std::memory_order_release);  // never freed, as dlclose
+    return kept_.load(std::memory_order_relaxed);                    // is never called
+  }
+
+ private:
+  Open open_;
+  std::atomic<const Functions*> kept_{nullptr};
+  std::mutex opening_;
+};
+
+}  // namespace shardkit
