@@ -95,6 +95,13 @@ TEST_CASE("a compiled form gives the ids of the file, is used when valid, rebuil
     CHECK(second->special_tokens().eos == plain->special_tokens().eos);
     CHECK(second->decode(want[5], false) == plain->decode(want[5], false));
 
+    // A form in use (mapped, on a local disk) removed by another process's trim, then stored
+    // again by a third: the tokenizer that loaded it keeps its ids.
+    fs::remove(form);
+    CHECK(ids_of(*load(file, cache), lines) == want);
+    REQUIRE(fs::is_regular_file(form));
+    CHECK(ids_of(*second, lines) == want);
+
     // The form is what loads: an added token written into its copy of the JSON takes effect.
     rewrite_payload(form, [](std::string& payload) {
       uint64_t length = 0;  // the payload: the skeleton's length and bytes, then the tables'
