@@ -52,21 +52,9 @@ PY
 # the prefix (its RUNPATH), not from the source or build tree.
 libduckdb="$work/prefix/lib/libduckdb.so"
 if [ -f "$libduckdb" ]; then
-  /usr/bin/python3 - "$libduckdb" "$work/c.jsonl" "$work/c.parquet" <<'PY'
-import ctypes
-import sys
-
-lib = ctypes.CDLL(sys.argv[1])
-db, conn = ctypes.c_void_p(), ctypes.c_void_p()
-assert lib.duckdb_open(None, ctypes.byref(db)) == 0
-assert lib.duckdb_connect(db, ctypes.byref(conn)) == 0
-result = ctypes.create_string_buffer(256)  # duckdb_result is smaller
-sql = f"COPY (SELECT * FROM read_json_auto('{sys.argv[2]}')) TO '{sys.argv[3]}' (FORMAT parquet)"
-assert lib.duckdb_query(conn, sql.encode(), result) == 0
-lib.duckdb_destroy_result(result)
-lib.duckdb_disconnect(ctypes.byref(conn))
-lib.duckdb_close(ctypes.byref(db))
-PY
+  PYTHONPATH="$source/tests/python" /usr/bin/python3 -c \
+    'import sys, duckdb_parquet; duckdb_parquet.write_parquet(*sys.argv[1:4])' \
+    "$libduckdb" "$work/c.jsonl" "$work/c.parquet"
   env -u LD_LIBRARY_PATH LD_DEBUG=libs "$work/prefix/bin/shardify" --input "$work/c.parquet" \
     --task cls --max-len 16 --tokenizer "$work/tok/bert-base-uncased-vocab.txt" \
     --out "$work/run/from-parquet" >/dev/null 2>"$work/ld.log"

@@ -8,32 +8,18 @@
 - $SHARDKIT_DUCKDB_LIBRARY chooses the library; one that cannot be loaded, or that is not
   DuckDB, stops the conversion with a message naming it and leaves no dataset behind.
 
-The Parquet file is written by DuckDB itself, through ctypes.
+The Parquet file is written by DuckDB itself, through ctypes (tests/python/duckdb_parquet.py).
 
     libraries_on_demand_test.py SOURCE_DIR BUILD_DIR LIBDUCKDB
 """
-import ctypes
 import json
 import os
 import shutil
 import subprocess
 import sys
 
-
-def write_parquet(libduckdb, jsonl, parquet):
-    lib = ctypes.CDLL(libduckdb)
-    db, conn = ctypes.c_void_p(), ctypes.c_void_p()
-    assert lib.duckdb_open(None, ctypes.byref(db)) == 0
-    assert lib.duckdb_connect(db, ctypes.byref(conn)) == 0
-    result = ctypes.create_string_buffer(256)  # duckdb_result is smaller
-    sql = f"COPY (SELECT * FROM read_json_auto('{jsonl}')) TO '{parquet}' (FORMAT parquet)"
-    ok = lib.duckdb_query(conn, sql.encode(), result) == 0
-    lib.duckdb_result_error.restype = ctypes.c_char_p
-    error = None if ok else lib.duckdb_result_error(result)
-    lib.duckdb_destroy_result(result)
-    lib.duckdb_disconnect(ctypes.byref(conn))
-    lib.duckdb_close(ctypes.byref(db))
-    assert ok, error
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+from duckdb_parquet import write_parquet  # noqa: E402
 
 
 def loaded_libraries(cmd, env=None):

@@ -7,7 +7,6 @@ with the installed shardify, and a loader pass whose labels match the corpus gen
 
     SHARDKIT_SOURCE=. SHARDKIT_VOCAB=vocab.txt python3 tests/python/test_pip_install.py
 """
-import ctypes
 import glob
 import json
 import os
@@ -18,6 +17,7 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "docs"))
 import pyutil  # noqa: E402  (make_corpus only: the tools used are the installed ones)
+from duckdb_parquet import write_parquet  # noqa: E402
 from snippets_test import read_blocks  # noqa: E402
 
 SOURCE = os.environ["SHARDKIT_SOURCE"]
@@ -28,24 +28,6 @@ def run(*cmd, **kw):
     r = subprocess.run(cmd, capture_output=True, text=True, **kw)
     assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stdout}\n{r.stderr}"
     return r.stdout
-
-
-def write_parquet_with_duckdb(libduckdb, jsonl, parquet):
-    """DuckDB itself (the libduckdb.so the package installed, through ctypes) writes the Parquet."""
-    lib = ctypes.CDLL(libduckdb)
-    db, conn = ctypes.c_void_p(), ctypes.c_void_p()
-    assert lib.duckdb_open(None, ctypes.byref(db)) == 0
-    assert lib.duckdb_connect(db, ctypes.byref(conn)) == 0
-    result = ctypes.create_string_buffer(256)  # duckdb_result is smaller
-    sql = (f"COPY (SELECT text, label FROM read_json('{jsonl}', format='newline_delimited')) "
-           f"TO '{parquet}' (FORMAT parquet, COMPRESSION snappy)")
-    ok = lib.duckdb_query(conn, sql.encode(), result) == 0
-    lib.duckdb_result_error.restype = ctypes.c_char_p
-    error = None if ok else lib.duckdb_result_error(result)
-    lib.duckdb_destroy_result(result)
-    lib.duckdb_disconnect(ctypes.byref(conn))
-    lib.duckdb_close(ctypes.byref(db))
-    assert ok, error
 
 
 def readme_pip_block():
@@ -120,8 +102,8 @@ def main():
         if libduckdb:
             data = os.path.join(outside, "hub", "data")
             os.makedirs(data)
-            write_parquet_with_duckdb(libduckdb[0], jsonl,
-                                      os.path.join(data, "train-00000-of-00001.parquet"))
+            write_parquet(libduckdb[0], jsonl, os.path.join(data, "train-00000-of-00001.parquet"),
+                          columns="text, label")
             debug = subprocess.run(
                 [shardify, "--input", data, "--format", "parquet", *common, "--out",
                  "from-parquet"], cwd=outside, env=dict(clean, LD_DEBUG="libs"),
