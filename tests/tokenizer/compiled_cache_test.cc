@@ -71,6 +71,52 @@ size_t tables_offset(const std::string& payload) {
   return (8 + skeleton + 7) / 8 * 8 + 8;
 }
 
+// An array of a payload (BlobWriter::array): its count at `at`, zeros to a multiple of 8, then
+// its elements.
+struct Array {
+  size_t data, count, end;
+};
+Array array_at(const std::string& payload, size_t at, size_t element_bytes) {
+  uint64_t count = 0;
+  std::memcpy(&count, payload.data() + at, 8);
+  const size_t data = (at + 8 + 7) / 8 * 8;
+  return {data, count, data + count * element_bytes};
+}
+
+// The vocabulary map's slots (16 bytes: tag, id, offset, length) and key bytes, and the merge
+// table's keys and values, in a payload whose model tables start with `lists` string lists
+// (bpe.cc's token texts and token bytes; bpe_model.cc's token texts).
+struct ModelTables {
+  Array slots, arena, merge_keys, merge_values;
+};
+ModelTables model_tables(const std::string& payload, int lists) {
+  size_t at = tables_offset(payload);
+  for (int k = 0; k < lists; ++k) at = array_at(payload, array_at(payload, at, 1).end, 8).end;
+  ModelTables t;
+  t.slots = array_at(payload, at, 16);
+  t.arena = array_at(payload, t.slots.end, 1);
+  t.merge_keys = array_at(payload, t.arena.end + 8, 8);  // past the map's count
+  t.merge_values = array_at(payload, t.merge_keys.end, 8);
+  REQUIRE(t.merge_keys.count == t.merge_values.count);
+  REQUIRE((t.slots.count & (t.slots.count - 1)) == 0);
+  return t;
+}
+
+// Sets a uint32_t field of the first vocabulary slot that holds a token (its id at byte 4, its
+// key's offset at byte 8).
+void set_first_slot(std::string& payload, int lists, size_t field, uint32_t value) {
+  const ModelTables t = model_tables(payload, lists);
+  for (size_t i = 0; i < t.slots.count; ++i) {
+    const size_t slot = t.slots.data + 16 * i;
+    uint32_t id = 0;
+    std::memcpy(&id, payload.data() + slot + 4, 4);
+    if (id == 0xFFFFFFFFu) continue;
+    std::memcpy(payload.data() + slot + field, &value, 4);
+    return;
+  }
+  FAIL("no vocabulary slot holds a token");
+}
+
 }  // namespace
 
 TEST_CASE("a compiled form gives the ids of the file, is used when valid, rebuilt when not") {
@@ -80,6 +126,9 @@ TEST_CASE("a compiled form gives the ids of the file, is used when valid, rebuil
   for (const fs::path& file : {qwen3(), gemma3()}) {
     CAPTURE(file);
     const fs::path cache = tmp / file.parent_path().parent_path().filename();
+    // String lists ahead of the vocabulary map: byte-level BPE (Qwen3) keeps the tokens' bytes
+    // too (bpe.cc), the BPE over characters (Gemma 3) the texts alone (bpe_model.cc).
+    const int lists = file == qwen3() ? 2 : 1;
     const auto plain = load(file, "");  // no cache
     CHECK_FALSE(fs::exists(cache));
     const auto want = ids_of(*plain, lines);
@@ -155,6 +204,36 @@ TEST_CASE("a compiled form gives the ids of the file, is used when valid, rebuil
              const size_t ends = tables + (8 + text + 8 + 7) / 8 * 8;
              REQUIRE(p.substr(ends, 8) != p.substr(ends + 8, 8));
              std::swap_ranges(p.begin() + ends, p.begin() + ends + 8, p.begin() + ends + 8);
+           });
+         }},
+        // Tables whose checksum holds but that point outside themselves: an id past the
+        // tokens, a key outside its bytes, a merge that makes an id past the tokens.
+        {"vocabulary id past the tokens",
+         [&] {
+           write_file(form, stored);
+           rewrite_payload(form, [&](std::string& p) { set_first_slot(p, lists, 4, 0x7FFFFFF0); });
+         }},
+        {"vocabulary key outside its bytes",
+         [&] {
+           write_file(form, stored);
+           rewrite_payload(form, [&](std::string& p) {
+             set_first_slot(p, lists, 8, static_cast<uint32_t>(model_tables(p, lists).arena.count));
+           });
+         }},
+        {"merge past the tokens",
+         [&] {
+           write_file(form, stored);
+           rewrite_payload(form, [&](std::string& p) {
+             const ModelTables t = model_tables(p, lists);
+             for (size_t i = 0; i < t.merge_keys.count; ++i) {
+               uint64_t key = 0;
+               std::memcpy(&key, p.data() + t.merge_keys.data + 8 * i, 8);
+               if (key == ~uint64_t{0}) continue;
+               const uint64_t past = 0x7FFFFFF0;  // the merged token's id, in the low half
+               std::memcpy(p.data() + t.merge_values.data + 8 * i, &past, 8);
+               return;
+             }
+             FAIL("the merge table is empty");
            });
          }},
         {"tables",
