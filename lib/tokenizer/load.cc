@@ -78,7 +78,7 @@ std::optional<HashedFile> hash_large_json(const std::filesystem::path& path) {
   const uint64_t size = std::filesystem::file_size(path, ec);
   if (ec || size < CompiledCache::kFromBytes || path.extension() == ".model") return std::nullopt;
   std::ifstream in(path, std::ios::binary);
-  std::vector<char> buf(1 << 20);
+  std::vector<char> buf(1 << 18);  // kept in the L2 cache: 1 MiB took 5% longer (Gemma 3)
   XXH3_state_t* state = XXH3_createState();
   XXH3_64bits_reset(state);
   uint64_t total = 0;
