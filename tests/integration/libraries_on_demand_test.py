@@ -10,7 +10,7 @@
 
 The Parquet file is written by DuckDB itself, through ctypes (tests/python/duckdb_parquet.py).
 
-    libraries_on_demand_test.py SOURCE_DIR BUILD_DIR LIBDUCKDB
+    libraries_on_demand_test.py SOURCE_DIR BUILD_DIR LIBDUCKDB NO_LIBCURL_SHIM
 """
 import json
 import os
@@ -32,7 +32,7 @@ def loaded_libraries(cmd, env=None):
 
 
 def main():
-    source, build, libduckdb = sys.argv[1:4]
+    source, build, libduckdb, no_libcurl = sys.argv[1:5]
     shardify = os.path.join(build, "tools", "shardify", "shardify")
     work = os.path.join(build, "test-tmp", "libraries-on-demand")
     shutil.rmtree(work, ignore_errors=True)
@@ -61,6 +61,27 @@ def main():
     assert r.returncode != 0
     assert any("calling init:" in line and "libcurl" in line for line in r.stderr.splitlines())
     assert f"{url}/manifest.json: Couldn't connect to server" in r.stderr, r.stderr[-2000:]
+
+    # Without libcurl (no_libcurl_shim.c refuses it): a remote read stops at once, naming the URL
+    # and each place tried, in the tool and in the Python module, which looks again each time it
+    # is asked (only an opened library is kept).
+    without = {**os.environ, "LD_PRELOAD": no_libcurl}
+    r = subprocess.run([inspect, "info", url], capture_output=True, text=True, env=without,
+                       timeout=30)
+    assert r.returncode != 0
+    assert "remote datasets need libcurl (Debian's libcurl4), and it could not be loaded" in \
+        r.stderr and "libcurl.so.4" in r.stderr and url in r.stderr, r.stderr
+    code = ("import shardkit\n"
+            "for attempt in range(3):\n"
+            "    try:\n"
+            f"        shardkit.Loader({url!r}, batch_size=2)\n"
+            "        raise SystemExit('a remote dataset opened without libcurl')\n"
+            "    except shardkit.ShardkitError as e:\n"
+            "        assert 'need libcurl' in str(e), e\n"
+            "print('refused three times')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={**env, **without}, timeout=60)
+    assert r.returncode == 0 and "refused three times" in r.stdout, r.stdout + r.stderr
 
     jsonl = os.path.join(work, "rows.jsonl")
     with open(jsonl, "w") as f:

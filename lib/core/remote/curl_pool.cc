@@ -6,6 +6,7 @@
 #include "core/remote/curl_library.h"
 
 namespace shardkit::remote {
+
 CurlPool::CurlPool(unsigned limit, const Interrupt& stop)
     : limit_(std::max(1u, limit)), stop_(stop) {}
 
@@ -17,6 +18,9 @@ CurlPool::~CurlPool() {
 }
 
 CurlPool::Handle CurlPool::take(bool urgent, const std::string& what) {
+  // Opened by the first transfer (curl_library.h), before a slot is counted: a library that
+  // cannot be opened throws here, and must not leave the slot taken.
+  const CurlLibrary& lib = curl(what);
   std::unique_lock lock(mu_);
   if (urgent) ++urgent_waiting_;
   const auto free = [&] { return in_use_ < limit_ && (urgent || urgent_waiting_ == 0); };
@@ -34,7 +38,6 @@ CurlPool::Handle CurlPool::take(bool urgent, const std::string& what) {
     return h;
   }
   lock.unlock();
-  const CurlLibrary& lib = curl(what);  // opened by the first transfer (curl_library.h)
   return Handle{lib.easy_init(), lib.multi_init()};
 }
 

@@ -82,7 +82,9 @@ struct Headers {
   curl_slist* list = nullptr;
   Headers() = default;
   Headers(const Headers&) = delete;
-  ~Headers() { curl().slist_free_all(list); }
+  ~Headers() {
+    if (list) curl().slist_free_all(list);  // a list exists only once libcurl is open
+  }
   void add(const std::string& h) { list = curl().slist_append(list, h.c_str()); }
 };
 
