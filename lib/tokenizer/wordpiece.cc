@@ -115,12 +115,12 @@ WordPieceTokenizer::WordPieceTokenizer(WordPieceConfig config, const std::string
   for (char32_t cp = 0x80; cp < 0x10000; ++cp)
     if (cp < 0xD800 || cp > 0xDFFF) bmp_[cp] = classify(cp);
   for (CharEntry& e : bmp_)
-    if (e.kind == CharEntry::kIsolate) e.isolated_id = word_id(std::string_view(e.utf8, e.len), 1);
+    if (e.kind == CharEntry::kIsolate) e.isolated_id = char_id(std::string_view(e.utf8, e.len));
   const BertNormalizerOptions& n = config_.normalizer;
   for (int c = 0; c < 128; ++c) {
     auto uc = static_cast<unsigned char>(c);
     if (is_ascii_punct(uc))  // a punctuation character is a word of its own
-      punct_id_[c] = word_id(std::string_view(reinterpret_cast<const char*>(&uc), 1), 1);
+      punct_id_[c] = char_id(std::string_view(reinterpret_cast<const char*>(&uc), 1));
     ascii_map_[c] =
         (n.lowercase && c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : static_cast<char>(c);
     bool control = (c < 32 && c != '\t' && c != '\n' && c != '\r') || c == 127;
@@ -139,15 +139,12 @@ WordPieceTokenizer::WordPieceTokenizer(WordPieceConfig config, const std::string
 
 // The one id of a word that cannot be split (a single character): its token, or the unknown
 // token.
-uint32_t WordPieceTokenizer::word_id(std::string_view bytes, size_t chars) const {
-  WordState& w = thread_word_state();
-  w.clear();
-  w.bytes.assign(bytes);
-  w.chars = chars;
-  std::vector<uint32_t> one;
-  tokenize_word(w, one, nullptr);
-  w.clear();
-  return one.at(0);
+// What tokenize_word gives a word of one character: the character's own token, or [UNK] (a
+// character that only begins longer tokens is not one), without tokenize_word's state and
+// vector: the table of 63k characters asks it of every Chinese one.
+uint32_t WordPieceTokenizer::char_id(std::string_view utf8) const {
+  const uint32_t id = whole_.find(utf8);
+  return id == StringIdMap::kNone ? unk_id_ : id;
 }
 
 void WordPieceTokenizer::tokenize_word(WordState& w, std::vector<uint32_t>& ids,
