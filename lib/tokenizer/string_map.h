@@ -25,8 +25,20 @@ inline uint64_t hash_bytes(const char* p, size_t n) {
     n -= 8;
   }
   if (n > 0) {
-    uint64_t w = 0;
-    std::memcpy(&w, p, n);
+    // The last n < 8 bytes as one little-endian word, read as two overlapping loads (or three
+    // bytes) rather than copied into a zeroed word: the byte copy's 8-byte reload waited for
+    // the copy's stores, which was half of the hashing when a WordPiece vocabulary's prefixes
+    // were set (the same words as the copy, so the same hashes).
+    uint64_t w;
+    if (n >= 4) {
+      uint32_t lo, hi;
+      std::memcpy(&lo, p, 4);
+      std::memcpy(&hi, p + n - 4, 4);
+      w = lo | (uint64_t{hi} << (8 * (n - 4)));
+    } else {
+      const auto byte = [&](size_t i) { return uint64_t{static_cast<unsigned char>(p[i])}; };
+      w = byte(0) | (byte(n / 2) << (8 * (n / 2))) | (byte(n - 1) << (8 * (n - 1)));
+    }
     h = (h ^ w) * kMul;
     h ^= h >> 29;
   }
@@ -55,7 +67,9 @@ class StringIdMap {
   }
   // Inserts or overwrites.
   void set(std::string_view key, uint32_t id) { set(key, id, hash_bytes(key.data(), key.size())); }
-  void set(std::string_view key, uint32_t id, uint64_t h) {
+  void set(std::string_view key, uint32_t id, uint64_t h) { put(key, id, h, true); }
+  // Inserts or, when `overwrite` is false and the key is there, leaves it as it is.
+  void put(std::string_view key, uint32_t id, uint64_t h, bool overwrite) {
     if ((count_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
     std::vector<Slot>& slots = slots_.edit();
     std::vector<char>& arena = arena_.edit();
@@ -74,7 +88,7 @@ class StringIdMap {
         return;
       }
       if (s.tag == tag && key_at(s) == key) {
-        s.id = id;
+        if (overwrite) s.id = id;
         return;
       }
     }
@@ -137,6 +151,15 @@ class StringIdMap {
     reserve(count_ + count);
     for_each_group(count, key_at,
                    [&](size_t i, std::string_view key, uint64_t h) { set(key, id_at(i), h); });
+  }
+  // Inserts key_at(i) -> id_at(i) for i < count where the key is not there yet (a key keeps the
+  // first id it gets). It grows as it goes instead of reserving room for every key, as the keys
+  // may repeat (the prefixes of many tokens).
+  template <typename KeyAt, typename IdAt>
+  void insert_each(size_t count, KeyAt&& key_at, IdAt&& id_at) {
+    for_each_group(count, key_at, [&](size_t i, std::string_view key, uint64_t h) {
+      put(key, id_at(i), h, false);
+    });
   }
 
  private:
