@@ -67,9 +67,7 @@ class StringIdMap {
   }
   // Inserts or overwrites.
   void set(std::string_view key, uint32_t id) { set(key, id, hash_bytes(key.data(), key.size())); }
-  void set(std::string_view key, uint32_t id, uint64_t h) { put(key, id, h, true); }
-  // Inserts or, when `overwrite` is false and the key is there, leaves it as it is.
-  void put(std::string_view key, uint32_t id, uint64_t h, bool overwrite) {
+  void set(std::string_view key, uint32_t id, uint64_t h) {
     if ((count_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
     std::vector<Slot>& slots = slots_.edit();
     std::vector<char>& arena = arena_.edit();
@@ -88,7 +86,7 @@ class StringIdMap {
         return;
       }
       if (s.tag == tag && key_at(s) == key) {
-        if (overwrite) s.id = id;
+        s.id = id;
         return;
       }
     }
@@ -151,15 +149,6 @@ class StringIdMap {
     reserve(count_ + count);
     for_each_group(count, key_at,
                    [&](size_t i, std::string_view key, uint64_t h) { set(key, id_at(i), h); });
-  }
-  // Inserts key_at(i) -> id_at(i) for i < count where the key is not there yet (a key keeps the
-  // first id it gets). It grows as it goes instead of reserving room for every key, as the keys
-  // may repeat (the prefixes of many tokens).
-  template <typename KeyAt, typename IdAt>
-  void insert_each(size_t count, KeyAt&& key_at, IdAt&& id_at) {
-    for_each_group(count, key_at, [&](size_t i, std::string_view key, uint64_t h) {
-      put(key, id_at(i), h, false);
-    });
   }
 
  private:

@@ -65,38 +65,6 @@ int normalize_char(char32_t cp, const BertNormalizerOptions& n, char32_t* out) {
   return count;
 }
 
-using KeyedIds = std::vector<std::pair<std::string_view, uint32_t>>;
-
-// The pairs `map` finds as they are: not the holes, nor duplicates a later id shadows.
-KeyedIds found_in(const StringIdMap& map, KeyedIds keyed) {
-  std::vector<bool> kept(keyed.size());
-  map.find_each(
-      keyed.size(), [&](size_t i) { return keyed[i].first; },
-      [&](size_t i, uint32_t id) { kept[i] = id == keyed[i].second; });
-  size_t n = 0;
-  for (size_t i = 0; i < keyed.size(); ++i)
-    if (kept[i]) keyed[n++] = keyed[i];
-  keyed.resize(n);
-  return keyed;
-}
-
-// Each token's key -> its id, and each key that begins a token at a character boundary without
-// being one -> `prefix_only`. The tokens go in first, so that no prefix hides one, and both in
-// batches whose slots are requested from memory ahead: a lookup and an insert a prefix, one
-// at a time, took 13 ms of bert-base-uncased's 23 ms load.
-void add_prefixes(StringIdMap& prefixes, const KeyedIds& tokens, uint32_t prefix_only) {
-  prefixes.set_each(
-      tokens.size(), [&](size_t i) { return tokens[i].first; },
-      [&](size_t i) { return tokens[i].second; });
-  std::vector<std::string_view> begins;
-  for (const auto& [key, id] : tokens)
-    for (size_t len = 1; len < key.size(); ++len)
-      if ((static_cast<unsigned char>(key[len]) & 0xC0) != 0x80)
-        begins.push_back(key.substr(0, len));
-  prefixes.insert_each(
-      begins.size(), [&](size_t i) { return begins[i]; }, [&](size_t) { return prefix_only; });
-}
-
 }  // namespace
 
 WordPieceTokenizer::WordPieceTokenizer(WordPieceConfig config, const std::string& source)
@@ -119,17 +87,23 @@ WordPieceTokenizer::WordPieceTokenizer(WordPieceConfig config, const std::string
     continuation_ = whole_;
     max_cont_bytes_ = max_whole_bytes_;
   }
-  KeyedIds whole, continued;  // each token's key in whole_ and, with the prefix, continuation_
+  auto add_prefixes = [](StringIdMap& prefixes, std::string_view key, uint32_t id) {
+    for (size_t len = 1; len < key.size(); ++len) {
+      if ((static_cast<unsigned char>(key[len]) & 0xC0) == 0x80) continue;
+      if (prefixes.find(key.substr(0, len)) == StringIdMap::kNone)
+        prefixes.set(key.substr(0, len), kPrefixOnly);
+    }
+    prefixes.set(key, id);
+  };
   for (size_t id = 0; id < config_.vocab.size(); ++id) {
-    const std::string_view t = config_.vocab[id];
-    whole.emplace_back(t, static_cast<uint32_t>(id));
-    if (!prefix.empty() && t.size() > prefix.size() && t.starts_with(prefix))
-      continued.emplace_back(t.substr(prefix.size()), static_cast<uint32_t>(id));
+    const std::string& t = config_.vocab[id];
+    if (whole_.find(t) != static_cast<uint32_t>(id)) continue;  // holes and shadowed duplicates
+    add_prefixes(whole_prefixes_, t, static_cast<uint32_t>(id));
+    if (!prefix.empty() && t.size() > prefix.size() && t.compare(0, prefix.size(), prefix) == 0 &&
+        continuation_.find(std::string_view(t).substr(prefix.size())) == id)
+      add_prefixes(continuation_prefixes_, std::string_view(t).substr(prefix.size()),
+                   static_cast<uint32_t>(id));
   }
-  add_prefixes(whole_prefixes_, found_in(whole_, std::move(whole)), kPrefixOnly);
-  if (!prefix.empty())
-    add_prefixes(continuation_prefixes_, found_in(continuation_, std::move(continued)),
-                 kPrefixOnly);
   if (prefix.empty()) continuation_prefixes_ = whole_prefixes_;
   uint32_t unk = whole_.find(config_.unk_token);
   if (unk == StringIdMap::kNone)

@@ -109,6 +109,34 @@ void expect_unsupported(const std::string& json, const std::string& names) {
 
 }  // namespace
 
+TEST_CASE("hash_bytes is the documented arithmetic, so that stored tables keep finding keys") {
+  // Compiled forms hold hash tables laid out by hash_bytes: the same key must hash the same in
+  // every version of the same form format. The definition, written plainly: each 8 bytes as a
+  // little-endian word, the last 1-7 zero-padded to one.
+  const auto reference = [](const char* p, size_t n) {
+    constexpr uint64_t kMul = 0x9E3779B97F4A7C15ULL;
+    uint64_t h = 0x243F6A8885A308D3ULL ^ (n * kMul);
+    for (size_t at = 0; at < n; at += 8) {
+      uint64_t w = 0;
+      for (size_t k = 0; k < 8 && at + k < n; ++k)
+        w |= uint64_t{static_cast<unsigned char>(p[at + k])} << (8 * k);
+      h = (h ^ w) * kMul;
+      h ^= h >> 29;
+    }
+    h *= 0xBF58476D1CE4E5B9ULL;
+    return h ^ (h >> 32);
+  };
+  std::mt19937_64 rng(7);
+  char key[48];
+  for (int t = 0; t < 100000; ++t) {
+    const size_t n = rng() % sizeof key;
+    for (size_t i = 0; i < n; ++i) key[i] = static_cast<char>(rng());
+    CAPTURE(n);
+    REQUIRE(shardkit::tok::hash_bytes(key, n) == reference(key, n));
+  }
+  CHECK(shardkit::tok::hash_bytes("", 0) == reference("", 0));
+}
+
 TEST_CASE("WordPiece greedy longest match, ## continuation, unknown words") {
   TempDir dir("tok");
   auto tok = load_text(dir, "vocab.txt", kVocab);
