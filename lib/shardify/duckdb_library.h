@@ -1,7 +1,7 @@
 // DuckDB's C API, loaded when Parquet is first read rather than linked. Linked, libduckdb.so
 // (a 60 MB C++ library) was mapped and relocated at the start of every process holding the
 // converter, though few of them read Parquet: 8-10 ms of each `shardify` run and each
-// `import shardkit`, about half of `shardify --version`.
+// `import shardkit`.
 #pragma once
 
 #include <duckdb.h>

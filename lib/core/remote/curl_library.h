@@ -27,7 +27,7 @@ struct CurlLibrary {
 
 // The library, opened (and curl_global_init run) by the first call that succeeds; later calls
 // return it at the cost of one load. Looked for as libcurl.so.4 (OpenSSL's build, then GnuTLS's),
-// then as the file the build linked against. Throws Error (kUnsupported) naming `what` (the URL
+// then as the file the build found. Throws Error (kUnsupported) naming `what` (the URL
 // being read, for the message) and each place tried when none loads.
 const CurlLibrary& curl(std::string_view what = {});
 
