@@ -13,6 +13,12 @@
 
 namespace shardkit {
 
+// The directories the dynamic linker searches for the libraries of the program or module that
+// holds this code: LD_LIBRARY_PATH's, its RUNPATH's ($ORIGIN expanded), the system's; those that
+// exist. dlopen() of a bare name searches that RUNPATH only when called from that object: a
+// runtime that intercepts dlopen (the sanitizers') calls it from its own, which has none.
+std::vector<std::string> library_search_dirs();
+
 // The first of `candidates` (names the dynamic linker searches for, or paths) that loads and
 // defines every one of `symbols`; nullptr when none does, with `failure` holding a line for each
 // candidate saying why. A library found stays loaded for the process.

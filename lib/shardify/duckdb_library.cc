@@ -1,6 +1,7 @@
 #include "shardify/duckdb_library.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <optional>
@@ -17,7 +18,13 @@ namespace {
 std::vector<std::string> candidates() {
   if (const char* chosen = std::getenv("SHARDKIT_DUCKDB_LIBRARY"); chosen && *chosen)
     return {chosen};
-  std::vector<std::string> paths = {"libduckdb.so"};
+  // As the dynamic linker would find it for the program, by path (library_on_demand.h), then
+  // by name for its cache of the system's libraries.
+  std::vector<std::string> paths;
+  for (const std::string& dir : library_search_dirs())
+    if (const std::string path = dir + "/libduckdb.so"; ::access(path.c_str(), F_OK) == 0)
+      paths.push_back(path);
+  paths.push_back("libduckdb.so");
 #ifdef SHARDKIT_DUCKDB_FALLBACK
   paths.push_back(SHARDKIT_DUCKDB_FALLBACK);
 #endif

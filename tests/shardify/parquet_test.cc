@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/library_on_demand.h"
 #include "shardify/example_reader.h"
 #include "shardify/parquet_sql.h"
 #include "shardify_util.h"
@@ -403,6 +404,17 @@ TEST_CASE("--where keeps the rows DuckDB keeps, and cannot leave its clause or r
                      q(tmp / "bad"),
                  &out) != 0);
   CHECK(out.find("--where filters Parquet input only") != std::string::npos);
+}
+
+TEST_CASE("the directories libduckdb is looked for in are the program's own RUNPATH's") {
+  // shardify opens libduckdb by path in each directory the dynamic linker would search for the
+  // program (core/library_on_demand.h), not by a bare name alone: a runtime that intercepts
+  // dlopen (the sanitizers') would search its own RUNPATH instead. This program's RUNPATH holds
+  // the build's DuckDB directory.
+  const std::vector<std::string> dirs = shardkit::library_search_dirs();
+  CAPTURE(dirs.size());
+  CHECK(std::find(dirs.begin(), dirs.end(), std::string(SHARDKIT_TEST_DUCKDB_DIR)) != dirs.end());
+  CHECK(std::find(dirs.begin(), dirs.end(), std::string("/usr/lib")) != dirs.end());
 }
 
 TEST_CASE("parquet_sql: quoting and field paths") {
