@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# usage: installed_module_test.sh BUILD_DIR SOURCE_DIR
+# usage: installed_module_test.sh BUILD_DIR SOURCE_DIR DUCKDB_BUNDLED(ON|OFF)
 # Installs the build into a scratch prefix, then imports the installed Python module from outside
 # the tree, with only the prefix's package directory on PYTHONPATH (its libduckdb.so must be
 # found from there), and writes and reads a dataset with it: shard for shard what the installed
 # shardify writes from the same rows. (The README's C++ and CMake blocks are built against an
 # installed prefix by tests/docs.)
 set -euo pipefail
-build=$1 source=$2
+build=$1 source=$2 bundled=${3:-OFF}
 work="$build/test-tmp/installed-module"
 rm -rf "$work" && mkdir -p "$work/run/data"
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
@@ -51,6 +51,10 @@ PY
 # Parquet through the installed shardify: libduckdb.so is loaded when the file is read, and from
 # the prefix (its RUNPATH), not from the source or build tree.
 libduckdb="$work/prefix/lib/libduckdb.so"
+if [ "$bundled" = ON ] && [ ! -f "$libduckdb" ]; then
+  echo "the build bundles libduckdb.so, but cmake --install put none in $work/prefix/lib"
+  exit 1
+fi
 if [ -f "$libduckdb" ]; then
   PYTHONPATH="$source/tests/python" /usr/bin/python3 -c \
     'import sys, duckdb_parquet; duckdb_parquet.write_parquet(*sys.argv[1:4])' \

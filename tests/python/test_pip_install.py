@@ -99,6 +99,8 @@ def main():
         run(inspect, "verify", "from-jsonl", cwd=outside, env=clean)
 
         libduckdb = glob.glob(os.path.join(package, "_native", "lib", "libduckdb.so"))
+        if os.environ.get("SHARDKIT_EXPECT_LIBDUCKDB") == "ON":
+            assert libduckdb, "the build bundles libduckdb.so, but the package carries none"
         if libduckdb:
             data = os.path.join(outside, "hub", "data")
             os.makedirs(data)
