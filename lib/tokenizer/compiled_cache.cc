@@ -50,27 +50,40 @@ std::optional<fs::path> default_dir() {
   return std::nullopt;
 }
 
-// A whole regular file of the directory (never read through a link), not value-initialized
-// first (a compiled form is tens of MB); null when it cannot be read.
-std::unique_ptr<char[]> read_owned(int dir_fd, const std::string& name, size_t* size) {
+// A regular file of the directory, opened without following a link, and its size; -1 when it
+// is not one or cannot be opened.
+int open_owned(int dir_fd, const std::string& name, size_t* size) {
   const int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return nullptr;
-  std::unique_ptr<char[]> out;
+  if (fd < 0) return -1;
   struct stat st;
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
     *size = static_cast<size_t>(st.st_size);
-    out.reset(new char[*size + 1]);
-    populate_pages(out.get(), *size);
-    size_t done = 0;
-    while (done < *size) {
-      const ssize_t n = ::read(fd, out.get() + done, *size - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      done += static_cast<size_t>(n);
-    }
-    if (done != *size) out.reset();
-    if (out) ::futimens(fd, nullptr);  // used now: the last to go when the cache is trimmed
+    return fd;
   }
+  ::close(fd);
+  return -1;
+}
+
+// The `size` bytes of fd, read into a buffer not value-initialized first (a compiled form is
+// tens of MB); null on a short read.
+std::unique_ptr<char[]> read_all(int fd, size_t size) {
+  std::unique_ptr<char[]> out(new char[size + 1]);
+  populate_pages(out.get(), size);
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::read(fd, out.get() + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return nullptr;
+    done += static_cast<size_t>(n);
+  }
+  return out;
+}
+
+// A whole regular file of the directory, read; null when it cannot be.
+std::unique_ptr<char[]> read_owned(int dir_fd, const std::string& name, size_t* size) {
+  const int fd = open_owned(dir_fd, name, size);
+  if (fd < 0) return nullptr;
+  std::unique_ptr<char[]> out = read_all(fd, *size);
   ::close(fd);
   return out;
 }
@@ -96,29 +109,27 @@ bool on_local_disk(int fd) {
   }
 }
 
-// A whole regular file of the directory (never read through a link): on a local disk mapped
-// read-only with its pages in place, the page cache's own pages, neither copied nor zeroed first
-// (Gemma 3's first load in a fresh process 57-64 -> 41-49 ms); elsewhere read. Forms are replaced
-// by rename and removed by unlink, never changed in place, so a mapping keeps the bytes checked.
+// The `size` bytes of fd mapped read-only with their pages in place: the page cache's own
+// pages, neither copied nor zeroed first (Gemma 3's first load in a fresh process 57-64 -> 41-49
+// ms). Null off a local disk (on_local_disk) or when mapping fails. Forms are replaced by rename
+// and removed by unlink, never changed in place, so a mapping keeps the bytes checked.
+std::shared_ptr<const char[]> map_all(int fd, size_t size) {
+  if (size == 0 || !on_local_disk(fd)) return nullptr;
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  if (p == MAP_FAILED) return nullptr;
+  return std::shared_ptr<const char[]>(
+      static_cast<const char*>(p), [size](const char* q) { ::munmap(const_cast<char*>(q), size); });
+}
+
+// A form of the directory, mapped where it may be and read otherwise; null when it cannot be.
 std::shared_ptr<const char[]> load_owned(int dir_fd, const std::string& name, size_t* size) {
-  const int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  const int fd = open_owned(dir_fd, name, size);
   if (fd < 0) return nullptr;
-  std::shared_ptr<const char[]> out;
-  struct stat st;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && on_local_disk(fd)) {
-    const size_t bytes = static_cast<size_t>(st.st_size);
-    void* p = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-    if (p != MAP_FAILED) {
-      *size = bytes;
-      out = std::shared_ptr<const char[]>(static_cast<const char*>(p), [bytes](const char* q) {
-        ::munmap(const_cast<char*>(q), bytes);
-      });
-      ::futimens(fd, nullptr);  // used now: the last to go when the cache is trimmed
-    }
-  }
+  std::shared_ptr<const char[]> out = map_all(fd, *size);
+  if (!out) out = read_all(fd, *size);
+  if (out) ::futimens(fd, nullptr);  // used now: the last to go when the cache is trimmed
   ::close(fd);
-  if (out) return out;
-  return read_owned(dir_fd, name, size);
+  return out;
 }
 
 // `<16 hex digits>.tokenizer-v<digits>`: a form of any format version.
