@@ -22,8 +22,9 @@ std::vector<std::string> library_search_dirs() {
   return dirs;
 }
 
-void* open_first_library(const std::vector<std::string>& candidates,
-                         std::span<const char* const> symbols, std::string& failure) {
+bool open_first_library(const std::vector<std::string>& candidates,
+                        std::span<const char* const> symbols, std::span<void*> addresses,
+                        std::string& failure) {
   failure.clear();
   for (const std::string& candidate : candidates) {
     void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -33,19 +34,16 @@ void* open_first_library(const std::vector<std::string>& candidates,
       continue;
     }
     const char* missing = nullptr;
-    for (const char* symbol : symbols)
-      if (!dlsym(handle, symbol)) {
-        missing = symbol;
-        break;
-      }
+    for (size_t i = 0; i < symbols.size() && !missing; ++i)
+      if (!(addresses[i] = dlsym(handle, symbols[i]))) missing = symbols[i];
     if (!missing) {
       failure.clear();
-      return handle;
+      return true;
     }
     failure += "\n  " + candidate + ": has no " + missing;
     dlclose(handle);
   }
-  return nullptr;
+  return false;
 }
 
 }  // namespace shardkit

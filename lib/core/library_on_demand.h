@@ -19,11 +19,13 @@ namespace shardkit {
 // runtime that intercepts dlopen (the sanitizers') calls it from its own, which has none.
 std::vector<std::string> library_search_dirs();
 
-// The first of `candidates` (names the dynamic linker searches for, or paths) that loads and
-// defines every one of `symbols`; nullptr when none does, with `failure` holding a line for each
-// candidate saying why. A library found stays loaded for the process.
-void* open_first_library(const std::vector<std::string>& candidates,
-                         std::span<const char* const> symbols, std::string& failure);
+// Opens the first of `candidates` (names the dynamic linker searches for, or paths) that loads
+// and defines every one of `symbols`, and puts their addresses in `addresses` (as many); false
+// when none does, with `failure` holding a line for each candidate saying why. A library found
+// stays loaded for the process.
+bool open_first_library(const std::vector<std::string>& candidates,
+                        std::span<const char* const> symbols, std::span<void*> addresses,
+                        std::string& failure);
 
 // A library's functions, opened by the first get() that succeeds and kept for the process.
 // After a failure the next get() tries again: a user who then installs the library, or names

@@ -1,9 +1,9 @@
 #include "shardify/duckdb_library.h"
 
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,11 +35,11 @@ std::optional<DuckDbLibrary> open(std::string& failure) {
 #define SHARDKIT_DUCKDB_NAME(name) "duckdb_" #name,
   static constexpr const char* kNames[] = {SHARDKIT_DUCKDB_FUNCTIONS(SHARDKIT_DUCKDB_NAME)};
 #undef SHARDKIT_DUCKDB_NAME
-  void* handle = open_first_library(candidates(), kNames, failure);
-  if (!handle) return std::nullopt;
+  void* found[std::size(kNames)];
+  if (!open_first_library(candidates(), kNames, found, failure)) return std::nullopt;
   DuckDbLibrary lib;
-#define SHARDKIT_DUCKDB_RESOLVE(name) \
-  lib.name = reinterpret_cast<decltype(lib.name)>(dlsym(handle, "duckdb_" #name));
+  void* const* next = found;  // in the order of kNames
+#define SHARDKIT_DUCKDB_RESOLVE(name) lib.name = reinterpret_cast<decltype(lib.name)>(*next++);
   SHARDKIT_DUCKDB_FUNCTIONS(SHARDKIT_DUCKDB_RESOLVE)
 #undef SHARDKIT_DUCKDB_RESOLVE
   return lib;

@@ -1,7 +1,6 @@
 #include "core/remote/curl_library.h"
 
-#include <dlfcn.h>
-
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,11 +19,11 @@ std::optional<CurlLibrary> open(std::string& failure) {
 #ifdef SHARDKIT_CURL_BUILT_WITH
   candidates.push_back(SHARDKIT_CURL_BUILT_WITH);
 #endif
-  void* handle = open_first_library(candidates, kNames, failure);
-  if (!handle) return std::nullopt;
+  void* found[std::size(kNames)];
+  if (!open_first_library(candidates, kNames, found, failure)) return std::nullopt;
   CurlLibrary lib;
-#define SHARDKIT_CURL_RESOLVE(name) \
-  lib.name = reinterpret_cast<decltype(lib.name)>(dlsym(handle, "curl_" #name));
+  void* const* next = found;  // in the order of kNames
+#define SHARDKIT_CURL_RESOLVE(name) lib.name = reinterpret_cast<decltype(lib.name)>(*next++);
   SHARDKIT_CURL_FUNCTIONS(SHARDKIT_CURL_RESOLVE)
 #undef SHARDKIT_CURL_RESOLVE
   // Once, before any handle exists; the library is never unloaded, so never cleaned up.
