@@ -40,6 +40,15 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// `min_parts` to `min_parts + spread - 1` of `parts` (repeats allowed), joined in random order.
+inline std::string random_join(const std::vector<std::string>& parts, unsigned min_parts,
+                               unsigned spread, std::mt19937& random) {
+  std::string joined;
+  for (unsigned n = min_parts + static_cast<unsigned>(random() % spread); n > 0; --n)
+    joined += parts[random() % parts.size()];
+  return joined;
+}
+
 inline std::string read_file(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -36,10 +36,7 @@ std::string documents() {
       "\x01", "\u00A9", "\U0001F600", "e\u0301", "\n\n",   "\r\n",   " \n",    "\n ",    "<|lx|>"};
   std::mt19937 random(11);
   for (int k = 0; k < 1500; ++k) {
-    std::string t;
-    for (int len = 2 + static_cast<int>(random() % 24); len > 0; --len)
-      t += alphabet[random() % alphabet.size()];
-    out += t + "\x1e";
+    out += random_join(alphabet, 2, 24, random) + "\x1e";
   }
   return out;
 }

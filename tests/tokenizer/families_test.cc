@@ -28,9 +28,7 @@ std::filesystem::path seeded_documents(const std::string& name,
   std::mt19937 random(seed);
   std::string documents;
   for (int k = 0; k < count; ++k) {
-    for (int len = min_parts + static_cast<int>(random() % spread); len > 0; --len)
-      documents += parts[random() % parts.size()];
-    documents += '\x1e';
+    documents += random_join(parts, min_parts, spread, random) + '\x1e';
   }
   const auto input = oracle_files() / (name + "-" + std::to_string(::getpid()) + ".txt");
   write_file(input, documents);

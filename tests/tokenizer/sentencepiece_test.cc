@@ -440,10 +440,7 @@ TEST_CASE(".model files with a thousand user-defined symbols that prefix each ot
                                           "\uD55C",  ".",        "\t"};
   std::mt19937 random(23);
   for (int k = 0; k < 300; ++k) {
-    std::string s;
-    for (int n = 3 + static_cast<int>(random() % 20); n > 0; --n)
-      s += parts[random() % parts.size()];
-    sentences.push_back(s);
+    sentences.push_back(random_join(parts, 3, 20, random));
   }
   const std::string flags = "--vocab_size=3000 '--user_defined_symbols=" + symbols + "'";
   check_spm_model("spm_unigram_many_udef",

@@ -410,10 +410,7 @@ TEST_CASE("hand-written Split patterns end every match where Oniguruma does") {
       for (const auto& c : alphabet) texts.push_back(a + b + c);
   std::mt19937 random(7);
   for (int k = 0; k < 20000; ++k) {
-    std::string t;
-    for (int len = 1 + static_cast<int>(random() % 16); len > 0; --len)
-      t += alphabet[random() % alphabet.size()];
-    texts.push_back(t);
+    texts.push_back(random_join(alphabet, 1, 16, random));
   }
   // Longer seeded strings of mostly ASCII, so that windows of masks hold many pieces, and
   // contractions, white space runs and non-ASCII bytes fall at every offset in them.
