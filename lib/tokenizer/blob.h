@@ -144,19 +144,12 @@ class TableArray {
   // A copy of a built array owns its copy of it; a copy of a view is the same view.
   TableArray(const TableArray& o) { *this = o; }
   TableArray& operator=(const TableArray& o) {
-    if (this == &o) return *this;
-    const bool built = o.data_ == o.owned.data();
-    owned = o.owned;
-    data_ = built ? owned.data() : o.data_;
-    size_ = o.size_;
+    if (this != &o) take(std::vector<T>(o.owned), o);
     return *this;
   }
   TableArray(TableArray&& o) noexcept { *this = std::move(o); }
   TableArray& operator=(TableArray&& o) noexcept {
-    const bool built = o.data_ == o.owned.data();
-    owned = std::move(o.owned);
-    data_ = built ? owned.data() : o.data_;
-    size_ = o.size_;
+    take(std::move(o.owned), o);
     return *this;
   }
 
@@ -191,6 +184,16 @@ class TableArray {
   std::string_view view() const requires std::same_as<T, char> { return {data_, size_}; }
 
  private:
+  // o's array, with `built` as o's built array: a built one then points at `built`, a view
+  // stays the view.
+  void take(std::vector<T>&& built, const TableArray& o) {
+    const bool view = o.data_ != o.owned.data();  // o.owned is still o's here
+    const T* data = o.data_;
+    size_ = o.size_;
+    owned = std::move(built);
+    data_ = view ? data : owned.data();
+  }
+
   const T* data_ = nullptr;
   size_t size_ = 0;
 };
