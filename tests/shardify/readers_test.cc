@@ -73,7 +73,9 @@ TEST_CASE("a text file as one document: lines joined, blank ends dropped, errors
       {"invalid on line 4", body.substr(0, 30) + "\xC3(" + body.substr(30), "",
        "invalid UTF-8 at byte 5 of the line", 4},
       {"invalid on line 1", "ab\xFF\n" + body, "", "invalid UTF-8 at byte 2 of the line", 1},
-      {"a continuation byte first", "\x98\x98ab\n" + body, "",
+      {"a continuation byte first", "\x98\x98"
+                                     "ab\n" + body,
+       "",
        "invalid UTF-8 at byte 0 of the line", 1},
   };
   for (const Case& c : cases)
@@ -198,6 +200,22 @@ TEST_CASE("UTF-8: first invalid byte and code point offsets") {
   CHECK(first_invalid_utf8("abc\xC0\xAF") == 3u);     // overlong '/'
   CHECK(first_invalid_utf8("\xED\xA0\x80x") == 0u);   // UTF-16 surrogate
   CHECK(first_invalid_utf8("xy\xF0\x9F\x98") == 2u);  // truncated 4-byte sequence
+  // Every length a word-at-a-time test of short texts splits differently, with one stray byte
+  // at every position: it is found wherever the blocks and the last word fall.
+  for (size_t n : {1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 100, 1023, 1024, 1025, 3000}) {
+    const std::string ascii(n, 'a');
+    CHECK(!first_invalid_utf8(ascii));
+    for (size_t k = 0; k < n; ++k) {
+      std::string bad = ascii;
+      bad[k] = '\xFF';
+      REQUIRE_MESSAGE(first_invalid_utf8(bad) == k, "length ", n, ", stray byte at ", k);
+      if (k + 2 <= n) {
+        std::string good = ascii;
+        good.replace(k, 2, "\xC3\xA9");  // é
+        REQUIRE_MESSAGE(!first_invalid_utf8(good), "length ", n, ", é at ", k);
+      }
+    }
+  }
   const std::string s =
       "a\xC3\xA9\xE2\x80\x94"
       "b";  // a é — b
