@@ -73,9 +73,7 @@ TEST_CASE("a text file as one document: lines joined, blank ends dropped, errors
       {"invalid on line 4", body.substr(0, 30) + "\xC3(" + body.substr(30), "",
        "invalid UTF-8 at byte 5 of the line", 4},
       {"invalid on line 1", "ab\xFF\n" + body, "", "invalid UTF-8 at byte 2 of the line", 1},
-      {"a continuation byte first", "\x98\x98"
-                                     "ab\n" + body,
-       "",
+      {"a continuation byte first", "\230\230ab\n" + body, "",  // two 0x98 bytes, then "ab"
        "invalid UTF-8 at byte 0 of the line", 1},
   };
   for (const Case& c : cases)
