@@ -35,14 +35,12 @@ bool short_ascii(std::string_view text) {
     std::memcpy(&w, p + i, 8);
     acc |= w;
   }
-  if (i < n) {  // the last bytes, read as one word ending where the text does
-    uint64_t w = 0;
-    if (n >= 8) {
-      std::memcpy(&w, p + n - 8, 8);
-    } else {
-      std::memcpy(&w, p + i, n - i);
-    }
+  if (n >= 8) {  // the last bytes, read as one word ending where the text does
+    uint64_t w;
+    std::memcpy(&w, p + n - 8, 8);
     acc |= w;
+  } else {  // byte by byte: a copy of a variable length is a library call
+    for (; i < n; ++i) acc |= static_cast<unsigned char>(p[i]);
   }
   return (acc & kHigh) == 0;
 }
