@@ -57,6 +57,7 @@ class FileHandle {
   }
   uint64_t consumed() const { return consumed_; }
   const std::string& path() const { return path_; }
+  int fd() const { return ::fileno(f_); }
   // The file's size when it was opened (0 when not a regular file).
   uint64_t size() const {
     struct stat st;
@@ -109,8 +110,16 @@ class PlainSource : public ByteSource {
     const uint64_t size = file_->size(), done = file_bytes_consumed();
     return size > done ? size - done : 0;
   }
+  std::shared_ptr<const MappedFile> map_whole(size_t padding) override {
+    const uint64_t size = file_->size();
+    if (size < kMapFrom) return nullptr;
+    return MappedFile::map(file_->fd(), size, padding, file_->path());
+  }
 
  private:
+  // Smaller files are read: one read() costs less than mapping and unmapping.
+  static constexpr uint64_t kMapFrom = uint64_t{1} << 20;
+
   std::unique_ptr<FileHandle> file_;
   std::string prefix_;
   size_t prefix_pos_ = 0;

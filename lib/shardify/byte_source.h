@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 
+#include "core/mapped_file.h"
+
 namespace shardkit::shardify {
 
 class ByteSource {
@@ -21,6 +23,10 @@ class ByteSource {
   // How many more bytes read() will probably return, where that is known: the rest of a plain
   // file (0 at its end), so that a reader taking all of it sizes its buffer once.
   virtual std::optional<uint64_t> remaining_hint() const { return std::nullopt; }
+  // The whole file mapped (core/mapped_file.h) with `padding` readable bytes after it, for a
+  // reader that takes the rest of it from there instead of read(): only a plain regular file
+  // large enough to be worth it, where the process guards mappings; null otherwise.
+  virtual std::shared_ptr<const MappedFile> map_whole(size_t /*padding*/) { return nullptr; }
 
   static std::unique_ptr<ByteSource> open(const std::filesystem::path& path);
 };

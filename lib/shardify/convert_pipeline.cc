@@ -77,6 +77,13 @@ class RecordStage {
   std::vector<unsigned char> records_;
 };
 
+// A text read from a mapped file is its file's only if the file did not shrink under it, which
+// only a check after tokenizing can tell: the pages it lost read as zeros.
+void check_mapped_texts(const std::vector<Example>& examples) {
+  for (const Example& ex : examples)
+    if (ex.text_file) ex.text_file->check_intact();
+}
+
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -112,6 +119,7 @@ void run_pipeline(const ConvertOptions& o, const ConvertInputs& in, const Encodi
   const auto tokenize =
       tbb::make_filter<BatchPtr, BatchPtr>(tbb::filter_mode::parallel, [&e](BatchPtr b) {
         e.encoder.encode(b->examples, b->encoded);
+        check_mapped_texts(b->examples);
         b->examples.clear();  // a long text goes before its rows become records
         return b;
       });

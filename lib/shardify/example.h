@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/mapped_file.h"
+
 namespace shardkit::shardify {
 
 struct QaQuestion {
@@ -33,10 +35,14 @@ struct Example {
   std::string error;
   bool rest_of_file_lost = false;  // the error ends the file (a damaged compressed stream)
   // A text borrowed rather than owned (`text` is then empty): a line or a document of a plain
-  // text file, a view into the buffer the input was read into, or one part of a long document
-  // that the converter cut (example_batcher.h); `text_owner` keeps its memory alive.
-  std::shared_ptr<const std::string> text_owner;
+  // text file, a view into the buffer the input was read into (or into the file mapped), or one
+  // part of a long document that the converter cut (example_batcher.h); `text_owner` keeps its
+  // memory alive.
+  std::shared_ptr<const void> text_owner;
   std::string_view text_view;
+  // The mapped file text_view lies in (kept by text_owner), whose bytes are checked to have
+  // stayed the file's once they were tokenized; null when the text was read.
+  const MappedFile* text_file = nullptr;
   bool continues = false;  // a part of a long document, and more parts follow
 
   // The text to tokenize, owned or borrowed.

@@ -17,11 +17,12 @@ bool ExampleBatcher::cut_into_parts(Example& ex) {
   if (cuts.empty()) return false;
   cuts.push_back(text.size());
   // The parts share the document's memory: the buffer it was read into, or its own text.
-  std::shared_ptr<const std::string> owner = ex.text_owner;
+  std::shared_ptr<const void> owner = ex.text_owner;
   std::string_view whole = text;
   if (!owner) {
-    owner = std::make_shared<const std::string>(std::move(ex.text));
-    whole = *owner;
+    auto own = std::make_shared<const std::string>(std::move(ex.text));
+    whole = *own;
+    owner = std::move(own);
   }
   size_t begin = 0;
   for (size_t cut : cuts) {
@@ -30,6 +31,7 @@ bool ExampleBatcher::cut_into_parts(Example& ex) {
     part.line = ex.line;
     part.text_owner = owner;
     part.text_view = whole.substr(begin, cut - begin);
+    part.text_file = ex.text_file;
     part.continues = cut < whole.size();
     parts_.push_back(std::move(part));
     begin = cut;

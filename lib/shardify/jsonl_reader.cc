@@ -26,7 +26,7 @@ class JsonlReader : public ExampleReader {
     return true;
   }
 
-  uint64_t file_bytes_consumed() const override { return lines_->source().file_bytes_consumed(); }
+  uint64_t file_bytes_consumed() const override { return lines_->file_bytes_consumed(); }
   uint64_t text_bytes_read() const override { return lines_->text_bytes(); }
 
  private:

@@ -90,6 +90,7 @@ void LineReader::release_line() {
 }
 
 bool LineReader::next(std::string_view& line) {
+  if (mapped_) return false;  // take_rest() took everything
   // The lines after a long one go into a buffer of their own: the long line's is kept only by
   // whoever holds that line.
   release_line();
@@ -121,7 +122,29 @@ bool LineReader::next(std::string_view& line) {
   return true;
 }
 
-std::string_view LineReader::take_rest(std::shared_ptr<const std::string>& owner) {
+bool LineReader::take_rest_mapped(std::string_view& rest) {
+  std::shared_ptr<const MappedFile> mapped = source_->map_whole(kPadding);
+  if (!mapped) return false;
+  const std::string_view file = mapped->bytes();
+  const size_t buffered = buf_->size() - line_start_;
+  const uint64_t offset = text_bytes_ - buffered;  // a plain file: the bytes read are the file's
+  if (text_bytes_ > file.size() ||
+      file.compare(offset, buffered, *buf_, line_start_, buffered) != 0)
+    return false;
+  rest = file.substr(offset);
+  mapped_ = std::move(mapped);
+  text_bytes_ = file.size();
+  eof_ = true;
+  buf_ = std::make_shared<std::string>();
+  pos_ = line_start_ = 0;
+  return true;
+}
+
+std::string_view LineReader::take_rest(std::shared_ptr<const void>& owner) {
+  if (std::string_view rest; take_rest_mapped(rest)) {
+    owner = mapped_;
+    return rest;
+  }
   auto rest = std::make_shared<std::string>();
   const size_t buffered = buf_->size() - line_start_;
   // Room for the size the source announces and a little more, so that the read which finds the

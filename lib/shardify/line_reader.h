@@ -3,7 +3,10 @@
 // Lines are views into the buffer the input was read into, and a reader may hand them on without
 // copying them (TextReader does): line_owner() is the buffer, which stays valid as long as it is
 // held. A buffer someone holds is never written again (the next read goes into a new one that
-// starts with the unfinished line); one nobody holds is reused.
+// starts with the unfinished line); one nobody holds is reused. take_rest() of a plain file of a
+// megabyte or more, in a process that guards mappings (core/mapped_file.h), reads nothing more:
+// the rest is a view of the file mapped, and mapped_file() says so, for a check that its bytes
+// stayed the file's.
 //
 // Memory: a line is held once, in a buffer that grows with it; after a line longer than a few
 // MiB, release_line() lets its buffer go.
@@ -20,6 +23,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/mapped_file.h"
 #include "shardify/byte_source.h"
 
 namespace shardkit::shardify {
@@ -34,17 +38,22 @@ class LineReader {
   // readable bytes. False at the end, or where the stream broke.
   bool next(std::string_view& line);
   // The buffer that holds the line last returned.
-  std::shared_ptr<const std::string> line_owner() const { return buf_; }
+  std::shared_ptr<const void> line_owner() const { return buf_; }
   // Lets go of a long line's buffer once the caller no longer needs the line, or holds
   // line_owner() (the view is invalid otherwise); the lines after it move to a buffer of their own.
   void release_line();
   // The rest of the input from the start of the line last returned, in one buffer: read to the
   // end, or to the last complete line before a damaged stream (stream_error() then says so).
   // `owner` receives the buffer; next() returns no more lines.
-  std::string_view take_rest(std::shared_ptr<const std::string>& owner);
+  std::string_view take_rest(std::shared_ptr<const void>& owner);
+  // The mapped file take_rest() returned a view of; null when the rest was read.
+  const MappedFile* mapped_file() const { return mapped_.get(); }
   // Number of the line last returned (1-based); after take_rest(), of the last complete line.
   uint64_t line_number() const { return line_number_; }
-  const ByteSource& source() const { return *source_; }
+  // Bytes of the file consumed so far (compressed bytes for a compressed file): progress.
+  uint64_t file_bytes_consumed() const {
+    return mapped_ ? text_bytes_ : source_->file_bytes_consumed();
+  }
   // Text bytes read so far (decompressed, line endings included).
   uint64_t text_bytes() const { return text_bytes_; }
   // Why the lines ended early (truncated or corrupt compressed input), once; empty after a
@@ -59,6 +68,9 @@ class LineReader {
   size_t read_into(std::string& out, size_t size);
   // How much the next read asks for, at most `most`.
   size_t chunk_size(uint64_t most) const;
+  // take_rest() from the file mapped: false (nothing changed) when it cannot be mapped, or when
+  // its bytes at the rest's start are not the ones read there (it changed since).
+  bool take_rest_mapped(std::string_view& rest);
 
   std::unique_ptr<ByteSource> source_;
   std::shared_ptr<std::string> buf_ = std::make_shared<std::string>();
@@ -68,6 +80,7 @@ class LineReader {
   uint64_t line_number_ = 0;
   uint64_t text_bytes_ = 0;
   std::string stream_error_;
+  std::shared_ptr<const MappedFile> mapped_;  // after take_rest() from the file mapped
 };
 
 }  // namespace shardkit::shardify

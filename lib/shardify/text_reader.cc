@@ -52,6 +52,7 @@ class TextReader : public ExampleReader {
       case DocSeparator::kLine:
         ex.text_owner = lines_->line_owner();
         ex.text_view = line;
+        ex.text_file = lines_->mapped_file();
         lines_->release_line();  // a long line's buffer is then the example's alone
         break;
       case DocSeparator::kBlankLine:
@@ -66,7 +67,7 @@ class TextReader : public ExampleReader {
     return true;
   }
 
-  uint64_t file_bytes_consumed() const override { return lines_->source().file_bytes_consumed(); }
+  uint64_t file_bytes_consumed() const override { return lines_->file_bytes_consumed(); }
   uint64_t text_bytes_read() const override { return lines_->text_bytes(); }
 
  private:
@@ -77,13 +78,17 @@ class TextReader : public ExampleReader {
 
   // An invalid UTF-8 line is reported with its own line number and the byte in it.
   void read_rest_of_file(Example& ex) {
-    std::shared_ptr<const std::string> owner;
+    std::shared_ptr<const void> owner;
     const std::string_view doc = file_document(lines_->take_rest(owner), ex.text);
     if (ex.text.empty()) {
       ex.text_owner = std::move(owner);
       ex.text_view = doc;
+      ex.text_file = lines_->mapped_file();
     }
     const auto bad = first_invalid_utf8_in_parallel(doc);
+    // Those bytes were the file's only if it did not shrink under the check (or under the copy
+    // that joined CRLF lines); the tokenizer's later reads are checked by the converter.
+    if (const MappedFile* file = lines_->mapped_file()) file->check_intact();
     if (!bad) return;
     const size_t line_start =
         doc.rfind('\n', *bad) == std::string_view::npos ? 0 : doc.rfind('\n', *bad) + 1;

@@ -18,13 +18,6 @@ uint64_t summary_documents(const std::string& json_summary) {
   return p.parse(json_summary)["documents"].get_uint64().value();
 }
 
-std::vector<std::string> names_in(const fs::path& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 }  // namespace
 
 TEST_CASE("--out creates missing parents and still publishes by one rename") {
@@ -34,7 +27,7 @@ TEST_CASE("--out creates missing parents and still publishes by one rename") {
               " --out " + q(out));
   CHECK(run_command(inspect_bin() + " verify " + q(out)) == 0);
   // No staging directory is left beside the dataset.
-  CHECK(names_in(out.parent_path()) == std::vector<std::string>{"lm"});
+  CHECK(sorted_names(out.parent_path()) == std::vector<std::string>{"lm"});
 
   // A parent that is a file cannot be made: a clear error naming it, and no dataset.
   write_file(tmp / "plain-file", "x");

@@ -86,16 +86,9 @@ void write_jsonl(Sql& sql, const std::string& select, const fs::path& path) {
 
 std::string tok() { return " --tokenizer " + q(bert_json()); }
 
-std::vector<std::string> dir_files(const fs::path& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 // The shard files are byte-identical (the manifests differ in the source they describe).
 void require_same_shards(const fs::path& a, const fs::path& b) {
-  auto fa = dir_files(a), fb = dir_files(b);
+  auto fa = sorted_names(a), fb = sorted_names(b);
   REQUIRE(fa == fb);
   REQUIRE(fa.size() >= 2);
   for (const auto& name : fa) {
@@ -147,7 +140,7 @@ TEST_CASE("a Hub-layout directory in five compressions equals the same rows as J
   // A glob in the Hub layout, quoted so that shardify (not the shell) expands it.
   shardify_ok("--input '" + (tmp / "hub" / "data").string() + "/train-*-of-00005.parquet'" + flags +
               " --threads 2 --out " + q(tmp / "glob"));
-  REQUIRE(dir_files(tmp / "pq1").size() > 3);  // several shards
+  REQUIRE(sorted_names(tmp / "pq1").size() > 3);  // several shards
   require_same_shards(tmp / "from-jsonl", tmp / "pq1");
   require_same_shards(tmp / "pq1", tmp / "pq3");
   require_same_shards(tmp / "pq1", tmp / "glob");

@@ -26,15 +26,8 @@ std::string many_docs(size_t count, size_t seed) {
   return out;
 }
 
-std::vector<std::string> dir_files(const fs::path& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 void require_identical_dirs(const fs::path& a, const fs::path& b) {
-  auto fa = dir_files(a), fb = dir_files(b);
+  auto fa = sorted_names(a), fb = sorted_names(b);
   REQUIRE(fa == fb);
   for (const auto& name : fa) {
     INFO(name);
@@ -63,7 +56,7 @@ TEST_CASE("output is byte-identical for 1, 2 and 3 threads (lm, cls, qa)") {
     shardify_ok("--input " + q(tmp / "corpus.txt") + " --task lm --doc-sep line --max-len 64" +
                 small_blocks + tok() + " --threads " + std::to_string(t) + " --out " +
                 q(tmp / ("lm" + std::to_string(t))));
-  REQUIRE(dir_files(tmp / "lm1").size() > 3);  // several shards
+  REQUIRE(sorted_names(tmp / "lm1").size() > 3);  // several shards
   require_identical_dirs(tmp / "lm1", tmp / "lm2");
   require_identical_dirs(tmp / "lm1", tmp / "lm3");
 
@@ -99,7 +92,7 @@ TEST_CASE("--part i/N then merge is byte-identical to a single run") {
   shardify_ok("merge --threads 2 " + q(tmp / "merged") + " " + q(tmp / "p2") + " " + q(tmp / "p0") +
                   " " + q(tmp / "p1"),
               &out);
-  REQUIRE(dir_files(tmp / "single").size() > 4);
+  REQUIRE(sorted_names(tmp / "single").size() > 4);
   REQUIRE(same_records(read_records(tmp / "single"), read_records(tmp / "merged")));
   auto single = shardkit::Manifest::load(tmp / "single");
   auto merged = shardkit::Manifest::load(tmp / "merged");

@@ -1,0 +1,193 @@
+// Inputs read by mapping them (core/mapped_file.h): a whole-file document converts to the same
+// bytes mapped as read, and a file another program shortens meanwhile is an error naming it,
+// never a SIGBUS or a dataset built from the zeros that replaced its lost pages. The files are
+// truncated and the signals raised for real.
+//
+// The guard is process-wide and cannot be removed: the first two tests run before it is installed
+// here (and check that it was not), so the tests run in file order (doctest's default).
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/mapped_file.h"
+#include "shardify/byte_source.h"
+#include "shardify/convert.h"
+#include "shardify/line_reader.h"
+#include "shardify_fixture.h"
+
+namespace shardkit::reliability {
+namespace {
+
+constexpr size_t kPadding = 64;
+
+// A file of `bytes` bytes of fixture text, many lines, so that it is one long document.
+fs::path write_document(const fs::path& path, size_t bytes) {
+  std::string text;
+  for (uint64_t seed = 1; text.size() < bytes; ++seed) text += corpus_lines(1000, seed);
+  text.resize(bytes);
+  text.back() = '\n';
+  testing::write_file(path, text);
+  return path;
+}
+
+std::shared_ptr<const MappedFile> map_file(const fs::path& path, size_t padding) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  REQUIRE(fd >= 0);
+  auto mapped = MappedFile::map(fd, fs::file_size(path), padding, path.string());
+  ::close(fd);  // a mapping outlives its descriptor
+  return mapped;
+}
+
+shardify::ConvertOptions document_options(const fs::path& input, const fs::path& vocab,
+                                          const fs::path& out) {
+  shardify::ConvertOptions o;
+  o.inputs = {input.string()};
+  o.format = shardify::InputFormat::kText;
+  o.doc_separator = shardify::DocSeparator::kFile;
+  o.task.task = shardify::Task::kLm;
+  o.task.max_len = 128;
+  o.tokenizer_path = vocab.string();
+  o.out = out.string();
+  o.threads = 1;
+  return o;
+}
+
+// Exit status of a child running `f`: how a process with the guard meets a fault.
+int status_of_child(const std::function<void()>& f) {
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    f();
+    ::_exit(0);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+// A page of a file truncated under a plain mapping of it, outside every MappedFile.
+void read_lost_page(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDWR);
+  auto* p = static_cast<volatile char*>(::mmap(nullptr, 3 * 4096, PROT_READ, MAP_SHARED, fd, 0));
+  if (::ftruncate(fd, 0) != 0) ::_exit(3);
+  (void)p[2 * 4096];  // SIGBUS
+}
+
+}  // namespace
+
+TEST_CASE("a SIGBUS outside every mapping goes to the handler before, or ends the process") {
+  testing::TempDir tmp("mapped-other");
+  testing::write_file(tmp / "a", std::string(3 * 4096, 'x'));
+  testing::write_file(tmp / "b", std::string(3 * 4096, 'x'));
+  REQUIRE_MESSAGE(!map_file(tmp / "a", kPadding), "the guard was installed before this test");
+  // Each child installs the guard afresh (this process has not): after nothing, and after a
+  // handler of the program's own.
+  const int plain = status_of_child([&] {
+    guard_mapped_files();
+    read_lost_page(tmp / "a");
+  });
+  CHECK(WIFSIGNALED(plain));
+  CHECK(WTERMSIG(plain) == SIGBUS);
+  const int chained = status_of_child([&] {
+    struct sigaction before {};
+    before.sa_sigaction = [](int, siginfo_t*, void*) { ::_exit(42); };
+    before.sa_flags = SA_SIGINFO;
+    ::sigaction(SIGBUS, &before, nullptr);
+    guard_mapped_files();
+    read_lost_page(tmp / "b");
+  });
+  CHECK(WIFEXITED(chained));
+  CHECK(WEXITSTATUS(chained) == 42);
+}
+
+TEST_CASE("a whole-file document converts to the same bytes read (unguarded) and mapped") {
+  testing::TempDir tmp("mapped-same");
+  const fs::path vocab = write_vocab(tmp.path());
+  const fs::path doc = write_document(tmp / "doc.txt", 3u << 20);
+  REQUIRE_MESSAGE(!map_file(doc, kPadding), "the guard was installed before this test");
+  shardify::convert(document_options(doc, vocab, tmp / "read"));
+
+  guard_mapped_files();
+  {
+    shardify::LineReader lines(shardify::ByteSource::open(doc));
+    std::string_view first;
+    REQUIRE(lines.next(first));
+    std::shared_ptr<const void> owner;
+    const std::string_view rest = lines.take_rest(owner);
+    REQUIRE(lines.mapped_file() != nullptr);
+    CHECK(rest == testing::read_file(doc));
+    CHECK(rest.data() == lines.mapped_file()->bytes().data());
+  }
+  shardify::convert(document_options(doc, vocab, tmp / "mapped"));
+  REQUIRE(testing::sorted_names(tmp / "read") == testing::sorted_names(tmp / "mapped"));
+  for (const std::string& name : testing::sorted_names(tmp / "read")) {
+    INFO(name);
+    CHECK(testing::read_file(tmp / "read" / name) == testing::read_file(tmp / "mapped" / name));
+  }
+}
+
+TEST_CASE("a mapped file: its bytes, then zeros; a page lost to truncation reads as zeros") {
+  guard_mapped_files();
+  testing::TempDir tmp("mapped-file");
+  // The last page holds the file's end and the padding spills into a page of its own.
+  const size_t size = 3 * 4096 + 4096 - 10;
+  std::string bytes(size, '\0');
+  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<char>('a' + i % 26);
+  testing::write_file(tmp / "f", bytes);
+  testing::write_file(tmp / "g", bytes);
+  const auto f = map_file(tmp / "f", kPadding), g = map_file(tmp / "g", kPadding);
+  REQUIRE(f);
+  REQUIRE(g);
+  CHECK(f->bytes() == bytes);
+  for (size_t i = 0; i < kPadding; ++i) REQUIRE(f->bytes().data()[size + i] == '\0');
+  CHECK(!f->shrank());
+  f->check_intact();
+
+  fs::resize_file(tmp / "f", 4096 + 10);
+  const volatile char* p = f->bytes().data();
+  CHECK(p[2 * 4096 + 5] == '\0');  // faults, and the handler maps zeros in
+  CHECK(p[3 * 4096] == '\0');
+  CHECK(p[5] == bytes[5]);  // the pages before the lost one are the file's
+  CHECK(f->shrank());
+  try {
+    f->check_intact();
+    FAIL("a shrunk file passed");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::kIo);
+    CHECK(std::string(e.what()).find((tmp / "f").string()) != std::string::npos);
+    CHECK(std::string(e.what()).find("shrank") != std::string::npos);
+  }
+  CHECK(!g->shrank());  // the other mapping is untouched
+  CHECK(g->bytes() == bytes);
+}
+
+TEST_CASE("an input that shrinks during a conversion fails naming it, and nothing is published") {
+  guard_mapped_files();
+  testing::TempDir tmp("mapped-shrink");
+  const fs::path vocab = write_vocab(tmp.path());
+  fs::create_directory(tmp / "out");
+  const fs::path doc = write_document(tmp / "doc.txt", 8u << 20);  // 32 parts of 256 KiB
+  bool truncated = false;
+  try {
+    shardify::convert(document_options(doc, vocab, tmp / "out" / "ds"),
+                      [&](const shardify::ConvertProgress&) {
+                        if (!truncated) fs::resize_file(doc, 4096);  // after the first batch
+                        truncated = true;
+                      });
+    FAIL("the conversion of a file that shrank under it succeeded");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::kIo);
+    CHECK(std::string(e.what()).find(doc.string()) != std::string::npos);
+    CHECK(std::string(e.what()).find("shrank") != std::string::npos);
+  }
+  CHECK(truncated);
+  CHECK(
+      testing::sorted_names(tmp / "out").empty());  // no dataset, no staging directory left behind
+}
+
+}  // namespace shardkit::reliability
