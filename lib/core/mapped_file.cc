@@ -35,11 +35,13 @@ constexpr uint64_t kPopulateUpTo = uint64_t{256} << 20;
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
-// A fault in a live mapping is a page the file lost: zeros take its place and the ones after
-// it, and the mapping says so. Any other fault is not this handler's.
+// A read past a mapped file's end (BUS_ADRERR) in a live mapping is a page the file lost: zeros
+// take its place and the ones after it, and the mapping says so. Any other fault (a memory
+// error is BUS_MCEERR_*) is not this handler's.
 void on_sigbus(int sig, siginfo_t* info, void* context) {
   const auto addr = reinterpret_cast<uintptr_t>(info->si_addr);
   for (Slot& s : g_slots) {
+    if (info->si_code != BUS_ADRERR) break;
     const uintptr_t begin = s.begin.load(std::memory_order_acquire);
     const uintptr_t end = s.end.load(std::memory_order_relaxed);
     if (begin <= kClaimed || addr < begin || addr >= end) continue;
