@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
+
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "shardify/byte_source.h"
@@ -72,6 +74,7 @@ int status_of_child(const std::function<void()>& f) {
 
 // A page of a file truncated under a plain mapping of it, outside every MappedFile.
 void read_lost_page(const fs::path& path) {
+  if (!std::freopen("/dev/null", "w", stderr)) ::_exit(4);  // a sanitizer's report of the fault
   const int fd = ::open(path.c_str(), O_RDWR);
   auto* p = static_cast<volatile char*>(::mmap(nullptr, 3 * 4096, PROT_READ, MAP_SHARED, fd, 0));
   if (::ftruncate(fd, 0) != 0) ::_exit(3);
@@ -91,8 +94,13 @@ TEST_CASE("a SIGBUS outside every mapping goes to the handler before, or ends th
     guard_mapped_files();
     read_lost_page(tmp / "a");
   });
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer's SIGBUS handler came before the guard: it reports the fault and exits.
+  CHECK(!(WIFEXITED(plain) && WEXITSTATUS(plain) == 0));
+#else
   CHECK(WIFSIGNALED(plain));
   CHECK(WTERMSIG(plain) == SIGBUS);
+#endif
   const int chained = status_of_child([&] {
     struct sigaction before {};
     before.sa_sigaction = [](int, siginfo_t*, void*) { ::_exit(42); };
