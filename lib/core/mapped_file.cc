@@ -35,24 +35,29 @@ constexpr uint64_t kPopulateUpTo = uint64_t{256} << 20;
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
-// A read past a mapped file's end (BUS_ADRERR) in a live mapping is a page the file lost: zeros
-// take its place and the ones after it, and the mapping says so. Any other fault (a memory
-// error is BUS_MCEERR_*) is not this handler's.
-void on_sigbus(int sig, siginfo_t* info, void* context) {
-  const auto addr = reinterpret_cast<uintptr_t>(info->si_addr);
+// Where `addr` lies in a live mapping, the page there was lost by its file: zeros take its place
+// and the places of the pages after it, and the mapping says so. mmap is a plain system call
+// (glibc's wrapper neither allocates nor locks), so it may run in a signal handler.
+bool replace_lost_page(uintptr_t addr) {
   for (Slot& s : g_slots) {
-    if (info->si_code != BUS_ADRERR) break;
     const uintptr_t begin = s.begin.load(std::memory_order_acquire);
     const uintptr_t end = s.end.load(std::memory_order_relaxed);
     if (begin <= kClaimed || addr < begin || addr >= end) continue;
     const uintptr_t page = addr & ~(g_page - 1);
     if (::mmap(reinterpret_cast<void*>(page), end - page, PROT_READ,
-               MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
-      s.shrank.store(true, std::memory_order_release);
-      return;
-    }
-    break;
+               MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+      return false;
+    s.shrank.store(true, std::memory_order_release);
+    return true;
   }
+  return false;
+}
+
+// A read past a mapped file's end is BUS_ADRERR; any other fault (a memory error is
+// BUS_MCEERR_*), and one outside the live mappings, is the previous handler's.
+void on_sigbus(int sig, siginfo_t* info, void* context) {
+  if (info->si_code == BUS_ADRERR && replace_lost_page(reinterpret_cast<uintptr_t>(info->si_addr)))
+    return;
   if ((g_previous.sa_flags & SA_SIGINFO) != 0) {
     g_previous.sa_sigaction(sig, info, context);
   } else if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN) {

@@ -1,5 +1,5 @@
-// A regular file's bytes mapped read-only, so that a reader takes its lines and documents where
-// the page cache holds them instead of copying them into buffers of its own.
+// A regular file's bytes mapped read-only, so that a reader takes a whole-file document where the
+// page cache holds it instead of copying it into a buffer of its own.
 //
 // A mapping has one hazard that a read does not: if another process shortens the file while it
 // is mapped, the next read of a page past the new end raises SIGBUS, and the process dies.
