@@ -122,8 +122,9 @@ bool LineReader::next(std::string_view& line) {
   return true;
 }
 
-bool LineReader::take_rest_mapped(std::string_view& rest) {
-  std::shared_ptr<const MappedFile> mapped = source_->map_whole(kPadding);
+bool LineReader::take_rest_mapped(std::string_view& rest,
+                                  std::shared_ptr<const MappedFile>& mapped) {
+  mapped = source_->map_whole(kPadding);
   if (!mapped) return false;
   const std::string_view file = mapped->bytes();
   const size_t buffered = buf_->size() - line_start_;
@@ -132,7 +133,7 @@ bool LineReader::take_rest_mapped(std::string_view& rest) {
       file.compare(offset, buffered, *buf_, line_start_, buffered) != 0)
     return false;
   rest = file.substr(offset);
-  mapped_ = std::move(mapped);
+  mapped_ = mapped.get();
   text_bytes_ = file.size();
   eof_ = true;
   buf_ = std::make_shared<std::string>();
@@ -141,8 +142,9 @@ bool LineReader::take_rest_mapped(std::string_view& rest) {
 }
 
 std::string_view LineReader::take_rest(std::shared_ptr<const void>& owner) {
-  if (std::string_view rest; take_rest_mapped(rest)) {
-    owner = mapped_;
+  std::shared_ptr<const MappedFile> mapped;
+  if (std::string_view rest; take_rest_mapped(rest, mapped)) {
+    owner = std::move(mapped);
     return rest;
   }
   auto rest = std::make_shared<std::string>();

@@ -46,8 +46,9 @@ class LineReader {
   // end, or to the last complete line before a damaged stream (stream_error() then says so).
   // `owner` receives the buffer; next() returns no more lines.
   std::string_view take_rest(std::shared_ptr<const void>& owner);
-  // The mapped file take_rest() returned a view of; null when the rest was read.
-  const MappedFile* mapped_file() const { return mapped_.get(); }
+  // The mapped file take_rest() returned a view of, while the owner it handed out is held; null
+  // when the rest was read.
+  const MappedFile* mapped_file() const { return mapped_; }
   // Number of the line last returned (1-based); after take_rest(), of the last complete line.
   uint64_t line_number() const { return line_number_; }
   // Bytes of the file consumed so far (compressed bytes for a compressed file): progress.
@@ -70,7 +71,7 @@ class LineReader {
   size_t chunk_size(uint64_t most) const;
   // take_rest() from the file mapped: false (nothing changed) when it cannot be mapped, or when
   // its bytes at the rest's start are not the ones read there (it changed since).
-  bool take_rest_mapped(std::string_view& rest);
+  bool take_rest_mapped(std::string_view& rest, std::shared_ptr<const MappedFile>& mapped);
 
   std::unique_ptr<ByteSource> source_;
   std::shared_ptr<std::string> buf_ = std::make_shared<std::string>();
@@ -80,7 +81,9 @@ class LineReader {
   uint64_t line_number_ = 0;
   uint64_t text_bytes_ = 0;
   std::string stream_error_;
-  std::shared_ptr<const MappedFile> mapped_;  // after take_rest() from the file mapped
+  // After take_rest() from the file mapped. Not owned: the owner handed out keeps the mapping, so
+  // that it goes with the document (a reader is kept until its next call finds the end).
+  const MappedFile* mapped_ = nullptr;
 };
 
 }  // namespace shardkit::shardify
