@@ -5,11 +5,16 @@
 #pragma once
 
 #include <atomic>
+#include <cstring>
 #include <mutex>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
+
+#include "core/error.h"
 
 namespace shardkit {
 
@@ -26,6 +31,19 @@ std::vector<std::string> library_search_dirs();
 bool open_first_library(const std::vector<std::string>& candidates,
                         std::span<const char* const> symbols, std::span<void*> addresses,
                         std::string& failure);
+
+// open_first_library() into `functions`, a struct of one function pointer for each of `names`,
+// in that order (the X-macro that lists a library's functions makes both).
+template <typename Functions, size_t N>
+bool open_functions(const std::vector<std::string>& candidates, const char* const (&names)[N],
+                    Functions& functions, std::string& failure) {
+  static_assert(std::is_trivially_copyable_v<Functions> && sizeof(Functions) == N * sizeof(void*),
+                "one function pointer for each name");
+  void* found[N];
+  if (!open_first_library(candidates, names, found, failure)) return false;
+  std::memcpy(&functions, found, sizeof functions);  // POSIX: dlsym's void* is the function
+  return true;
+}
 
 // A library's functions, opened by the first get() that succeeds and kept for the process.
 // After a failure the next get() tries again: a user who then installs the library, or names
@@ -48,6 +66,13 @@ class LibraryOnDemand {
     if (!opened) return nullptr;
     kept_.store(new Functions(*opened), std::memory_order_release);  // never freed, as dlclose
     return kept_.load(std::memory_order_relaxed);                    // is never called
+  }
+  // The functions, or Error(kUnsupported) naming `what` (the file or URL that needed them):
+  // `need`, then a line for each place tried.
+  const Functions& get_or_throw(std::string_view what, const std::string& need) {
+    std::string failure;
+    if (const Functions* functions = get(failure)) return *functions;
+    throw Error(ErrorCode::kUnsupported, std::string(what), need + failure);
   }
 
  private:

@@ -3,12 +3,10 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "core/error.h"
 #include "core/library_on_demand.h"
 
 namespace shardkit::shardify {
@@ -35,13 +33,8 @@ std::optional<DuckDbLibrary> open(std::string& failure) {
 #define SHARDKIT_DUCKDB_NAME(name) "duckdb_" #name,
   static constexpr const char* kNames[] = {SHARDKIT_DUCKDB_FUNCTIONS(SHARDKIT_DUCKDB_NAME)};
 #undef SHARDKIT_DUCKDB_NAME
-  void* found[std::size(kNames)];
-  if (!open_first_library(candidates(), kNames, found, failure)) return std::nullopt;
   DuckDbLibrary lib;
-  void* const* next = found;  // in the order of kNames
-#define SHARDKIT_DUCKDB_RESOLVE(name) lib.name = reinterpret_cast<decltype(lib.name)>(*next++);
-  SHARDKIT_DUCKDB_FUNCTIONS(SHARDKIT_DUCKDB_RESOLVE)
-#undef SHARDKIT_DUCKDB_RESOLVE
+  if (!open_functions(candidates(), kNames, lib, failure)) return std::nullopt;
   return lib;
 }
 
@@ -50,12 +43,10 @@ constinit LibraryOnDemand<DuckDbLibrary> duckdb(open);
 }  // namespace
 
 const DuckDbLibrary& duckdb_library(std::string_view file) {
-  std::string failure;
-  if (const DuckDbLibrary* lib = duckdb.get(failure)) return *lib;
-  throw Error(ErrorCode::kUnsupported, std::string(file),
-              "Parquet input needs DuckDB's C library (1.1 or later), and none could be loaded "
-              "(scripts/install-duckdb.sh pins one; $SHARDKIT_DUCKDB_LIBRARY names another):" +
-                  failure);
+  return duckdb.get_or_throw(
+      file,
+      "Parquet input needs DuckDB's C library (1.1 or later), and none could be loaded "
+      "(scripts/install-duckdb.sh pins one; $SHARDKIT_DUCKDB_LIBRARY names another):");
 }
 
 }  // namespace shardkit::shardify

@@ -1,11 +1,9 @@
 #include "core/remote/curl_library.h"
 
-#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "core/error.h"
 #include "core/library_on_demand.h"
 
 namespace shardkit::remote {
@@ -19,13 +17,8 @@ std::optional<CurlLibrary> open(std::string& failure) {
 #ifdef SHARDKIT_CURL_BUILT_WITH
   candidates.push_back(SHARDKIT_CURL_BUILT_WITH);
 #endif
-  void* found[std::size(kNames)];
-  if (!open_first_library(candidates, kNames, found, failure)) return std::nullopt;
   CurlLibrary lib;
-  void* const* next = found;  // in the order of kNames
-#define SHARDKIT_CURL_RESOLVE(name) lib.name = reinterpret_cast<decltype(lib.name)>(*next++);
-  SHARDKIT_CURL_FUNCTIONS(SHARDKIT_CURL_RESOLVE)
-#undef SHARDKIT_CURL_RESOLVE
+  if (!open_functions(candidates, kNames, lib, failure)) return std::nullopt;
   // Once, before any handle exists; the library is never unloaded, so never cleaned up.
   if (const CURLcode code = lib.global_init(CURL_GLOBAL_DEFAULT); code != CURLE_OK) {
     failure = "\n  curl_global_init failed: " + std::string(lib.easy_strerror(code));
@@ -39,11 +32,8 @@ constinit LibraryOnDemand<CurlLibrary> library(open);
 }  // namespace
 
 const CurlLibrary& curl(std::string_view what) {
-  std::string failure;
-  if (const CurlLibrary* lib = library.get(failure)) return *lib;
-  throw Error(
-      ErrorCode::kUnsupported, std::string(what),
-      "remote datasets need libcurl (Debian's libcurl4), and it could not be loaded:" + failure);
+  return library.get_or_throw(
+      what, "remote datasets need libcurl (Debian's libcurl4), and it could not be loaded:");
 }
 
 }  // namespace shardkit::remote
