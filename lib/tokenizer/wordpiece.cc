@@ -137,8 +137,6 @@ WordPieceTokenizer::WordPieceTokenizer(WordPieceConfig config, const std::string
   }
 }
 
-// The one id of a word that cannot be split (a single character): its token, or the unknown
-// token.
 // What tokenize_word gives a word of one character: the character's own token, or [UNK] (a
 // character that only begins longer tokens is not one), without tokenize_word's state and
 // vector: the table of 63k characters asks it of every Chinese one.
