@@ -55,7 +55,6 @@ BpeTokenizer::BpeTokenizer(BpeConfig config, const std::string& source)
   words_matcher_ = pieces_matcher();
   words_pattern_ = piece_pattern(words_matcher_);
   deepseek_splits_ = has_deepseek_splits();
-  normalizer_keeps_ascii_ = config_.normalizer && config_.normalizer->keeps_ascii();
   cuts_after_newlines_ = steps_keep_newline_cuts() &&
                          (!config_.normalizer || config_.normalizer->keeps_newline_cuts());
   for (const PreTokenizerStep& st : config_.steps)
@@ -407,9 +406,10 @@ void BpeTokenizer::split_from(std::string_view full, size_t step, const Piece& p
 
 void BpeTokenizer::encode_segment(std::string_view full, size_t begin, size_t end,
                                   std::vector<uint32_t>& ids, Encoding* detail) const {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(full.data());
+  // A segment the normalizer leaves alone (English through NFC, with its curly quotes and
+  // dashes) skips the copy.
   if (!config_.normalizer ||
-      (normalizer_keeps_ascii_ && ascii_prefix(bytes + begin, end - begin) == end - begin)) {
+      config_.normalizer->leaves_unchanged(full.substr(begin, end - begin))) {
     encode_normalized(full, begin, end, ids, detail);
     return;
   }

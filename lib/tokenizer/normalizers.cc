@@ -266,13 +266,15 @@ void Normalizer::apply_plain(std::string& text) const {
   }
 }
 
-bool Normalizer::keeps_ascii() const {
+bool Normalizer::leaves_unchanged(std::string_view text) const {
   switch (kind) {
-    case kSequence:
+    case kSequence:  // each step sees the same text, since the ones before left it alone
       return std::all_of(children.begin(), children.end(),
-                         [](const Normalizer& c) { return c.keeps_ascii(); });
-    case kUnicode:
-      return true;
+                         [&](const Normalizer& c) { return c.leaves_unchanged(text); });
+    case kUnicode: {
+      size_t begin = 0, end = 0;
+      return !next_unstable_region(text, 0, form, begin, end);
+    }
     default:
       return false;
   }

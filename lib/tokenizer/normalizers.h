@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tokenizer/normalized_string.h"
@@ -44,8 +45,10 @@ struct Normalizer {
   bool is_plain() const;
   // apply() on a string without alignments (ids-only encoding), for is_plain() normalizers.
   void apply_plain(std::string& text) const;
-  // Whether apply() leaves every text of ASCII characters alone: the Unicode forms do.
-  bool keeps_ascii() const;
+  // Whether apply() would leave `text` as it is, told without copying it: the Unicode forms
+  // leave a text alone when none of its characters is unstable (ASCII text among them), and a
+  // Sequence of them when each does. false means "not known": the other kinds never tell.
+  bool leaves_unchanged(std::string_view text) const;
   // Whether apply() works on each side of a newline between two non-space characters alone, so
   // that a text cut there normalizes into the halves of its whole normalization (text_cuts.h):
   // true for the Unicode forms and Lowercase (a newline starts a combining sequence that nothing

@@ -242,6 +242,12 @@ bool next_unstable_region(std::string_view text, size_t from, UnicodeForm form, 
   size_t previous = i > from ? i - 1 : from;  // the character before i (ASCII when skipped)
   for (;;) {
     if (i == n) return false;
+    if (s[i] < 0x80) {  // a run of ASCII between other characters (English with a few quotes)
+      const size_t run = ascii_prefix(s + i, n - i);
+      previous = i + run - 1;
+      i += run;
+      continue;
+    }
     const size_t at = i;
     if (unstable(i)) {
       begin = at > from ? previous : from;
