@@ -1,12 +1,13 @@
 // The pieces of the byte-level Split patterns that match everywhere (GPT-2's, cl100k's, Qwen's,
 // o200k's, Tekken's), found from ASCII class masks of 64 bytes at a time (ascii_masks.h). A
 // window of masks taken where a piece starts yields every piece start in it at once, from bit
-// operations on the masks (find_starts), up to the first non-ASCII byte; next_pieces() hands
-// those pieces out together, so the encoder's lookups do not wait on the scan. A piece the
-// starts do not decide is decided alone from the masks (a run ends at the first bit of another
-// class), and where a non-ASCII character could take part (a letter or a mark that continues a
-// run, a symbol, a no-break space, a letter that (?i) folds to s) the hand matcher
-// (byte_level.h) decides. All three are checked against Oniguruma and each other at every
+// operations on the masks (find_starts), up to the first non-ASCII character other than the
+// general punctuation of English text (U+2010-U+2027: dashes, curly quotes, the ellipsis), whose
+// bytes the window classes as symbols; next_pieces() hands those pieces out together, so the
+// encoder's lookups do not wait on the scan. A piece the starts do not decide is decided alone
+// from the masks (a run ends at the first bit of another class), and where another non-ASCII
+// character could take part (a letter or a mark that continues a run, a symbol, a no-break
+// space, a letter that (?i) folds to s) the hand matcher (byte_level.h) decides. All three are checked against Oniguruma and each other at every
 // position (tokenizer_unit_test), and the ids against HF (tokenizer_families_test).
 #pragma once
 
@@ -126,6 +127,12 @@ class PieceScanner {
     space_ = m.space;
     other_ = m.other();
     high_ = m.high;
+    wide_starts_ = 0;
+    if (high_ != 0) {
+      const uint64_t wide = wide_punctuation(p_, valid_, high_, wide_starts_);
+      other_ |= wide;
+      high_ &= ~wide;
+    }
     newline_ = m.newline;
     tail_ = kCaseAware ? m.newline | m.slash : m.newline;
     decided_ = 0;  // until find_starts() knows better
@@ -190,7 +197,7 @@ class PieceScanner {
   // (` ?\p{L}+`, ...); and a run of white space before another class gives its last character
   // to the next piece (`\s+(?!\S)`). Contractions are find_starts' (they start pieces too).
   uint64_t gpt2_starts(const AsciiMasks& m) const {
-    const uint64_t shown = m.letter() | m.digit | m.other();  // ASCII, not white space
+    const uint64_t shown = letters_ | digit_ | other_;  // not white space
     const uint64_t change = (letters_ ^ (letters_ << 1)) | (digit_ ^ (digit_ << 1)) |
                             (space_ ^ (space_ << 1)) | (other_ ^ (other_ << 1));
     return (change & ~((m.blank << 1) & shown)) | (space_ & (space_ << 1) & (shown >> 1));
@@ -205,7 +212,7 @@ class PieceScanner {
   // - white space starts one where its run starts, after the run's last newline
   //   (`\s*[\r\n]+`), and at its last character before anything else (`\s+(?!\S)`).
   uint64_t cl100k_starts(const AsciiMasks& m, size_t known) const {
-    const uint64_t shown = m.letter() | m.digit | m.other();
+    const uint64_t shown = letters_ | digit_ | other_;
     const uint64_t inline_space = space_ & ~newline_;  // a prefix of letters
     // From each newline right after a symbol to the end of its tail run. The sum carries
     // through a run from its first seed on and leaves each later seed set: hence `| seeds`.
@@ -215,7 +222,9 @@ class PieceScanner {
     const uint64_t symbols = in_runs & ~(in_runs << 1) & ~(m.blank << 1);
     const uint64_t spaces = space_ & ~kept_tail;
     uint64_t starts = symbols;
-    starts |= letters_ & ~(letters_ << 1) & ~((inline_space | symbols) << 1);
+    // The prefix is one character: an ASCII byte, or three bytes of wide punctuation.
+    starts |= letters_ & ~(letters_ << 1) & ~((inline_space | symbols) << 1) &
+              ~((symbols & wide_starts_) << 3);
     if constexpr (kCaseAware) starts |= upper_ & (lower_ << 1);  // P?U*L+ | P?U+L*
     starts |= kMaxDigits == 1 ? digit_ : digit_ & ~(digit_ << 1);
     starts |= (spaces & ~(spaces << 1)) | (inline_space & (shown >> 1));
@@ -257,6 +266,25 @@ class PieceScanner {
     return (b1 == 'l' ? b2 == 'l' : b2 == 'e') ? 3 : 0;
   }
 
+  // The bytes of the general punctuation from U+2010 to U+2027 (dashes, quotation marks, the
+  // ellipsis: E2 80 90-A7) among the window's non-ASCII bytes `high`, up to the first other
+  // non-ASCII character, with the first byte of each in `starts`. They are symbols to every
+  // pattern ([^\s\p{L}\p{N}], and no case), so the window's starts go on past them: English
+  // with curly quotes and dashes keeps its windows whole.
+  static uint64_t wide_punctuation(const unsigned char* p, size_t valid, uint64_t high,
+                                   uint64_t& starts) {
+    uint64_t wide = 0;
+    while (high != 0) {
+      const size_t i = static_cast<size_t>(std::countr_zero(high));
+      if (i + 2 >= valid || p[i] != 0xE2 || p[i + 1] != 0x80 || p[i + 2] < 0x90 || p[i + 2] > 0xA7)
+        break;
+      wide |= uint64_t{7} << i;
+      starts |= uint64_t{1} << i;
+      high &= ~(uint64_t{7} << i);
+    }
+    return wide;
+  }
+
   // Bit i of a mask (i < 64; bytes past the text are in no class).
   static bool at(uint64_t mask, size_t i) { return i < 64 && ((mask >> i) & 1); }
   // How many consecutive bits are set from bit i on.
@@ -273,7 +301,7 @@ class PieceScanner {
 
   size_t decide(size_t o) const {
     if (o >= valid_) return kMore;
-    if (at(high_, o)) return kScalar;
+    if (p_[o] >= 0x80) return kScalar;
     if constexpr (kPattern == PiecePattern::kGpt2) return gpt2(o);
     if constexpr (kCaseAware) return o200k(o);
     return cl100k(o);
@@ -387,8 +415,10 @@ class PieceScanner {
   const unsigned char* p_ = nullptr;
   size_t valid_ = 0;
   bool end_ = false;  // the text ends where the masks do
+  // other_ holds the wide punctuation's bytes, and high_ the other non-ASCII bytes.
   uint64_t upper_ = 0, lower_ = 0, letters_ = 0, digit_ = 0, space_ = 0, other_ = 0, high_ = 0;
   uint64_t newline_ = 0, tail_ = 0;
+  uint64_t wide_starts_ = 0;  // the first bytes of wide punctuation (wide_punctuation())
   // Piece starts known from the masks (bit i: a piece starts at window index i) for pieces that
   // end at or before decided_; the text's end ends one when ends_at_valid_.
   uint64_t starts_ = 0;

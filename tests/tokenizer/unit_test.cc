@@ -383,16 +383,19 @@ TEST_CASE("hand-written Split patterns end every match where Oniguruma does") {
   // Each hand matcher against the pattern it stands for, at every character of: the fixture
   // lines; every string of three characters drawn from one or two of each class the patterns
   // tell apart (upper-, title-, lower- and caseless letters, the three kinds of mark, numbers,
-  // white space, CR/LF, punctuation and symbols in and out of ASCII, CJK at and past DeepSeek's
+  // white space, CR/LF, punctuation and symbols in and out of ASCII (the wide punctuation that
+  // the windows class as symbols, U+2010-U+2027, its ends, and its neighbours U+200F and the
+  // line separator U+2028, which is white space), CJK at and past DeepSeek's
   // range ends, apostrophes and contraction letters); and seeded random strings of up to 16 of
   // them. Where Oniguruma's first match from a position starts later, ours says kNoMatch.
   const std::vector<std::string> alphabet = {
-      "A",      "\u01C5", "\u03A3", "a",      "\u00E9", "\u00DF", "\u02B0", "\u4E2D",     "\u9FA5",
-      "\u9FA6", "\u30FF", "\u3100", "\u3042", "\u30FC", "\u0E01", "\u0301", "\u0903",     "\u20DD",
-      "7",      "\u0663", "\u216B", "\u00BD", " ",      "\t",     "\u00A0", "\r",         "\n",
-      ".",      "/",      "$",      "^",      "\u00A9", "\u2014", "\u20AC", "\U0001F600", "\x01",
-      "\u200B", "'",      "s",      "S",      "\u017F", "l",      "L",      "r",          "e",
-      "v",      "d",      "t",      "M"};
+      "A",      "\u01C5", "\u03A3",     "a",      "\u00E9", "\u00DF", "\u02B0", "\u4E2D",
+      "\u9FA5", "\u9FA6", "\u30FF",     "\u3100", "\u3042", "\u30FC", "\u0E01", "\u0301",
+      "\u0903", "\u20DD", "7",          "\u0663", "\u216B", "\u00BD", " ",      "\t",
+      "\u00A0", "\r",     "\n",         ".",      "/",      "$",      "^",      "\u00A9",
+      "\u2014", "\u20AC", "\U0001F600", "\x01",   "\u200B", "'",      "s",      "S",
+      "\u017F", "l",      "L",          "r",      "e",      "v",      "d",      "t",
+      "M",      "\u2019", "\u201C",     "\u2010", "\u2027", "\u2028", "\u200F"};
   std::vector<std::string> texts;
   const auto data = std::filesystem::path(SHARDKIT_SOURCE_DIR) / "tests" / "data";
   for (const auto& dir : {data / "tokenizer", data / "tokenizer_scripts"})
@@ -415,9 +418,10 @@ TEST_CASE("hand-written Split patterns end every match where Oniguruma does") {
   // Longer seeded strings of mostly ASCII, so that windows of masks hold many pieces, and
   // contractions, white space runs and non-ASCII bytes fall at every offset in them.
   const std::vector<std::string> mostly_ascii = {
-      "a", "b", "s", "t", "r",      "e",      "v",      "l",    "d",  "m",  "Z",
-      "S", "E", "L", "7", " ",      " ",      " ",      "  ",   "\t", "\n", "\r",
-      ".", ",", "'", "'", "\u00E9", "\u00A0", "\u4E2D", "\x01", "/"};
+      "a",  "b",      "s",      "t",      "r",      "e",      "v",      "l",      "d",      "m",
+      "Z",  "S",      "E",      "L",      "7",      " ",      " ",      " ",      "  ",     "\t",
+      "\n", "\r",     ".",      ",",      "'",      "'",      "\u00E9", "\u00A0", "\u4E2D", "\x01",
+      "/",  "\u2019", "\u201C", "\u2014", "\u2026", "\u2028", "\u2030"};
   // The windows take starts only 16 bytes or more before a non-ASCII byte: half of the strings
   // draw a non-ASCII part a tenth as often. Letters that (?i) folds to s follow a contraction.
   for (int k = 0; k < 3000; ++k) {
@@ -430,6 +434,13 @@ TEST_CASE("hand-written Split patterns end every match where Oniguruma does") {
     }
     texts.push_back(t);
   }
+  // English punctuation: the wide punctuation is the only non-ASCII, so the windows' starts go
+  // on past it, and it falls before and after letters, spaces, newlines and other symbols.
+  const std::vector<std::string> english = {
+      "a", "b",      "s",      "t",      "T",      "E",      "e",      "l",
+      "d", "7",      " ",      " ",      "\n",     ".",      ",",      "'",
+      "(", "\u2019", "\u201C", "\u201D", "\u2014", "\u2026", "\u2010", "\u2027"};
+  for (int k = 0; k < 2000; ++k) texts.push_back(random_join(english, 40, 160, random));
   for (const char* tail : {"A'\u017F", "a'\u017Fx", "A'L\u017F", "it'\u212A", "don't\u00E9"})
     texts.push_back("seventeen letters" + std::string(tail));
   // White space after a newline whose run goes on past a window's 64 bytes, or through a
