@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "test_util.h"
 #include "tokenizer/ascii_masks.h"
+#include "tokenizer/byte_key_cache.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/escape_spaces.h"
 #include "tokenizer/piece_scanner.h"
@@ -135,6 +136,29 @@ TEST_CASE("hash_bytes is the documented arithmetic, so that stored tables keep f
     REQUIRE(shardkit::tok::hash_bytes(key, n) == reference(key, n));
   }
   CHECK(shardkit::tok::hash_bytes("", 0) == reference("", 0));
+}
+
+TEST_CASE("the word memo finds each word it stored, with its ids, and no word it did not") {
+  // Its filter of the hashes stored answers "never stored" without probing the slots: a word
+  // stored and then not found would be tokenized again every time it came back, the right ids
+  // at a first pass's cost, which no test of ids sees.
+  tok::ByteKeyCache<uint32_t> memo;
+  const auto word = [](const char* prefix, uint32_t i) { return prefix + std::to_string(i); };
+  constexpr uint32_t kWords = 100000;
+  for (uint32_t i = 0; i < kWords; ++i) {
+    const uint32_t ids[] = {i, i + 1, i % 7};
+    memo.insert(word(" stored", i), std::span<const uint32_t>(ids, 1 + i % 3));
+  }
+  size_t wrong = 0, false_finds = 0;
+  for (uint32_t i = 0; i < kWords; ++i) {
+    std::span<const uint32_t> ids;
+    const bool found = memo.find(word(" stored", i), &ids);
+    wrong +=
+        !found || ids.size() != 1 + i % 3 || ids[0] != i || (ids.size() > 1 && ids[1] != i + 1);
+    false_finds += memo.find(word(" absent", i), &ids);
+  }
+  CHECK(wrong == 0);
+  CHECK(false_finds == 0);
 }
 
 TEST_CASE("WordPiece greedy longest match, ## continuation, unknown words") {
