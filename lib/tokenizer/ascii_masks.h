@@ -156,6 +156,26 @@ inline size_t ascii_prefix(const unsigned char* p, size_t n) {
   return i;
 }
 
+// The general punctuation of English text, U+2010 to U+2027 (dashes, quotation marks, the
+// ellipsis: E2 80 90-A7), among the non-ASCII bytes `high` of p[0, n) (n <= 64), up to the first
+// other non-ASCII character: its bytes, and the first byte of each in `starts`. Every pattern
+// the masks serve treats these characters as ASCII punctuation (no letter, number, white space
+// or case), so a window can go on past them.
+inline uint64_t wide_punctuation(const unsigned char* p, size_t n, uint64_t high,
+                                 uint64_t& starts) {
+  uint64_t wide = 0;
+  while (high != 0) {
+    const size_t i = static_cast<size_t>(std::countr_zero(high));
+    if (i + 2 >= n || p[i] != 0xE2 || p[i + 1] != 0x80 || p[i + 2] < 0x90 || p[i + 2] > 0xA7) break;
+    wide |= uint64_t{7} << i;
+    starts |= uint64_t{1} << i;
+    high &= ~(uint64_t{7} << i);
+  }
+  return wide;
+}
+// The code point of the wide punctuation whose bytes start at p.
+inline char32_t wide_punctuation_at(const unsigned char* p) { return 0x2000 + (p[2] - 0x80); }
+
 // The byte-by-byte masks the vector versions must equal (for tests).
 AsciiMasks ascii_masks_reference(const char* text, size_t n);
 

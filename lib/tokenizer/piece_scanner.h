@@ -7,8 +7,9 @@
 // encoder's lookups do not wait on the scan. A piece the starts do not decide is decided alone
 // from the masks (a run ends at the first bit of another class), and where another non-ASCII
 // character could take part (a letter or a mark that continues a run, a symbol, a no-break
-// space, a letter that (?i) folds to s) the hand matcher (byte_level.h) decides. All three are checked against Oniguruma and each other at every
-// position (tokenizer_unit_test), and the ids against HF (tokenizer_families_test).
+// space, a letter that (?i) folds to s) the hand matcher (byte_level.h) decides. All three are
+// checked against Oniguruma and each other at every position (tokenizer_unit_test), and the ids
+// against HF (tokenizer_families_test).
 #pragma once
 
 #include <algorithm>
@@ -264,25 +265,6 @@ class PieceScanner {
     const int b2 = folded(a + 2);
     if (b2 < 0) return a + 2 == valid_ && end_ ? 0 : kMore;
     return (b1 == 'l' ? b2 == 'l' : b2 == 'e') ? 3 : 0;
-  }
-
-  // The bytes of the general punctuation from U+2010 to U+2027 (dashes, quotation marks, the
-  // ellipsis: E2 80 90-A7) among the window's non-ASCII bytes `high`, up to the first other
-  // non-ASCII character, with the first byte of each in `starts`. They are symbols to every
-  // pattern ([^\s\p{L}\p{N}], and no case), so the window's starts go on past them: English
-  // with curly quotes and dashes keeps its windows whole.
-  static uint64_t wide_punctuation(const unsigned char* p, size_t valid, uint64_t high,
-                                   uint64_t& starts) {
-    uint64_t wide = 0;
-    while (high != 0) {
-      const size_t i = static_cast<size_t>(std::countr_zero(high));
-      if (i + 2 >= valid || p[i] != 0xE2 || p[i + 1] != 0x80 || p[i + 2] < 0x90 || p[i + 2] > 0xA7)
-        break;
-      wide |= uint64_t{7} << i;
-      starts |= uint64_t{1} << i;
-      high &= ~(uint64_t{7} << i);
-    }
-    return wide;
   }
 
   // Bit i of a mask (i < 64; bytes past the text are in no class).

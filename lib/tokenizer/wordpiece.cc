@@ -30,6 +30,15 @@ bool is_ascii_punct(unsigned char c) {
          (c >= 123 && c <= 126);
 }
 
+// Whether p[0, 16) is ASCII up to its first wide punctuation character, if any (ascii_masks.h):
+// English text, where a window of masks pays.
+bool english16(const unsigned char* p) {
+  if (ascii16(p)) return true;
+  const size_t k = ascii_prefix(p, 16);
+  uint64_t starts = 0;
+  return k + 2 < 16 && wide_punctuation(p + k, 3, uint64_t{7}, starts) != 0;
+}
+
 // 'A'-'Z' to 'a'-'z' in eight ASCII bytes at once.
 uint64_t ascii_lower(uint64_t x) {
   constexpr uint64_t kOnes = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
@@ -116,6 +125,9 @@ WordPieceTokenizer::WordPieceTokenizer(WordPieceConfig config, const std::string
     if (cp < 0xD800 || cp > 0xDFFF) bmp_[cp] = classify(cp);
   for (CharEntry& e : bmp_)
     if (e.kind == CharEntry::kIsolate) e.isolated_id = char_id(std::string_view(e.utf8, e.len));
+  wide_punctuation_isolated_ = true;
+  for (char32_t cp = 0x2010; cp <= 0x2027; ++cp)
+    wide_punctuation_isolated_ &= bmp_[cp].kind == CharEntry::kIsolate;
   const BertNormalizerOptions& n = config_.normalizer;
   for (int c = 0; c < 128; ++c) {
     auto uc = static_cast<unsigned char>(c);
@@ -308,23 +320,33 @@ size_t WordPieceTokenizer::ascii_word(const unsigned char* s, size_t i, size_t e
   return j;
 }
 
-// Every piece that one window of 64 ASCII bytes shows whole, found from its class masks before
-// any is looked up: words of letters and digits (up to 16 bytes), and punctuation characters,
-// each a word of its own. It stops at the first word that a non-ASCII byte or a control
-// character (which BERT drops, or keeps inside a word) may go on, or that the window cuts.
+// Every piece that one window of 64 bytes of ASCII text shows whole, found from its class masks
+// before any is looked up: words of letters and digits (up to 16 bytes), and punctuation
+// characters, each a word of its own (the wide punctuation of English text among them). It stops
+// at the first word that another non-ASCII character or a control character (which BERT drops,
+// or keeps inside a word) may go on, or that the window cuts.
 size_t WordPieceTokenizer::ascii_window(const unsigned char* s, size_t i, size_t end, Memo& memo,
                                         WordState& w, std::vector<uint32_t>& ids) const {
   const size_t n = std::min<size_t>(64, end - i);
   const AsciiMasks m = ascii_masks(reinterpret_cast<const char*>(s + i), n);
-  const size_t known = std::min<size_t>(std::countr_zero(m.high | m.control), n);
+  uint64_t wide_starts = 0;
+  const uint64_t wide = m.high != 0 && wide_punctuation_isolated_
+                            ? wide_punctuation(s + i, n, m.high, wide_starts)
+                            : 0;
+  const size_t known = std::min<size_t>(std::countr_zero((m.high & ~wide) | m.control), n);
   const bool text_ends = i + known == end;
   const uint64_t alnum = m.letter() | m.digit;
-  const uint64_t punct = m.other();  // before `known`, no controls: punctuation
+  const uint64_t punct = m.other() | wide_starts;  // before `known`, no controls: punctuation
   const uint64_t shown = known == 64 ? ~uint64_t{0} : (uint64_t{1} << known) - 1;
   size_t done = 0;
   for (uint64_t pieces = ((alnum & ~(alnum << 1)) | punct) & shown; pieces; pieces &= pieces - 1) {
     const size_t b = static_cast<size_t>(std::countr_zero(pieces));
     if ((punct >> b) & 1) {
+      if ((wide_starts >> b) & 1) {
+        ids.push_back(bmp_[wide_punctuation_at(s + i + b)].isolated_id);
+        done = b + 3;
+        continue;
+      }
       ids.push_back(punct_id_[s[i + b]]);
       done = b + 1;
       continue;
@@ -383,7 +405,7 @@ void WordPieceTokenizer::encode_segment(std::string_view full, size_t begin, siz
     if (c < 0x80) {
       // A window where ASCII text goes on: not where a few ASCII bytes stand between
       // non-ASCII words (Korean and Chinese text), which cost a window's masks for little.
-      if (memo && w.bytes.empty() && end - i >= 16 && ascii16(s + i)) {
+      if (memo && w.bytes.empty() && end - i >= 16 && english16(s + i)) {
         if (const size_t j = ascii_window(s, i, end, *memo, w, ids); j > i) {
           i = j;
           continue;

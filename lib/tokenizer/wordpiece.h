@@ -92,7 +92,10 @@ class WordPieceTokenizer : public TokenizerBase {
   std::array<uint8_t, 128> ascii_class_{};
   std::array<char, 128> ascii_map_{};
   std::array<uint32_t, 128> punct_id_{};  // the id of each ASCII punctuation character's word
-  uint64_t cache_owner_;                  // names this tokenizer's word memos (byte_key_cache.h)
+  // Whether every wide punctuation character (ascii_masks.h) is a word of its own, as under
+  // BertNormalizer's every setting: the ASCII windows then go on past them (bmp_ has the ids).
+  bool wide_punctuation_isolated_ = false;
+  uint64_t cache_owner_;  // names this tokenizer's word memos (byte_key_cache.h)
 };
 
 }  // namespace shardkit::tok

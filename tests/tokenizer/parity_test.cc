@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 #include <simdjson.h>
 
+#include <random>
+
 #include "core/error.h"
 #include "oracle_util.h"
 #include "parity_check.h"
@@ -142,6 +144,36 @@ TEST_CASE("WordPiece word memos and ASCII runs: lengths at the limit, controls, 
   const auto unclean = oracle_files() / "bert-uncased-keep-controls.json";
   write_file(unclean, json);
   check_full({"bert_keep_controls", unclean, {}, unclean, input});
+  std::filesystem::remove(input);
+}
+
+TEST_CASE("WordPiece's ASCII windows go on past English punctuation with HF's ids") {
+  // Seeded lines of words, spaces and punctuation in which the only non-ASCII characters are
+  // U+2010-U+2027 (all of them, some outside the vocabulary: [UNK]), which the windows take as
+  // punctuation words of their own; each also falls next to a non-ASCII letter or a control,
+  // which end a window.
+  std::vector<std::string> parts = {"the", "Whale", "s",  "a1",     "sixteenletterswd",
+                                    " ",   " ",     " ",  ".",      ",",
+                                    "'",   "(",     "\t", "\u00E9", "\x01"};
+  for (char32_t cp = 0x2010; cp <= 0x2027; ++cp) {
+    const char utf8[] = {'\xE2', '\x80', static_cast<char>(0x80 + (cp - 0x2000)), 0};
+    parts.push_back(utf8);
+  }
+  std::mt19937 random(29);
+  std::string lines;
+  for (int k = 0; k < 400; ++k) lines += random_join(parts, 20, 120, random) + "\n";
+  const auto input = oracle_files() / ("wordpiece-punct-" + std::to_string(::getpid()) + ".txt");
+  write_file(input, lines);
+  check_full({"bert_uncased_punct",
+              oracle_files() / "bert-base-uncased.json",
+              {},
+              oracle_files() / "bert-base-uncased.json",
+              input});
+  check_full({"bert_cased_punct",
+              oracle_files() / "bert-base-cased-settings.json",
+              {},
+              oracle_files() / "bert-base-cased-settings.json",
+              input});
   std::filesystem::remove(input);
 }
 
