@@ -136,17 +136,20 @@ inline size_t find_literal(std::string_view text, size_t from, std::string_view 
   return std::string_view::npos;
 }
 
-// Whether p[0, 16) is all ASCII. Reads all 16.
-inline bool ascii16(const unsigned char* p) {
+// Bit i set where p[i] is not ASCII, for p[0, 16). Reads all 16.
+inline uint32_t high_bytes16(const unsigned char* p) {
 #if defined(__SSE2__)
-  return _mm_movemask_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))) == 0;
+  return static_cast<uint32_t>(
+      _mm_movemask_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
 #else
-  uint64_t a, b;
-  std::memcpy(&a, p, 8);
-  std::memcpy(&b, p + 8, 8);
-  return ((a | b) & 0x8080808080808080ULL) == 0;
+  uint32_t m = 0;
+  for (int i = 0; i < 16; ++i) m |= uint32_t{p[i] >= 0x80} << i;
+  return m;
 #endif
 }
+
+// Whether p[0, 16) is all ASCII. Reads all 16.
+inline bool ascii16(const unsigned char* p) { return high_bytes16(p) == 0; }
 
 // How many bytes at the start of p[0, n) are ASCII, 16 at a time.
 inline size_t ascii_prefix(const unsigned char* p, size_t n) {
@@ -154,6 +157,11 @@ inline size_t ascii_prefix(const unsigned char* p, size_t n) {
   while (i + 16 <= n && ascii16(p + i)) i += 16;
   while (i < n && p[i] < 0x80) ++i;
   return i;
+}
+
+// Whether p[0, 3) encodes one of U+2010 to U+2027 (below).
+inline bool is_wide_punctuation(const unsigned char* p) {
+  return p[0] == 0xE2 && p[1] == 0x80 && p[2] >= 0x90 && p[2] <= 0xA7;
 }
 
 // The general punctuation of English text, U+2010 to U+2027 (dashes, quotation marks, the
@@ -166,13 +174,14 @@ inline uint64_t wide_punctuation(const unsigned char* p, size_t n, uint64_t high
   uint64_t wide = 0;
   while (high != 0) {
     const size_t i = static_cast<size_t>(std::countr_zero(high));
-    if (i + 2 >= n || p[i] != 0xE2 || p[i + 1] != 0x80 || p[i + 2] < 0x90 || p[i + 2] > 0xA7) break;
+    if (i + 2 >= n || !is_wide_punctuation(p + i)) break;
     wide |= uint64_t{7} << i;
     starts |= uint64_t{1} << i;
     high &= ~(uint64_t{7} << i);
   }
   return wide;
 }
+
 // The code point of the wide punctuation whose bytes start at p.
 inline char32_t wide_punctuation_at(const unsigned char* p) { return 0x2000 + (p[2] - 0x80); }
 

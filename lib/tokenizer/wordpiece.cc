@@ -33,10 +33,10 @@ bool is_ascii_punct(unsigned char c) {
 // Whether p[0, 16) is ASCII up to its first wide punctuation character, if any (ascii_masks.h):
 // English text, where a window of masks pays.
 bool english16(const unsigned char* p) {
-  if (ascii16(p)) return true;
-  const size_t k = ascii_prefix(p, 16);
-  uint64_t starts = 0;
-  return k + 2 < 16 && wide_punctuation(p + k, 3, uint64_t{7}, starts) != 0;
+  const uint32_t high = high_bytes16(p);
+  if (high == 0) return true;
+  const size_t k = static_cast<size_t>(std::countr_zero(high));
+  return k + 2 < 16 && is_wide_punctuation(p + k);
 }
 
 // 'A'-'Z' to 'a'-'z' in eight ASCII bytes at once.
