@@ -5,17 +5,26 @@
 // first read maps the kernel's shared zero page, so its first write later replaces that mapping,
 // which in a process of more than one thread flushes the other threads' TLBs by interrupt (a VM
 // exit each on a virtual machine). Pages taken here are the kernel's zeroed pages, already
-// mapped for writing (mmap with MAP_POPULATE): no fault, no second zeroing.
+// mapped for writing: no fault, no second zeroing.
+//
+// An array of 2 MiB or more sits on 2 MiB pages where the kernel grants them (MADV_HUGEPAGE): a
+// word memo's lookups fall at random over 4-8 MiB, and on 4 KiB pages each could miss the TLB as
+// well as the cache. On an Intel host (2 MiB of L2 a core) the Unigram `.model` went from 134-140
+// to 145-153 MB per CPU second and GPT-2 from 439-462 to 465-470, and a thread's first word (its
+// memos made) from 2.5 to 1.2-1.3 ms; on an AMD host (1 MiB of L2) the same had measured +0-1%.
 #pragma once
 
 #include <sys/mman.h>
 
 #include <cstddef>
-#include <new>
 #include <span>
 #include <type_traits>
 
 namespace shardkit {
+
+// `bytes` of zeroed memory, every page mapped for writing; on 2 MiB pages from 2 MiB on, where the
+// kernel has them. Throws std::bad_alloc. munmap() releases it.
+void* map_zeroed_pages(size_t bytes);
 
 template <typename T>
 class ZeroedPages {
@@ -23,11 +32,7 @@ class ZeroedPages {
 
  public:
   explicit ZeroedPages(size_t count) : count_(count) {
-    if (count == 0) return;
-    void* p = mmap(nullptr, bytes(), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    data_ = static_cast<T*>(p);
+    if (count != 0) data_ = static_cast<T*>(map_zeroed_pages(bytes()));
   }
   ~ZeroedPages() {
     if (data_) munmap(data_, bytes());

@@ -2,10 +2,13 @@
 // arithmetic (HF's own table), thread safety, and small hand-checked vocabularies.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <fstream>
 #include <random>
 #include <thread>
 
 #include "core/error.h"
+#include "core/zeroed_pages.h"
 #include "test_util.h"
 #include "tokenizer/ascii_masks.h"
 #include "tokenizer/byte_key_cache.h"
@@ -159,6 +162,26 @@ TEST_CASE("the word memo finds each word it stored, with its ids, and no word it
   }
   CHECK(wrong == 0);
   CHECK(false_finds == 0);
+}
+
+TEST_CASE(
+    "the memos' zeroed pages: zero, writable, 2 MiB arrays at 2 MiB boundaries, all unmapped") {
+  // An array of 2 MiB or more is mapped 2 MiB larger and trimmed to a 2 MiB boundary, so that
+  // huge pages can back it; what is trimmed, and the array itself, must leave no mapping behind.
+  const auto mappings = [] {
+    std::ifstream maps("/proc/self/maps");
+    return std::count(std::istreambuf_iterator<char>(maps), std::istreambuf_iterator<char>(), '\n');
+  };
+  const auto before = mappings();
+  for (int round = 0; round < 50; ++round) {
+    ZeroedPages<uint64_t> small(100), large((size_t{6} << 20) / 8 + round);
+    CHECK(reinterpret_cast<uintptr_t>(&large[0]) % (size_t{2} << 20) == 0);
+    CHECK(std::all_of(large.begin(), large.end(), [](uint64_t v) { return v == 0; }));
+    CHECK(std::all_of(small.begin(), small.end(), [](uint64_t v) { return v == 0; }));
+    std::fill(large.begin(), large.end(), ~uint64_t{0});
+    small[99] = 1;
+  }
+  CHECK(mappings() == before);
 }
 
 TEST_CASE("WordPiece greedy longest match, ## continuation, unknown words") {
