@@ -106,7 +106,7 @@ class BpeTokenizer : public TokenizerBase {
   std::optional<PiecePattern> words_pattern_;  // its vectorized form, if any
   bool deepseek_splits_ = false;  // DeepSeek-V3's three Splits: deepseek_piece_end() finds pieces
   bool cuts_after_newlines_ = false;
-  uint64_t cache_owner_;                 // names this tokenizer's word caches (byte_key_cache.h)
+  uint64_t cache_owner_;  // names this tokenizer's word caches (byte_key_cache.h)
 };
 
 }  // namespace shardkit::tok
