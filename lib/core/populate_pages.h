@@ -12,8 +12,8 @@ namespace shardkit {
 inline constexpr size_t kPopulateFromBytes = size_t{1} << 20;
 
 // Maps the whole pages inside [data, data + size) for writing, when size is at least
-// kPopulateFromBytes. Best effort: kernels before 5.14 decline, and the pages then come one
-// fault at a time.
-void populate_pages(void* data, size_t size);
+// kPopulateFromBytes; true when it did. Best effort: kernels before 5.14 decline, and the pages
+// then come one fault at a time.
+bool populate_pages(void* data, size_t size);
 
 }  // namespace shardkit

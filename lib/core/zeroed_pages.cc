@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <new>
 
+#include "core/populate_pages.h"
+
 namespace shardkit {
 
 namespace {
@@ -26,12 +28,10 @@ void* map_at_huge_boundary(size_t bytes) {
   return reinterpret_cast<void*>(begin);
 }
 
-// Every page mapped for writing now: in one call where the kernel has it (5.14 on), else by a
-// write to each page, never a read first (the header says why).
+// Every page mapped for writing now: in one call where the kernel has it, else by a write to
+// each page, never a read first (the header says why).
 void populate_for_writing(void* data, size_t bytes) {
-#ifdef MADV_POPULATE_WRITE
-  if (madvise(data, bytes, MADV_POPULATE_WRITE) == 0) return;
-#endif
+  if (populate_pages(data, bytes)) return;
   auto* p = static_cast<volatile unsigned char*>(data);
   for (size_t i = 0; i < bytes; i += kPage) p[i] = 0;
 }

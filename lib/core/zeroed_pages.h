@@ -9,9 +9,10 @@
 //
 // An array of 2 MiB or more sits on 2 MiB pages where the kernel grants them (MADV_HUGEPAGE): a
 // word memo's lookups fall at random over 4-8 MiB, and on 4 KiB pages each could miss the TLB as
-// well as the cache. On an Intel host (2 MiB of L2 a core) the Unigram `.model` went from 134-140
-// to 145-153 MB per CPU second and GPT-2 from 439-462 to 465-470, and a thread's first word (its
-// memos made) from 2.5 to 1.2-1.3 ms; on an AMD host (1 MiB of L2) the same had measured +0-1%.
+// well as the cache. On an Intel host (2 MiB of L2 a core) the Unigram `.model` went from 139-146
+// to 149-157 MB per CPU second and GPT-2 from 478-486 to 500-517 (alternated), and a thread's
+// first word (its memos made) from 2.5 to 1.2-1.3 ms; on an AMD host (1 MiB of L2) the same had
+// measured +0-1%.
 #pragma once
 
 #include <sys/mman.h>

@@ -52,7 +52,6 @@ class TextReader : public ExampleReader {
       case DocSeparator::kLine:
         ex.text_owner = lines_->line_owner();
         ex.text_view = line;
-        ex.text_file = lines_->mapped_file();
         lines_->release_line();  // a long line's buffer is then the example's alone
         break;
       case DocSeparator::kBlankLine:
