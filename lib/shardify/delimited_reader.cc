@@ -22,7 +22,7 @@ class DelimitedReader : public ExampleReader {
 
   bool next(Example& ex) override {
     if (done_) return stream_error_example(*lines_, file_index_, ex);
-    ex = Example{};
+    ex.reset();
     ex.file_index = file_index_;
     if (!header_read_) {
       header_read_ = true;

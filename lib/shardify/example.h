@@ -47,6 +47,23 @@ struct Example {
 
   // The text to tokenize, owned or borrowed.
   std::string_view body() const { return text_owner ? text_view : std::string_view(text); }
+
+  // As `*this = Example{}`, which builds and moves a whole Example: for a short line that cost
+  // more than reading it. Strings keep their capacity. The binding names every field, so that
+  // a field added to Example does not compile until it is cleared here too.
+  void reset() {
+    auto& [file_index_, line_, where_, text_, text_pair_, messages_, label_, questions_, error_,
+           rest_of_file_lost_, text_owner_, text_view_, text_file_, continues_] = *this;
+    file_index_ = 0;
+    line_ = 0;
+    for (std::string* s : {&where_, &text_, &text_pair_, &messages_, &label_, &error_}) s->clear();
+    questions_.clear();
+    rest_of_file_lost_ = false;
+    text_owner_.reset();
+    text_view_ = {};
+    text_file_ = nullptr;
+    continues_ = false;
+  }
 };
 
 }  // namespace shardkit::shardify

@@ -54,17 +54,23 @@ bool ExampleBatcher::next(std::vector<Example>& examples, EncodedBatch& batch) {
     }
     batch.file_index = static_cast<uint32_t>(file_);
     size_t text_bytes = 0;
-    Example ex;
+    // Read in place: an Example is large, and moving each one in cost more than reading a
+    // short line.
+    examples.reserve(kBatchExamples);
     while (examples.size() < kBatchExamples && text_bytes < kBatchTextBytes) {
+      Example& ex = examples.emplace_back();
       if (!reader_->next(ex)) {
+        examples.pop_back();
         batch.ends_file = true;
         break;
       }
       // A long document goes in parts after the examples before it.
-      if (cut_into_parts(ex)) break;
+      if (cut_into_parts(ex)) {
+        examples.pop_back();
+        break;
+      }
       text_bytes +=
           ex.body().size() + ex.text_pair.size() + ex.messages.size() + 64 * ex.questions.size();
-      examples.push_back(std::move(ex));
     }
     if (batch.ends_file) {
       bytes_before_file_ += in_.files[file_].bytes;

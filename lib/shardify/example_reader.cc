@@ -86,7 +86,7 @@ bool start_example_at_next_line(LineReader& lines, uint32_t file_index, Example&
   do {
     if (!lines.next(line)) return false;
   } while (is_blank(line));
-  ex = Example{};
+  ex.reset();
   ex.file_index = file_index;
   ex.line = lines.line_number();
   return true;
@@ -95,7 +95,7 @@ bool start_example_at_next_line(LineReader& lines, uint32_t file_index, Example&
 bool stream_error_example(LineReader& lines, uint32_t file_index, Example& ex) {
   std::string why = lines.take_stream_error();
   if (why.empty()) return false;
-  ex = Example{};
+  ex.reset();
   ex.file_index = file_index;
   ex.line = lines.line_number();
   ex.rest_of_file_lost = true;

@@ -251,7 +251,7 @@ class ParquetReader : public ExampleReader {
             ? static_cast<int64_t>(rows_read_)
             : static_cast<const int64_t*>(duck().vector_get_data(vectors_[0]))[r];
     ++rows_read_;
-    ex = Example{};
+    ex.reset();
     ex.file_index = file_index_;
     describe_row(row_number, ex.where);
     QaQuestion q;

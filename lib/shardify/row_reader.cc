@@ -17,7 +17,7 @@ class RowReader : public ExampleReader {
   bool next(Example& ex) override {
     while (pos_ >= end_ && direct_ >= chunk_.direct.size())
       if (!fetch()) return false;
-    ex = Example{};
+    ex.reset();
     ex.file_index = input_index_;
     describe_row(row_, ex.where);
     if (direct_ < chunk_.direct.size() && chunk_.direct[direct_].first == row_in_chunk_) {

@@ -266,6 +266,38 @@ TEST_CASE("JSONL: dotted paths, label types, and a path through a non-object") {
   CHECK(ex[2].error == "field 'a' is not a string");
 }
 
+TEST_CASE("a reader that reuses its example starts each one afresh") {
+  // read_examples() hands every reader one Example again and again, as the label pre-pass does:
+  // nothing of a bad row may stay in the next one.
+  TempDir tmp("reuse");
+  write_file(tmp / "a.jsonl",
+             "{\"text\":\"one\",\"p\":\"two\",\"y\":\"pos\"}\n{\"text\":5}\n{\"text\":\"three\","
+             "\"p\":\"four\",\"y\":\"neg\"}\n");
+  ReaderOptions o;
+  o.pair_field = "p";
+  o.label_field = "y";
+  auto ex = read_examples(tmp / "a.jsonl", o);
+  REQUIRE(ex.size() == 3);
+  CHECK(ex[0].text_pair == "two");
+  CHECK(ex[0].label == "pos");
+  CHECK(!ex[1].error.empty());
+  CHECK_MESSAGE(ex[2].error.empty(), ex[2].error);
+  CHECK(ex[2].text == "three");
+  CHECK(ex[2].text_pair == "four");
+  CHECK(ex[2].label == "neg");
+  CHECK(ex[2].line == 3);
+
+  write_file(tmp / "a.txt", "bad \xFF line\ngood line\n");
+  ReaderOptions t;
+  t.format = InputFormat::kText;
+  t.doc_separator = DocSeparator::kLine;
+  ex = read_examples(tmp / "a.txt", t);
+  REQUIRE(ex.size() == 2);
+  CHECK(!ex[0].error.empty());
+  CHECK(ex[1].error.empty());
+  CHECK(ex[1].body() == "good line");
+}
+
 TEST_CASE("SQuAD: answer_start in code points becomes a byte offset") {
   TempDir tmp("squad");
   // "Zürich — 1291": Z ü r i c h ' ' — ' ' = 9 code points before "1291", 12 bytes.
