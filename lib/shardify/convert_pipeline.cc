@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/ordered_pipeline.h"
 #include "shardify/example_batcher.h"
+#include "shardify/json_fields.h"
 #include "shardify/record_assembler.h"
 
 namespace shardkit::shardify {
@@ -117,7 +118,8 @@ void run_pipeline(const ConvertOptions& o, const ConvertInputs& in, const Encodi
                                                        return b;
                                                      });
   const auto tokenize =
-      tbb::make_filter<BatchPtr, BatchPtr>(tbb::filter_mode::parallel, [&e](BatchPtr b) {
+      tbb::make_filter<BatchPtr, BatchPtr>(tbb::filter_mode::parallel, [&e, &in](BatchPtr b) {
+        read_unread_json(b->examples, in.reader);
         e.encoder.encode(b->examples, b->encoded);
         check_mapped_texts(b->examples);
         b->examples.clear();  // a long text goes before its rows become records

@@ -44,6 +44,8 @@ struct Example {
   // stayed the file's once they were tokenized; null when the text was read.
   const MappedFile* text_file = nullptr;
   bool continues = false;  // a part of a long document, and more parts follow
+  // A JSONL line not parsed yet: text_view is the line's JSON (ReaderOptions::defer_json).
+  bool json_unread = false;
 
   // The text to tokenize, owned or borrowed.
   std::string_view body() const { return text_owner ? text_view : std::string_view(text); }
@@ -53,7 +55,8 @@ struct Example {
   // a field added to Example does not compile until it is cleared here too.
   void reset() {
     auto& [file_index_, line_, where_, text_, text_pair_, messages_, label_, questions_, error_,
-           rest_of_file_lost_, text_owner_, text_view_, text_file_, continues_] = *this;
+           rest_of_file_lost_, text_owner_, text_view_, text_file_, continues_, json_unread_] =
+        *this;
     file_index_ = 0;
     line_ = 0;
     for (std::string* s : {&where_, &text_, &text_pair_, &messages_, &label_, &error_}) s->clear();
@@ -63,6 +66,7 @@ struct Example {
     text_view_ = {};
     text_file_ = nullptr;
     continues_ = false;
+    json_unread_ = false;
   }
 };
 

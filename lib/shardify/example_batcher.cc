@@ -50,7 +50,7 @@ bool ExampleBatcher::next(std::vector<Example>& examples, EncodedBatch& batch) {
     }
     if (!reader_) {
       if (file_ >= in_.end_file) return false;
-      reader_ = in_.open(file_, in_.reader);
+      reader_ = in_.open(file_, reader_options_);
     }
     batch.file_index = static_cast<uint32_t>(file_);
     size_t text_bytes = 0;

@@ -1,7 +1,8 @@
 // The converter's read stage: examples in input order, cut into batches for the tokenizing
 // workers. A long document (packed lm) is cut into parts at positions the tokenizer names
 // (Tokenizer::next_cut), each part a batch of its own, so that several threads tokenize it
-// while the ids stay those of the whole document.
+// while the ids stay those of the whole document. JSONL lines come unparsed
+// (ReaderOptions::defer_json): the workers read them with read_unread_json().
 #pragma once
 
 #include <cstddef>
@@ -27,7 +28,9 @@ class ExampleBatcher {
  public:
   // `cutter`: the tokenizer that names where long documents may be cut; null: never cut.
   explicit ExampleBatcher(const ConvertInputs& in, const tok::Tokenizer* cutter = nullptr)
-      : in_(in), file_(in.first_file), cutter_(cutter) {}
+      : in_(in), reader_options_(in.reader), file_(in.first_file), cutter_(cutter) {
+    reader_options_.defer_json = true;
+  }
 
   // The next batch (possibly empty when it only ends a file); false after the last file.
   bool next(std::vector<Example>& examples, EncodedBatch& batch);
@@ -42,6 +45,7 @@ class ExampleBatcher {
   bool cut_into_parts(Example& ex);
 
   const ConvertInputs& in_;
+  ReaderOptions reader_options_;
   size_t file_;
   const tok::Tokenizer* cutter_;
   std::unique_ptr<ExampleReader> reader_;

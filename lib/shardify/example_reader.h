@@ -51,7 +51,15 @@ struct ReaderOptions {
   // Parquet: DuckDB threads decoding row groups ahead (in order); reading is the one serial
   // stage of a conversion, so it scales with the tokenizing threads.
   unsigned decode_threads = 1;
+  // JSONL: a line of up to kUnreadJsonBytes is handed on unparsed (Example::json_unread), for
+  // read_unread_json() on whichever thread tokenizes it; not for QA, whose questions are
+  // numbered in input order, nor for the label pre-pass.
+  bool defer_json = false;
 };
+
+// The longest JSONL line left unparsed: its text is shorter, so it is never a long document
+// that the read stage must cut into parts (example_batcher.h).
+inline constexpr size_t kUnreadJsonBytes = 64 * 1024;
 
 class ExampleReader {
  public:

@@ -1,5 +1,7 @@
 #include "shardify/json_fields.h"
 
+#include <optional>
+
 #include "shardify/readers_internal.h"
 
 namespace shardkit::shardify {
@@ -168,6 +170,19 @@ void JsonFields::label_field(simdjson::dom::element root, Example& ex) {
   } else {
     ex.error =
         "label field '" + options_.label_field + "' must be a string, an integer or a boolean";
+  }
+}
+
+void read_unread_json(std::vector<Example>& examples, const ReaderOptions& options) {
+  std::optional<JsonFields> fields;  // one parser a batch, made for its first unread line
+  for (Example& ex : examples) {
+    if (!ex.json_unread) continue;
+    if (!fields) fields.emplace(options);
+    fields->parse(ex.text_view);
+    fields->read(ex.text_view, ex);
+    ex.json_unread = false;
+    ex.text_owner.reset();
+    ex.text_view = {};
   }
 }
 

@@ -8,12 +8,22 @@ namespace {
 class JsonlReader : public ExampleReader {
  public:
   JsonlReader(std::unique_ptr<LineReader> lines, uint32_t file_index, const ReaderOptions& options)
-      : lines_(std::move(lines)), file_index_(file_index), fields_(options) {}
+      : lines_(std::move(lines)),
+        file_index_(file_index),
+        fields_(options),
+        defer_(options.defer_json && !options.qa && !options.labels_only) {}
 
   bool next(Example& ex) override {
     std::string_view line;
     if (!start_example_at_next_line(*lines_, file_index_, ex, line))
       return stream_error_example(*lines_, file_index_, ex);
+    if (defer_ && line.size() <= kUnreadJsonBytes) {
+      // The padding after the line stays readable: a buffer someone holds is never written.
+      ex.text_owner = lines_->line_owner();
+      ex.text_view = line;
+      ex.json_unread = true;
+      return true;
+    }
     // In place: the line reader guarantees simdjson's padding after every line.
     static_assert(LineReader::kPadding >= JsonFields::kPadding);
     fields_.parse(line);
@@ -35,6 +45,7 @@ class JsonlReader : public ExampleReader {
   std::unique_ptr<LineReader> lines_;
   uint32_t file_index_;
   JsonFields fields_;
+  bool defer_;
 };
 
 }  // namespace

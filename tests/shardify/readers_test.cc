@@ -7,6 +7,7 @@
 #include "shardify/byte_source.h"
 #include "shardify/example_reader.h"
 #include "shardify/input_files.h"
+#include "shardify/json_fields.h"
 #include "shardify/label_map.h"
 #include "shardify/line_reader.h"
 #include "shardify/part_from_env.h"
@@ -296,6 +297,50 @@ TEST_CASE("a reader that reuses its example starts each one afresh") {
   CHECK(!ex[0].error.empty());
   CHECK(ex[1].error.empty());
   CHECK(ex[1].body() == "good line");
+}
+
+TEST_CASE("JSONL lines left unread and read by the tokenizing threads give the same examples") {
+  // The converter's read stage hands short JSONL lines on unparsed (defer_json), and its
+  // workers parse them: every example, good or bad, must equal the one the reader would have
+  // made, including a line too long to be left unread.
+  TempDir tmp("unread");
+  const std::string long_text(kUnreadJsonBytes, 'x');
+  write_file(tmp / "a.jsonl",
+             "{\"t\":\"one\",\"p\":\"two\",\"y\":3}\n"
+             "{\"t\":\"bad\" \n"
+             "[1,2]\n"
+             "{\"t\":\"caf\xC3\xA9\",\"p\":\"x\",\"y\":true}\n"
+             "{\"t\":\"bad \xFF byte\",\"p\":\"x\",\"y\":1}\n"
+             "{\"p\":\"no text\",\"y\":1}\n"
+             "{\"t\":\"" +
+                 long_text +
+                 "\",\"p\":\"long\",\"y\":\"z\"}\n"
+                 "{\"t\":\"last\",\"p\":\"\\u00e9\",\"y\":-1}\n");
+  ReaderOptions o;
+  o.text_field = "t";
+  o.pair_field = "p";
+  o.label_field = "y";
+  const std::vector<Example> direct = read_examples(tmp / "a.jsonl", o);
+  o.defer_json = true;
+  std::vector<Example> deferred = read_examples(tmp / "a.jsonl", o);
+  REQUIRE(deferred.size() == direct.size());
+  REQUIRE(direct.size() == 8);
+  CHECK(deferred[0].json_unread);
+  CHECK(!deferred[6].json_unread);  // longer than kUnreadJsonBytes: read by the reader
+  read_unread_json(deferred, o);
+  for (size_t i = 0; i < direct.size(); ++i) {
+    CAPTURE(i);
+    CHECK(!deferred[i].json_unread);
+    CHECK(deferred[i].body() == direct[i].body());
+    CHECK(deferred[i].text_pair == direct[i].text_pair);
+    CHECK(deferred[i].label == direct[i].label);
+    CHECK(deferred[i].error == direct[i].error);
+    CHECK(deferred[i].line == direct[i].line);
+  }
+  CHECK(direct[0].body() == "one");
+  CHECK(direct[3].body() == "caf\xC3\xA9");
+  CHECK(direct[7].text_pair == "\xC3\xA9");
+  for (size_t bad : {1, 2, 4, 5}) CHECK(!direct[bad].error.empty());
 }
 
 TEST_CASE("SQuAD: answer_start in code points becomes a byte offset") {
