@@ -14,6 +14,7 @@
 #include "tokenizer/byte_key_cache.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/escape_spaces.h"
+#include "tokenizer/hot_word_table.h"
 #include "tokenizer/piece_scanner.h"
 #include "tokenizer/string_list.h"
 #include "tokenizer/string_map.h"
@@ -139,6 +140,32 @@ TEST_CASE("hash_bytes is the documented arithmetic, so that stored tables keep f
     REQUIRE(shardkit::tok::hash_bytes(key, n) == reference(key, n));
   }
   CHECK(shardkit::tok::hash_bytes("", 0) == reference("", 0));
+}
+
+TEST_CASE("the hot table's key of a word is the same at a text's end as inside it") {
+  // Inside a text the key is two 16-byte loads masked to the word; within 16 bytes of its end,
+  // loads that stay inside the word. A word looked up both ways must find the same slot, and two
+  // words must never share a key.
+  using Hot = tok::HotWordTable<uint32_t, 3>;
+  std::mt19937 rng(11);
+  std::string inside(64, '\0');
+  size_t wrong = 0, compared = 0;
+  for (int round = 0; round < 2000; ++round) {
+    for (char& c : inside) c = static_cast<char>(rng());
+    for (size_t n = 1; n <= Hot::kMaxKeyBytes; ++n) {
+      const std::string word = inside.substr(0, n);  // its own allocation: nothing readable after
+      const Hot::Key at_end = Hot::key(word.data(), n, word.data() + n);
+      const Hot::Key within = Hot::key(inside.data(), n, inside.data() + inside.size());
+      uint64_t lo = 0, hi = 0;
+      std::memcpy(&lo, word.data(), std::min<size_t>(n, 8));
+      if (n > 8) std::memcpy(&hi, word.data() + 8, n - 8);
+      wrong += at_end.lo != within.lo || at_end.hi != within.hi || at_end.len != n ||
+               within.len != n || at_end.lo != lo || at_end.hi != hi;
+      ++compared;
+    }
+  }
+  CHECK(compared == 2000 * Hot::kMaxKeyBytes);
+  CHECK(wrong == 0);
 }
 
 TEST_CASE("the word memo finds each word it stored, with its ids, and no word it did not") {
