@@ -36,17 +36,51 @@ constexpr size_t kMaxCachedChunkBytes = 64;
 // A thread's chunk memos for one model. Ids-only encoding keeps the ids of each chunk, and in
 // front of them those of short chunks in the hot table's slots; encoding with offsets keeps
 // each chunk's tokens with spans relative to the chunk's start. Each is built on first use.
+//
+// A chunk made from several parts (BpeModel::for_each_part) is stored whole only when it is
+// made a second time: code has many chunks that occur once, and storing each of them pushed the
+// parts out of the memo; prose repeats its chunks, and a chunk found whole is one lookup.
+class MadeBefore {
+ public:
+  MadeBefore() : bits_(kBits / 64) {}
+  // Whether `key` was marked before (or another key with its bit); marks it. Cleared once an
+  // eighth of the bits were set, so that a chunk seen once passes for one seen twice at most
+  // 12% of the time.
+  bool mark(std::string_view key) {
+    const uint64_t h = hash_bytes(key.data(), key.size()) >> 44;
+    uint64_t& word = bits_[h / 64];
+    const uint64_t bit = uint64_t{1} << (h % 64);
+    if (word & bit) return true;
+    word |= bit;
+    if (++marked_ >= kBits / 8) {
+      std::fill(bits_.begin(), bits_.end(), uint64_t{0});
+      marked_ = 0;
+    }
+    return false;
+  }
+
+ private:
+  static constexpr size_t kBits = size_t{1} << 20;
+  ZeroedPages<uint64_t> bits_;
+  size_t marked_ = 0;
+};
+
 struct ChunkMemo {
   ByteKeyCache<uint32_t> all;
   HotWordTable<uint32_t, 3> hot;
+  MadeBefore made;
 };
-struct ChunkSpans : ByteKeyCache<ModelToken> {};
+struct ChunkSpans {
+  ByteKeyCache<ModelToken> all;
+  MadeBefore made;
+};
 
 class BpeModel final : public Model {
  public:
   BpeModel(BpeModelConfig c, const std::string& source)
       : config_(std::move(c)), cache_owner_(new_cache_owner()) {
-    if (!config_.compiled.empty()) {
+    const bool built = config_.compiled.empty();
+    if (!built) {
       if (!restore(config_.compiled.bytes))
         throw Error(ErrorCode::kCorrupt, source, "the compiled tokenizer tables are damaged");
       tables_owner_ = config_.compiled.owner;
@@ -72,6 +106,7 @@ class BpeModel final : public Model {
       char ch = static_cast<char>(c);
       ascii_ids_[c] = vocab_.find(&ch, 1);
     }
+    if (built) find_joined_ascii_pairs();
   }
 
   // The tables as a compiled form (compiled_cache.h).
@@ -86,6 +121,7 @@ class BpeModel final : public Model {
     for (const auto& list : crossing_)
       for (const auto& [left, right] : list) crossing.insert(crossing.end(), {left, right});
     w.strings(crossing);
+    w.value(joined_ascii_pairs_);
     return out;
   }
 
@@ -96,6 +132,8 @@ class BpeModel final : public Model {
     chunkable_ = r.value<uint8_t>() != 0;
     std::vector<std::string> crossing;
     r.strings(crossing);
+    // Read, not made again: from a 262k vocabulary that took 6 ms, a third of the load.
+    joined_ascii_pairs_ = r.value<decltype(joined_ascii_pairs_)>();
     if (!r.at_end() || crossing.size() % 2 != 0) return false;
     for (size_t k = 0; k < crossing.size(); k += 2) {
       if (crossing[k].empty()) return false;
@@ -231,14 +269,14 @@ class BpeModel final : public Model {
     for_each_chunk(word, [&](std::string_view chunk, size_t) {
       if (chunk.size() > Hot::kMaxKeyBytes) {
         staged.flush(ids);
-        cached_ids(memo.all, chunk, ids);
+        cached_ids(memo, chunk, ids);
         return;
       }
       const Hot::Key key = Hot::key(chunk.data(), chunk.size(), limit);
       if (staged.take_hit(memo.hot, key, ids)) return;
       staged.flush(ids);
       const size_t mark = ids.size();
-      cached_ids(memo.all, chunk, ids);
+      cached_ids(memo, chunk, ids);
       memo.hot.insert(key, std::span(ids).subspan(mark));
     });
   }
@@ -267,6 +305,54 @@ class BpeModel final : public Model {
     }
   }
 
+  // A chunk's parts, cut between two ASCII characters that no merge joins (no token holds the
+  // pair): each merges on its own to the same tokens. Code cuts at most punctuation this way
+  // ("(self," is "(", "self", ","), and its parts repeat far more often than its chunks: a
+  // chunk the memo does not hold is made from its parts, through the memo.
+  template <typename Part>
+  void for_each_part(std::string_view chunk, Part&& part) const {
+    const auto* c = reinterpret_cast<const unsigned char*>(chunk.data());
+    const size_t n = chunk.size();
+    size_t start = 0;
+    for (size_t i = 1; i < n; ++i) {
+      if (c[i] >= 0x80) {
+        // Past non-ASCII text eight bytes at a time (a Chinese sentence is one long chunk).
+        for (uint64_t v; i + 9 <= n; i += 8) {
+          std::memcpy(&v, c + i + 1, 8);
+          if ((v & 0x8080808080808080u) != 0x8080808080808080u) break;
+        }
+        continue;
+      }
+      if (c[i - 1] >= 0x80 || ascii_pair_joins(c[i - 1], c[i])) continue;
+      part(chunk.substr(start, i - start), start);
+      start = i;
+    }
+    part(chunk.substr(start), start);
+  }
+
+  // Whether some token holds ASCII character a followed by b, or either is no token of its own:
+  // only then can a merge join them.
+  bool ascii_pair_joins(unsigned char a, unsigned char b) const {
+    const size_t bit = a * 128 + b;
+    return (joined_ascii_pairs_[bit / 64] >> (bit % 64)) & 1;
+  }
+  void find_joined_ascii_pairs() {
+    joined_ascii_pairs_.fill(0);
+    const auto join = [&](size_t a, size_t b) {
+      joined_ascii_pairs_[(a * 128 + b) / 64] |= uint64_t{1} << ((a * 128 + b) % 64);
+    };
+    for (size_t a = 0; a < 128; ++a)
+      for (size_t b = 0; b < 128; ++b)
+        if (ascii_ids_[a] == kNoId || ascii_ids_[b] == kNoId) join(a, b);
+    for (size_t id = 0; id < tokens_.size(); ++id) {
+      const std::string_view t = tokens_[id];
+      for (size_t k = 1; k < t.size(); ++k) {
+        const auto a = static_cast<unsigned char>(t[k - 1]), b = static_cast<unsigned char>(t[k]);
+        if (a < 0x80 && b < 0x80) join(a, b);
+      }
+    }
+  }
+
   bool boundary_ok(std::string_view w, size_t cut) const {
     // The character before must not be "▁" itself (runs of "▁" merge with each other).
     if (cut >= kMeta.size() && meta_at(w, cut - kMeta.size())) return false;
@@ -281,16 +367,50 @@ class BpeModel final : public Model {
 
   void tokenize_cached(std::string_view chunk, uint32_t base, std::vector<ModelToken>& out) const {
     const size_t mark = out.size();
-    through_memo(thread_cache<ChunkSpans>(cache_owner_), chunk, out,
-                 [this](std::string_view c, std::vector<ModelToken>& o) { tokenize_word(c, o); });
+    ChunkSpans& memo = thread_cache<ChunkSpans>(cache_owner_);
+    by_parts(
+        memo.all, memo.made, chunk, out,
+        [this](std::string_view c, std::vector<ModelToken>& o) { tokenize_word(c, o); },
+        [&](size_t first, size_t start) {
+          for (size_t k = first; k < out.size(); ++k) out[k].begin += start, out[k].end += start;
+        });
     for (size_t k = mark; k < out.size(); ++k) out[k].begin += base, out[k].end += base;
   }
 
   // Appends the ids of `chunk`, through the ids-only memo.
-  void cached_ids(ByteKeyCache<uint32_t>& cache, std::string_view chunk,
-                  std::vector<uint32_t>& ids) const {
-    through_memo(cache, chunk, ids,
-                 [this](std::string_view c, std::vector<uint32_t>& o) { word_ids(c, o); });
+  void cached_ids(ChunkMemo& memo, std::string_view chunk, std::vector<uint32_t>& ids) const {
+    by_parts(
+        memo.all, memo.made, chunk, ids,
+        [this](std::string_view c, std::vector<uint32_t>& o) { word_ids(c, o); },
+        [](size_t, size_t) {});
+  }
+
+  // Appends the tokens of `chunk` from `cache` when it holds the chunk; else those of its parts
+  // (for_each_part), each through `cache`, and stores the chunk whole when it is one part or was
+  // made before (MadeBefore). `placed(first, start)`: the tokens from out[first] on are those of
+  // the part at `start`.
+  template <typename Value, typename Make, typename Placed>
+  void by_parts(ByteKeyCache<Value>& cache, MadeBefore& made, std::string_view chunk,
+                std::vector<Value>& out, Make&& make, Placed&& placed) const {
+    std::span<const Value> hit;
+    const bool storable = chunk.size() <= kMaxCachedChunkBytes;
+    if (storable && cache.find(chunk, &hit)) {
+      out.insert(out.end(), hit.begin(), hit.end());
+      return;
+    }
+    const size_t mark = out.size();
+    bool whole = false;
+    for_each_part(chunk, [&](std::string_view part, size_t start) {
+      const size_t first = out.size();
+      whole = part.size() == chunk.size();
+      if (whole)
+        make(part, out);
+      else
+        through_memo(cache, part, out, make);
+      placed(first, start);
+    });
+    if (storable && (whole || made.mark(chunk)))
+      cache.insert(chunk, std::span<const Value>(out).subspan(mark));
   }
 
   // Appends what `make(chunk, out)` appends, from `cache` when it holds the chunk (a chunk too
@@ -534,6 +654,7 @@ class BpeModel final : public Model {
   U64Map merges_;
   std::array<uint32_t, 256> byte_ids_{};
   std::array<uint32_t, 128> ascii_ids_{};
+  std::array<uint64_t, 128 * 128 / 64> joined_ascii_pairs_{};
   std::optional<uint32_t> unk_;
 };
 

@@ -39,7 +39,8 @@ const char* const kFeatureLines =
     "shard model of and the ab\n"
     "theworld helloab abhello\n"
     "<x> a<x>b <x><x> x <x>\n"
-    "▁the ▁▁hello\n";
+    "▁the ▁▁hello\n"
+    "xyzzy qx(yz) taxyq the.xq,z\n";
 
 fs::path feature_input(const fs::path& dir) {
   std::vector<std::string> fixture;
@@ -181,6 +182,22 @@ TEST_CASE("Metaspace in the legacy form with add_prefix_space, as HF reads it") 
                                   {"prepend_scheme", "never"}};
   check_file("metaspace_legacy_no_prefix",
              tokenizer_json(char_bpe("", "", "▁"), no_prefix, no_prefix));
+}
+
+TEST_CASE("character BPE with fuse_unk and characters missing from the vocabulary, as HF's") {
+  // A line is one word, merged a part at a time where no token joins two ASCII characters; an
+  // unknown character joins no token, yet a run of them is one fused [UNK], so no part may end
+  // between two of them.
+  ordered_json model = char_bpe("", "", "▁");
+  ordered_json vocab = ordered_json::object();
+  for (const auto& [token, id] : model["vocab"].items())
+    if (std::string("xyzq(").find(token) == std::string::npos || token.size() != 1)
+      vocab[token] = vocab.size();
+  model["vocab"] = vocab;
+  model["fuse_unk"] = true;
+  const ordered_json meta = {
+      {"type", "Metaspace"}, {"replacement", "▁"}, {"prepend_scheme", "always"}, {"split", false}};
+  check_file("bpe_fuse_unk", tokenizer_json(model, meta, meta));
 }
 
 TEST_CASE(".model files: WORD and CHAR models and treat_whitespace_as_suffix are refused") {
