@@ -42,26 +42,22 @@ constexpr size_t kMaxCachedChunkBytes = 64;
 // parts out of the memo; prose repeats its chunks, and a chunk found whole is one lookup.
 class MadeBefore {
  public:
-  MadeBefore() : bits_(kBits / 64) {}
   // Whether `key` was marked before (or another key with its bit); marks it. Cleared once an
   // eighth of the bits were set, so that a chunk seen once passes for one seen twice at most
   // 12% of the time.
   bool mark(std::string_view key) {
-    const uint64_t h = hash_bytes(key.data(), key.size()) >> 44;
-    uint64_t& word = bits_[h / 64];
-    const uint64_t bit = uint64_t{1} << (h % 64);
-    if (word & bit) return true;
-    word |= bit;
-    if (++marked_ >= kBits / 8) {
-      std::fill(bits_.begin(), bits_.end(), uint64_t{0});
+    const uint64_t h = hash_bytes(key.data(), key.size());
+    if (bits_.test(h)) return true;
+    bits_.set(h);
+    if (++marked_ >= HashBits::kBits / 8) {
+      bits_.clear();
       marked_ = 0;
     }
     return false;
   }
 
  private:
-  static constexpr size_t kBits = size_t{1} << 20;
-  ZeroedPages<uint64_t> bits_;
+  HashBits bits_;
   size_t marked_ = 0;
 };
 
@@ -316,11 +312,8 @@ class BpeModel final : public Model {
     size_t start = 0;
     for (size_t i = 1; i < n; ++i) {
       if (c[i] >= 0x80) {
-        // Past non-ASCII text eight bytes at a time (a Chinese sentence is one long chunk).
-        for (uint64_t v; i + 9 <= n; i += 8) {
-          std::memcpy(&v, c + i + 1, 8);
-          if ((v & 0x8080808080808080u) != 0x8080808080808080u) break;
-        }
+        // Past non-ASCII text 16 bytes at a time (a Chinese sentence is one long chunk).
+        while (i + 17 <= n && high_bytes16(c + i + 1) == 0xFFFF) i += 16;
         continue;
       }
       if (c[i - 1] >= 0x80 || ascii_pair_joins(c[i - 1], c[i])) continue;

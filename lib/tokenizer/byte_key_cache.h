@@ -25,15 +25,32 @@
 
 namespace shardkit::tok {
 
+// One bit per hash of the keys set (a Bloom filter with one hash): 2^20 bits, 128 KiB, small
+// enough for a core's L2 cache. With n keys set, an absent key passes for a present one with a
+// probability of about n / 2^20: 12% at n = 2^17.
+class HashBits {
+ public:
+  static constexpr size_t kBits = size_t{1} << 20;
+  HashBits() : words_(kBits / 64) {}
+  bool test(uint64_t h) const { return (words_[word(h)] & bit(h)) != 0; }
+  void set(uint64_t h) { words_[word(h)] |= bit(h); }
+  void clear() { std::fill(words_.begin(), words_.end(), uint64_t{0}); }
+
+ private:
+  static size_t word(uint64_t h) { return (h >> 44) / 64; }  // the hash's top 20 bits
+  static uint64_t bit(uint64_t h) { return uint64_t{1} << ((h >> 44) % 64); }
+  ZeroedPages<uint64_t> words_;
+};
+
 template <typename Value>
 class ByteKeyCache {
  public:
-  ByteKeyCache() : slots_(kSlots), seen_(kSeenWords) {}
+  ByteKeyCache() : slots_(kSlots) {}
 
   // The values stored for `key`, or false.
   bool find(std::string_view key, std::span<const Value>* values) const {
     const uint64_t h = hash_bytes(key.data(), key.size()) | 1;
-    if (!maybe_seen(h)) {
+    if (!seen_.test(h)) {
       // A word never stored: its insert follows, once it is tokenized, so its slot is requested
       // from memory now and arrives while the word is tokenized.
       __builtin_prefetch(&slots_[h & kMask]);
@@ -57,7 +74,7 @@ class ByteKeyCache {
       if (matches(slots_[i], h, key)) return;
     slots_[i] = {h, static_cast<uint32_t>(keys_.size()), static_cast<uint32_t>(key.size()),
                  static_cast<uint32_t>(values_.size()), static_cast<uint32_t>(values.size())};
-    seen_[seen_word(h)] |= seen_bit(h);
+    seen_.set(h);
     keys_.append(key);
     values_.insert(values_.end(), values.begin(), values.end());
     ++entries_;
@@ -71,31 +88,24 @@ class ByteKeyCache {
     uint32_t key_offset = 0, key_size = 0, value_offset = 0, value_count = 0;
   };
 
-  // One bit per hash of the words stored (a Bloom filter with one hash), small enough for the
-  // core's L2 cache: on a first pass over a text most lookups are of new words, and each probe
-  // of the slots (6 MiB) was a load from memory that the word's tokenizing then waited for.
-  // With 2^20 bits and at most kSlots / 2 words, an absent word passes for a stored one at most
-  // 12% of the time, and is then probed as before.
-  static constexpr size_t kSeenBits = size_t{1} << 20;
-  static constexpr size_t kSeenWords = kSeenBits / 64;
-  static size_t seen_word(uint64_t h) { return (h >> 44) / 64; }
-  static uint64_t seen_bit(uint64_t h) { return uint64_t{1} << ((h >> 44) % 64); }
-  bool maybe_seen(uint64_t h) const { return (seen_[seen_word(h)] & seen_bit(h)) != 0; }
-
   bool matches(const Slot& s, uint64_t h, std::string_view key) const {
     return s.hash == h && s.key_size == key.size() &&
            std::memcmp(keys_.data() + s.key_offset, key.data(), key.size()) == 0;
   }
   void clear() {
     std::fill(slots_.begin(), slots_.end(), Slot{});
-    std::fill(seen_.begin(), seen_.end(), uint64_t{0});
+    seen_.clear();
     keys_.clear();
     values_.clear();
     entries_ = 0;
   }
 
   ZeroedPages<Slot> slots_;  // an all-zero slot is empty
-  ZeroedPages<uint64_t> seen_;
+  // The hashes of the words stored: on a first pass over a text most lookups are of new words,
+  // and each probe of the slots (6 MiB) was a load from memory that the word's tokenizing then
+  // waited for. With at most kSlots / 2 words, an absent word passes for a stored one at most
+  // 12% of the time, and is then probed as before.
+  HashBits seen_;
   std::string keys_;
   std::vector<Value> values_;
   size_t entries_ = 0;
