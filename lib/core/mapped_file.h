@@ -38,6 +38,10 @@ class MappedFile {
   bool shrank() const;
   // Throws Error(kIo) naming the file when it shrank().
   void check_intact() const;
+  // Lets the whole pages inside `range` (of bytes()) leave the process's resident memory: the
+  // page cache keeps them, and a later read faults them in again. A reader done with a part of
+  // the file calls it, so that a mapped file of many gigabytes is not all resident at its end.
+  void release_pages(std::string_view range) const;
 
  private:
   MappedFile(const char* data, size_t size, size_t mapped, int slot, std::string path)

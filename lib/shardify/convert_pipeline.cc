@@ -79,10 +79,17 @@ class RecordStage {
 };
 
 // A text read from a mapped file is its file's only if the file did not shrink under it, which
-// only a check after tokenizing can tell: the pages it lost read as zeros.
-void check_mapped_texts(const std::vector<Example>& examples) {
-  for (const Example& ex : examples)
-    if (ex.text_file) ex.text_file->check_intact();
+// only a check after tokenizing can tell: the pages it lost read as zeros. A long line's pages
+// then leave resident memory, as its buffer did when it was read (short lines' go behind the
+// reader). The parts of a document cut into parts keep theirs, as its buffer did: releasing
+// each 256 KiB part's cost a 60 MB document's conversion 3-4%.
+void finish_mapped_texts(const std::vector<Example>& examples) {
+  constexpr size_t kLongText = 1 << 20;
+  for (const Example& ex : examples) {
+    if (!ex.text_file) continue;
+    ex.text_file->check_intact();
+    if (ex.text_view.size() >= kLongText) ex.text_file->release_pages(ex.text_view);
+  }
 }
 
 using Clock = std::chrono::steady_clock;
@@ -121,7 +128,7 @@ void run_pipeline(const ConvertOptions& o, const ConvertInputs& in, const Encodi
       tbb::make_filter<BatchPtr, BatchPtr>(tbb::filter_mode::parallel, [&e, &in](BatchPtr b) {
         read_unread_json(b->examples, in.reader);
         e.encoder.encode(b->examples, b->encoded);
-        check_mapped_texts(b->examples);
+        finish_mapped_texts(b->examples);
         b->examples.clear();  // a long text goes before its rows become records
         return b;
       });

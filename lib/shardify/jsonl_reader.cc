@@ -20,6 +20,7 @@ class JsonlReader : public ExampleReader {
     if (defer_ && line.size() <= kUnreadJsonBytes) {
       // The padding after the line stays readable: a buffer someone holds is never written.
       ex.text_owner = lines_->line_owner();
+      ex.text_file = lines_->mapped_file();  // checked after tokenizing
       ex.text_view = line;
       ex.json_unread = true;
       return true;

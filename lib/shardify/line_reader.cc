@@ -19,6 +19,11 @@ constexpr size_t kEndProbe = 4096;
 constexpr size_t kMinChunk = 4096;
 // A buffer above this size was grown for one long line; release_line() lets it go.
 constexpr size_t kLargeBuffer = 8 * kChunk;
+// A mapped file's pages this far behind the line being read leave resident memory, a step of
+// this size at a time. The lines in flight to the tokenizing threads are fewer bytes (a batch
+// holds at most 256 KiB of text, and a pipeline 2 per thread plus 2); a page that one of them
+// still reads is faulted in again from the page cache.
+constexpr size_t kResidentBehind = 16 << 20;
 
 // Maps a large buffer's pages before it is written, a range of them on each of the arena's
 // threads: read into page by page, a 60 MB file takes 15,000 page faults before a second thread
@@ -81,6 +86,10 @@ bool LineReader::fill(size_t keep_from) {
 }
 
 void LineReader::release_line() {
+  if (map_) {
+    map_->release_pages(map_->bytes().substr(line_start_, pos_ - line_start_));
+    return;
+  }
   if (buf_->capacity() <= kLargeBuffer) return;
   auto rest = std::make_shared<std::string>();
   rest->reserve(buf_->size() - pos_ + kPadding);
@@ -89,8 +98,37 @@ void LineReader::release_line() {
   pos_ = 0;
 }
 
+bool LineReader::next_mapped(std::string_view& line) {
+  const std::string_view file = map_->bytes();
+  if (pos_ >= file.size()) {
+    // What the readers copied out of the lines was the file's; the lines handed out as views
+    // are checked where they are used (Example::text_file).
+    map_->check_intact();
+    map_.reset();  // the lines handed out keep it
+    return false;
+  }
+  const void* nl = std::memchr(file.data() + pos_, '\n', file.size() - pos_);
+  const size_t end = nl ? static_cast<const char*>(nl) - file.data() : file.size();
+  line = file.substr(pos_, end - pos_);
+  line_start_ = pos_;
+  pos_ = std::min(end + 1, file.size());
+  text_bytes_ = pos_;
+  if (line_start_ >= resident_from_ + 2 * kResidentBehind) {
+    const size_t to = line_start_ - kResidentBehind;
+    map_->release_pages(file.substr(resident_from_, to - resident_from_));
+    resident_from_ = to;
+  }
+  return true;
+}
+
 bool LineReader::next(std::string_view& line) {
-  if (mapped_) return false;  // take_rest() took everything
+  if (rest_taken_) return false;
+  if (!started_) {
+    started_ = true;
+    map_ = source_->map_whole(kPadding);
+    mapped_ = map_.get();
+  }
+  if (mapped_) return map_ && next_mapped(line) && finish_line(line);
   // The lines after a long one go into a buffer of their own: the long line's is kept only by
   // whoever holds that line.
   release_line();
@@ -113,38 +151,28 @@ bool LineReader::next(std::string_view& line) {
     }
     scan_from = pos_ + scanned;
   }
+  line_start_ = static_cast<size_t>(line.data() - buf_->data());
+  return finish_line(line);
+}
+
+bool LineReader::finish_line(std::string_view& line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   ++line_number_;
   // A UTF-8 byte order mark (as Windows tools write) is not part of the first line's content:
   // left in, it breaks the JSON of line 1 and renames a CSV/TSV file's first column.
-  if (line_number_ == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
-  line_start_ = static_cast<size_t>(line.data() - buf_->data());
-  return true;
-}
-
-bool LineReader::take_rest_mapped(std::string_view& rest,
-                                  std::shared_ptr<const MappedFile>& mapped) {
-  mapped = source_->map_whole(kPadding);
-  if (!mapped) return false;
-  const std::string_view file = mapped->bytes();
-  const size_t buffered = buf_->size() - line_start_;
-  const uint64_t offset = text_bytes_ - buffered;  // a plain file: the bytes read are the file's
-  if (text_bytes_ > file.size() ||
-      file.compare(offset, buffered, *buf_, line_start_, buffered) != 0)
-    return false;
-  rest = file.substr(offset);
-  mapped_ = mapped.get();
-  text_bytes_ = file.size();
-  eof_ = true;
-  buf_ = std::make_shared<std::string>();
-  pos_ = line_start_ = 0;
+  if (line_number_ == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") {
+    line.remove_prefix(3);
+    line_start_ += 3;
+  }
   return true;
 }
 
 std::string_view LineReader::take_rest(std::shared_ptr<const void>& owner) {
-  std::shared_ptr<const MappedFile> mapped;
-  if (std::string_view rest; take_rest_mapped(rest, mapped)) {
-    owner = std::move(mapped);
+  rest_taken_ = true;
+  if (map_) {
+    const std::string_view rest = map_->bytes().substr(line_start_);
+    text_bytes_ = map_->bytes().size();
+    owner = std::move(map_);
     return rest;
   }
   auto rest = std::make_shared<std::string>();

@@ -1,15 +1,17 @@
 // Splits a ByteSource into lines ("\n" or "\r\n" endings), counting them from 1.
 //
-// Lines are views into the buffer the input was read into, and a reader may hand them on without
-// copying them (TextReader does): line_owner() is the buffer, which stays valid as long as it is
-// held. A buffer someone holds is never written again (the next read goes into a new one that
-// starts with the unfinished line); one nobody holds is reused. take_rest() of a plain file of a
-// megabyte or more, in a process that guards mappings (core/mapped_file.h), reads nothing more:
-// the rest is a view of the file mapped, and mapped_file() says so, for a check that its bytes
-// stayed the file's.
+// Lines are views, and a reader may hand them on without copying them (TextReader does):
+// line_owner() holds what they point into, as long as it is held.
+// - A plain file of a megabyte or more, in a process that guards mappings (core/mapped_file.h),
+//   is mapped, and its lines and take_rest() are views of the mapping: nothing is copied.
+//   mapped_file() says so, for a check that the bytes used stayed the file's; the reader checks
+//   at the last line, for what it copied out.
+// - Other input is read into buffers. A buffer someone holds is never written again (the next
+//   read goes into a new one that starts with the unfinished line); one nobody holds is reused.
 //
-// Memory: a line is held once, in a buffer that grows with it; after a line longer than a few
-// MiB, release_line() lets its buffer go.
+// Memory: a line read is held once, in a buffer that grows with it; after a line longer than a
+// few MiB, release_line() lets its buffer go. A mapped file's pages 16 to 32 MiB behind the line
+// being read leave resident memory, and release_line() lets a long line's go.
 //
 // A compressed stream that ends early or turns out corrupt ends the lines instead of throwing:
 // every complete line before the damage is returned, the incomplete tail is dropped, and
@@ -37,17 +39,22 @@ class LineReader {
   // The next line without its ending; valid while line_owner() is held, followed by kPadding
   // readable bytes. False at the end, or where the stream broke.
   bool next(std::string_view& line);
-  // The buffer that holds the line last returned.
-  std::shared_ptr<const void> line_owner() const { return buf_; }
-  // Lets go of a long line's buffer once the caller no longer needs the line, or holds
-  // line_owner() (the view is invalid otherwise); the lines after it move to a buffer of their own.
+  // The buffer or mapping that holds the line last returned.
+  std::shared_ptr<const void> line_owner() const {
+    if (map_) return map_;
+    return buf_;
+  }
+  // Once the caller no longer reads the line last returned from where it lies, lets that go:
+  // - a read line's buffer, where it grew for a long line (the lines after it move to a buffer
+  //   of their own; a caller that took line_owner() keeps the line's);
+  // - a mapped line's pages (a later read of the line faults them in again).
   void release_line();
   // The rest of the input from the start of the line last returned, in one buffer: read to the
   // end, or to the last complete line before a damaged stream (stream_error() then says so).
   // `owner` receives the buffer; next() returns no more lines.
   std::string_view take_rest(std::shared_ptr<const void>& owner);
-  // The mapped file take_rest() returned a view of, while the owner it handed out is held; null
-  // when the rest was read.
+  // The mapped file the lines and take_rest() are views of, while an owner handed out is held;
+  // null when the input is read.
   const MappedFile* mapped_file() const { return mapped_; }
   // Number of the line last returned (1-based); after take_rest(), of the last complete line.
   uint64_t line_number() const { return line_number_; }
@@ -69,21 +76,28 @@ class LineReader {
   size_t read_into(std::string& out, size_t size);
   // How much the next read asks for, at most `most`.
   size_t chunk_size(uint64_t most) const;
-  // take_rest() from the file mapped: false (nothing changed) when it cannot be mapped, or when
-  // its bytes at the rest's start are not the ones read there (it changed since).
-  bool take_rest_mapped(std::string_view& rest, std::shared_ptr<const MappedFile>& mapped);
+  // The next line of the file mapped; false at its end, where the mapping is let go.
+  bool next_mapped(std::string_view& line);
+  // Drops a line's '\r' ending and the first line's byte order mark, and counts the line; true.
+  bool finish_line(std::string_view& line);
 
   std::unique_ptr<ByteSource> source_;
   std::shared_ptr<std::string> buf_ = std::make_shared<std::string>();
-  size_t pos_ = 0;         // where the next line starts in *buf_
-  size_t line_start_ = 0;  // where the line last returned starts in *buf_
+  size_t pos_ = 0;         // where the next line starts in *buf_, or in the mapping
+  size_t line_start_ = 0;  // where the line last returned starts in *buf_, or in the mapping
   bool eof_ = false;
   uint64_t line_number_ = 0;
   uint64_t text_bytes_ = 0;
   std::string stream_error_;
-  // After take_rest() from the file mapped. Not owned: the owner handed out keeps the mapping, so
-  // that it goes with the document (a reader is kept until its next call finds the end).
+  // The file mapped, while its lines are being returned: then the lines handed out hold it (a
+  // reader is kept until its next call finds the end, and a document may outlive it).
+  std::shared_ptr<const MappedFile> map_;
+  // The file mapped, from the first line on; not owned after the last line.
   const MappedFile* mapped_ = nullptr;
+  // Where the mapped file's pages may still be resident: those before left.
+  size_t resident_from_ = 0;
+  bool started_ = false;
+  bool rest_taken_ = false;
 };
 
 }  // namespace shardkit::shardify

@@ -2,8 +2,8 @@
 // or documents separated by blank lines (blank). Blank lines are separators, never documents;
 // inside a file document they are kept, since paragraph breaks are part of the text.
 //
-// A line, and a file's document, are borrowed from the buffer the input was read into (no copy
-// per document); a file document is one view of its file unless it holds "\r\n" endings.
+// A line, and a file's document, are borrowed from the mapping or buffer that holds the input (no
+// copy per document); a file document is one view of its file unless it holds "\r\n" endings.
 #include <algorithm>
 
 #include "core/utf8.h"
@@ -51,8 +51,10 @@ class TextReader : public ExampleReader {
     switch (options_.doc_separator) {
       case DocSeparator::kLine:
         ex.text_owner = lines_->line_owner();
+        ex.text_file = lines_->mapped_file();  // checked after tokenizing
         ex.text_view = line;
-        lines_->release_line();  // a long line's buffer is then the example's alone
+        // A long line's buffer is then the example's alone; a mapped line's pages stay.
+        if (!ex.text_file) lines_->release_line();
         break;
       case DocSeparator::kBlankLine:
         ex.text.assign(line);

@@ -1,7 +1,8 @@
-// Inputs read by mapping them (core/mapped_file.h): a whole-file document converts to the same
-// bytes mapped as read, and a file another program shortens meanwhile is an error naming it,
-// never a SIGBUS or a dataset built from the zeros that replaced its lost pages. The files are
-// truncated and the signals raised for real.
+// Inputs read by mapping them (core/mapped_file.h): a whole-file document, text lines and JSONL
+// lines convert to the same bytes mapped as read; a file another program shortens meanwhile is
+// an error naming it, never a SIGBUS or a dataset built from the zeros that replaced its lost
+// pages; and the pages behind the reader leave resident memory. The files are truncated and the
+// signals raised for real.
 //
 // The guard is process-wide and cannot be removed: the first two tests run before it is installed
 // here (and check that it was not), so the tests run in file order (doctest's default).
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <sstream>
 
 #include "core/error.h"
 #include "core/mapped_file.h"
@@ -44,6 +46,21 @@ std::shared_ptr<const MappedFile> map_file(const fs::path& path, size_t padding)
   return mapped;
 }
 
+// The same fixture lines as JSONL rows: {"text": LINE}.
+fs::path write_jsonl(const fs::path& path, size_t bytes) {
+  std::string rows;
+  for (uint64_t seed = 1; rows.size() < bytes; ++seed) {
+    const std::string lines = corpus_lines(1000, seed);
+    for (size_t at = 0; at < lines.size();) {
+      const size_t nl = lines.find('\n', at);
+      rows += "{\"text\": \"" + lines.substr(at, nl - at) + "\"}\n";
+      at = nl + 1;
+    }
+  }
+  testing::write_file(path, rows);
+  return path;
+}
+
 shardify::ConvertOptions document_options(const fs::path& input, const fs::path& vocab,
                                           const fs::path& out) {
   shardify::ConvertOptions o;
@@ -56,6 +73,41 @@ shardify::ConvertOptions document_options(const fs::path& input, const fs::path&
   o.out = out.string();
   o.threads = 1;
   return o;
+}
+
+// One document per line, on two threads (JSONL lines are then parsed by the tokenizing threads).
+shardify::ConvertOptions line_options(const fs::path& input, const fs::path& vocab,
+                                      const fs::path& out) {
+  shardify::ConvertOptions o = document_options(input, vocab, out);
+  if (input.extension() == ".jsonl") o.format = shardify::InputFormat::kJsonl;
+  o.doc_separator = shardify::DocSeparator::kLine;
+  o.threads = 2;
+  return o;
+}
+
+void check_same_datasets(const fs::path& a, const fs::path& b) {
+  REQUIRE(testing::sorted_names(a) == testing::sorted_names(b));
+  for (const std::string& name : testing::sorted_names(a)) {
+    INFO(name);
+    CHECK(testing::read_file(a / name) == testing::read_file(b / name));
+  }
+}
+
+// The resident bytes of the mapping that holds `address`, from /proc/self/smaps.
+uint64_t resident_bytes_of_mapping(const void* address) {
+  std::istringstream smaps(testing::read_file("/proc/self/smaps"));
+  const auto at = reinterpret_cast<uintptr_t>(address);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    uintptr_t begin = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &begin, &end) == 2) {
+      inside = begin <= at && at < end;
+    } else if (inside && line.rfind("Rss:", 0) == 0) {
+      return std::stoull(line.substr(4)) * 1024;  // kB
+    }
+  }
+  FAIL("no mapping holds the address");
+  return 0;
 }
 
 // Exit status of a child running `f`: how a process with the guard meets a fault.
@@ -113,12 +165,16 @@ TEST_CASE("a SIGBUS outside every mapping goes to the handler before, or ends th
   CHECK(WEXITSTATUS(chained) == 42);
 }
 
-TEST_CASE("a whole-file document converts to the same bytes read (unguarded) and mapped") {
+TEST_CASE(
+    "a document, lines and JSONL lines convert to the same bytes read (unguarded) and mapped") {
   testing::TempDir tmp("mapped-same");
   const fs::path vocab = write_vocab(tmp.path());
   const fs::path doc = write_document(tmp / "doc.txt", 3u << 20);
+  const fs::path rows = write_jsonl(tmp / "rows.jsonl", 3u << 20);
   REQUIRE_MESSAGE(!map_file(doc, kPadding), "the guard was installed before this test");
   shardify::convert(document_options(doc, vocab, tmp / "read"));
+  shardify::convert(line_options(doc, vocab, tmp / "read-lines"));
+  shardify::convert(line_options(rows, vocab, tmp / "read-rows"));
 
   guard_mapped_files();
   {
@@ -136,12 +192,37 @@ TEST_CASE("a whole-file document converts to the same bytes read (unguarded) and
     owner.reset();
     CHECK(mapping.expired());
   }
-  shardify::convert(document_options(doc, vocab, tmp / "mapped"));
-  REQUIRE(testing::sorted_names(tmp / "read") == testing::sorted_names(tmp / "mapped"));
-  for (const std::string& name : testing::sorted_names(tmp / "read")) {
-    INFO(name);
-    CHECK(testing::read_file(tmp / "read" / name) == testing::read_file(tmp / "mapped" / name));
+  {
+    shardify::LineReader lines(shardify::ByteSource::open(rows));
+    std::string_view first;
+    REQUIRE(lines.next(first));
+    REQUIRE(lines.mapped_file() != nullptr);
+    CHECK(first.data() == lines.mapped_file()->bytes().data());  // a view, not a copy
   }
+  shardify::convert(document_options(doc, vocab, tmp / "mapped"));
+  shardify::convert(line_options(doc, vocab, tmp / "mapped-lines"));
+  shardify::convert(line_options(rows, vocab, tmp / "mapped-rows"));
+  check_same_datasets(tmp / "read", tmp / "mapped");
+  check_same_datasets(tmp / "read-lines", tmp / "mapped-lines");
+  check_same_datasets(tmp / "read-rows", tmp / "mapped-rows");
+}
+
+TEST_CASE("a mapped file's pages behind the line being read leave resident memory") {
+  guard_mapped_files();
+  testing::TempDir tmp("mapped-resident");
+  const fs::path doc = write_document(tmp / "doc.txt", 96u << 20);
+  shardify::LineReader lines(shardify::ByteSource::open(doc));
+  std::string_view line;
+  REQUIRE(lines.next(line));
+  const std::shared_ptr<const void> mapping = lines.line_owner();  // kept after the last line
+  const char* data = lines.mapped_file()->bytes().data();
+  uint64_t most = 0;
+  size_t count = 1;
+  while (lines.next(line))
+    if (++count % 4096 == 0) most = std::max(most, resident_bytes_of_mapping(data));
+  MESSAGE("at most ", most >> 20, " MiB of the 96 MiB file resident while its lines were read");
+  CHECK(most > 0);
+  CHECK(most <= (40u << 20));  // 16 MiB behind, released 16 MiB at a time, and readahead
 }
 
 TEST_CASE("a mapped file: its bytes, then zeros; a page lost to truncation reads as zeros") {
@@ -184,23 +265,31 @@ TEST_CASE("an input that shrinks during a conversion fails naming it, and nothin
   testing::TempDir tmp("mapped-shrink");
   const fs::path vocab = write_vocab(tmp.path());
   fs::create_directory(tmp / "out");
-  const fs::path doc = write_document(tmp / "doc.txt", 8u << 20);  // 32 parts of 256 KiB
-  bool truncated = false;
-  try {
-    shardify::convert(document_options(doc, vocab, tmp / "out" / "ds"),
-                      [&](const shardify::ConvertProgress&) {
-                        if (!truncated) fs::resize_file(doc, 4096);  // after the first batch
-                        truncated = true;
-                      });
-    FAIL("the conversion of a file that shrank under it succeeded");
-  } catch (const Error& e) {
-    CHECK(e.code() == ErrorCode::kIo);
-    CHECK(std::string(e.what()).find(doc.string()) != std::string::npos);
-    CHECK(std::string(e.what()).find("shrank") != std::string::npos);
+  using Options = shardify::ConvertOptions (*)(const fs::path&, const fs::path&, const fs::path&);
+  const std::vector<std::pair<std::string, Options>> cases = {
+      {"doc.txt", document_options}, {"lines.txt", line_options}, {"rows.jsonl", line_options}};
+  for (const auto& [name, options] : cases) {
+    INFO(name);
+    // A document of 32 parts of 256 KiB, or lines in batches of 256 KiB.
+    const fs::path input = name == "rows.jsonl" ? write_jsonl(tmp / name, 8u << 20)
+                                                : write_document(tmp / name, 8u << 20);
+    bool truncated = false;
+    try {
+      shardify::convert(options(input, vocab, tmp / "out" / "ds"),
+                        [&](const shardify::ConvertProgress&) {
+                          if (!truncated) fs::resize_file(input, 4096);  // after the first batch
+                          truncated = true;
+                        });
+      FAIL("the conversion of a file that shrank under it succeeded");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::kIo);
+      CHECK(std::string(e.what()).find(input.string()) != std::string::npos);
+      CHECK(std::string(e.what()).find("shrank") != std::string::npos);
+    }
+    CHECK(truncated);
+    // No dataset, no staging directory left behind.
+    CHECK(testing::sorted_names(tmp / "out").empty());
   }
-  CHECK(truncated);
-  CHECK(
-      testing::sorted_names(tmp / "out").empty());  // no dataset, no staging directory left behind
 }
 
 }  // namespace shardkit::reliability
