@@ -72,7 +72,11 @@ class HotWordTable {
   }
 
   // Starts loading the set `k` would be in, for a caller with work to do before it looks k up.
-  [[gnu::always_inline]] void prefetch(const Key& k) const { __builtin_prefetch(&sets_[index(k)]); }
+  [[gnu::always_inline]] void prefetch(const Key& k) const {
+    const auto* set = reinterpret_cast<const char*>(&sets_[index(k)]);
+    __builtin_prefetch(set);
+    if constexpr (sizeof(Set) > 64) __builtin_prefetch(set + 64);
+  }
 
   // Copies kMaxValues values from the slot `k` would be in to `out`, whatever that slot holds,
   // and returns how many of them are k's: 0 when k is absent. No branch depends on the word's
