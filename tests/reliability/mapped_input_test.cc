@@ -166,7 +166,8 @@ TEST_CASE("a SIGBUS outside every mapping goes to the handler before, or ends th
 }
 
 TEST_CASE(
-    "a document, lines and JSONL lines convert to the same bytes read (unguarded) and mapped") {
+    "a document, lines and JSONL lines convert to the same bytes read (unguarded) and mapped, "
+    "at 1 and 2 threads") {
   testing::TempDir tmp("mapped-same");
   const fs::path vocab = write_vocab(tmp.path());
   const fs::path doc = write_document(tmp / "doc.txt", 3u << 20);
@@ -202,9 +203,13 @@ TEST_CASE(
   shardify::convert(document_options(doc, vocab, tmp / "mapped"));
   shardify::convert(line_options(doc, vocab, tmp / "mapped-lines"));
   shardify::convert(line_options(rows, vocab, tmp / "mapped-rows"));
+  shardify::ConvertOptions one_thread = line_options(rows, vocab, tmp / "mapped-rows-1");
+  one_thread.threads = 1;
+  shardify::convert(one_thread);
   check_same_datasets(tmp / "read", tmp / "mapped");
   check_same_datasets(tmp / "read-lines", tmp / "mapped-lines");
   check_same_datasets(tmp / "read-rows", tmp / "mapped-rows");
+  check_same_datasets(tmp / "mapped-rows-1", tmp / "mapped-rows");
 }
 
 TEST_CASE("a mapped file's pages behind the line being read leave resident memory") {
