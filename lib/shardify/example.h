@@ -35,20 +35,20 @@ struct Example {
   std::string error;
   bool rest_of_file_lost = false;  // the error ends the file (a damaged compressed stream)
   // A text borrowed rather than owned (`text` is then empty): a line or a document of a plain
-  // text file, a view into the buffer the input was read into (or into the file mapped), or one
-  // part of a long document that the converter cut (example_batcher.h); `text_owner` keeps its
-  // memory alive.
+  // text file, or one part of a long document that the converter cut (example_batcher.h). Its
+  // bytes lie in a buffer, which `text_owner` keeps, or in the file mapped, which `text_file`
+  // keeps and whose bytes are checked to have stayed the file's once they were used. At most
+  // one of the two is set.
   std::shared_ptr<const void> text_owner;
   std::string_view text_view;
-  // The mapped file text_view lies in (kept by text_owner), whose bytes are checked to have
-  // stayed the file's once they were tokenized; null when the text was read.
-  const MappedFile* text_file = nullptr;
+  std::shared_ptr<const MappedFile> text_file;
   bool continues = false;  // a part of a long document, and more parts follow
   // A JSONL line not parsed yet: text_view is the line's JSON (ReaderOptions::defer_json).
   bool json_unread = false;
 
   // The text to tokenize, owned or borrowed.
-  std::string_view body() const { return text_owner ? text_view : std::string_view(text); }
+  std::string_view body() const { return borrowed() ? text_view : std::string_view(text); }
+  bool borrowed() const { return text_owner || text_file; }
 
   // As `*this = Example{}`, which builds and moves a whole Example: for a short line that cost
   // more than reading it. Strings keep their capacity. The binding names every field, so that
@@ -64,7 +64,7 @@ struct Example {
     rest_of_file_lost_ = false;
     text_owner_.reset();
     text_view_ = {};
-    text_file_ = nullptr;
+    text_file_.reset();
     continues_ = false;
     json_unread_ = false;
   }

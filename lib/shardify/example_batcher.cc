@@ -16,10 +16,11 @@ bool ExampleBatcher::cut_into_parts(Example& ex) {
   }
   if (cuts.empty()) return false;
   cuts.push_back(text.size());
-  // The parts share the document's memory: the buffer it was read into, or its own text.
+  // The parts share the document's memory: the file mapped, the buffer it was read into, or its
+  // own text.
   std::shared_ptr<const void> owner = ex.text_owner;
   std::string_view whole = text;
-  if (!owner) {
+  if (!ex.borrowed()) {
     auto own = std::make_shared<const std::string>(std::move(ex.text));
     whole = *own;
     owner = std::move(own);

@@ -92,6 +92,16 @@ bool start_example_at_next_line(LineReader& lines, uint32_t file_index, Example&
   return true;
 }
 
+void lend_line(LineReader& lines, std::string_view line, Example& ex) {
+  if (lines.line_file()) {
+    ex.text_file = lines.line_file();
+  } else {
+    ex.text_owner = lines.line_owner();
+    lines.release_line();  // a long line's buffer is then the example's alone
+  }
+  ex.text_view = line;
+}
+
 bool stream_error_example(LineReader& lines, uint32_t file_index, Example& ex) {
   std::string why = lines.take_stream_error();
   if (why.empty()) return false;

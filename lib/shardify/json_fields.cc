@@ -182,9 +182,9 @@ void read_unread_json(std::vector<Example>& examples, const ReaderOptions& optio
     fields->read(ex.text_view, ex);
     ex.json_unread = false;
     // The fields were copied out of the line: it was the file's if the file did not shrink
-    // meanwhile, and the mapping may go with the owner.
+    // meanwhile.
     if (ex.text_file) ex.text_file->check_intact();
-    ex.text_file = nullptr;
+    ex.text_file.reset();
     ex.text_owner.reset();
     ex.text_view = {};
   }

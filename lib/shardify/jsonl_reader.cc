@@ -19,9 +19,7 @@ class JsonlReader : public ExampleReader {
       return stream_error_example(*lines_, file_index_, ex);
     if (defer_ && line.size() <= kUnreadJsonBytes) {
       // The padding after the line stays readable: a buffer someone holds is never written.
-      ex.text_owner = lines_->line_owner();
-      ex.text_file = lines_->mapped_file();  // checked after tokenizing
-      ex.text_view = line;
+      lend_line(*lines_, line, ex);
       ex.json_unread = true;
       return true;
     }

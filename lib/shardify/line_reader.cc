@@ -126,7 +126,7 @@ bool LineReader::next(std::string_view& line) {
   if (!started_) {
     started_ = true;
     map_ = source_->map_whole(kPadding);
-    mapped_ = map_.get();
+    mapped_ = map_ != nullptr;
   }
   if (mapped_) return map_ && next_mapped(line) && finish_line(line);
   // The lines after a long one go into a buffer of their own: the long line's is kept only by
@@ -167,13 +167,12 @@ bool LineReader::finish_line(std::string_view& line) {
   return true;
 }
 
-std::string_view LineReader::take_rest(std::shared_ptr<const void>& owner) {
+LineReader::Rest LineReader::take_rest() {
   rest_taken_ = true;
   if (map_) {
     const std::string_view rest = map_->bytes().substr(line_start_);
     text_bytes_ = map_->bytes().size();
-    owner = std::move(map_);
-    return rest;
+    return {rest, std::move(map_), nullptr};
   }
   auto rest = std::make_shared<std::string>();
   const size_t buffered = buf_->size() - line_start_;
@@ -197,8 +196,7 @@ std::string_view LineReader::take_rest(std::shared_ptr<const void>& owner) {
   }
   buf_ = std::make_shared<std::string>();
   pos_ = line_start_ = 0;
-  owner = rest;
-  return *rest;
+  return {*rest, nullptr, std::move(rest)};
 }
 
 }  // namespace shardkit::shardify

@@ -1,13 +1,14 @@
 // Splits a ByteSource into lines ("\n" or "\r\n" endings), counting them from 1.
 //
-// Lines are views, and a reader may hand them on without copying them (TextReader does):
-// line_owner() holds what they point into, as long as it is held.
+// Lines are views, and a reader may hand them on without copying them (TextReader does), with
+// what holds their bytes:
 // - A plain file of a megabyte or more, in a process that guards mappings (core/mapped_file.h),
-//   is mapped, and its lines and take_rest() are views of the mapping: nothing is copied.
-//   mapped_file() says so, for a check that the bytes used stayed the file's; the reader checks
-//   at the last line, for what it copied out.
-// - Other input is read into buffers. A buffer someone holds is never written again (the next
-//   read goes into a new one that starts with the unfinished line); one nobody holds is reused.
+//   is mapped, and its lines and take_rest() are views of the mapping (line_file()): nothing is
+//   copied. Whoever uses such a view checks afterwards that the file did not shrink; the reader
+//   checks at the last line, for what it copied out.
+// - Other input is read into buffers (line_owner()). A buffer someone holds is never written
+//   again (the next read goes into a new one that starts with the unfinished line); one nobody
+//   holds is reused.
 //
 // Memory: a line read is held once, in a buffer that grows with it; after a line longer than a
 // few MiB, release_line() lets its buffer go. A mapped file's pages 16 to 32 MiB behind the line
@@ -39,9 +40,10 @@ class LineReader {
   // The next line without its ending; valid while line_owner() is held, followed by kPadding
   // readable bytes. False at the end, or where the stream broke.
   bool next(std::string_view& line);
-  // The buffer or mapping that holds the line last returned.
+  // What holds the line last returned: the file mapped, or else the buffer it was read into.
+  const std::shared_ptr<const MappedFile>& line_file() const { return map_; }
   std::shared_ptr<const void> line_owner() const {
-    if (map_) return map_;
+    if (mapped_) return nullptr;
     return buf_;
   }
   // Once the caller no longer reads the line last returned from where it lies, lets that go:
@@ -49,13 +51,15 @@ class LineReader {
   //   of their own; a caller that took line_owner() keeps the line's);
   // - a mapped line's pages (a later read of the line faults them in again).
   void release_line();
-  // The rest of the input from the start of the line last returned, in one buffer: read to the
-  // end, or to the last complete line before a damaged stream (stream_error() then says so).
-  // `owner` receives the buffer; next() returns no more lines.
-  std::string_view take_rest(std::shared_ptr<const void>& owner);
-  // The mapped file the lines and take_rest() are views of, while an owner handed out is held;
-  // null when the input is read.
-  const MappedFile* mapped_file() const { return mapped_; }
+  // The rest of the input from the start of the line last returned: the file mapped, or one
+  // buffer read to the end, or to the last complete line before a damaged stream
+  // (stream_error() then says so). next() returns no more lines.
+  struct Rest {
+    std::string_view text;
+    std::shared_ptr<const MappedFile> file;  // what holds it: one of the two
+    std::shared_ptr<const void> buffer;
+  };
+  Rest take_rest();
   // Number of the line last returned (1-based); after take_rest(), of the last complete line.
   uint64_t line_number() const { return line_number_; }
   // Bytes of the file consumed so far (compressed bytes for a compressed file): progress.
@@ -92,8 +96,7 @@ class LineReader {
   // The file mapped, while its lines are being returned: then the lines handed out hold it (a
   // reader is kept until its next call finds the end, and a document may outlive it).
   std::shared_ptr<const MappedFile> map_;
-  // The file mapped, from the first line on; not owned after the last line.
-  const MappedFile* mapped_ = nullptr;
+  bool mapped_ = false;  // from the first line on
   // Where the mapped file's pages may still be resident: those before left.
   size_t resident_from_ = 0;
   bool started_ = false;

@@ -37,6 +37,10 @@ bool is_blank(std::string_view text);
 // Returns false at the end of the input.
 bool start_example_at_next_line(LineReader& lines, uint32_t file_index, Example& ex,
                                 std::string_view& line);
+// Lends `line`, the line `lines` returned last, to `ex` as its text without copying it, with
+// what holds its bytes: the file mapped, or the buffer it was read into (a long line's buffer is
+// then the example's alone).
+void lend_line(LineReader& lines, std::string_view line, Example& ex);
 // Once the lines have ended (a reader's next() returns this instead of false): when the stream
 // broke (truncated or corrupt compressed input), fills `ex` with that error at the last complete
 // line and returns true (once); else false.

@@ -50,11 +50,7 @@ class TextReader : public ExampleReader {
       return stream_error_example(*lines_, file_index_, ex);
     switch (options_.doc_separator) {
       case DocSeparator::kLine:
-        ex.text_owner = lines_->line_owner();
-        ex.text_file = lines_->mapped_file();  // checked after tokenizing
-        ex.text_view = line;
-        // A long line's buffer is then the example's alone; a mapped line's pages stay.
-        if (!ex.text_file) lines_->release_line();
+        lend_line(*lines_, line, ex);
         break;
       case DocSeparator::kBlankLine:
         ex.text.assign(line);
@@ -79,17 +75,17 @@ class TextReader : public ExampleReader {
 
   // An invalid UTF-8 line is reported with its own line number and the byte in it.
   void read_rest_of_file(Example& ex) {
-    std::shared_ptr<const void> owner;
-    const std::string_view doc = file_document(lines_->take_rest(owner), ex.text);
+    const LineReader::Rest rest = lines_->take_rest();
+    const std::string_view doc = file_document(rest.text, ex.text);
     if (ex.text.empty()) {
-      ex.text_owner = std::move(owner);
+      ex.text_owner = rest.buffer;
+      ex.text_file = rest.file;
       ex.text_view = doc;
-      ex.text_file = lines_->mapped_file();
     }
     const auto bad = first_invalid_utf8_in_parallel(doc);
     // Those bytes were the file's only if it did not shrink under the check (or under the copy
     // that joined CRLF lines); the tokenizer's later reads are checked by the converter.
-    if (const MappedFile* file = lines_->mapped_file()) file->check_intact();
+    if (rest.file) rest.file->check_intact();
     if (!bad) return;
     const size_t line_start =
         doc.rfind('\n', *bad) == std::string_view::npos ? 0 : doc.rfind('\n', *bad) + 1;

@@ -182,23 +182,24 @@ TEST_CASE(
     shardify::LineReader lines(shardify::ByteSource::open(doc));
     std::string_view first;
     REQUIRE(lines.next(first));
-    std::shared_ptr<const void> owner;
-    const std::string_view rest = lines.take_rest(owner);
-    REQUIRE(lines.mapped_file() != nullptr);
-    CHECK(rest == testing::read_file(doc));
-    CHECK(rest.data() == lines.mapped_file()->bytes().data());
+    shardify::LineReader::Rest rest = lines.take_rest();
+    REQUIRE(rest.file != nullptr);
+    CHECK(rest.buffer == nullptr);
+    CHECK(rest.text == testing::read_file(doc));
+    CHECK(rest.text.data() == rest.file->bytes().data());
     // The mapping goes with the document, not with the reader, which the converter keeps until
     // its next call finds the end (on one thread, after the document's records were made).
-    const std::weak_ptr<const void> mapping = owner;
-    owner.reset();
+    const std::weak_ptr<const MappedFile> mapping = rest.file;
+    rest.file.reset();
     CHECK(mapping.expired());
   }
   {
     shardify::LineReader lines(shardify::ByteSource::open(rows));
     std::string_view first;
     REQUIRE(lines.next(first));
-    REQUIRE(lines.mapped_file() != nullptr);
-    CHECK(first.data() == lines.mapped_file()->bytes().data());  // a view, not a copy
+    REQUIRE(lines.line_file() != nullptr);
+    CHECK(lines.line_owner() == nullptr);
+    CHECK(first.data() == lines.line_file()->bytes().data());  // a view, not a copy
   }
   shardify::convert(document_options(doc, vocab, tmp / "mapped"));
   shardify::convert(line_options(doc, vocab, tmp / "mapped-lines"));
@@ -219,8 +220,8 @@ TEST_CASE("a mapped file's pages behind the line being read leave resident memor
   shardify::LineReader lines(shardify::ByteSource::open(doc));
   std::string_view line;
   REQUIRE(lines.next(line));
-  const std::shared_ptr<const void> mapping = lines.line_owner();  // kept after the last line
-  const char* data = lines.mapped_file()->bytes().data();
+  const std::shared_ptr<const MappedFile> mapping = lines.line_file();  // kept after the last line
+  const char* data = mapping->bytes().data();
   uint64_t most = 0;
   size_t count = 1;
   while (lines.next(line))
