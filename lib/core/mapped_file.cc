@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "core/error.h"
+#include "core/page_range.h"
 
 namespace shardkit {
 namespace {
@@ -121,10 +122,8 @@ void MappedFile::check_intact() const {
 }
 
 void MappedFile::release_pages(std::string_view range) const {
-  const auto from = reinterpret_cast<uintptr_t>(range.data());
-  const uintptr_t begin = (from + g_page - 1) & ~(g_page - 1);
-  const uintptr_t end = (from + range.size()) & ~(g_page - 1);
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  const PageRange pages = whole_pages_inside(range.data(), range.size());
+  if (pages.bytes > 0) ::madvise(pages.begin, pages.bytes, MADV_DONTNEED);
 }
 
 void guard_mapped_files() {

@@ -2,18 +2,15 @@
 
 #include <sys/mman.h>
 
-#include <cstdint>
+#include "core/page_range.h"
 
 namespace shardkit {
 
 bool populate_pages(void* data, size_t size) {
 #ifdef MADV_POPULATE_WRITE
   if (size < kPopulateFromBytes) return false;
-  constexpr uintptr_t kPage = 4096;
-  const auto at = reinterpret_cast<uintptr_t>(data);
-  const uintptr_t begin = (at + kPage - 1) & ~(kPage - 1), end = (at + size) & ~(kPage - 1);
-  return end > begin &&
-         madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) == 0;
+  const PageRange pages = whole_pages_inside(data, size);
+  return pages.bytes > 0 && madvise(pages.begin, pages.bytes, MADV_POPULATE_WRITE) == 0;
 #else
   (void)data;
   (void)size;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <queue>
+#include <utility>
 
 #include "core/error.h"
 #include "tokenizer/ascii_masks.h"
@@ -326,13 +327,18 @@ class BpeModel final : public Model {
   // Whether some token holds ASCII character a followed by b, or either is no token of its own:
   // only then can a merge join them.
   bool ascii_pair_joins(unsigned char a, unsigned char b) const {
-    const size_t bit = a * 128 + b;
-    return (joined_ascii_pairs_[bit / 64] >> (bit % 64)) & 1;
+    const auto [word, bit] = ascii_pair_bit(a, b);
+    return (joined_ascii_pairs_[word] & bit) != 0;
+  }
+  // The pair's place in joined_ascii_pairs_, a 128 x 128 bit table: its word and bit.
+  static std::pair<size_t, uint64_t> ascii_pair_bit(size_t a, size_t b) {
+    return {a * 2 + b / 64, uint64_t{1} << (b % 64)};
   }
   void find_joined_ascii_pairs() {
     joined_ascii_pairs_.fill(0);
     const auto join = [&](size_t a, size_t b) {
-      joined_ascii_pairs_[(a * 128 + b) / 64] |= uint64_t{1} << ((a * 128 + b) % 64);
+      const auto [word, bit] = ascii_pair_bit(a, b);
+      joined_ascii_pairs_[word] |= bit;
     };
     for (size_t a = 0; a < 128; ++a)
       for (size_t b = 0; b < 128; ++b)
