@@ -37,7 +37,7 @@ void JsonFields::parse(std::string_view json) {
   error_ = parser_.parse(json.data(), json.size(), false).get(root_);
 }
 
-void JsonFields::read(std::string_view json, Example& ex) {
+void JsonFields::read(std::string_view json, Example& ex, bool lend_text) {
   if (error_) {
     ex.error = error_ == simdjson::UTF8_ERROR
                    ? utf8_problem(json, "the line")
@@ -57,26 +57,47 @@ void JsonFields::read(std::string_view json, Example& ex) {
     read_messages(root_, ex);
     return;
   }
+  std::string_view lent;
   if (!options_.labels_only) {
-    if (!string_field(root_, options_.text_field, ex.text, ex.error)) return;
+    std::string_view text;
+    if (!string_field(root_, options_.text_field, text, ex.error)) return;
+    if (lend_text && options_.pair_field.empty())
+      lent = text;
+    else
+      ex.text.assign(text);
     if (!options_.pair_field.empty() &&
         !string_field(root_, options_.pair_field, ex.text_pair, ex.error))
       return;
   }
   if (!options_.label_field.empty()) label_field(root_, ex);
+  if (!lent.empty()) lend(lent, ex);  // last: root_ points into the document that moves
+}
+
+bool JsonFields::string_field(simdjson::dom::element root, const std::string& path,
+                              std::string_view& out, std::string& problem) {
+  simdjson::dom::element e = lookup(root, path, problem);
+  if (!problem.empty()) return false;
+  if (e.get_string().get(out) != simdjson::SUCCESS) {
+    problem = "field '" + path + "' is not a string";
+    return false;
+  }
+  return true;
 }
 
 bool JsonFields::string_field(simdjson::dom::element root, const std::string& path,
                               std::string& out, std::string& problem) {
-  simdjson::dom::element e = lookup(root, path, problem);
-  if (!problem.empty()) return false;
   std::string_view s;
-  if (e.get_string().get(s) != simdjson::SUCCESS) {
-    problem = "field '" + path + "' is not a string";
-    return false;
-  }
+  if (!string_field(root, path, s, problem)) return false;
   out.assign(s);
   return true;
+}
+
+// The strings lie in a buffer the parser owns through a pointer, so they stay where they are
+// when the parser moves; padding follows them (the buffer holds 5/3 of the JSON's length).
+void JsonFields::lend(std::string_view text, Example& ex) {
+  ex.text_view = text;
+  ex.text_owner = std::make_shared<const simdjson::dom::parser>(std::move(parser_));
+  parser_ = simdjson::dom::parser{};
 }
 
 // Every message an object with a string role and a string, null or list content (multimodal

@@ -26,11 +26,12 @@ class JsonlReader : public ExampleReader {
     // In place: the line reader guarantees simdjson's padding after every line.
     static_assert(LineReader::kPadding >= JsonFields::kPadding);
     fields_.parse(line);
-    // The parsed document holds its own copy of the strings: a long line's buffer can go before
-    // its text is copied out, and the parser's buffers (sized by the longest line) after.
+    // The parsed document holds its own copy of the strings: a long line's buffer can go once
+    // it is parsed. Its text stays in the document, which the example then holds; otherwise
+    // the parser's buffers (sized by the longest line) go after it.
     const bool long_line = line.size() > kLongLine;
     if (long_line && fields_.parsed_ok()) lines_->release_line();
-    fields_.read(line, ex);
+    fields_.read(line, ex, long_line);
     if (long_line) fields_.release_buffers();
     return true;
   }

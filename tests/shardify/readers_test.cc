@@ -343,6 +343,46 @@ TEST_CASE("JSONL lines left unread and read by the tokenizing threads give the s
   for (size_t bad : {1, 2, 4, 5}) CHECK(!direct[bad].error.empty());
 }
 
+TEST_CASE("JSONL: a text longer than 4 MiB is borrowed from its parsed line, labels intact") {
+  // A long line's text is not copied out of the parsed document: the example holds the
+  // document. Each must keep its own (the reader parses the next line into a new one), its
+  // escapes decoded; a second text (pair) is copied as before, and a label read after the text.
+  TempDir tmp("lent");
+  std::string raw, text;
+  for (int i = 0; text.size() < (5 << 20); ++i) {
+    const std::string n = std::to_string(i);
+    raw += "line " + n + " \\\"q\\\" caf\\u00e9 \\ud83d\\ude00\\n";
+    text += "line " + n + " \"q\" caf\xC3\xA9 \xF0\x9F\x98\x80\n";
+  }
+  write_file(tmp / "a.jsonl", "{\"t\":\"" + raw + "\",\"y\":\"pos\",\"p\":\"two\"}\n" +
+                                  "{\"y\":\"neg\",\"t\":\"" + raw + "!\",\"p\":\"three\"}\n" +
+                                  "{\"t\":\"short\",\"y\":\"neg\",\"p\":\"four\"}\n");
+  ReaderOptions o;
+  o.text_field = "t";
+  o.label_field = "y";
+  std::vector<Example> ex = read_examples(tmp / "a.jsonl", o);
+  REQUIRE(ex.size() == 3);
+  for (const Example& e : ex) CHECK_MESSAGE(e.error.empty(), e.error);
+  CHECK(ex[0].borrowed());
+  CHECK(ex[0].text.empty());
+  CHECK(ex[0].body() == text);
+  CHECK(ex[0].label == "pos");
+  CHECK(ex[1].borrowed());
+  CHECK(ex[1].body() == text + "!");
+  CHECK(ex[1].label == "neg");
+  CHECK(ex[2].body() == "short");
+  CHECK(!ex[2].borrowed());
+
+  o.pair_field = "p";
+  ex = read_examples(tmp / "a.jsonl", o);
+  REQUIRE(ex.size() == 3);
+  CHECK(!ex[0].borrowed());
+  CHECK(ex[0].text == text);
+  CHECK(ex[0].text_pair == "two");
+  CHECK(ex[1].text == text + "!");
+  CHECK(ex[1].text_pair == "three");
+  CHECK(ex[1].label == "neg");
+}
 TEST_CASE("SQuAD: answer_start in code points becomes a byte offset") {
   TempDir tmp("squad");
   // "Zürich — 1291": Z ü r i c h ' ' — ' ' = 9 code points before "1291", 12 bytes.
