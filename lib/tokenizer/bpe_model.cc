@@ -465,6 +465,21 @@ class BpeModel final : public Model {
   size_t size() const override { return tokens_.size(); }
   std::optional<uint32_t> unk_id() const override { return unk_; }
 
+  // A merge only makes a piece, so none joins the two sides of a cut unless a piece holds the
+  // newline and the byte after it. Affixes, whole-word lookups and an unknown newline that fuses
+  // with the unknown characters after it would reach across; then no cuts.
+  bool keeps_newline_cuts(std::array<bool, 256>& refused) const override {
+    const bool newline_known = ascii_ids_['\n'] != kNoId || byte_ids_['\n'] != kNoId;
+    if (!config_.continuing_subword_prefix.empty() || !config_.end_of_word_suffix.empty() ||
+        config_.ignore_merges || (config_.fuse_unk && !newline_known))
+      return false;
+    const std::string_view all = tokens_.joined();
+    for (size_t at = all.find('\n'); at != std::string_view::npos; at = all.find('\n', at + 1))
+      if (at + 1 < all.size() && !tokens_.starts_at(at + 1))
+        refused[static_cast<unsigned char>(all[at + 1])] = true;
+    return true;
+  }
+
  private:
   struct Sym {
     uint32_t id, begin, len;

@@ -65,6 +65,13 @@ class Model {
   virtual std::optional<uint32_t> unk_id() const = 0;
   // The model's tables as a compiled form (compiled_cache.h); empty when it has none.
   virtual std::string compiled() const { return {}; }
+  // Whether a word cut after a newline, before a visible character whose first byte `refused`
+  // does not mark, tokenizes into the tokens of its halves (text_cuts.h); the model marks the
+  // bytes it refuses. False: no cuts.
+  virtual bool keeps_newline_cuts(std::array<bool, 256>& refused) const {
+    (void)refused;
+    return false;
+  }
 };
 
 struct BpeModelConfig {

@@ -289,6 +289,10 @@ bool Normalizer::keeps_newline_cuts() const {
     case kUnicode:
     case kLowercase:
       return true;
+    case kReplace:
+      return !regex && !pattern.empty() &&
+             std::string_view(" \t\r\v\f").find(pattern[0]) != std::string_view::npos &&
+             pattern.find('\n') == std::string::npos;
     default:
       return false;
   }

@@ -52,7 +52,9 @@ struct Normalizer {
   // Whether apply() works on each side of a newline between two non-space characters alone, so
   // that a text cut there normalizes into the halves of its whole normalization (text_cuts.h):
   // true for the Unicode forms and Lowercase (a newline starts a combining sequence that nothing
-  // joins), false for Prepend, Strip, Replace and the charsmaps.
+  // joins), and for Replace of a literal that starts with white space and holds no newline (no
+  // match holds the newline or starts at the visible character after it); false for Prepend,
+  // Strip, other Replaces and the charsmaps.
   bool keeps_newline_cuts() const;
 };
 

@@ -27,6 +27,20 @@ bool starts_with_once_replaced(std::string_view in, std::string_view rep) {
 
 }  // namespace
 
+PipelineTokenizer::PipelineTokenizer(PipelineConfig config) : config_(std::move(config)) {
+  cuts_after_newlines_ = steps_keep_newline_cuts();
+}
+
+bool PipelineTokenizer::steps_keep_newline_cuts() {
+  if (config_.normalizer && !config_.normalizer->keeps_newline_cuts()) return false;
+  if (config_.pre_tokenizer && !config_.pre_tokenizer->keeps_newline_cuts()) return false;
+  std::array<bool, 256> refused{};
+  if (!config_.model->keeps_newline_cuts(refused)) return false;
+  for (int b = 0; b < 256; ++b)
+    if (refused[b]) refuse_cuts_before(static_cast<char>(b));
+  return true;
+}
+
 // Ids only, on a plain string: the pre-tokenizers that reduce to string work run as such (none;
 // Metaspace; a String Split whose string does not occur, which leaves the text whole), the
 // others through NormalizedString pieces.

@@ -24,7 +24,7 @@ struct PipelineConfig {
 
 class PipelineTokenizer : public TokenizerBase {
  public:
-  explicit PipelineTokenizer(PipelineConfig config) : config_(std::move(config)) {}
+  explicit PipelineTokenizer(PipelineConfig config);
   std::optional<uint32_t> unk_id() const { return config_.model->unk_id(); }
   const std::optional<Normalizer>& normalizer() const { return config_.normalizer; }
   std::string compiled_model() const override { return config_.model->compiled(); }
@@ -42,8 +42,13 @@ class PipelineTokenizer : public TokenizerBase {
   size_t model_vocab_size() const override { return config_.model->size(); }
   bool matches_normalized_added() const override { return true; }
   void finish_encoding(Encoding& e) const override;
+  bool cuts_after_newlines() const override { return cuts_after_newlines_; }
 
  private:
+  // Whether each step keeps to the sides of a cut after a newline (text_cuts.h): Gemma's and
+  // InternLM2's, not Llama-2's, whose Prepend puts "▁" before every text.
+  bool steps_keep_newline_cuts();
+
   void encode_piece(const NormalizedString& s, bool at_start, size_t base,
                     std::vector<uint32_t>& ids, Encoding* detail) const;
   void encode_plain(std::string_view text, bool at_start, std::vector<uint32_t>& ids) const;
@@ -51,6 +56,7 @@ class PipelineTokenizer : public TokenizerBase {
   bool plain_pre_tokenizer(std::string_view text) const;
 
   PipelineConfig config_;
+  bool cuts_after_newlines_ = false;
 };
 
 }  // namespace shardkit::tok

@@ -198,4 +198,18 @@ void PreTokenizer::apply(std::vector<Piece>& pieces) const {
   pieces.swap(next);
 }
 
+bool PreTokenizer::keeps_newline_cuts() const {
+  switch (kind) {
+    case kSequence:
+      return std::all_of(children.begin(), children.end(),
+                         [](const PreTokenizer& c) { return c.keeps_newline_cuts(); });
+    case kSplit:
+      return !invert && !literal.empty() &&  // a String pattern (its regex escapes it)
+             std::string_view(" \t\r\v\f").find(literal[0]) != std::string_view::npos &&
+             literal.find('\n') == std::string::npos;
+    default:
+      return false;
+  }
+}
+
 }  // namespace shardkit::tok

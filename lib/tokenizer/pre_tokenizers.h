@@ -52,6 +52,11 @@ struct PreTokenizer {
   };
   // Splits every piece; empty pieces are dropped, as HF does.
   void apply(std::vector<Piece>& pieces) const;
+  // Whether a text cut after a newline between two non-space characters splits into the pieces
+  // of its whole, the piece across the cut in two (text_cuts.h): for Splits on a literal that
+  // starts with white space and holds no newline (Gemma's on " "), whose matches keep clear of
+  // the cut, and Sequences of them.
+  bool keeps_newline_cuts() const;
 };
 
 // HF's find_matches for a pattern: hands `push(range, is_match)` the matches of `text` and the

@@ -41,6 +41,11 @@ class StringList {
     return bytes_.view().substr(begin, ends_[i] - begin);
   }
   size_t size() const { return ends_.size(); }
+  // The strings one after another, and whether one of them starts at byte `pos` of that.
+  std::string_view joined() const { return bytes_.view(); }
+  bool starts_at(size_t pos) const {
+    return pos == 0 || std::binary_search(ends_.begin(), ends_.end(), uint64_t{pos});
+  }
 
   void save(BlobWriter& w) const {
     bytes_.save(w);

@@ -41,11 +41,16 @@ void TokenizerBase::set_added_tokens(std::vector<AddedToken> tokens,
     }
   }
   std::sort(added_by_id_.begin(), added_by_id_.end());
-  added_token_holds_newline_ = false;
+  added_token_crosses_newline_ = false;
   lstrip_first_byte_.fill(false);
   for (const auto* list : {&plain, &normalized})
     for (const AddedToken& t : *list) {
-      if (t.content.find('\n') != std::string::npos) added_token_holds_newline_ = true;
+      // A match reaches across a cut only with a character after a newline: runs of newlines
+      // alone (Gemma's "\n" to "\n\n\n...") end at one, before a visible character.
+      const size_t newline = t.content.find('\n');
+      if (newline != std::string::npos &&
+          t.content.find_first_not_of('\n', newline) != std::string::npos)
+        added_token_crosses_newline_ = true;
       if (t.lstrip && !t.content.empty())
         lstrip_first_byte_[static_cast<unsigned char>(t.content[0])] = true;
     }
@@ -139,7 +144,7 @@ Encoding TokenizerBase::post_process(Encoding first, std::optional<Encoding> sec
 }
 
 size_t TokenizerBase::next_cut(std::string_view text, size_t from) const {
-  if (!cuts_after_newlines() || added_token_holds_newline_) return std::string_view::npos;
+  if (!cuts_after_newlines() || added_token_crosses_newline_) return std::string_view::npos;
   std::array<bool, 256> refused;
   for (size_t b = 0; b < refused.size(); ++b)
     refused[b] = lstrip_first_byte_[b] || model_refused_[b];

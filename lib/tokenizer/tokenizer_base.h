@@ -101,9 +101,9 @@ class TokenizerBase : public Tokenizer {
   StringIdMap added_by_content_;
   std::vector<std::pair<uint32_t, size_t>> added_by_id_;  // sorted (id, index in added_)
   AddedTokenMatcher matcher_, normalized_matcher_;
-  // Cuts for next_cut: none when an added token holds a newline; none before a byte that starts
-  // an lstrip token (it would take the newline before it).
-  bool added_token_holds_newline_ = false;
+  // Cuts for next_cut: none when an added token holds a newline with a character after it; none
+  // before a byte that starts an lstrip token (it would take the newline before it).
+  bool added_token_crosses_newline_ = false;
   std::array<bool, 256> lstrip_first_byte_{};
   std::array<bool, 256> model_refused_{};
   PostProcessorConfig post_;

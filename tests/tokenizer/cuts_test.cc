@@ -93,15 +93,22 @@ TEST_CASE("a text cut where next_cut says gives the ids of the whole, which are 
       {"claude (NFKC)", npm("claude"), true},
       {"mistral nemo (Tekken)", npm("mistral_nemo"), true},
       {"deepseek v3 (three Splits)", npm("deepseek_v3"), true},
+      // BPE over characters: a Replace of " " (and Gemma's Split on it) keep cuts; InternLM2
+      // holds pieces with a newline and a tab, CR or U+2581 after it.
+      {"gemma3 (Replace, Split on \" \")", npm("gemma3"), true},
+      {"internlm2 (Replace)", npm("internlm2"), true},
       // Its Prepend normalizer puts U+2581 before the whole text only.
       {"llama2 (Prepend)", npm("llama2"), false},
   };
   // GPT-2's file with an added token that takes the white space before it (lstrip): no cut
-  // before it. And with one that holds a newline: no cuts at all.
+  // before it. With one that holds a newline and a letter after it: no cuts at all. With one
+  // of newlines alone, which ends at a cut: cuts as before.
   const nlohmann::json gpt2 = nlohmann::json::parse(read_file(oracle_files() / "gpt2.json"));
-  for (const auto& [name, content, lstrip] :
-       {std::tuple<std::string, std::string, bool>{"gpt2 + lstrip token", "<|lx|>", true},
-        {"gpt2 + newline token", "\n\n", false}}) {
+  for (const auto& [name, content, lstrip, cuts] :
+       {std::tuple<std::string, std::string, bool, bool>{"gpt2 + lstrip token", "<|lx|>", true,
+                                                         true},
+        {"gpt2 + newline-letter token", "\nA", false, false},
+        {"gpt2 + newlines token", "\n\n", false, true}}) {
     nlohmann::json variant = gpt2;
     variant["added_tokens"].push_back({{"id", 50257},
                                        {"content", content},
@@ -110,10 +117,10 @@ TEST_CASE("a text cut where next_cut says gives the ids of the whole, which are 
                                        {"rstrip", false},
                                        {"normalized", false},
                                        {"special", true}});
-    const auto file = oracle_files() / ("cuts-" + std::to_string(::getpid()) +
-                                        (lstrip ? "-lstrip" : "-newline") + ".json");
+    const auto file = oracle_files() / ("cuts-" + std::to_string(::getpid()) + "-" +
+                                        std::to_string(families.size()) + ".json");
     write_file(file, variant.dump());
-    families.push_back({name, file, lstrip});
+    families.push_back({name, file, cuts});
   }
   for (const Family& f : families) {
     CAPTURE(f.name);
