@@ -9,6 +9,7 @@
 #include "tokenizer/escape_spaces.h"
 #include "tokenizer/precompiled_charsmap.h"
 #include "tokenizer/sentencepiece_normalizer.h"
+#include "tokenizer/text_cuts.h"
 #include "tokenizer/unicode.h"
 
 namespace shardkit::tok {
@@ -290,9 +291,7 @@ bool Normalizer::keeps_newline_cuts() const {
     case kLowercase:
       return true;
     case kReplace:
-      return !regex && !pattern.empty() &&
-             std::string_view(" \t\r\v\f").find(pattern[0]) != std::string_view::npos &&
-             pattern.find('\n') == std::string::npos;
+      return !regex && literal_keeps_newline_cuts(pattern);
     default:
       return false;
   }

@@ -4,6 +4,7 @@
 
 #include "tokenizer/byte_level.h"
 #include "tokenizer/normalizers.h"
+#include "tokenizer/text_cuts.h"
 #include "tokenizer/unicode.h"
 #include "tokenizer/unicode_scripts.h"
 
@@ -204,9 +205,8 @@ bool PreTokenizer::keeps_newline_cuts() const {
       return std::all_of(children.begin(), children.end(),
                          [](const PreTokenizer& c) { return c.keeps_newline_cuts(); });
     case kSplit:
-      return !invert && !literal.empty() &&  // a String pattern (its regex escapes it)
-             std::string_view(" \t\r\v\f").find(literal[0]) != std::string_view::npos &&
-             literal.find('\n') == std::string::npos;
+      // A String pattern sets `literal` (its regex escapes it).
+      return !invert && literal_keeps_newline_cuts(literal);
     default:
       return false;
   }

@@ -19,6 +19,15 @@
 
 namespace shardkit::tok {
 
+// Whether a literal that a normalizer replaces or a pre-tokenizer splits on keeps to the sides
+// of such a cut: one that starts with white space and holds no newline never matches at the
+// visible character after the newline, nor across the newline.
+inline bool literal_keeps_newline_cuts(std::string_view literal) {
+  return !literal.empty() &&
+         std::string_view(" \t\r\v\f").find(literal[0]) != std::string_view::npos &&
+         literal.find('\n') == std::string_view::npos;
+}
+
 // The first p >= from with text[p - 1] == '\n' between two visible characters (neither
 // White_Space nor a control or format character, so each makes a token: no part of a cut text
 // is empty), whose first byte text[p] is not marked in `refused_first_bytes`; npos when there
