@@ -97,7 +97,7 @@ bool JsonFields::string_field(simdjson::dom::element root, const std::string& pa
 void JsonFields::lend(std::string_view text, Example& ex) {
   ex.text_view = text;
   ex.text_owner = std::make_shared<const simdjson::dom::parser>(std::move(parser_));
-  parser_ = simdjson::dom::parser{};
+  release_buffers();  // the next line starts a new document
 }
 
 // Every message an object with a string role and a string, null or list content (multimodal

@@ -28,10 +28,10 @@ bool starts_with_once_replaced(std::string_view in, std::string_view rep) {
 }  // namespace
 
 PipelineTokenizer::PipelineTokenizer(PipelineConfig config) : config_(std::move(config)) {
-  cuts_after_newlines_ = steps_keep_newline_cuts();
+  cuts_after_newlines_ = allow_newline_cuts();
 }
 
-bool PipelineTokenizer::steps_keep_newline_cuts() {
+bool PipelineTokenizer::allow_newline_cuts() {
   if (config_.normalizer && !config_.normalizer->keeps_newline_cuts()) return false;
   if (config_.pre_tokenizer && !config_.pre_tokenizer->keeps_newline_cuts()) return false;
   std::array<bool, 256> refused{};

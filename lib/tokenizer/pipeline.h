@@ -46,8 +46,9 @@ class PipelineTokenizer : public TokenizerBase {
 
  private:
   // Whether each step keeps to the sides of a cut after a newline (text_cuts.h): Gemma's and
-  // InternLM2's, not Llama-2's, whose Prepend puts "▁" before every text.
-  bool steps_keep_newline_cuts();
+  // InternLM2's, not Llama-2's, whose Prepend puts "▁" before every text. When they do, the
+  // bytes the model refuses after a newline are marked for next_cut.
+  bool allow_newline_cuts();
 
   void encode_piece(const NormalizedString& s, bool at_start, size_t base,
                     std::vector<uint32_t>& ids, Encoding* detail) const;
