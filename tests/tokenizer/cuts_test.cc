@@ -20,7 +20,8 @@ constexpr size_t kNone = std::string_view::npos;
 // Documents that hold newlines in every neighbourhood the patterns tell apart: each fixture
 // file whole, and seeded random strings over letters of each case, marks, digits, white space
 // of several kinds, CR/LF, punctuation, symbols, controls, apostrophes and contraction letters,
-// with many newlines. Each ends with U+001E (hf_encode.js --records).
+// SentencePiece's "▁" (which InternLM2's pieces hold after a newline), with many newlines. Each
+// ends with U+001E (hf_encode.js --records).
 std::string documents() {
   std::string out;
   auto dir = std::filesystem::path(SHARDKIT_SOURCE_DIR) / "tests" / "data" / "tokenizer";
@@ -30,10 +31,11 @@ std::string documents() {
   std::sort(files.begin(), files.end());
   for (const auto& f : files) out += read_file(f) + "\x1e";
   const std::vector<std::string> alphabet = {
-      "A",    "a",      "\u00E9",     "\u4E2D",  "\u0301", "7",      "\u0663", " ",      "\t",
-      "\r",   "\n",     "\n",         "\n",      "\n",     "\n",     ".",      "/",      "$",
-      "'",    "s",      "l",          "L",       "\u00A0", "\u2014", "\u200B", "\u3000", "<",
-      "\x01", "\u00A9", "\U0001F600", "e\u0301", "\n\n",   "\r\n",   " \n",    "\n ",    "<|lx|>"};
+      "A",      "a",      "\u00E9", "\u4E2D", "\u0301", "7",          "\u0663",  " ",
+      "\t",     "\r",     "\n",     "\n",     "\n",     "\n",         "\n",      ".",
+      "/",      "$",      "'",      "s",      "l",      "L",          "\u00A0",  "\u2014",
+      "\u200B", "\u3000", "<",      "\x01",   "\u00A9", "\U0001F600", "e\u0301", "\n\n",
+      "\r\n",   " \n",    "\n ",    "<|lx|>", "\u2581"};
   std::mt19937 random(11);
   for (int k = 0; k < 1500; ++k) {
     out += random_join(alphabet, 2, 24, random) + "\x1e";
