@@ -43,6 +43,7 @@ struct Example {
   std::string_view text_view;
   std::shared_ptr<const MappedFile> text_file;
   bool continues = false;  // a part of a long document, and more parts follow
+  bool after_cut = false;  // a part of a long document after its first (encode_ids_after_cut)
   // A JSONL line not parsed yet: text_view is the line's JSON (ReaderOptions::defer_json).
   bool json_unread = false;
 
@@ -55,8 +56,8 @@ struct Example {
   // a field added to Example does not compile until it is cleared here too.
   void reset() {
     auto& [file_index_, line_, where_, text_, text_pair_, messages_, label_, questions_, error_,
-           rest_of_file_lost_, text_owner_, text_view_, text_file_, continues_, json_unread_] =
-        *this;
+           rest_of_file_lost_, text_owner_, text_view_, text_file_, continues_, after_cut_,
+           json_unread_] = *this;
     file_index_ = 0;
     line_ = 0;
     for (std::string* s : {&where_, &text_, &text_pair_, &messages_, &label_, &error_}) s->clear();
@@ -66,6 +67,7 @@ struct Example {
     text_view_ = {};
     text_file_.reset();
     continues_ = false;
+    after_cut_ = false;
     json_unread_ = false;
   }
 };

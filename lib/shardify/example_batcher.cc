@@ -34,6 +34,7 @@ bool ExampleBatcher::cut_into_parts(Example& ex) {
     part.text_view = whole.substr(begin, cut - begin);
     part.text_file = ex.text_file;
     part.continues = cut < whole.size();
+    part.after_cut = begin > 0;
     parts_.push_back(std::move(part));
     begin = cut;
   }

@@ -176,7 +176,11 @@ void TaskEncoder::encode_document(const Example& ex, EncodedBatch& out) const {
   const size_t before = out.ids.size();
   const std::string_view text = ex.body();
   reserve_for_text(out.ids, text);
-  tok_.encode_ids(text, out.ids);
+  if (ex.after_cut) {
+    tok_.encode_ids_after_cut(text, out.ids);
+  } else {
+    tok_.encode_ids(text, out.ids);
+  }
   const size_t n = out.ids.size() - before;
   // (A part of a long document ends and starts with characters that make tokens, text_cuts.h.)
   if (n == 0) {

@@ -297,6 +297,19 @@ bool Normalizer::keeps_newline_cuts() const {
   }
 }
 
+bool Normalizer::prepends() const {
+  if (kind == kPrepend) return true;
+  return std::any_of(children.begin(), children.end(),
+                     [](const Normalizer& c) { return c.prepends(); });
+}
+
+Normalizer Normalizer::without_prepend() const {
+  if (kind == kPrepend) return Normalizer{};  // an empty Sequence: the identity
+  Normalizer out = *this;
+  for (Normalizer& c : out.children) c = c.without_prepend();
+  return out;
+}
+
 void Normalizer::apply(NormalizedString& s) const {
   switch (kind) {
     case kSequence:

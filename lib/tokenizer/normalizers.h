@@ -56,6 +56,12 @@ struct Normalizer {
   // match holds the newline or starts at the visible character after it); false for Prepend,
   // Strip, other Replaces and the charsmaps.
   bool keeps_newline_cuts() const;
+  // Whether a step is a Prepend, and the normalizer without those steps. A Prepend puts its
+  // prefix before a whole text, so a text cut in parts has it before the first part only: the
+  // others are normalized by without_prepend(), and the joined results are the whole's when
+  // without_prepend() keeps_newline_cuts().
+  bool prepends() const;
+  Normalizer without_prepend() const;
 };
 
 // HF's NormalizedString::prepend (the prefix aligned with the first character) and replace of

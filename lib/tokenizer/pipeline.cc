@@ -28,11 +28,14 @@ bool starts_with_once_replaced(std::string_view in, std::string_view rep) {
 }  // namespace
 
 PipelineTokenizer::PipelineTokenizer(PipelineConfig config) : config_(std::move(config)) {
+  if (config_.normalizer && config_.normalizer->prepends())
+    normalizer_after_cut_ = config_.normalizer->without_prepend();
   cuts_after_newlines_ = allow_newline_cuts();
 }
 
 bool PipelineTokenizer::allow_newline_cuts() {
-  if (config_.normalizer && !config_.normalizer->keeps_newline_cuts()) return false;
+  const std::optional<Normalizer>& normalizer = part_normalizer();
+  if (normalizer && !normalizer->keeps_newline_cuts()) return false;
   if (config_.pre_tokenizer && !config_.pre_tokenizer->keeps_newline_cuts()) return false;
   std::array<bool, 256> refused{};
   if (!config_.model->keeps_newline_cuts(refused)) return false;
@@ -135,22 +138,29 @@ void PipelineTokenizer::encode_piece(const NormalizedString& s, bool at_start, s
 
 void PipelineTokenizer::encode_segment(std::string_view full, size_t begin, size_t end,
                                        std::vector<uint32_t>& ids, Encoding* detail) const {
+  encode_normalized(full, begin, end, ids, detail, config_.normalizer, begin == 0);
+}
+
+void PipelineTokenizer::encode_normalized(std::string_view full, size_t begin, size_t end,
+                                          std::vector<uint32_t>& ids, Encoding* detail,
+                                          const std::optional<Normalizer>& normalizer,
+                                          bool at_start) const {
   const AddedTokenMatcher& added = normalized_added();
-  if (!detail && added.empty() && (!config_.normalizer || config_.normalizer->is_plain())) {
+  if (!detail && added.empty() && (!normalizer || normalizer->is_plain())) {
     // Ids only, with string edits for normalizers: no alignments, no NormalizedString.
     thread_local std::string text;
     text.assign(full.data() + begin, end - begin);
-    if (config_.normalizer) config_.normalizer->apply_plain(text);
-    encode_plain(text, begin == 0, ids);
+    if (normalizer) normalizer->apply_plain(text);
+    encode_plain(text, at_start, ids);
     if (text.capacity() > kKeptScratchTokens) text = std::string();  // a whole document's
     return;
   }
   // Alignments give offsets, and tell where each normalized gap between added tokens starts in
   // the original (a Metaspace prepends only at its start).
   NormalizedString s(full.substr(begin, end - begin), detail || !added.empty());
-  if (config_.normalizer) config_.normalizer->apply(s);
+  if (normalizer) normalizer->apply(s);
   if (added.empty()) {
-    encode_piece(s, begin == 0, begin, ids, detail);
+    encode_piece(s, at_start, begin, ids, detail);
     return;
   }
   added.split(s.text(), [&](bool is_token, size_t b, size_t e, uint32_t id) {
@@ -168,7 +178,7 @@ void PipelineTokenizer::encode_segment(std::string_view full, size_t begin, size
     const NormalizedString gap =
         detail ? s.slice(b, e)
                : NormalizedString(std::string_view(s.text()).substr(b, e - b), false);
-    encode_piece(gap, begin + o.first == 0, begin, ids, detail);
+    encode_piece(gap, at_start && o.first == 0, begin, ids, detail);
   });
 }
 

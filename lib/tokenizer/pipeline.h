@@ -43,12 +43,26 @@ class PipelineTokenizer : public TokenizerBase {
   bool matches_normalized_added() const override { return true; }
   void finish_encoding(Encoding& e) const override;
   bool cuts_after_newlines() const override { return cuts_after_newlines_; }
+  bool prefixes_segments() const override { return normalizer_after_cut_.has_value(); }
+  void encode_segment_after_cut(std::string_view part, size_t end,
+                                std::vector<uint32_t>& ids) const override {
+    encode_normalized(part, 0, end, ids, nullptr, part_normalizer(), false);
+  }
 
  private:
-  // Whether each step keeps to the sides of a cut after a newline (text_cuts.h): Gemma's and
-  // InternLM2's, not Llama-2's, whose Prepend puts "▁" before every text. When they do, the
-  // bytes the model refuses after a newline are marked for next_cut.
+  // Whether each step keeps to the sides of a cut after a newline (text_cuts.h): Gemma's,
+  // InternLM2's and Llama-2's (whose Prepend puts "▁" before the first part only). When they
+  // do, the bytes the model refuses after a newline are marked for next_cut.
   bool allow_newline_cuts();
+
+  // The normalizer of a part after a cut.
+  const std::optional<Normalizer>& part_normalizer() const {
+    return normalizer_after_cut_ ? normalizer_after_cut_ : config_.normalizer;
+  }
+  // encode_segment with `normalizer`; `at_start`: full[begin] starts the whole text.
+  void encode_normalized(std::string_view full, size_t begin, size_t end,
+                         std::vector<uint32_t>& ids, Encoding* detail,
+                         const std::optional<Normalizer>& normalizer, bool at_start) const;
 
   void encode_piece(const NormalizedString& s, bool at_start, size_t base,
                     std::vector<uint32_t>& ids, Encoding* detail) const;
@@ -57,6 +71,8 @@ class PipelineTokenizer : public TokenizerBase {
   bool plain_pre_tokenizer(std::string_view text) const;
 
   PipelineConfig config_;
+  // The normalizer of a part after a cut, when it differs (normalizer.prepends()).
+  std::optional<Normalizer> normalizer_after_cut_;
   bool cuts_after_newlines_ = false;
 };
 

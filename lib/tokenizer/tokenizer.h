@@ -75,11 +75,16 @@ class Tokenizer {
   virtual size_t added_tokens(bool pair) const = 0;
   virtual std::string decode(std::span<const uint32_t> ids, bool skip_special_tokens) const = 0;
   // The first position at or after `from` where the valid UTF-8 `text` may be cut so that the
-  // ids of encode_ids on each side, joined, are the ids of the whole: no added token,
-  // normalization, pre-token or merge crosses it (tokenizer/text_cuts.h). npos when there is
-  // none, or when this tokenizer's stages could join text across any position. shardify cuts a
-  // long document there so that several threads tokenize it.
+  // ids of its parts, joined, are the ids of the whole: no added token, normalization,
+  // pre-token or merge crosses it (tokenizer/text_cuts.h). The first part's ids are encode_ids',
+  // the others' encode_ids_after_cut's. npos when there is none, or when this tokenizer's stages
+  // could join text across any position. shardify cuts a long document there so that several
+  // threads tokenize it.
   virtual size_t next_cut(std::string_view text, size_t from) const = 0;
+  // encode_ids for a part of a text that starts at a cut next_cut named: what the tokenizer puts
+  // only before a whole text (Llama-2's Prepend of U+2581) is left out, since the part before
+  // the cut had it.
+  virtual void encode_ids_after_cut(std::string_view part, std::vector<uint32_t>& out) const = 0;
 
   virtual size_t vocab_size() const = 0;
   virtual std::optional<uint32_t> token_to_id(std::string_view token) const = 0;

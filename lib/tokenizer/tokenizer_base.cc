@@ -42,6 +42,7 @@ void TokenizerBase::set_added_tokens(std::vector<AddedToken> tokens,
   }
   std::sort(added_by_id_.begin(), added_by_id_.end());
   added_token_crosses_newline_ = false;
+  added_token_may_end_at_cut_ = false;
   lstrip_first_byte_.fill(false);
   for (const auto* list : {&plain, &normalized})
     for (const AddedToken& t : *list) {
@@ -51,6 +52,7 @@ void TokenizerBase::set_added_tokens(std::vector<AddedToken> tokens,
       if (newline != std::string::npos &&
           t.content.find_first_not_of('\n', newline) != std::string::npos)
         added_token_crosses_newline_ = true;
+      if (t.rstrip || t.content.ends_with('\n')) added_token_may_end_at_cut_ = true;
       if (t.lstrip && !t.content.empty())
         lstrip_first_byte_[static_cast<unsigned char>(t.content[0])] = true;
     }
@@ -110,6 +112,21 @@ void TokenizerBase::encode_ids(std::string_view text, std::vector<uint32_t>& out
   });
 }
 
+// The part's first segment continues the one the cut split; a segment after an added token
+// starts anew (next_cut makes sure no added token ends at the cut when that matters).
+void TokenizerBase::encode_ids_after_cut(std::string_view part, std::vector<uint32_t>& out) const {
+  validate_utf8(part);
+  split_added(part, [&](bool is_token, size_t b, size_t end, uint32_t id) {
+    if (is_token) {
+      out.push_back(id);
+    } else if (b == 0) {
+      encode_segment_after_cut(part, end, out);
+    } else {
+      encode_segment(part, b, end, out, nullptr);
+    }
+  });
+}
+
 Encoding TokenizerBase::post_process(Encoding first, std::optional<Encoding> second) const {
   Encoding out;
   auto append_seq = [&](const Encoding& src, uint32_t type_id, int8_t seq) {
@@ -144,7 +161,9 @@ Encoding TokenizerBase::post_process(Encoding first, std::optional<Encoding> sec
 }
 
 size_t TokenizerBase::next_cut(std::string_view text, size_t from) const {
-  if (!cuts_after_newlines() || added_token_crosses_newline_) return std::string_view::npos;
+  if (!cuts_after_newlines() || added_token_crosses_newline_ ||
+      (prefixes_segments() && added_token_may_end_at_cut_))
+    return std::string_view::npos;
   std::array<bool, 256> refused;
   for (size_t b = 0; b < refused.size(); ++b)
     refused[b] = lstrip_first_byte_[b] || model_refused_[b];

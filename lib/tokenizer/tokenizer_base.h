@@ -40,6 +40,7 @@ class TokenizerBase : public Tokenizer {
   size_t added_tokens(bool pair) const override;
   std::string decode(std::span<const uint32_t> ids, bool skip_special_tokens) const override;
   size_t next_cut(std::string_view text, size_t from) const override;
+  void encode_ids_after_cut(std::string_view part, std::vector<uint32_t>& out) const override;
   size_t vocab_size() const override;
   std::optional<uint32_t> token_to_id(std::string_view token) const override;
   std::string id_to_token(uint32_t id) const override;
@@ -79,6 +80,14 @@ class TokenizerBase : public Tokenizer {
   // Whether the model's normalizer, pre-tokenizer and merges keep to each side of a newline
   // between two non-space characters (text_cuts.h); if so, next_cut finds such newlines.
   virtual bool cuts_after_newlines() const { return false; }
+  // Whether encode_segment puts something before each text (a Prepend normalizer) that a part
+  // after a cut leaves out (encode_segment_after_cut).
+  virtual bool prefixes_segments() const { return false; }
+  // encode_segment of part[0, end), ids only, where `part` starts at a cut.
+  virtual void encode_segment_after_cut(std::string_view part, size_t end,
+                                        std::vector<uint32_t>& ids) const {
+    encode_segment(part, 0, end, ids, nullptr);
+  }
   // Marks a first byte of the text after a newline where the model refuses a cut anyway (a
   // pattern whose newline tail goes on with it, as o200k's `[\r\n/]*` does with '/').
   void refuse_cuts_before(char first_byte) {
@@ -104,6 +113,10 @@ class TokenizerBase : public Tokenizer {
   // Cuts for next_cut: none when an added token holds a newline with a character after it; none
   // before a byte that starts an lstrip token (it would take the newline before it).
   bool added_token_crosses_newline_ = false;
+  // Whether an added token may end at a cut (it ends with a newline, or takes the white space
+  // after it): the text after it would then start a segment, which prefixes_segments() marks
+  // differently from the part after a cut.
+  bool added_token_may_end_at_cut_ = false;
   std::array<bool, 256> lstrip_first_byte_{};
   std::array<bool, 256> model_refused_{};
   PostProcessorConfig post_;

