@@ -207,6 +207,11 @@ bool PreTokenizer::keeps_newline_cuts() const {
     case kSplit:
       // A String pattern sets `literal` (its regex escapes it).
       return !invert && literal_keeps_newline_cuts(literal);
+    case kMetaspace:
+      // Spaces become the replacement, and a piece starts at each; the piece across a cut goes
+      // to the model in two, which the model's own check allows. "always" would put the
+      // replacement before the part after a cut too.
+      return prepend_scheme != kAlways && replacement.find('\n') == std::string::npos;
     default:
       return false;
   }

@@ -55,7 +55,8 @@ struct PreTokenizer {
   // Whether a text cut after a newline between two non-space characters splits into the pieces
   // of its whole, the piece across the cut in two (text_cuts.h): for Splits on a literal that
   // starts with white space and holds no newline (Gemma's on " "), whose matches keep clear of
-  // the cut, and Sequences of them.
+  // the cut, for a Metaspace that puts its replacement before the first piece of the text only
+  // ("first") or never, and Sequences of them.
   bool keeps_newline_cuts() const;
 };
 

@@ -43,6 +43,11 @@ std::string documents() {
   return out;
 }
 
+nlohmann::json added_token(uint32_t id, const std::string& content, bool lstrip, bool rstrip) {
+  return {{"id", id},         {"content", content},  {"single_word", false}, {"lstrip", lstrip},
+          {"rstrip", rstrip}, {"normalized", false}, {"special", true}};
+}
+
 struct Outcome {
   size_t cuts = 0, wrong = 0;
   // Documents cut at every position at once whose parts' ids differ from the whole's.
@@ -127,6 +132,12 @@ TEST_CASE("a text cut where next_cut says gives the ids of the whole, which are 
       // are normalized without it.
       {"llama2 (Prepend)", npm("llama2"), true},
   };
+  auto add_variant = [&](const std::string& name, const nlohmann::json& variant, bool cuts) {
+    const auto file = oracle_files() / ("cuts-" + std::to_string(::getpid()) + "-" +
+                                        std::to_string(families.size()) + ".json");
+    write_file(file, variant.dump());
+    families.push_back({name, file, cuts});
+  };
   // GPT-2's file with an added token that takes the white space before it (lstrip): no cut
   // before it. With one that holds a newline and a letter after it: no cuts at all. With one
   // of newlines alone, which ends at a cut: cuts as before.
@@ -137,17 +148,8 @@ TEST_CASE("a text cut where next_cut says gives the ids of the whole, which are 
         {"gpt2 + newline-letter token", "\nA", false, false},
         {"gpt2 + newlines token", "\n\n", false, true}}) {
     nlohmann::json variant = gpt2;
-    variant["added_tokens"].push_back({{"id", 50257},
-                                       {"content", content},
-                                       {"single_word", false},
-                                       {"lstrip", lstrip},
-                                       {"rstrip", false},
-                                       {"normalized", false},
-                                       {"special", true}});
-    const auto file = oracle_files() / ("cuts-" + std::to_string(::getpid()) + "-" +
-                                        std::to_string(families.size()) + ".json");
-    write_file(file, variant.dump());
-    families.push_back({name, file, cuts});
+    variant["added_tokens"].push_back(added_token(50257, content, lstrip, false));
+    add_variant(name, variant, cuts);
   }
   // Llama-2's file with an added token that may end at a cut (it ends with a newline, or takes
   // the white space after it): the text after it starts a segment, which the Prepend marks, so
@@ -159,17 +161,24 @@ TEST_CASE("a text cut where next_cut says gives the ids of the whole, which are 
         {"llama2 + rstrip token", "<|lx|>", true, false},
         {"llama2 + token", "<|lx|>", false, true}}) {
     nlohmann::json variant = llama2;
-    variant["added_tokens"].push_back({{"id", 32000},
-                                       {"content", content},
-                                       {"single_word", false},
-                                       {"lstrip", false},
-                                       {"rstrip", rstrip},
-                                       {"normalized", false},
-                                       {"special", true}});
-    const auto file = oracle_files() / ("cuts-" + std::to_string(::getpid()) + "-" +
-                                        std::to_string(families.size()) + ".json");
-    write_file(file, variant.dump());
-    families.push_back({name, file, cuts});
+    variant["added_tokens"].push_back(added_token(32000, content, false, rstrip));
+    add_variant(name, variant, cuts);
+  }
+  // Llama-2's model behind a Metaspace instead of its normalizer, as newer conversions of
+  // SentencePiece BPEs have it (Mistral's): "first" puts U+2581 before the text's start only,
+  // which the part after a cut is not; "always" before every text given to it.
+  for (const auto& [name, scheme, split, cuts] :
+       {std::tuple<std::string, std::string, bool, bool>{"llama2 as Metaspace first", "first",
+                                                         false, true},
+        {"llama2 as Metaspace first, split", "first", true, true},
+        {"llama2 as Metaspace always", "always", true, false}}) {
+    nlohmann::json variant = llama2;
+    variant["normalizer"] = nullptr;
+    variant["pre_tokenizer"] = {{"type", "Metaspace"},
+                                {"replacement", "\u2581"},
+                                {"prepend_scheme", scheme},
+                                {"split", split}};
+    add_variant(name, variant, cuts);
   }
   for (const Family& f : families) {
     CAPTURE(f.name);
