@@ -49,7 +49,7 @@ bool PipelineTokenizer::allow_newline_cuts() {
 // others through NormalizedString pieces.
 bool PipelineTokenizer::plain_pre_tokenizer(std::string_view in) const {
   const PreTokenizer* pre = config_.pre_tokenizer ? &*config_.pre_tokenizer : nullptr;
-  return !pre || (pre->kind == PreTokenizer::kMetaspace && pre->split) ||
+  return !pre || pre->kind == PreTokenizer::kMetaspace ||
          (pre->kind == PreTokenizer::kSplit && !pre->invert && !pre->literal.empty() &&
           in.find(pre->literal) == std::string_view::npos);
 }
@@ -76,6 +76,10 @@ void PipelineTokenizer::encode_plain(std::string_view in, bool at_start,
                          (pre->prepend_scheme == PreTokenizer::kAlways ||
                           (pre->prepend_scheme == PreTokenizer::kFirst && at_start));
     replace_byte(in, 0, ' ', rep, text, prepend ? std::string_view(rep) : std::string_view());
+    if (!pre->split) {  // one piece
+      config_.model->tokenize_ids(text, text.data() + text.size(), ids);
+      return;
+    }
     // Every piece but perhaps the first starts with a replacement, where find_literal found it.
     // The pieces go to the model a bounded batch at a time (a long text has millions).
     const std::string_view all = text;
