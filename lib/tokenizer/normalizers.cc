@@ -292,13 +292,15 @@ bool Normalizer::keeps_newline_cuts() const {
       return true;
     case kReplace:
       return !regex && literal_keeps_newline_cuts(pattern);
+    case kSentencePiece:  // its dummy prefix is a Prepend (without_prepend)
+      return !sentencepiece->add_dummy_prefix && sentencepiece->keeps_newline_cuts();
     default:
       return false;
   }
 }
 
 bool Normalizer::prepends() const {
-  if (kind == kPrepend) return true;
+  if (kind == kPrepend || (kind == kSentencePiece && sentencepiece->add_dummy_prefix)) return true;
   return std::any_of(children.begin(), children.end(),
                      [](const Normalizer& c) { return c.prepends(); });
 }
@@ -306,6 +308,11 @@ bool Normalizer::prepends() const {
 Normalizer Normalizer::without_prepend() const {
   if (kind == kPrepend) return Normalizer{};  // an empty Sequence: the identity
   Normalizer out = *this;
+  if (kind == kSentencePiece) {
+    auto spec = std::make_shared<SentencePieceNormalizerSpec>(*sentencepiece);
+    spec->add_dummy_prefix = false;
+    out.sentencepiece = std::move(spec);
+  }
   for (Normalizer& c : out.children) c = c.without_prepend();
   return out;
 }

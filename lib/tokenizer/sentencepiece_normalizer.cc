@@ -1,5 +1,6 @@
 #include "tokenizer/sentencepiece_normalizer.h"
 
+#include <algorithm>
 #include <tuple>
 
 #include "tokenizer/ascii_masks.h"
@@ -94,6 +95,13 @@ size_t escape_stretch(std::string_view input, size_t pos, std::string& text) {
 }
 
 }  // namespace
+
+bool SentencePieceNormalizerSpec::keeps_newline_cuts() const {
+  return !charsmap && std::none_of(user_defined.begin(), user_defined.end(), [](const auto& u) {
+    const size_t newline = u.find('\n');
+    return newline != std::string::npos && newline + 1 < u.size();
+  });
+}
 
 void SentencePieceNormalizerSpec::prepare() {
   user_defined_prefixes = LongestPrefix();

@@ -24,6 +24,13 @@ struct SentencePieceNormalizerSpec {
   std::vector<std::string> user_defined;  // matched first, longest, never normalized
   LongestPrefix user_defined_prefixes;    // user_defined's, made by prepare()
 
+  // Whether a text cut after a newline between two visible characters normalizes into the
+  // halves of its whole normalization, the dummy prefix aside (text_cuts.h): without a charsmap
+  // (the "identity" rule) each character is itself and only spaces change, and no user-defined
+  // symbol goes on past a newline. A charsmap could map a newline or the character after it to
+  // a space, which remove_extra_whitespaces then joins across the cut.
+  bool keeps_newline_cuts() const;
+
   // Call once the fields above are set: finds the ASCII bytes whose normalization depends on
   // nothing after them (no user-defined symbol and no longer charsmap key starts with them), or
   // nothing after them when an ASCII byte follows (NFKC's keys of a letter and a combining mark

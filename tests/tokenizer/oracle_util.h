@@ -1,4 +1,5 @@
-// Runs HuggingFace tokenizers (npm, tests/oracle) on the fixture text and reads its answers.
+// Runs HuggingFace tokenizers (npm, tests/oracle) and SentencePiece (Debian's spm_train and
+// python3-sentencepiece) on the fixture text and reads their answers.
 // The oracle must be installed (scripts/install-deps.sh); a missing oracle fails the test.
 #pragma once
 
@@ -117,15 +118,41 @@ inline std::vector<std::string> run_oracle(const std::filesystem::path& tokenize
                       " " + input.string() + " " + out.string() + " " + flags,
                   &log);
   REQUIRE_MESSAGE(rc == 0, "hf_encode.js failed: " << log);
-  std::string text = read_file(out);
-  std::vector<std::string> lines;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    lines.push_back(text.substr(pos, nl - pos));
-    pos = nl + 1;
+  return split_lines(read_file(out));
+}
+
+// Trains (once per build tree) a SentencePiece model on the fixture text with Debian's
+// spm_train; returns the .model path.
+inline std::filesystem::path train_spm_model(const std::string& name, const std::string& flags) {
+  auto dir = oracle_files() / "spm";
+  std::filesystem::create_directories(dir);
+  auto model = dir / (name + ".model");
+  if (!std::filesystem::exists(model)) {
+    auto input = fixture_text();
+    std::string log;
+    int rc = run_command("spm_train --input=" + input.string() +
+                             " --model_prefix=" + (dir / name).string() +
+                             " --vocab_size=1200 --hard_vocab_limit=false --num_threads=1 "
+                             "--character_coverage=0.995 " +
+                             flags,
+                         &log);
+    REQUIRE_MESSAGE(rc == 0, "spm_train failed: " << log);
   }
-  return lines;
+  return model;
+}
+
+// SentencePiece's own ids (python3-sentencepiece) for each record of `input`, records ending
+// with U+001E (newlines inside them, which spm_encode cannot take): a JSON array a line.
+inline std::vector<std::string> run_spm_oracle(const std::filesystem::path& model,
+                                               const std::filesystem::path& input,
+                                               const std::string& tag) {
+  auto out = oracle_files() / (tag + "-" + std::to_string(::getpid()) + ".jsonl");
+  std::string log;
+  int rc = run_command("/usr/bin/python3 " + (oracle_dir() / "spm_encode_records.py").string() +
+                           " " + model.string() + " " + input.string() + " " + out.string(),
+                       &log);
+  REQUIRE_MESSAGE(rc == 0, "spm_encode_records.py failed: " << log);
+  return split_lines(read_file(out));
 }
 
 inline std::vector<uint32_t> json_u32s(simdjson::dom::element e) {

@@ -16,25 +16,6 @@ using namespace shardkit::testing;
 
 namespace {
 
-// Trains (once per build tree) a model with spm_train; returns the .model path.
-std::filesystem::path train(const std::string& name, const std::string& flags) {
-  auto dir = oracle_files() / "spm";
-  std::filesystem::create_directories(dir);
-  auto model = dir / (name + ".model");
-  if (!std::filesystem::exists(model)) {
-    auto input = fixture_text();
-    std::string log;
-    int rc = run_command("spm_train --input=" + input.string() +
-                             " --model_prefix=" + (dir / name).string() +
-                             " --vocab_size=1200 --hard_vocab_limit=false --num_threads=1 "
-                             "--character_coverage=0.995 " +
-                             flags,
-                         &log);
-    REQUIRE_MESSAGE(rc == 0, "spm_train failed: " << log);
-  }
-  return model;
-}
-
 // The model as tokenizer.json, through the HF binding's constructors.
 std::filesystem::path to_tokenizer_json(const std::filesystem::path& model) {
   auto dump = model;
@@ -54,14 +35,14 @@ std::filesystem::path to_tokenizer_json(const std::filesystem::path& model) {
 }  // namespace
 
 TEST_CASE("SentencePiece Unigram (nmt_nfkc charsmap, Metaspace) as tokenizer.json matches HF") {
-  auto json =
-      to_tokenizer_json(train("unigram", "--model_type=unigram --remove_extra_whitespaces=false"));
+  auto json = to_tokenizer_json(
+      train_spm_model("unigram", "--model_type=unigram --remove_extra_whitespaces=false"));
   check_full({"spm_unigram_json", json, {}, json});
 }
 
 TEST_CASE("SentencePiece BPE with byte_fallback as tokenizer.json matches HF") {
-  auto json = to_tokenizer_json(
-      train("bpe", "--model_type=bpe --byte_fallback=true --remove_extra_whitespaces=false"));
+  auto json = to_tokenizer_json(train_spm_model(
+      "bpe", "--model_type=bpe --byte_fallback=true --remove_extra_whitespaces=false"));
   check_full({"spm_bpe_json", json, {}, json});
 }
 
@@ -164,8 +145,8 @@ TEST_CASE("ASCII beside combining marks and CR LF: charsmap table paths match HF
   std::string all;  // records, so that CR LF stays inside one
   for (const std::string& l : kAsciiEdges) all += l + "\x1e";
   write_file(input, all);
-  auto json =
-      to_tokenizer_json(train("unigram", "--model_type=unigram --remove_extra_whitespaces=false"));
+  auto json = to_tokenizer_json(
+      train_spm_model("unigram", "--model_type=unigram --remove_extra_whitespaces=false"));
   check_full({"spm_unigram_json_ascii_edges", json, {}, json, input, true});
   std::filesystem::remove(input);
   // spm_encode reads lines, and ends one at a CR too.
@@ -174,26 +155,27 @@ TEST_CASE("ASCII beside combining marks and CR LF: charsmap table paths match HF
     if (l.find('\r') == std::string::npos) lines.push_back(l);
   check_spm_model(
       "spm_unigram_ascii_edges",
-      train("unigram_udef", "--model_type=unigram '--user_defined_symbols=<mask>,@@,ab'"), false,
-      &lines);
+      train_spm_model("unigram_udef", "--model_type=unigram '--user_defined_symbols=<mask>,@@,ab'"),
+      false, &lines);
   check_spm_model("spm_bpe_ascii_edges",
-                  train("bpe_bytes",
-                        "--model_type=bpe --byte_fallback=true "
-                        "'--user_defined_symbols=<mask>,@@'"),
+                  train_spm_model("bpe_bytes",
+                                  "--model_type=bpe --byte_fallback=true "
+                                  "'--user_defined_symbols=<mask>,@@'"),
                   true, &lines);
 }
 
 TEST_CASE(".model Unigram (nmt_nfkc, remove_extra_whitespaces, user-defined symbols) matches spm") {
   check_spm_model(
       "spm_unigram_model",
-      train("unigram_udef", "--model_type=unigram '--user_defined_symbols=<mask>,@@,ab'"), false);
+      train_spm_model("unigram_udef", "--model_type=unigram '--user_defined_symbols=<mask>,@@,ab'"),
+      false);
 }
 
 TEST_CASE(".model BPE with byte_fallback matches spm_encode and spm_decode") {
   check_spm_model("spm_bpe_model",
-                  train("bpe_bytes",
-                        "--model_type=bpe --byte_fallback=true "
-                        "'--user_defined_symbols=<mask>,@@'"),
+                  train_spm_model("bpe_bytes",
+                                  "--model_type=bpe --byte_fallback=true "
+                                  "'--user_defined_symbols=<mask>,@@'"),
                   true);
 }
 
@@ -201,22 +183,24 @@ TEST_CASE(".model BPE with pieces across white space (no split at it) matches sp
   // Trained without splitting at white space, the model has pieces such as "s▁of" and ",▁and"
   // (213 of its 3,000): each line is still cut into chunks before "▁", except where the halves
   // of such a piece meet at the cut.
-  check_spm_model("spm_bpe_across_spaces",
-                  train("bpe_across_spaces_3000",
-                        "--model_type=bpe --byte_fallback=true --split_by_whitespace=false "
-                        "--split_by_unicode_script=false --split_by_number=false "
-                        "--vocab_size=3000"),
-                  true);
+  check_spm_model(
+      "spm_bpe_across_spaces",
+      train_spm_model("bpe_across_spaces_3000",
+                      "--model_type=bpe --byte_fallback=true --split_by_whitespace=false "
+                      "--split_by_unicode_script=false --split_by_number=false "
+                      "--vocab_size=3000"),
+      true);
 }
 
 TEST_CASE(".model identity normalization without dummy prefix matches spm") {
   check_spm_model("spm_unigram_identity",
-                  train("unigram_identity",
-                        "--model_type=unigram --normalization_rule_name=identity "
-                        "--add_dummy_prefix=false"),
+                  train_spm_model("unigram_identity",
+                                  "--model_type=unigram --normalization_rule_name=identity "
+                                  "--add_dummy_prefix=false"),
                   false);
-  check_spm_model("spm_unigram_model_json_trained",
-                  train("unigram", "--model_type=unigram --remove_extra_whitespaces=false"), false);
+  check_spm_model(
+      "spm_unigram_model_json_trained",
+      train_spm_model("unigram", "--model_type=unigram --remove_extra_whitespaces=false"), false);
 }
 
 TEST_CASE(
@@ -262,23 +246,23 @@ TEST_CASE(
   sentences.push_back(marked);
   check_spm_model(
       "spm_unigram_long",
-      train("unigram_udef", "--model_type=unigram '--user_defined_symbols=<mask>,@@,ab'"), false,
-      &sentences);
+      train_spm_model("unigram_udef", "--model_type=unigram '--user_defined_symbols=<mask>,@@,ab'"),
+      false, &sentences);
   // Trained without splitting at white space, this model has pieces such as "▁of▁the": its
   // lines cannot be taken a word at a time.
   check_spm_model(
       "spm_unigram_across_spaces_long",
-      train("unigram_across_spaces", "--model_type=unigram --split_by_whitespace=false"), false,
-      &sentences);
+      train_spm_model("unigram_across_spaces", "--model_type=unigram --split_by_whitespace=false"),
+      false, &sentences);
   check_spm_model("spm_unigram_identity_long",
-                  train("unigram_identity",
-                        "--model_type=unigram --normalization_rule_name=identity "
-                        "--add_dummy_prefix=false"),
+                  train_spm_model("unigram_identity",
+                                  "--model_type=unigram --normalization_rule_name=identity "
+                                  "--add_dummy_prefix=false"),
                   false, &sentences);
   check_spm_model("spm_bpe_long",
-                  train("bpe_bytes",
-                        "--model_type=bpe --byte_fallback=true "
-                        "'--user_defined_symbols=<mask>,@@'"),
+                  train_spm_model("bpe_bytes",
+                                  "--model_type=bpe --byte_fallback=true "
+                                  "'--user_defined_symbols=<mask>,@@'"),
                   true, &sentences);
 }
 
@@ -297,8 +281,8 @@ std::filesystem::path variant(const std::filesystem::path& base, const std::stri
 }  // namespace
 
 TEST_CASE("normalizers, pre-tokenizers, decoders and RobertaProcessing of the pipeline match HF") {
-  auto base =
-      to_tokenizer_json(train("unigram", "--model_type=unigram --remove_extra_whitespaces=false"));
+  auto base = to_tokenizer_json(
+      train_spm_model("unigram", "--model_type=unigram --remove_extra_whitespaces=false"));
   using nlohmann::json;
   const json metaspace = {{"type", "Metaspace"},
                           {"replacement", "\u2581"},
@@ -365,8 +349,8 @@ TEST_CASE("normalizers, pre-tokenizers, decoders and RobertaProcessing of the pi
 TEST_CASE("Unigram behind UnicodeScripts and Metaspace matches HF") {
   // As SentencePiece-converted XLM/Marian-style files combine them; the lines written for
   // UnicodeScripts (tests/data/tokenizer_scripts) follow the fixture lines.
-  auto base =
-      to_tokenizer_json(train("unigram", "--model_type=unigram --remove_extra_whitespaces=false"));
+  auto base = to_tokenizer_json(
+      train_spm_model("unigram", "--model_type=unigram --remove_extra_whitespaces=false"));
   using nlohmann::json;
   const json scripts = {{"type", "UnicodeScripts"}};
   const json metaspace = {{"type", "Metaspace"},
@@ -444,8 +428,10 @@ TEST_CASE(".model files with a thousand user-defined symbols that prefix each ot
   }
   const std::string flags = "--vocab_size=3000 '--user_defined_symbols=" + symbols + "'";
   check_spm_model("spm_unigram_many_udef",
-                  train("unigram_many_udef", "--model_type=unigram " + flags), false, &sentences);
-  check_spm_model("spm_bpe_many_udef",
-                  train("bpe_many_udef", "--model_type=bpe --byte_fallback=true " + flags), true,
+                  train_spm_model("unigram_many_udef", "--model_type=unigram " + flags), false,
                   &sentences);
+  check_spm_model(
+      "spm_bpe_many_udef",
+      train_spm_model("bpe_many_udef", "--model_type=bpe --byte_fallback=true " + flags), true,
+      &sentences);
 }
