@@ -123,20 +123,31 @@ void add_variant(std::vector<Family>& families, const std::string& name,
   families.push_back({name, file, cuts, prefixed});
 }
 
+// A tokenizer file with one more added token each.
+struct AddedTokenVariant {
+  std::string name, content;
+  bool lstrip = false, rstrip = false;
+  bool cuts = true;
+};
+void add_added_token_variants(std::vector<Family>& families, const nlohmann::json& base,
+                              uint32_t id, bool prefixed,
+                              const std::vector<AddedTokenVariant>& variants) {
+  for (const AddedTokenVariant& v : variants) {
+    nlohmann::json variant = base;
+    variant["added_tokens"].push_back(added_token(id, v.content, v.lstrip, v.rstrip));
+    add_variant(families, v.name, variant, v.cuts, prefixed && v.cuts);
+  }
+}
+
 // GPT-2's file with an added token that takes the white space before it (lstrip): no cut
 // before it. With one that holds a newline and a letter after it: no cuts at all. With one of
 // newlines alone, which ends at a cut: cuts as before.
 void add_gpt2_variants(std::vector<Family>& families) {
   const nlohmann::json gpt2 = nlohmann::json::parse(read_file(oracle_files() / "gpt2.json"));
-  for (const auto& [name, content, lstrip, cuts] :
-       {std::tuple<std::string, std::string, bool, bool>{"gpt2 + lstrip token", "<|lx|>", true,
-                                                         true},
-        {"gpt2 + newline-letter token", "\nA", false, false},
-        {"gpt2 + newlines token", "\n\n", false, true}}) {
-    nlohmann::json variant = gpt2;
-    variant["added_tokens"].push_back(added_token(50257, content, lstrip, false));
-    add_variant(families, name, variant, cuts);
-  }
+  add_added_token_variants(families, gpt2, 50257, false,
+                           {{"gpt2 + lstrip token", "<|lx|>", true, false, true},
+                            {"gpt2 + newline-letter token", "\nA", false, false, false},
+                            {"gpt2 + newlines token", "\n\n", false, false, true}});
 }
 
 // Llama-2's file with an added token that may end at a cut (it ends with a newline, or takes
@@ -147,15 +158,10 @@ void add_gpt2_variants(std::vector<Family>& families) {
 // text given to it.
 void add_llama2_variants(std::vector<Family>& families) {
   const nlohmann::json llama2 = nlohmann::json::parse(read_file(npm_tokenizer("llama2")));
-  for (const auto& [name, content, rstrip, cuts] :
-       {std::tuple<std::string, std::string, bool, bool>{"llama2 + newline token", "<|lx|>\n",
-                                                         false, false},
-        {"llama2 + rstrip token", "<|lx|>", true, false},
-        {"llama2 + token", "<|lx|>", false, true}}) {
-    nlohmann::json variant = llama2;
-    variant["added_tokens"].push_back(added_token(32000, content, false, rstrip));
-    add_variant(families, name, variant, cuts, cuts);
-  }
+  add_added_token_variants(families, llama2, 32000, true,
+                           {{"llama2 + newline token", "<|lx|>\n", false, false, false},
+                            {"llama2 + rstrip token", "<|lx|>", false, true, false},
+                            {"llama2 + token", "<|lx|>", false, false, true}});
   for (const auto& [name, scheme, split, cuts] :
        {std::tuple<std::string, std::string, bool, bool>{"llama2 as Metaspace first", "first",
                                                          false, true},
