@@ -480,6 +480,17 @@ class BpeModel final : public Model {
     return true;
   }
 
+  // A merge joins the sides of a cut before "▁" only if its right side starts with "▁" and its
+  // left does not end with it: the crossing merges, which most models have none of.
+  bool keeps_word_start_cuts() const override {
+    const bool meta_known = vocab_.find(kMeta) != kNoId;
+    if (!config_.continuing_subword_prefix.empty() || !config_.end_of_word_suffix.empty() ||
+        config_.ignore_merges || (config_.fuse_unk && !meta_known))
+      return false;
+    return std::all_of(crossing_.begin(), crossing_.end(),
+                       [](const auto& list) { return list.empty(); });
+  }
+
  private:
   struct Sym {
     uint32_t id, begin, len;

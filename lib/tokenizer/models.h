@@ -72,6 +72,9 @@ class Model {
     (void)refused;
     return false;
   }
+  // Whether a text cut before a word start (U+2581) tokenizes into the tokens of its halves: a
+  // SentencePiece newline that became a space (Normalizer::newline_becomes_word_start).
+  virtual bool keeps_word_start_cuts() const { return false; }
 };
 
 struct BpeModelConfig {

@@ -292,15 +292,38 @@ bool Normalizer::keeps_newline_cuts() const {
       return true;
     case kReplace:
       return !regex && literal_keeps_newline_cuts(pattern);
-    case kSentencePiece:  // its dummy prefix is a Prepend (without_prepend)
-      return !sentencepiece->add_dummy_prefix && sentencepiece->keeps_newline_cuts();
+    case kSentencePiece: {
+      // A dummy prefix before a kept newline's part is a Prepend (without_prepend); the one
+      // before a newline's space is the whole's.
+      using Cuts = SentencePieceNormalizerSpec::NewlineCuts;
+      const Cuts cuts = sentencepiece->newline_cuts;
+      return cuts == Cuts::kNewlineAsWordStart ||
+             (cuts == Cuts::kNewlineKept && !sentencepiece->add_dummy_prefix);
+    }
     default:
       return false;
   }
 }
 
+bool Normalizer::cut_holds(std::string_view text, size_t p) const {
+  if (kind == kSentencePiece) return sentencepiece->cut_holds(text, p);
+  return std::all_of(children.begin(), children.end(),
+                     [&](const Normalizer& c) { return c.cut_holds(text, p); });
+}
+
+bool Normalizer::newline_becomes_word_start() const {
+  if (kind == kSentencePiece)
+    return sentencepiece->newline_cuts ==
+           SentencePieceNormalizerSpec::NewlineCuts::kNewlineAsWordStart;
+  return std::any_of(children.begin(), children.end(),
+                     [](const Normalizer& c) { return c.newline_becomes_word_start(); });
+}
+
 bool Normalizer::prepends() const {
-  if (kind == kPrepend || (kind == kSentencePiece && sentencepiece->add_dummy_prefix)) return true;
+  if (kind == kPrepend) return true;
+  if (kind == kSentencePiece)
+    return sentencepiece->add_dummy_prefix &&
+           sentencepiece->newline_cuts == SentencePieceNormalizerSpec::NewlineCuts::kNewlineKept;
   return std::any_of(children.begin(), children.end(),
                      [](const Normalizer& c) { return c.prepends(); });
 }
@@ -311,6 +334,7 @@ Normalizer Normalizer::without_prepend() const {
   if (kind == kSentencePiece) {
     auto spec = std::make_shared<SentencePieceNormalizerSpec>(*sentencepiece);
     spec->add_dummy_prefix = false;
+    spec->newline_cuts = spec->find_newline_cuts();
     out.sentencepiece = std::move(spec);
   }
   for (Normalizer& c : out.children) c = c.without_prepend();

@@ -63,6 +63,12 @@ struct Normalizer {
   // are the whole's when without_prepend() keeps_newline_cuts().
   bool prepends() const;
   Normalizer without_prepend() const;
+  // Whether the cut at text[p] holds beyond keeps_newline_cuts (SentencePiece's
+  // remove_extra_whitespaces looks at the characters next to it).
+  bool cut_holds(std::string_view text, size_t p) const;
+  // Whether the newline becomes the start of a word ("▁") that the part after a cut begins
+  // with: the model must then not merge across a word start, rather than across a newline.
+  bool newline_becomes_word_start() const;
 };
 
 // HF's NormalizedString::prepend (the prefix aligned with the first character) and replace of

@@ -37,6 +37,8 @@ bool PipelineTokenizer::allow_newline_cuts() {
   const std::optional<Normalizer>& normalizer = part_normalizer();
   if (normalizer && !normalizer->keeps_newline_cuts()) return false;
   if (config_.pre_tokenizer && !config_.pre_tokenizer->keeps_newline_cuts()) return false;
+  if (normalizer && normalizer->newline_becomes_word_start())
+    return config_.model->keeps_word_start_cuts();
   std::array<bool, 256> refused{};
   if (!config_.model->keeps_newline_cuts(refused)) return false;
   for (int b = 0; b < 256; ++b)

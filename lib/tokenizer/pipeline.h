@@ -44,6 +44,9 @@ class PipelineTokenizer : public TokenizerBase {
   void finish_encoding(Encoding& e) const override;
   bool cuts_after_newlines() const override { return cuts_after_newlines_; }
   bool prefixes_segments() const override { return normalizer_after_cut_.has_value(); }
+  bool cut_holds(std::string_view text, size_t p) const override {
+    return !config_.normalizer || config_.normalizer->cut_holds(text, p);
+  }
   void encode_segment_after_cut(std::string_view part, size_t end,
                                 std::vector<uint32_t>& ids) const override {
     encode_normalized(part, 0, end, ids, nullptr, part_normalizer(), false);

@@ -24,19 +24,6 @@ size_t valid_char_length(std::string_view text, size_t pos) {
   return i - pos;
 }
 
-// normalize_prefix: the replacement for the start of `input` and the bytes it consumes.
-std::pair<std::string_view, size_t> normalize_prefix(const SentencePieceNormalizerSpec& spec,
-                                                     std::string_view input, size_t pos) {
-  if (const size_t best = spec.user_defined_prefixes.longest(input, pos).length; best > 0)
-    return {input.substr(pos, best), best};
-  std::string_view replacement;
-  size_t n = spec.charsmap ? spec.charsmap->longest_prefix(input, pos, &replacement) : 0;
-  if (n > 0) return {replacement, n};
-  size_t len = valid_char_length(input, pos);
-  if (len == 0) return {"\xEF\xBF\xBD", 1};
-  return {input.substr(pos, len), len};
-}
-
 constexpr char kAscii[129] =
     "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"
     "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f"
@@ -96,11 +83,16 @@ size_t escape_stretch(std::string_view input, size_t pos, std::string& text) {
 
 }  // namespace
 
-bool SentencePieceNormalizerSpec::keeps_newline_cuts() const {
-  return !charsmap && std::none_of(user_defined.begin(), user_defined.end(), [](const auto& u) {
-    const size_t newline = u.find('\n');
-    return newline != std::string::npos && newline + 1 < u.size();
-  });
+std::pair<std::string_view, size_t> sentencepiece_normalize_prefix(
+    const SentencePieceNormalizerSpec& spec, std::string_view input, size_t pos) {
+  if (const size_t best = spec.user_defined_prefixes.longest(input, pos).length; best > 0)
+    return {input.substr(pos, best), best};
+  std::string_view replacement;
+  size_t n = spec.charsmap ? spec.charsmap->longest_prefix(input, pos, &replacement) : 0;
+  if (n > 0) return {replacement, n};
+  size_t len = valid_char_length(input, pos);
+  if (len == 0) return {"\xEF\xBF\xBD", 1};
+  return {input.substr(pos, len), len};
 }
 
 void SentencePieceNormalizerSpec::prepare() {
@@ -116,7 +108,8 @@ void SentencePieceNormalizerSpec::prepare() {
     ascii_alone[b] = !user_defined_start && !(charsmap && charsmap->has_longer_key(byte));
     ascii_alone_before_ascii[b] =
         !user_defined_start && !(charsmap && charsmap->has_longer_key(byte, 1, 0x7F));
-    if (ascii_alone_before_ascii[b]) ascii_replacement[b] = normalize_prefix(*this, one, 0).first;
+    if (ascii_alone_before_ascii[b])
+      ascii_replacement[b] = sentencepiece_normalize_prefix(*this, one, 0).first;
     ascii_copies_itself[b] = ascii_alone_before_ascii[b] && ascii_replacement[b] == one && b != ' ';
   }
   plain_space = ascii_alone[' '] && ascii_replacement[' '] == " ";
@@ -136,7 +129,7 @@ void sentencepiece_normalize(const SentencePieceNormalizerSpec& spec, std::strin
   size_t pos = 0;
   if (spec.remove_extra_whitespaces) {
     while (pos < input.size()) {
-      auto [sp, n] = normalize_prefix(spec, input, pos);
+      auto [sp, n] = sentencepiece_normalize_prefix(spec, input, pos);
       if (sp != " ") break;
       pos += n;
     }
@@ -172,7 +165,7 @@ void sentencepiece_normalize(const SentencePieceNormalizerSpec& spec, std::strin
     if (b < 0x80 && spec.ascii_ready && spec.ascii_by_table(input, pos)) {
       sp = spec.ascii_replacement[b];
     } else {
-      std::tie(sp, n) = normalize_prefix(spec, input, pos);
+      std::tie(sp, n) = sentencepiece_normalize_prefix(spec, input, pos);
     }
     if (is_prev_space)
       while (!sp.empty() && sp[0] == ' ') sp.remove_prefix(1);

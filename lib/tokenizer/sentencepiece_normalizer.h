@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tokenizer/longest_prefix.h"
@@ -24,12 +25,27 @@ struct SentencePieceNormalizerSpec {
   std::vector<std::string> user_defined;  // matched first, longest, never normalized
   LongestPrefix user_defined_prefixes;    // user_defined's, made by prepare()
 
-  // Whether a text cut after a newline between two visible characters normalizes into the
-  // halves of its whole normalization, the dummy prefix aside (text_cuts.h): without a charsmap
-  // (the "identity" rule) each character is itself and only spaces change, and no user-defined
-  // symbol goes on past a newline. A charsmap could map a newline or the character after it to
-  // a space, which remove_extra_whitespaces then joins across the cut.
-  bool keeps_newline_cuts() const;
+  // How a text cut after a newline between two visible characters (text_cuts.h) normalizes, part
+  // by part, into the whole's normalization. Either way no user-defined symbol holds a newline
+  // and no charsmap key holds one but the newline alone, so the newline is a piece of its own:
+  enum class NewlineCuts {
+    kNone,
+    // It stays a newline (no charsmap, the "identity" rule; or one that keeps it): the model must
+    // not merge across it, and the parts after the first go without the dummy prefix.
+    kNewlineKept,
+    // It becomes a space (nmt_nfkc), which remove_extra_whitespaces takes off the end of the part
+    // before the cut and the dummy prefix puts back before the part after it: each part is
+    // normalized as a text, and the model must not merge across a word start.
+    kNewlineAsWordStart,
+  };
+  // Set from find_newline_cuts() by the loader of a BPE model (a Unigram's sums keep a text
+  // whole anyway; the walk over the charsmap takes 2 ms for nmt_nfkc).
+  NewlineCuts newline_cuts = NewlineCuts::kNone;
+  NewlineCuts find_newline_cuts() const;
+  // Whether the cut at text[p], after a newline, holds beyond newline_cuts: with
+  // remove_extra_whitespaces, the part after a kept newline starts with no space, and the text
+  // before a newline that becomes a space ends with at most one.
+  bool cut_holds(std::string_view text, size_t p) const;
 
   // Call once the fields above are set: finds the ASCII bytes whose normalization depends on
   // nothing after them (no user-defined symbol and no longer charsmap key starts with them), or
@@ -58,5 +74,9 @@ struct SentencePieceNormalizerSpec {
 
 void sentencepiece_normalize(const SentencePieceNormalizerSpec& spec, std::string_view input,
                              NormalizedString& out);
+// The normalization of the piece at input[pos]: a user-defined symbol as it is, else the
+// charsmap's longest key's replacement, else the character; and the bytes it takes.
+std::pair<std::string_view, size_t> sentencepiece_normalize_prefix(
+    const SentencePieceNormalizerSpec& spec, std::string_view input, size_t pos);
 
 }  // namespace shardkit::tok

@@ -167,7 +167,10 @@ size_t TokenizerBase::next_cut(std::string_view text, size_t from) const {
   std::array<bool, 256> refused;
   for (size_t b = 0; b < refused.size(); ++b)
     refused[b] = lstrip_first_byte_[b] || model_refused_[b];
-  return next_newline_cut(text, from, refused);
+  size_t cut = next_newline_cut(text, from, refused);
+  while (cut != std::string_view::npos && !cut_holds(text, cut))
+    cut = next_newline_cut(text, cut + 1, refused);
+  return cut;
 }
 
 size_t TokenizerBase::added_tokens(bool pair) const {

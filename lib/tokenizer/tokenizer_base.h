@@ -83,6 +83,12 @@ class TokenizerBase : public Tokenizer {
   // Whether encode_segment puts something before each text (a Prepend normalizer) that a part
   // after a cut leaves out (encode_segment_after_cut).
   virtual bool prefixes_segments() const { return false; }
+  // Whether the cut that next_cut found at text[p] holds beyond the rules above.
+  virtual bool cut_holds(std::string_view text, size_t p) const {
+    (void)text;
+    (void)p;
+    return true;
+  }
   // encode_segment of part[0, end), ids only, where `part` starts at a cut.
   virtual void encode_segment_after_cut(std::string_view part, size_t end,
                                         std::vector<uint32_t>& ids) const {

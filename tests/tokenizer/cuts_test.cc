@@ -20,8 +20,9 @@ constexpr size_t kNone = std::string_view::npos;
 // Documents that hold newlines in every neighbourhood the patterns tell apart: each fixture
 // file whole, and seeded random strings over letters of each case, marks, digits, white space
 // of several kinds, CR/LF, punctuation, symbols, controls, apostrophes and contraction letters,
-// SentencePiece's "▁" (which InternLM2's pieces hold after a newline), with many newlines. Each
-// ends with U+001E (hf_encode.js --records).
+// SentencePiece's "▁" (which InternLM2's pieces hold after a newline) and a symbol whose NFKC
+// starts with a space (U+00A8), with many newlines. Each ends with U+001E (hf_encode.js
+// --records).
 std::string documents() {
   std::string out;
   auto dir = std::filesystem::path(SHARDKIT_SOURCE_DIR) / "tests" / "data" / "tokenizer";
@@ -35,7 +36,7 @@ std::string documents() {
       "\t",     "\r",     "\n",     "\n",     "\n",     "\n",         "\n",      ".",
       "/",      "$",      "'",      "s",      "l",      "L",          "\u00A0",  "\u2014",
       "\u200B", "\u3000", "<",      "\x01",   "\u00A9", "\U0001F600", "e\u0301", "\n\n",
-      "\r\n",   " \n",    "\n ",    "<|lx|>", "\u2581"};
+      "\r\n",   " \n",    "\n ",    "<|lx|>", "\u2581", "\u00A8"};
   std::mt19937 random(11);
   for (int k = 0; k < 1500; ++k) {
     out += random_join(alphabet, 2, 24, random) + "\x1e";
@@ -179,8 +180,12 @@ void add_llama2_variants(std::vector<Family>& families) {
 
 // SentencePiece's own models, trained here. A BPE without a charsmap ("identity", Llama-2's
 // tokenizer.model) keeps each character: cuts, with its dummy prefix before the first part only.
-// nmt_nfkc maps a newline to a space that remove_extra_whitespaces joins with its neighbours,
-// and a Unigram sums scores along the whole text: no cuts.
+// nmt_nfkc maps a newline to a space, which remove_extra_whitespaces drops at the end of the part
+// before a cut and the dummy prefix puts back: cuts, unless pieces hold a space after another
+// character or the spaces are all kept. Two rules of their own (--normalization_rule_tsv) make
+// U+00A8 a space and a mark, and "x" and two spaces: after a kept newline the part's leading
+// space is dropped, and before a newline that becomes a space two spaces stay in the whole. A
+// Unigram sums scores along the whole text: no cuts.
 void add_sentencepiece_models(std::vector<Family>& families) {
   // Without NFKC's folding the fixtures hold more characters than the defaults' vocabulary.
   const std::string bpe = "--model_type=bpe --byte_fallback=true --vocab_size=2000 ";
@@ -194,7 +199,27 @@ void add_sentencepiece_models(std::vector<Family>& families) {
        train_spm_model("cuts_bpe_identity_bare", bpe + "--normalization_rule_name=identity "
                                                        "--add_dummy_prefix=false"),
        true});
-  families.push_back({".model BPE, nmt_nfkc", train_spm_model("cuts_bpe_nfkc", bpe), false});
+  families.push_back({".model BPE, nmt_nfkc", train_spm_model("cuts_bpe_nfkc", bpe), true});
+  families.push_back(
+      {".model BPE, nmt_nfkc, extra spaces kept",
+       train_spm_model("cuts_bpe_nfkc_spaces", bpe + "--remove_extra_whitespaces=false"), false});
+  families.push_back({".model BPE, nmt_nfkc, pieces across spaces",
+                      train_spm_model("cuts_bpe_nfkc_across", bpe + "--split_by_whitespace=false"),
+                      false});
+  const auto rules = oracle_files() / "spm";
+  std::filesystem::create_directories(rules);
+  write_file(rules / "cuts_space_mark.tsv", "A8\t20 308\n");
+  families.push_back(
+      {".model BPE, a rule that keeps the newline, U+00A8 a space and a mark",
+       train_spm_model("cuts_bpe_space_mark", bpe + "--normalization_rule_tsv=" +
+                                                  (rules / "cuts_space_mark.tsv").string()),
+       true, true});
+  write_file(rules / "cuts_two_spaces.tsv", "A\t20\nA8\t78 20 20\n");
+  families.push_back(
+      {".model BPE, a rule with the newline a space, U+00A8 \"x\" and two spaces",
+       train_spm_model("cuts_bpe_two_spaces", bpe + "--normalization_rule_tsv=" +
+                                                  (rules / "cuts_two_spaces.tsv").string()),
+       true});
   families.push_back(
       {".model Unigram, identity",
        train_spm_model("cuts_unigram_identity",
