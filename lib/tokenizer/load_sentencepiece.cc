@@ -154,7 +154,7 @@ std::unique_ptr<Tokenizer> load_sentencepiece(const std::string& content, const 
   for (size_t i = 0; i < vocab.size(); ++i)
     if (types[i] == kUserDefined) spec->user_defined.push_back(vocab[i]);
   spec->prepare();
-  if (model_type == kBpe) spec->newline_cuts = spec->find_newline_cuts();
+  if (model_type == kBpe) spec->prepare_newline_cuts();
 
   PipelineConfig c;
   Normalizer sn;

@@ -334,7 +334,7 @@ Normalizer Normalizer::without_prepend() const {
   if (kind == kSentencePiece) {
     auto spec = std::make_shared<SentencePieceNormalizerSpec>(*sentencepiece);
     spec->add_dummy_prefix = false;
-    spec->newline_cuts = spec->find_newline_cuts();
+    spec->prepare_newline_cuts();
     out.sentencepiece = std::move(spec);
   }
   for (Normalizer& c : out.children) c = c.without_prepend();

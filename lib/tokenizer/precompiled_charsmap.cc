@@ -125,8 +125,9 @@ bool PrecompiledCharsmap::has_longer_key(unsigned char b, unsigned char next_min
   return false;
 }
 
-bool PrecompiledCharsmap::newline_only_alone() const {
-  if (units_.empty()) return true;
+std::array<bool, 256> PrecompiledCharsmap::bytes_after_first() const {
+  std::array<bool, 256> inside{};
+  if (units_.empty()) return inside;
   // A node's child by byte c is the unit at base ^ c labelled c (base: the node's index ^ its
   // offset), so the units with index ^ label == base are that node's children. A walk from the
   // root over them meets every key's bytes, and no unit that no key reaches (which may hold any
@@ -146,14 +147,14 @@ bool PrecompiledCharsmap::newline_only_alone() const {
     auto it =
         std::lower_bound(by_base.begin(), by_base.end(), std::pair<uint32_t, uint32_t>{base, 0});
     for (; it != by_base.end() && it->first == base; ++it) {
-      if (node != 0 && label(units_[it->second]) == '\n') return false;
+      if (node != 0) inside[label(units_[it->second])] = true;
       if (!reached[it->second]) {
         reached[it->second] = true;
         nodes.push_back(it->second);
       }
     }
   }
-  return !has_longer_key('\n');
+  return inside;
 }
 
 namespace {

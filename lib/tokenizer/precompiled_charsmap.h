@@ -29,8 +29,8 @@ class PrecompiledCharsmap {
   // [next_min, next_max] (then longest_prefix at a `b` followed by such a byte depends on it).
   bool has_longer_key(unsigned char b, unsigned char next_min = 1,
                       unsigned char next_max = 255) const;
-  // Whether no key holds a newline but the key "\n" itself (if there is one).
-  bool newline_only_alone() const;
+  // The bytes that some key holds after its first byte.
+  std::array<bool, 256> bytes_after_first() const;
 
  private:
   // Values of every key that is a prefix of `key`, shortest first (Darts common_prefix_search).

@@ -38,10 +38,14 @@ struct SentencePieceNormalizerSpec {
     // normalized as a text, and the model must not merge across a word start.
     kNewlineAsWordStart,
   };
-  // Set from find_newline_cuts() by the loader of a BPE model (a Unigram's sums keep a text
-  // whole anyway; the walk over the charsmap takes 2 ms for nmt_nfkc).
   NewlineCuts newline_cuts = NewlineCuts::kNone;
-  NewlineCuts find_newline_cuts() const;
+  // ASCII bytes that are a piece of their own wherever they stand: no charsmap key or
+  // user-defined symbol holds one after its first byte, or starts with one and goes on. The
+  // pieces before a newline are found from the last of them, not from the line's start.
+  std::array<bool, 128> ascii_piece_alone{};
+  // Sets the two above; called by the loader of a BPE model (a Unigram's sums keep a text whole
+  // anyway; the walk over the charsmap takes 2 ms for nmt_nfkc).
+  void prepare_newline_cuts();
   // Whether the cut at text[p], after a newline, holds beyond newline_cuts: with
   // remove_extra_whitespaces, the part after a kept newline starts with no space, and the text
   // before a newline that becomes a space ends with at most one.

@@ -37,6 +37,13 @@ std::string documents() {
       "/",      "$",      "'",      "s",      "l",      "L",          "\u00A0",  "\u2014",
       "\u200B", "\u3000", "<",      "\x01",   "\u00A9", "\U0001F600", "e\u0301", "\n\n",
       "\r\n",   " \n",    "\n ",    "<|lx|>", "\u2581", "\u00A8"};
+  // Lines longer than the walk back from a newline (sentencepiece_cuts.cc), of ASCII and of
+  // characters that are not, before each kind of end.
+  std::string han;
+  for (int k = 0; k < 2000; ++k) han += "\u4E2D";
+  for (const std::string& line : {std::string(6000, 'x'), han})
+    for (const char* end : {"a", "\u00A8", "\u2581", " a", "a\u00A8"})
+      out += line + end + "\nb\x1e";
   std::mt19937 random(11);
   for (int k = 0; k < 1500; ++k) {
     out += random_join(alphabet, 2, 24, random) + "\x1e";
