@@ -56,10 +56,10 @@ bool PipelineTokenizer::plain_pre_tokenizer(std::string_view in) const {
           in.find(pre->literal) == std::string_view::npos);
 }
 
-void PipelineTokenizer::encode_plain(std::string_view in, bool at_start,
+void PipelineTokenizer::encode_plain(std::string_view in, PreTokenizer::Start start,
                                      std::vector<uint32_t>& ids) const {
   if (!plain_pre_tokenizer(in)) {
-    encode_piece(NormalizedString(in, false), at_start, 0, ids, nullptr);
+    encode_piece(NormalizedString(in, false), start, 0, ids, nullptr);
     return;
   }
   const PreTokenizer* pre = config_.pre_tokenizer ? &*config_.pre_tokenizer : nullptr;
@@ -74,9 +74,7 @@ void PipelineTokenizer::encode_plain(std::string_view in, bool at_start,
     const std::string& rep = pre->replacement;
     // The text starts with the replacement once its spaces are replaced, or is given one.
     const bool starts = starts_with_once_replaced(in, rep);
-    const bool prepend = !in.empty() && !starts &&
-                         (pre->prepend_scheme == PreTokenizer::kAlways ||
-                          (pre->prepend_scheme == PreTokenizer::kFirst && at_start));
+    const bool prepend = !in.empty() && !starts && pre->prepends_at(start);
     replace_byte(in, 0, ' ', rep, text, prepend ? std::string_view(rep) : std::string_view());
     if (!pre->split) {  // one piece
       config_.model->tokenize_ids(text, text.data() + text.size(), ids);
@@ -103,11 +101,12 @@ void PipelineTokenizer::encode_plain(std::string_view in, bool at_start,
   }
 }
 
-void PipelineTokenizer::encode_piece(const NormalizedString& s, bool at_start, size_t base,
-                                     std::vector<uint32_t>& ids, Encoding* detail) const {
+void PipelineTokenizer::encode_piece(const NormalizedString& s, PreTokenizer::Start start,
+                                     size_t base, std::vector<uint32_t>& ids,
+                                     Encoding* detail) const {
   const PreTokenizer* pre = config_.pre_tokenizer ? &*config_.pre_tokenizer : nullptr;
   if (!detail && plain_pre_tokenizer(s.text())) {
-    encode_plain(s.text(), at_start, ids);
+    encode_plain(s.text(), start, ids);
     return;
   }
   thread_local std::vector<ModelToken> toks;
@@ -137,27 +136,28 @@ void PipelineTokenizer::encode_piece(const NormalizedString& s, bool at_start, s
   }
   thread_local std::vector<PreTokenizer::Piece> pieces;
   pieces.clear();
-  pieces.push_back({s, at_start});
+  pieces.push_back({s, start});
   pre->apply(pieces);
   for (const PreTokenizer::Piece& p : pieces) tokenize(p.s);
 }
 
 void PipelineTokenizer::encode_segment(std::string_view full, size_t begin, size_t end,
                                        std::vector<uint32_t>& ids, Encoding* detail) const {
-  encode_normalized(full, begin, end, ids, detail, config_.normalizer, begin == 0);
+  encode_normalized(full, begin, end, ids, detail, config_.normalizer,
+                    begin == 0 ? PreTokenizer::Start::kText : PreTokenizer::Start::kElsewhere);
 }
 
 void PipelineTokenizer::encode_normalized(std::string_view full, size_t begin, size_t end,
                                           std::vector<uint32_t>& ids, Encoding* detail,
                                           const std::optional<Normalizer>& normalizer,
-                                          bool at_start) const {
+                                          PreTokenizer::Start start) const {
   const AddedTokenMatcher& added = normalized_added();
   if (!detail && added.empty() && (!normalizer || normalizer->is_plain())) {
     // Ids only, with string edits for normalizers: no alignments, no NormalizedString.
     thread_local std::string text;
     text.assign(full.data() + begin, end - begin);
     if (normalizer) normalizer->apply_plain(text);
-    encode_plain(text, at_start, ids);
+    encode_plain(text, start, ids);
     if (text.capacity() > kKeptScratchTokens) text = std::string();  // a whole document's
     return;
   }
@@ -166,7 +166,7 @@ void PipelineTokenizer::encode_normalized(std::string_view full, size_t begin, s
   NormalizedString s(full.substr(begin, end - begin), detail || !added.empty());
   if (normalizer) normalizer->apply(s);
   if (added.empty()) {
-    encode_piece(s, at_start, begin, ids, detail);
+    encode_piece(s, start, begin, ids, detail);
     return;
   }
   added.split(s.text(), [&](bool is_token, size_t b, size_t e, uint32_t id) {
@@ -184,7 +184,7 @@ void PipelineTokenizer::encode_normalized(std::string_view full, size_t begin, s
     const NormalizedString gap =
         detail ? s.slice(b, e)
                : NormalizedString(std::string_view(s.text()).substr(b, e - b), false);
-    encode_piece(gap, at_start && o.first == 0, begin, ids, detail);
+    encode_piece(gap, o.first == 0 ? start : PreTokenizer::Start::kElsewhere, begin, ids, detail);
   });
 }
 

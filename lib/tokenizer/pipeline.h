@@ -43,13 +43,16 @@ class PipelineTokenizer : public TokenizerBase {
   bool matches_normalized_added() const override { return true; }
   void finish_encoding(Encoding& e) const override;
   bool cuts_after_newlines() const override { return cuts_after_newlines_; }
-  bool prefixes_segments() const override { return normalizer_after_cut_.has_value(); }
+  bool prefixes_segments() const override {
+    return normalizer_after_cut_ ||
+           (config_.pre_tokenizer && config_.pre_tokenizer->prepends_every_text());
+  }
   bool cut_holds(std::string_view text, size_t p) const override {
     return !config_.normalizer || config_.normalizer->cut_holds(text, p);
   }
   void encode_segment_after_cut(std::string_view part, size_t end,
                                 std::vector<uint32_t>& ids) const override {
-    encode_normalized(part, 0, end, ids, nullptr, part_normalizer(), false);
+    encode_normalized(part, 0, end, ids, nullptr, part_normalizer(), PreTokenizer::Start::kCut);
   }
 
  private:
@@ -62,14 +65,16 @@ class PipelineTokenizer : public TokenizerBase {
   const std::optional<Normalizer>& part_normalizer() const {
     return normalizer_after_cut_ ? normalizer_after_cut_ : config_.normalizer;
   }
-  // encode_segment with `normalizer`; `at_start`: full[begin] starts the whole text.
+  // encode_segment with `normalizer`, where full[begin] stands at `start`.
   void encode_normalized(std::string_view full, size_t begin, size_t end,
                          std::vector<uint32_t>& ids, Encoding* detail,
-                         const std::optional<Normalizer>& normalizer, bool at_start) const;
+                         const std::optional<Normalizer>& normalizer,
+                         PreTokenizer::Start start) const;
 
-  void encode_piece(const NormalizedString& s, bool at_start, size_t base,
+  void encode_piece(const NormalizedString& s, PreTokenizer::Start start, size_t base,
                     std::vector<uint32_t>& ids, Encoding* detail) const;
-  void encode_plain(std::string_view text, bool at_start, std::vector<uint32_t>& ids) const;
+  void encode_plain(std::string_view text, PreTokenizer::Start start,
+                    std::vector<uint32_t>& ids) const;
   // Whether the pre-tokenizer's pieces of `text` come from string work alone (encode_plain).
   bool plain_pre_tokenizer(std::string_view text) const;
 

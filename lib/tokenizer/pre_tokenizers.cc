@@ -68,7 +68,7 @@ void split_piece(const PreTokenizer::Piece& p, const Matches& m, SplitBehavior b
   thread_local std::vector<Span> ranges;
   apply_split_behavior(m, behavior, ranges);
   for (auto [a, b] : ranges)
-    if (b > a) out.push_back({p.s.slice(a, b), p.at_start && a == 0});
+    if (b > a) out.push_back({p.s.slice(a, b), a == 0 ? p.start : PreTokenizer::Start::kElsewhere});
 }
 
 }  // namespace
@@ -88,8 +88,7 @@ void PreTokenizer::apply(std::vector<Piece>& pieces) const {
       case kMetaspace: {
         replace_literal(p.s, " ", replacement);
         const bool starts = p.s.text().compare(0, replacement.size(), replacement) == 0;
-        if (!starts && (prepend_scheme == kAlways || (prepend_scheme == kFirst && p.at_start)))
-          prepend_normalized(p.s, replacement);
+        if (!starts && prepends_at(p.start)) prepend_normalized(p.s, replacement);
         if (!split) {
           if (!p.s.text().empty()) next.push_back(std::move(p));
           break;
@@ -199,6 +198,12 @@ void PreTokenizer::apply(std::vector<Piece>& pieces) const {
   pieces.swap(next);
 }
 
+bool PreTokenizer::prepends_every_text() const {
+  return (kind == kMetaspace && prepend_scheme == kAlways) ||
+         std::any_of(children.begin(), children.end(),
+                     [](const PreTokenizer& c) { return c.prepends_every_text(); });
+}
+
 bool PreTokenizer::keeps_newline_cuts() const {
   switch (kind) {
     case kSequence:
@@ -209,9 +214,8 @@ bool PreTokenizer::keeps_newline_cuts() const {
       return !invert && literal_keeps_newline_cuts(literal);
     case kMetaspace:
       // Spaces become the replacement, and a piece starts at each; the piece across a cut goes
-      // to the model in two, which the model's own check allows. "always" would put the
-      // replacement before the part after a cut too.
-      return prepend_scheme != kAlways && replacement.find('\n') == std::string::npos;
+      // to the model in two, which the model's own check allows.
+      return replacement.find('\n') == std::string::npos;
     default:
       return false;
   }

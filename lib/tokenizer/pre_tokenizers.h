@@ -44,20 +44,31 @@ struct PreTokenizer {
   bool invert = false;                 // Split
   std::vector<PreTokenizer> children;  // Sequence
 
-  // One piece of text being pre-tokenized: its normalized string and whether it starts the
-  // whole input (Metaspace's "first").
+  // Where a piece of text being pre-tokenized starts, for Metaspace's prepend schemes: at the
+  // whole input's start ("first" and "always" prepend), at a cut shardify made in it (neither:
+  // the part before the cut had the replacement), or elsewhere (only "always").
+  enum class Start { kText, kCut, kElsewhere };
   struct Piece {
     NormalizedString s;
-    bool at_start = false;
+    Start start = Start::kElsewhere;
   };
+  // Whether a Metaspace puts its replacement before a piece that starts at `start`.
+  bool prepends_at(Start start) const {
+    return prepend_scheme == kAlways ? start != Start::kCut
+                                     : prepend_scheme == kFirst && start == Start::kText;
+  }
   // Splits every piece; empty pieces are dropped, as HF does.
   void apply(std::vector<Piece>& pieces) const;
   // Whether a text cut after a newline between two non-space characters splits into the pieces
   // of its whole, the piece across the cut in two (text_cuts.h): for Splits on a literal that
   // starts with white space and holds no newline (Gemma's on " "), whose matches keep clear of
-  // the cut, for a Metaspace that puts its replacement before the first piece of the text only
-  // ("first") or never, and Sequences of them.
+  // the cut, for a Metaspace (its replacement goes before a text, and the part after a cut goes
+  // without it: Start::kCut), and Sequences of them: none of them starts a piece at a cut, so
+  // the part's first piece is the end of one that started before it.
   bool keeps_newline_cuts() const;
+  // A Metaspace that puts its replacement before every text given to it ("always"), not only
+  // the input's first: the text after an added token gets one (TokenizerBase::prefixes_segments).
+  bool prepends_every_text() const;
 };
 
 // HF's find_matches for a pattern: hands `push(range, is_match)` the matches of `text` and the

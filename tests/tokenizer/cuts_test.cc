@@ -163,25 +163,50 @@ void add_gpt2_variants(std::vector<Family>& families) {
 // cuts. With another added token, cuts as before. And its model behind a Metaspace instead of
 // its normalizer, as newer conversions of SentencePiece BPEs have it (Mistral's): "first" puts
 // U+2581 before the text's start only, which the part after a cut is not; "always" before every
-// text given to it.
+// text given to it, which the part after a cut is not either, unless it starts after an added
+// token.
 void add_llama2_variants(std::vector<Family>& families) {
   const nlohmann::json llama2 = nlohmann::json::parse(read_file(npm_tokenizer("llama2")));
   add_added_token_variants(families, llama2, 32000, true,
                            {{"llama2 + newline token", "<|lx|>\n", false, false, false},
                             {"llama2 + rstrip token", "<|lx|>", false, true, false},
                             {"llama2 + token", "<|lx|>", false, false, true}});
-  for (const auto& [name, scheme, split, cuts] :
-       {std::tuple<std::string, std::string, bool, bool>{"llama2 as Metaspace first", "first",
-                                                         false, true},
-        {"llama2 as Metaspace first, split", "first", true, true},
-        {"llama2 as Metaspace always", "always", true, false}}) {
+  struct MetaspaceVariant {
+    std::string name;
+    nlohmann::json normalizer, pre_tokenizer;
+    bool cuts;
+  };
+  auto metaspace = [](const std::string& scheme, bool split) {
+    return nlohmann::json{{"type", "Metaspace"},
+                          {"replacement", "\u2581"},
+                          {"prepend_scheme", scheme},
+                          {"split", split}};
+  };
+  const nlohmann::json split_on_space = {{"type", "Split"},
+                                         {"pattern", {{"String", " "}}},
+                                         {"behavior", "MergedWithNext"},
+                                         {"invert", false}};
+  for (const MetaspaceVariant& v : std::vector<MetaspaceVariant>{
+           {"llama2 as Metaspace first", nullptr, metaspace("first", false), true},
+           {"llama2 as Metaspace first, split", nullptr, metaspace("first", true), true},
+           // HF's SentencePieceBPETokenizer: NFKC and a Metaspace that prepends to every text.
+           {"llama2 as NFKC, Metaspace always",
+            {{"type", "NFKC"}},
+            metaspace("always", true),
+            true},
+           // "always" after a Split prepends to each of its pieces, none of which starts at a cut.
+           {"llama2 as Split, Metaspace always",
+            nullptr,
+            {{"type", "Sequence"}, {"pretokenizers", {split_on_space, metaspace("always", true)}}},
+            true}}) {
     nlohmann::json variant = llama2;
-    variant["normalizer"] = nullptr;
-    variant["pre_tokenizer"] = {{"type", "Metaspace"},
-                                {"replacement", "\u2581"},
-                                {"prepend_scheme", scheme},
-                                {"split", split}};
-    add_variant(families, name, variant, cuts, cuts);
+    variant["normalizer"] = v.normalizer;
+    variant["pre_tokenizer"] = v.pre_tokenizer;
+    add_variant(families, v.name, variant, v.cuts, v.cuts);
+    if (v.name.find("always") == std::string::npos) continue;
+    // The text after an added token at a cut would start a text of its own, with "▁".
+    variant["added_tokens"].push_back(added_token(32000, "<|lx|>\n", false, false));
+    add_variant(families, v.name + " + newline token", variant, false);
   }
 }
 
