@@ -34,7 +34,7 @@ PreTokenizer sequence(std::vector<PreTokenizer> children) {
 std::vector<std::pair<std::string, std::pair<uint32_t, uint32_t>>> pieces(const PreTokenizer& p,
                                                                           const std::string& line) {
   std::vector<PreTokenizer::Piece> ps;
-  ps.push_back({tok::NormalizedString(line, true), true});
+  ps.push_back({tok::NormalizedString(line, true), PreTokenizer::Start::kText});
   p.apply(ps);
   std::vector<std::pair<uint32_t, uint32_t>> bytes;
   for (const auto& x : ps) bytes.push_back(x.s.original_span(0, x.s.text().size()));
