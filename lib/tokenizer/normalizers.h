@@ -54,13 +54,14 @@ struct Normalizer {
   // true for the Unicode forms and Lowercase (a newline starts a combining sequence that nothing
   // joins), and for Replace of a literal that starts with white space and holds no newline (no
   // match holds the newline or starts at the visible character after it), and for a .model's
-  // normalizer without a charsmap or a dummy prefix; false for Prepend, Strip, other Replaces
-  // and the charsmaps.
+  // normalizer where the newline is a piece of its own (SentencePieceNormalizerSpec::
+  // NewlineCuts; a dummy prefix before a kept newline's part is a Prepend); false for Prepend,
+  // Strip, other Replaces and the Precompiled charsmap.
   bool keeps_newline_cuts() const;
-  // Whether a step is a Prepend (or a .model's dummy prefix), and the normalizer without those
-  // steps. A Prepend puts its prefix before a whole text, so a text cut in parts has it before
-  // the first part only: the others are normalized by without_prepend(), and the joined results
-  // are the whole's when without_prepend() keeps_newline_cuts().
+  // Whether a step is a Prepend (or a .model's dummy prefix before a kept newline's part), and
+  // the normalizer without those steps. A Prepend puts its prefix before a whole text, so a text
+  // cut in parts has it before the first part only: the others are normalized by without_prepend(),
+  // and the joined results are the whole's when without_prepend() keeps_newline_cuts().
   bool prepends() const;
   Normalizer without_prepend() const;
   // Whether the cut at text[p] holds beyond keeps_newline_cuts (SentencePiece's
