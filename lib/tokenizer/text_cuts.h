@@ -10,7 +10,10 @@
 // longer whitespace run. Normalizers that allow cuts (the Unicode forms, Lowercase) work per
 // character or per combining sequence, and a newline starts a sequence that nothing joins.
 // Merges stay inside pre-tokens. Added tokens are matched before all this; tokenizer_base
-// refuses cuts that one could cross.
+// refuses cuts that one could cross. The general pipeline's rules (literal Replaces and Splits,
+// merges that only make pieces, SentencePiece's normalizer) are in lib/tokenizer/README.md; what
+// goes before a whole text only (a Prepend, a Metaspace's replacement, a dummy prefix) is left
+// out of the parts after the first (Tokenizer::encode_ids_after_cut).
 #pragma once
 
 #include <array>
