@@ -30,6 +30,8 @@ bool starts_with_once_replaced(std::string_view in, std::string_view rep) {
 PipelineTokenizer::PipelineTokenizer(PipelineConfig config) : config_(std::move(config)) {
   if (config_.normalizer && config_.normalizer->prepends())
     normalizer_after_cut_ = config_.normalizer->without_prepend();
+  prefixes_segments_ = normalizer_after_cut_ ||
+                       (config_.pre_tokenizer && config_.pre_tokenizer->prepends_every_text());
   cuts_after_newlines_ = allow_newline_cuts();
 }
 

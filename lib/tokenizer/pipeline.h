@@ -43,10 +43,7 @@ class PipelineTokenizer : public TokenizerBase {
   bool matches_normalized_added() const override { return true; }
   void finish_encoding(Encoding& e) const override;
   bool cuts_after_newlines() const override { return cuts_after_newlines_; }
-  bool prefixes_segments() const override {
-    return normalizer_after_cut_ ||
-           (config_.pre_tokenizer && config_.pre_tokenizer->prepends_every_text());
-  }
+  bool prefixes_segments() const override { return prefixes_segments_; }
   bool cut_holds(std::string_view text, size_t p) const override {
     return !config_.normalizer || config_.normalizer->cut_holds(text, p);
   }
@@ -81,6 +78,8 @@ class PipelineTokenizer : public TokenizerBase {
   PipelineConfig config_;
   // The normalizer of a part after a cut, when it differs (normalizer.prepends()).
   std::optional<Normalizer> normalizer_after_cut_;
+  // A Prepend or a Metaspace "always" puts its prefix before every text between added tokens.
+  bool prefixes_segments_ = false;
   bool cuts_after_newlines_ = false;
 };
 

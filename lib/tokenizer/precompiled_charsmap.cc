@@ -139,6 +139,8 @@ std::array<bool, 256> PrecompiledCharsmap::bytes_after_first() const {
   }
   std::sort(by_base.begin(), by_base.end());
   std::vector<uint32_t> nodes{0};
+  // A unit is taken once: each has one parent in a well-formed trie, and a malformed one (the
+  // charsmap comes from the .model file) could otherwise lead the walk around a loop forever.
   std::vector<bool> reached(units_.size());
   while (!nodes.empty()) {
     const uint32_t node = nodes.back();

@@ -162,7 +162,7 @@ Encoding TokenizerBase::post_process(Encoding first, std::optional<Encoding> sec
 
 size_t TokenizerBase::next_cut(std::string_view text, size_t from) const {
   if (!cuts_after_newlines() || added_token_crosses_newline_ ||
-      (prefixes_segments() && added_token_may_end_at_cut_))
+      (added_token_may_end_at_cut_ && prefixes_segments()))
     return std::string_view::npos;
   std::array<bool, 256> refused;
   for (size_t b = 0; b < refused.size(); ++b)
