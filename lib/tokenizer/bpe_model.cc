@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "tokenizer/ascii_masks.h"
 #include "tokenizer/byte_key_cache.h"
+#include "tokenizer/joined_char_pairs.h"
 #include "tokenizer/longest_prefix.h"
 #include "tokenizer/merge_table.h"
 #include "tokenizer/models.h"
@@ -103,7 +104,7 @@ class BpeModel final : public Model {
       char ch = static_cast<char>(c);
       ascii_ids_[c] = vocab_.find(&ch, 1);
     }
-    if (built) find_joined_ascii_pairs();
+    if (built) joined_pairs_.build(tokens_);
   }
 
   // The tables as a compiled form (compiled_cache.h).
@@ -118,7 +119,7 @@ class BpeModel final : public Model {
     for (const auto& list : crossing_)
       for (const auto& [left, right] : list) crossing.insert(crossing.end(), {left, right});
     w.strings(crossing);
-    w.value(joined_ascii_pairs_);
+    joined_pairs_.save(w);
     return out;
   }
 
@@ -129,9 +130,8 @@ class BpeModel final : public Model {
     chunkable_ = r.value<uint8_t>() != 0;
     std::vector<std::string> crossing;
     r.strings(crossing);
-    // Read, not made again: from a 262k vocabulary that took 6 ms, a third of the load.
-    joined_ascii_pairs_ = r.value<decltype(joined_ascii_pairs_)>();
-    if (!r.at_end() || crossing.size() % 2 != 0) return false;
+    // Read, not made again: from a 262k vocabulary that takes 15 ms, most of the load.
+    if (!joined_pairs_.restore(r) || !r.at_end() || crossing.size() % 2 != 0) return false;
     for (size_t k = 0; k < crossing.size(); k += 2) {
       if (crossing[k].empty()) return false;
       crossing_[static_cast<unsigned char>(crossing[k].back())].emplace_back(crossing[k],
@@ -302,54 +302,30 @@ class BpeModel final : public Model {
     }
   }
 
-  // A chunk's parts, cut between two ASCII characters that no merge joins (no token holds the
-  // pair): each merges on its own to the same tokens. Code cuts at most punctuation this way
-  // ("(self," is "(", "self", ","), and its parts repeat far more often than its chunks: a
-  // chunk the memo does not hold is made from its parts, through the memo.
+  // A chunk's parts, cut between two characters that no merge joins (no token holds the pair,
+  // joined_char_pairs.h): each merges on its own to the same tokens. Code cuts at most
+  // punctuation this way ("(self," is "(", "self", ","), Chinese between most words; the parts
+  // repeat far more often than their chunks: a chunk the memo does not hold is made from its
+  // parts, through the memo.
   template <typename Part>
   void for_each_part(std::string_view chunk, Part&& part) const {
     const auto* c = reinterpret_cast<const unsigned char*>(chunk.data());
     const size_t n = chunk.size();
     size_t start = 0;
-    for (size_t i = 1; i < n; ++i) {
-      if (c[i] >= 0x80) {
-        // Past non-ASCII text 16 bytes at a time (a Chinese sentence is one long chunk).
-        while (i + 17 <= n && high_bytes16(c + i + 1) == 0xFFFF) i += 16;
-        continue;
+    if (n == 0) return part(chunk, start);
+    const size_t first = std::min(utf8_length(c[0]), n);
+    char32_t prev = JoinedCharPairs::code_point(c, first);
+    for (size_t i = first; i < n;) {
+      const size_t len = std::min(utf8_length(c[i]), n - i);
+      const char32_t cp = JoinedCharPairs::code_point(c + i, len);
+      if (!joined_pairs_.joins(prev, cp)) {
+        part(chunk.substr(start, i - start), start);
+        start = i;
       }
-      if (c[i - 1] >= 0x80 || ascii_pair_joins(c[i - 1], c[i])) continue;
-      part(chunk.substr(start, i - start), start);
-      start = i;
+      prev = cp;
+      i += len;
     }
     part(chunk.substr(start), start);
-  }
-
-  // Whether some token holds ASCII character a followed by b, or either is no token of its own:
-  // only then can a merge join them.
-  bool ascii_pair_joins(unsigned char a, unsigned char b) const {
-    const auto [word, bit] = ascii_pair_bit(a, b);
-    return (joined_ascii_pairs_[word] & bit) != 0;
-  }
-  // The pair's place in joined_ascii_pairs_, a 128 x 128 bit table: its word and bit.
-  static std::pair<size_t, uint64_t> ascii_pair_bit(size_t a, size_t b) {
-    return {a * 2 + b / 64, uint64_t{1} << (b % 64)};
-  }
-  void find_joined_ascii_pairs() {
-    joined_ascii_pairs_.fill(0);
-    const auto join = [&](size_t a, size_t b) {
-      const auto [word, bit] = ascii_pair_bit(a, b);
-      joined_ascii_pairs_[word] |= bit;
-    };
-    for (size_t a = 0; a < 128; ++a)
-      for (size_t b = 0; b < 128; ++b)
-        if (ascii_ids_[a] == kNoId || ascii_ids_[b] == kNoId) join(a, b);
-    for (size_t id = 0; id < tokens_.size(); ++id) {
-      const std::string_view t = tokens_[id];
-      for (size_t k = 1; k < t.size(); ++k) {
-        const auto a = static_cast<unsigned char>(t[k - 1]), b = static_cast<unsigned char>(t[k]);
-        if (a < 0x80 && b < 0x80) join(a, b);
-      }
-    }
   }
 
   bool boundary_ok(std::string_view w, size_t cut) const {
@@ -679,7 +655,7 @@ class BpeModel final : public Model {
   U64Map merges_;
   std::array<uint32_t, 256> byte_ids_{};
   std::array<uint32_t, 128> ascii_ids_{};
-  std::array<uint64_t, 128 * 128 / 64> joined_ascii_pairs_{};
+  JoinedCharPairs joined_pairs_;
   std::optional<uint32_t> unk_;
 };
 

@@ -15,6 +15,7 @@
 #include "tokenizer/byte_level.h"
 #include "tokenizer/escape_spaces.h"
 #include "tokenizer/hot_word_table.h"
+#include "tokenizer/joined_char_pairs.h"
 #include "tokenizer/piece_scanner.h"
 #include "tokenizer/string_list.h"
 #include "tokenizer/string_map.h"
@@ -749,4 +750,56 @@ TEST_CASE("tables restored from a blob are views of it; copies and moves keep th
   tok::StringList refused;
   CHECK_FALSE(refused.load(bad));
   CHECK_FALSE(bad.ok());
+}
+
+TEST_CASE("two characters join only where a token holds them side by side") {
+  // "中" and "国" are tokens and "中国" is one; "国中" is none; "x" is no token of its own (byte
+  // fallback), and "ab" holds an ASCII pair.
+  const tok::StringList tokens(
+      std::vector<std::string>{"", "a", "b", "c", "ab", "中", "国", "中国", "▁", "▁中", "c中"});
+  tok::JoinedCharPairs pairs;
+  pairs.build(tokens);
+  const auto joins = [](const tok::JoinedCharPairs& p, std::string_view a, std::string_view b) {
+    size_t i = 0, j = 0;
+    return p.joins(tok::decode_utf8(a, i), tok::decode_utf8(b, j));
+  };
+  const auto check = [&](const tok::JoinedCharPairs& p) {
+    CHECK(joins(p, "中", "国"));
+    CHECK(joins(p, "▁", "中"));
+    CHECK(joins(p, "c", "中"));
+    CHECK(joins(p, "a", "b"));
+    CHECK_FALSE(joins(p, "b", "a"));
+    CHECK_FALSE(joins(p, "a", "c"));
+    // No collisions among these few pairs in 4,096 bits.
+    CHECK_FALSE(joins(p, "国", "中"));
+    CHECK_FALSE(joins(p, "中", "中"));
+    CHECK_FALSE(joins(p, "a", "中"));
+    // A character that is no token of its own joins everything, ASCII or not.
+    CHECK(joins(p, "x", "a"));
+    CHECK(joins(p, "a", "x"));
+    CHECK(joins(p, "中", "文"));
+    CHECK(joins(p, "文", "a"));
+  };
+  check(pairs);
+
+  std::string blob;
+  tok::BlobWriter w(blob);
+  pairs.save(w);
+  std::vector<uint64_t> aligned(blob.size() / 8 + 1);
+  std::memcpy(aligned.data(), blob.data(), blob.size());
+  const std::string_view bytes(reinterpret_cast<const char*>(aligned.data()), blob.size());
+  tok::BlobReader r(bytes);
+  tok::JoinedCharPairs restored;
+  REQUIRE(restored.restore(r));
+  CHECK(r.at_end());
+  check(restored);
+
+  // A form whose pair table does not have the size its bit count says is refused, not indexed
+  // out of bounds. The count sits after the ASCII table's 2,048 bytes.
+  std::string damaged = blob;
+  damaged[128 * 128 / 8] = 20;
+  std::memcpy(aligned.data(), damaged.data(), damaged.size());
+  tok::BlobReader bad(bytes);
+  tok::JoinedCharPairs refused;
+  CHECK_FALSE(refused.restore(bad));
 }
