@@ -32,9 +32,13 @@ bool meta_at(std::string_view w, size_t pos) {
 // The first "▁" of w at or after `from`, or npos.
 size_t find_meta(std::string_view w, size_t from) { return find_literal(w, from, kMeta); }
 
-// Chunks longer than this are tokenized afresh each time: they are rare, and would crowd the
-// cache.
+// Chunks and parts up to this length go into the memo when first made. Longer ones go in only
+// when made a second time (MadeBefore), up to kMaxRememberedBytes: most long chunks (a
+// sentence of Chinese, a line of code) occur once and would crowd the memo, while those that
+// come back (a rule of box-drawing characters, a table's separator, a repeated line) cost a
+// merge a character each time: a run of 63 "─" took 4.6 us.
 constexpr size_t kMaxCachedChunkBytes = 64;
+constexpr size_t kMaxRememberedBytes = 1024;
 // A thread's chunk memos for one model. Ids-only encoding keeps the ids of each chunk, and in
 // front of them those of short chunks in the hot table's slots; encoding with offsets keeps
 // each chunk's tokens with spans relative to the chunk's start. Each is built on first use.
@@ -361,14 +365,14 @@ class BpeModel final : public Model {
   }
 
   // Appends the tokens of `chunk` from `cache` when it holds the chunk; else those of its parts
-  // (for_each_part), each through `cache`, and stores the chunk whole when it is one part or was
-  // made before (MadeBefore). `placed(first, start)`: the tokens from out[first] on are those of
-  // the part at `start`.
+  // (for_each_part), each through `cache`, and stores the chunk whole when it is a short single
+  // part or was made before (MadeBefore). `placed(first, start)`: the tokens from out[first] on
+  // are those of the part at `start`.
   template <typename Value, typename Make, typename Placed>
   void by_parts(ByteKeyCache<Value>& cache, MadeBefore& made, std::string_view chunk,
                 std::vector<Value>& out, Make&& make, Placed&& placed) const {
     std::span<const Value> hit;
-    const bool storable = chunk.size() <= kMaxCachedChunkBytes;
+    const bool storable = chunk.size() <= kMaxRememberedBytes;
     if (storable && cache.find(chunk, &hit)) {
       out.insert(out.end(), hit.begin(), hit.end());
       return;
@@ -381,27 +385,27 @@ class BpeModel final : public Model {
       if (whole)
         make(part, out);
       else
-        through_memo(cache, part, out, make);
+        through_memo(cache, made, part, out, make);
       placed(first, start);
     });
-    if (storable && (whole || made.mark(chunk)))
+    if (storable && ((whole && chunk.size() <= kMaxCachedChunkBytes) || made.mark(chunk)))
       cache.insert(chunk, std::span<const Value>(out).subspan(mark));
   }
 
-  // Appends what `make(chunk, out)` appends, from `cache` when it holds the chunk (a chunk too
-  // long to cache is made each time).
+  // Appends what `make(part, out)` appends, from `cache` when it holds the part.
   template <typename Value, typename Make>
-  static void through_memo(ByteKeyCache<Value>& cache, std::string_view chunk,
+  static void through_memo(ByteKeyCache<Value>& cache, MadeBefore& made, std::string_view part,
                            std::vector<Value>& out, Make&& make) {
     const size_t mark = out.size();
     std::span<const Value> hit;
-    if (chunk.size() > kMaxCachedChunkBytes) {
-      make(chunk, out);
-    } else if (cache.find(chunk, &hit)) {
+    if (part.size() > kMaxRememberedBytes) {
+      make(part, out);
+    } else if (cache.find(part, &hit)) {
       out.insert(out.end(), hit.begin(), hit.end());
     } else {
-      make(chunk, out);
-      cache.insert(chunk, std::span<const Value>(out).subspan(mark));
+      make(part, out);
+      if (part.size() <= kMaxCachedChunkBytes || made.mark(part))
+        cache.insert(part, std::span<const Value>(out).subspan(mark));
     }
   }
 

@@ -67,7 +67,9 @@ class ByteKeyCache {
   }
 
   void insert(std::string_view key, std::span<const Value> values) {
-    if (entries_ >= kSlots / 2) clear();
+    if (entries_ >= kSlots / 2 || keys_.size() + key.size() > kMaxKeyBytes ||
+        values_.size() + values.size() > kMaxValues)
+      clear();
     const uint64_t h = hash_bytes(key.data(), key.size()) | 1;
     size_t i = h & kMask;
     for (; slots_[i].hash != 0; i = (i + 1) & kMask)
@@ -83,6 +85,10 @@ class ByteKeyCache {
  private:
   static constexpr size_t kSlots = size_t{1} << 18;
   static constexpr size_t kMask = kSlots - 1;
+  // Bounds on what the entries hold, far above what kSlots / 2 words of prose take (English:
+  // 0.4 MB of keys), for models that store long keys (bpe_model.cc, up to 1 KiB).
+  static constexpr size_t kMaxKeyBytes = size_t{8} << 20;
+  static constexpr size_t kMaxValues = size_t{2} << 20;
   struct Slot {
     uint64_t hash = 0;  // 0 marks an empty slot; stored hashes have the low bit set
     uint32_t key_offset = 0, key_size = 0, value_offset = 0, value_count = 0;

