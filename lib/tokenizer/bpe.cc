@@ -1,6 +1,7 @@
 #include "tokenizer/bpe.h"
 
 #include <algorithm>
+#include <cstring>
 #include <queue>
 
 #include "core/error.h"
@@ -19,6 +20,18 @@ constexpr uint32_t kNoId = 0xFFFFFFFFu;
 
 // Words longer than this are merged afresh each time: they are rare, and would crowd the cache.
 constexpr size_t kMaxCachedWordBytes = 128;
+
+bool has_non_ascii(const char* p, size_t n) {
+  uint64_t high = 0;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    high |= w;
+  }
+  for (; i < n; ++i) high |= static_cast<unsigned char>(p[i]);
+  return (high & 0x8080808080808080ull) != 0;
+}
 
 // The patterns whose matches cover the whole text (they match at every position): a Split on
 // one of them, Isolated, leaves exactly its matches as the pieces.
@@ -49,6 +62,10 @@ BpeTokenizer::BpeTokenizer(BpeConfig config, const std::string& source)
     for (size_t id = 0; id < tokens_.size() && !unk_id_; ++id)
       if (tokens_[id] == *config_.unk_token) unk_id_ = static_cast<uint32_t>(id);
   }
+  // A byte without a token leaves no symbol for its character. (Under ignore_merges a piece that
+  // is a token is looked up before it is cut; the parts of one that is not merge as it does.)
+  merges_by_parts_ =
+      std::none_of(byte_id_.begin(), byte_id_.end(), [](uint32_t id) { return id == kNoId; });
   if (config_.steps.empty() || config_.steps.back().kind != PreTokenizerStep::kByteLevel)
     throw Error(ErrorCode::kUnsupported, source,
                 "byte-level BPE needs a ByteLevel pre-tokenizer as the last step");
@@ -95,6 +112,7 @@ void BpeTokenizer::build_tables(const std::string& source) {
   build_merge_table(
       by_bytes_, m.size(), left, right, merged,
       [&](size_t i) { return m[i].first + " " + m[i].second; }, source, merges_);
+  joined_pairs_.build(token_bytes_, JoinedCharPairs::Symbols::kBytes);
   config_.merges.clear();
   config_.merges.shrink_to_fit();
 }
@@ -106,6 +124,7 @@ std::string BpeTokenizer::compiled_model() const {
   token_bytes_.save(w);
   by_bytes_.save(w);
   merges_.save(w);
+  joined_pairs_.save(w);
   return out;
 }
 
@@ -113,7 +132,8 @@ bool BpeTokenizer::restore_tables(std::string_view blob) {
   BlobReader r(blob);
   if (!tokens_.load(r) || !token_bytes_.load(r) || token_bytes_.size() != tokens_.size())
     return false;
-  if (!by_bytes_.load(r) || !merges_.load(r) || !r.at_end()) return false;
+  if (!by_bytes_.load(r) || !merges_.load(r) || !joined_pairs_.restore(r) || !r.at_end())
+    return false;
   // Every id the tables hand out must name a token.
   const size_t n = tokens_.size();
   return by_bytes_.all_ids_below(n) &&
@@ -271,7 +291,7 @@ void BpeTokenizer::bpe_word(ByteKeyCache<uint32_t>& cache, const char* p, size_t
     return;
   }
   if (n > kMaxCachedWordBytes) {
-    merge_symbols(p, n, out);
+    merge_by_parts(cache, p, n, out);
     return;
   }
   const std::string_view word(p, n);
@@ -281,8 +301,51 @@ void BpeTokenizer::bpe_word(ByteKeyCache<uint32_t>& cache, const char* p, size_t
     return;
   }
   size_t mark = out.size();
-  merge_symbols(p, n, out);
+  merge_by_parts(cache, p, n, out);
   cache.insert(word, std::span(out).subspan(mark));
+}
+
+// A piece cut between two characters that no merge joins (JoinedCharPairs) merges part by part
+// into its own tokens. A piece of Chinese is a whole sentence (the patterns take a run of
+// letters), and its parts are words, which the memo holds.
+void BpeTokenizer::merge_by_parts(ByteKeyCache<uint32_t>& cache, const char* p, size_t n,
+                                  std::vector<uint32_t>& out) const {
+  // An ASCII piece is a word, a number or a run of punctuation, which nearly every vocabulary
+  // joins throughout: not worth a look at each character of each new English word.
+  if (!merges_by_parts_ || !has_non_ascii(p, n)) return merge_symbols(p, n, out);
+  const auto* c = reinterpret_cast<const unsigned char*>(p);
+  size_t start = 0, i = std::min(utf8_length(c[0]), n);
+  char32_t prev = JoinedCharPairs::code_point(c, i);
+  while (i < n) {
+    const size_t length = std::min(utf8_length(c[i]), n - i);
+    const char32_t cp = JoinedCharPairs::code_point(c + i, length);
+    if (!joined_pairs_.joins(prev, cp)) {
+      merge_part(cache, p + start, i - start, out);
+      start = i;
+    }
+    prev = cp;
+    i += length;
+  }
+  if (start == 0) return merge_symbols(p, n, out);
+  merge_part(cache, p + start, n - start, out);
+}
+
+void BpeTokenizer::merge_part(ByteKeyCache<uint32_t>& cache, const char* p, size_t n,
+                              std::vector<uint32_t>& out) const {
+  if (n == 1) {
+    out.push_back(byte_id_[static_cast<unsigned char>(p[0])]);
+    return;
+  }
+  if (n > kMaxCachedWordBytes) return merge_symbols(p, n, out);
+  const std::string_view part(p, n);
+  std::span<const uint32_t> hit;
+  if (cache.find(part, &hit)) {
+    out.insert(out.end(), hit.begin(), hit.end());
+    return;
+  }
+  const size_t mark = out.size();
+  merge_symbols(p, n, out);
+  cache.insert(part, std::span(out).subspan(mark));
 }
 
 void BpeTokenizer::emit_piece(std::string_view full, const Piece& piece, std::vector<uint32_t>& ids,

@@ -11,6 +11,7 @@
 #include "tokenizer/blob.h"
 #include "tokenizer/byte_key_cache.h"
 #include "tokenizer/byte_level.h"
+#include "tokenizer/joined_char_pairs.h"
 #include "tokenizer/normalizers.h"
 #include "tokenizer/piece_scanner.h"
 #include "tokenizer/pre_tokenizers.h"
@@ -85,6 +86,10 @@ class BpeTokenizer : public TokenizerBase {
   void build_tables(const std::string& source);
   bool restore_tables(std::string_view blob);
   void merge_symbols(const char* p, size_t n, std::vector<uint32_t>& out) const;
+  void merge_by_parts(ByteKeyCache<uint32_t>& cache, const char* p, size_t n,
+                      std::vector<uint32_t>& out) const;
+  void merge_part(ByteKeyCache<uint32_t>& cache, const char* p, size_t n,
+                  std::vector<uint32_t>& out) const;
   void emit_piece(std::string_view full, const Piece& piece, std::vector<uint32_t>& ids,
                   Encoding* detail) const;
   // Runs pre-tokenizer steps `step`... over `pc`, handing each final piece to `emit`.
@@ -100,6 +105,8 @@ class BpeTokenizer : public TokenizerBase {
   StringIdMap by_bytes_;
   std::shared_ptr<const void> tables_owner_;  // the compiled form the tables are views of
   U64Map merges_;                             // (left << 32 | right) -> (rank << 32 | merged id)
+  JoinedCharPairs joined_pairs_;              // where a piece may be cut into parts
+  bool merges_by_parts_ = false;
   std::array<uint32_t, 256> byte_id_{};
   std::optional<uint32_t> unk_id_;
   SplitMatcher words_matcher_ = nullptr;       // pieces_matcher()

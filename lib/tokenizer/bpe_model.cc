@@ -108,7 +108,7 @@ class BpeModel final : public Model {
       char ch = static_cast<char>(c);
       ascii_ids_[c] = vocab_.find(&ch, 1);
     }
-    if (built) joined_pairs_.build(tokens_);
+    if (built) joined_pairs_.build(tokens_, JoinedCharPairs::Symbols::kCharacters);
   }
 
   // The tables as a compiled form (compiled_cache.h).

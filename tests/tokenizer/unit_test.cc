@@ -758,7 +758,7 @@ TEST_CASE("two characters join only where a token holds them side by side") {
   const tok::StringList tokens(
       std::vector<std::string>{"", "a", "b", "c", "ab", "中", "国", "中国", "▁", "▁中", "c中"});
   tok::JoinedCharPairs pairs;
-  pairs.build(tokens);
+  pairs.build(tokens, tok::JoinedCharPairs::Symbols::kCharacters);
   const auto joins = [](const tok::JoinedCharPairs& p, std::string_view a, std::string_view b) {
     size_t i = 0, j = 0;
     return p.joins(tok::decode_utf8(a, i), tok::decode_utf8(b, j));
@@ -795,11 +795,36 @@ TEST_CASE("two characters join only where a token holds them side by side") {
   check(restored);
 
   // A form whose pair table does not have the size its bit count says is refused, not indexed
-  // out of bounds. The count sits after the ASCII table's 2,048 bytes.
+  // out of bounds. The count sits after the kind of symbols and the two pair tables' bytes.
   std::string damaged = blob;
-  damaged[128 * 128 / 8] = 20;
+  damaged[1 + 128 * 128 / 8 + 256 * 256 / 8] = 20;
   std::memcpy(aligned.data(), damaged.data(), damaged.size());
   tok::BlobReader bad(bytes);
   tok::JoinedCharPairs refused;
   CHECK_FALSE(refused.restore(bad));
+}
+
+TEST_CASE("byte-level tokens that hold part of a character join by the bytes either side") {
+  // 中 = E4 B8 AD, 文 = E6 96 87, 国 = E5 9B BD, 人 = E4 BA BA. A token of 中 and the first byte
+  // of 文 joins 中 to any character that starts with E6; one of the last byte of 人 and 国 whole
+  // joins any character that ends with BA to 国.
+  const tok::StringList tokens(std::vector<std::string>{"a", "\xE4\xB8\xAD\xE6", "\xBA\xE5\x9B\xBD",
+                                                        "\xE4\xB8\xAD\xE4\xBA\xBA", "ab"});
+  tok::JoinedCharPairs pairs;
+  pairs.build(tokens, tok::JoinedCharPairs::Symbols::kBytes);
+  const auto joins = [&](std::string_view a, std::string_view b) {
+    size_t i = 0, j = 0;
+    return pairs.joins(tok::decode_utf8(a, i), tok::decode_utf8(b, j));
+  };
+  CHECK(joins("中", "文"));
+  CHECK(joins("中", "\xE6\x97\xA5"));  // 日 starts with E6 too
+  CHECK(joins("人", "国"));
+  CHECK(joins("中", "人"));  // both whole in a token
+  CHECK(joins("a", "b"));
+  CHECK_FALSE(joins("中", "国"));
+  CHECK_FALSE(joins("人", "中"));
+  CHECK_FALSE(joins("国", "文"));
+  // Every character is made of byte symbols: one no token names whole still cuts.
+  CHECK_FALSE(joins("\xE6\x97\xA5", "a"));
+  CHECK_FALSE(joins("b", "a"));
 }
