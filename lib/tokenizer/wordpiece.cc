@@ -392,6 +392,25 @@ size_t WordPieceTokenizer::ascii_window(const unsigned char* s, size_t i, size_t
   memo.hot.insert(key, std::span(ids).subspan(mark));
 }
 
+// Tokenizes the word gathered in `w` and clears it. Ids only (`memo`), through the map of the
+// thread's words: a word gathered a character at a time (Korean, which the uncased
+// normalization spells in jamo; accented Latin) cost a map probe per prefix of its
+// longest-match scan each time it came back.
+void WordPieceTokenizer::end_word(Memo* memo, WordState& w, std::vector<uint32_t>& ids,
+                                  Encoding* detail) const {
+  std::span<const uint32_t> known;
+  if (!memo || w.bytes.empty()) {
+    tokenize_word(w, ids, detail);
+  } else if (memo->all.find(w.bytes, &known)) {
+    ids.insert(ids.end(), known.begin(), known.end());
+  } else {
+    const size_t mark = ids.size();
+    tokenize_word(w, ids, nullptr);
+    memo->all.insert(w.bytes, std::span(ids).subspan(mark));
+  }
+  w.clear();
+}
+
 void WordPieceTokenizer::encode_segment(std::string_view full, size_t begin, size_t end,
                                         std::vector<uint32_t>& ids, Encoding* detail) const {
   WordState& w = thread_word_state();
@@ -428,13 +447,11 @@ void WordPieceTokenizer::encode_segment(std::string_view full, size_t begin, siz
           break;
         case kSpace:
           if (w.bytes.empty()) break;  // mostly: the word before it came from the hot table
-          tokenize_word(w, ids, detail);
-          w.clear();
+          end_word(memo, w, ids, detail);
           break;
         case kPunct:
           if (!w.bytes.empty()) {
-            tokenize_word(w, ids, detail);
-            w.clear();
+            end_word(memo, w, ids, detail);
           }
           if (memo) {
             ids.push_back(punct_id_[c]);
@@ -446,8 +463,7 @@ void WordPieceTokenizer::encode_segment(std::string_view full, size_t begin, siz
             w.end.push_back(static_cast<uint32_t>(i + 1));
           }
           w.chars = 1;
-          tokenize_word(w, ids, detail);
-          w.clear();
+          end_word(memo, w, ids, detail);
           break;
         default:
           break;
@@ -478,14 +494,12 @@ void WordPieceTokenizer::encode_segment(std::string_view full, size_t begin, siz
       case CharEntry::kDrop:
         break;
       case CharEntry::kBreak:
-        tokenize_word(w, ids, detail);
-        w.clear();
+        end_word(memo, w, ids, detail);
         break;
       case CharEntry::kIsolate:
         if (memo) {  // ids only: the character's id is known (a dash, a quote, a CJK character)
           if (!w.bytes.empty()) {
-            tokenize_word(w, ids, detail);
-            w.clear();
+            end_word(memo, w, ids, detail);
           }
           ids.push_back(entry->isolated_id);
           break;
@@ -493,8 +507,7 @@ void WordPieceTokenizer::encode_segment(std::string_view full, size_t begin, siz
         [[fallthrough]];
       case CharEntry::kAppend:
         if (entry->kind == CharEntry::kIsolate) {
-          tokenize_word(w, ids, detail);
-          w.clear();
+          end_word(memo, w, ids, detail);
         }
         w.bytes.append(entry->utf8, entry->len);
         if (w.track) {
@@ -503,16 +516,14 @@ void WordPieceTokenizer::encode_segment(std::string_view full, size_t begin, siz
         }
         w.chars += entry->chars;
         if (entry->kind == CharEntry::kIsolate) {
-          tokenize_word(w, ids, detail);
-          w.clear();
+          end_word(memo, w, ids, detail);
         }
         break;
       default:
         break;
     }
   }
-  tokenize_word(w, ids, detail);
-  w.clear();
+  end_word(memo, w, ids, detail);
 }
 
 namespace {

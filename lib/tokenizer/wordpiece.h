@@ -63,6 +63,7 @@ class WordPieceTokenizer : public TokenizerBase {
   void short_word(const unsigned char* p, size_t n, const unsigned char* limit, Memo& memo,
                   WordState& w, std::vector<uint32_t>& ids) const;
   void tokenize_word(WordState& w, std::vector<uint32_t>& ids, Encoding* detail) const;
+  void end_word(Memo* memo, WordState& w, std::vector<uint32_t>& ids, Encoding* detail) const;
   uint32_t char_id(std::string_view utf8) const;
   void add_codepoint(WordState& w, char32_t cp, uint32_t start, uint32_t end,
                      std::vector<uint32_t>& ids, Encoding* detail) const;
