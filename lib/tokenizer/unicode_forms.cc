@@ -3,7 +3,9 @@
 #include <utf8proc.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 #include "tokenizer/ascii_masks.h"
@@ -24,12 +26,30 @@ uint8_t combining_class(char32_t cp) {
       utf8proc_get_property(static_cast<utf8proc_int32_t>(cp))->combining_class);
 }
 
+// Whether the character alone maps to itself under utf8proc's `options` (a composed form).
+bool composes_to_itself(char32_t cp, utf8proc_option_t options) {
+  std::string s;
+  append_utf8(s, cp);
+  utf8proc_uint8_t* out = nullptr;
+  const utf8proc_ssize_t n = utf8proc_map(
+      reinterpret_cast<const utf8proc_uint8_t*>(s.data()), static_cast<utf8proc_ssize_t>(s.size()),
+      &out, static_cast<utf8proc_option_t>(options | UTF8PROC_STABLE));
+  const bool same = n >= 0 && s == std::string_view(reinterpret_cast<const char*>(out), n);
+  std::free(out);
+  return same;
+}
+
 // Everything the forms need that utf8proc does not expose directly, built once.
 struct Tables {
   std::unordered_map<uint64_t, char32_t> compose;  // (first << 21 | second) -> composite
   std::vector<uint8_t> flags;                      // per code point, kUnstable* bits
+  // kNfcChanges and kNfkcChanges: the composed form of the character alone is not the
+  // character (a singleton, an excluded composition, a compatibility mapping). A precomposed
+  // character that composes back (a Hangul syllable, "é") decomposes, yet NFC and NFKC leave it
+  // as it is unless a character after it composes with it or is not a starter, which makes that
+  // one unstable and the region start before it.
   static constexpr uint8_t kDecomposes = 1, kCompatDecomposes = 2, kNonStarter = 4,
-                           kComposesAsSecond = 8;
+                           kComposesAsSecond = 8, kNfcChanges = 16, kNfkcChanges = 32;
 
   Tables() : flags(0x110000, 0) {
     utf8proc_int32_t buf[32];
@@ -76,6 +96,15 @@ struct Tables {
       char32_t second = static_cast<char32_t>(buf[n - 1]);
       compose.emplace((uint64_t{f} << 21) | second, cp);
       flags[second] |= kComposesAsSecond;
+    }
+    for (char32_t cp = 0; cp < 0x110000; ++cp) {
+      if (!(flags[cp] & (kDecomposes | kCompatDecomposes))) continue;
+      if (cp >= kHangulSBase && cp < kHangulSBase + kHangulSCount) continue;
+      if ((flags[cp] & kDecomposes) && !composes_to_itself(cp, UTF8PROC_COMPOSE))
+        flags[cp] |= kNfcChanges;
+      if (!composes_to_itself(cp,
+                              static_cast<utf8proc_option_t>(UTF8PROC_COMPOSE | UTF8PROC_COMPAT)))
+        flags[cp] |= kNfkcChanges;
     }
     for (char32_t cp = kHangulVBase; cp < kHangulVBase + kHangulVCount; ++cp)
       flags[cp] |= kComposesAsSecond;
@@ -228,9 +257,9 @@ bool next_unstable_region(std::string_view text, size_t from, UnicodeForm form, 
   const Tables& t = tables();
   const bool compat = form == UnicodeForm::kNFKD || form == UnicodeForm::kNFKC;
   const bool composing = form == UnicodeForm::kNFC || form == UnicodeForm::kNFKC;
-  const uint8_t mask = Tables::kNonStarter |
-                       (compat ? Tables::kCompatDecomposes : Tables::kDecomposes) |
-                       (composing ? Tables::kComposesAsSecond : 0);
+  const uint8_t changes = composing ? (compat ? Tables::kNfkcChanges : Tables::kNfcChanges)
+                                    : (compat ? Tables::kCompatDecomposes : Tables::kDecomposes);
+  const uint8_t mask = Tables::kNonStarter | changes | (composing ? Tables::kComposesAsSecond : 0);
   // Whether the character at `at` is unstable; `at` moves past it.
   auto unstable = [&](size_t& at) {
     if (s[at] < 0x80) {

