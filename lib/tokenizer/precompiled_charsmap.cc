@@ -112,6 +112,22 @@ size_t PrecompiledCharsmap::longest_prefix(std::string_view text, size_t pos,
   return best;
 }
 
+bool PrecompiledCharsmap::has_key_meeting(std::string_view bytes) const {
+  if (units_.empty()) return false;
+  size_t node = offset(units_[0]);
+  for (const char ch : bytes) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == 0) return false;
+    node ^= c;
+    if (node >= units_.size() || label(units_[node]) != c) return false;
+    const uint32_t unit = units_[node];
+    node ^= offset(unit);
+    if (node >= units_.size()) return false;
+    if (has_leaf(unit)) return true;  // a key ends inside or at the end of `bytes`
+  }
+  return true;  // keys go on from `bytes`
+}
+
 bool PrecompiledCharsmap::has_longer_key(unsigned char b, unsigned char next_min,
                                          unsigned char next_max) const {
   if (units_.empty() || b == 0) return false;

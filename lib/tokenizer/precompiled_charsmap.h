@@ -29,6 +29,9 @@ class PrecompiledCharsmap {
   // [next_min, next_max] (then longest_prefix at a `b` followed by such a byte depends on it).
   bool has_longer_key(unsigned char b, unsigned char next_min = 1,
                       unsigned char next_max = 255) const;
+  // Whether some key is a prefix of `bytes` or starts with them: false when longest_prefix at a
+  // text that starts with `bytes` matches nothing, whatever follows them.
+  bool has_key_meeting(std::string_view bytes) const;
   // The bytes that some key holds after its first byte.
   std::array<bool, 256> bytes_after_first() const;
 

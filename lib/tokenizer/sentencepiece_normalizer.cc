@@ -117,7 +117,52 @@ void SentencePieceNormalizerSpec::prepare() {
   for (unsigned b = '!'; b <= '~'; ++b)
     printable_copy_themselves = printable_copy_themselves && ascii_copies_itself[b];
   escapes_spaced_ascii = printable_copy_themselves && plain_space && escape_whitespaces;
+  find_characters_copying_themselves();
   ascii_ready = true;
+}
+
+void SentencePieceNormalizerSpec::find_characters_copying_themselves() {
+  copies_itself.assign(0x10000 / 64, 0);
+  std::vector<bool> starts_symbol(0x10000, false);
+  for (const std::string& u : user_defined) {
+    size_t i = 0;
+    if (!u.empty() && valid_char_length(u, 0) > 0) {
+      const char32_t first = decode_utf8(u, i);
+      if (first < 0x10000) starts_symbol[first] = true;
+    }
+  }
+  std::string bytes;
+  for (char32_t cp = 0x80; cp < 0x10000; ++cp) {
+    if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+    bytes.clear();
+    append_utf8(bytes, cp);
+    if (starts_symbol[cp] || (charsmap && charsmap->has_key_meeting(bytes))) continue;
+    copies_itself[cp / 64] |= uint64_t{1} << (cp % 64);
+  }
+}
+
+size_t SentencePieceNormalizerSpec::run_copying_itself(std::string_view input, size_t pos) const {
+  const auto* p = reinterpret_cast<const unsigned char*>(input.data());
+  const size_t n = input.size();
+  for (;;) {
+    const unsigned lead = pos < n ? p[pos] : 0;
+    char32_t cp;
+    size_t length;
+    if (lead >= 0xC2 && lead < 0xE0 && pos + 1 < n && (p[pos + 1] & 0xC0) == 0x80) {
+      cp = (char32_t{lead & 0x1Fu} << 6) | (p[pos + 1] & 0x3Fu);
+      length = 2;
+    } else if (lead >= 0xE0 && lead < 0xF0 && pos + 2 < n && (p[pos + 1] & 0xC0) == 0x80 &&
+               (p[pos + 2] & 0xC0) == 0x80) {
+      cp = (char32_t{lead & 0x0Fu} << 12) | (char32_t{p[pos + 1] & 0x3Fu} << 6) |
+           (p[pos + 2] & 0x3Fu);
+      length = 3;
+      if (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF)) return pos;  // overlong, surrogate
+    } else {
+      return pos;
+    }
+    if (((copies_itself[cp / 64] >> (cp % 64)) & 1) == 0) return pos;
+    pos += length;
+  }
 }
 
 void sentencepiece_normalize(const SentencePieceNormalizerSpec& spec, std::string_view input,
@@ -155,6 +200,14 @@ void sentencepiece_normalize(const SentencePieceNormalizerSpec& spec, std::strin
       size_t end = spec.escapes_spaced_ascii ? escape_stretch(input, pos, text) : pos;
       if (end == pos) end = copy_words(spec, input, pos, space, text);
       if (end > pos) {
+        is_prev_space = false;
+        pos = end;
+        continue;
+      }
+    }
+    if (!track && b >= 0x80 && spec.ascii_ready) {
+      if (const size_t end = spec.run_copying_itself(input, pos); end > pos) {
+        text.append(input.substr(pos, end - pos));
         is_prev_space = false;
         pos = end;
         continue;

@@ -56,6 +56,7 @@ struct SentencePieceNormalizerSpec {
   // nothing after them when an ASCII byte follows (NFKC's keys of a letter and a combining mark
   // go on with a non-ASCII byte), so that sentencepiece_normalize maps them by table.
   void prepare();
+  void find_characters_copying_themselves();
   // Whether input[pos], an ASCII byte, maps by table.
   bool ascii_by_table(std::string_view input, size_t pos) const {
     const auto b = static_cast<unsigned char>(input[pos]);
@@ -71,7 +72,12 @@ struct SentencePieceNormalizerSpec {
   // copied whole.
   std::array<bool, 128> ascii_copies_itself{};
   bool printable_copy_themselves = false;  // ascii_copies_itself for all of '!' to '~'
-  bool plain_space = false;                // ' ' maps by table, alone, to itself
+  // A bit for each character of two or three bytes that maps to itself wherever it stands: no
+  // charsmap key and no user-defined symbol starts with it. Runs of them are copied whole.
+  std::vector<uint64_t> copies_itself;
+  // The end of the run of such characters at input[pos] (pos when there is none).
+  size_t run_copying_itself(std::string_view input, size_t pos) const;
+  bool plain_space = false;  // ' ' maps by table, alone, to itself
   // Printable ASCII maps to itself and a single space to U+2581: escape_spaces.h's text.
   bool escapes_spaced_ascii = false;
 };
