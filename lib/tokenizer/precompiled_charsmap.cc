@@ -33,6 +33,7 @@ PrecompiledCharsmap::PrecompiledCharsmap(std::string_view blob, const std::strin
   std::memcpy(units_.data(), blob.data() + 4, trie_size);
   normalized_.assign(blob.substr(4 + trie_size));
   find_kept_ascii();
+  find_plain_characters();
 }
 
 void PrecompiledCharsmap::find_kept_ascii() {
@@ -195,19 +196,46 @@ void replace_chars(std::vector<CharChange>& changes, std::string_view old_part,
   }
 }
 
+bool test_bit(const std::vector<uint64_t>& bits, char32_t cp) {
+  return cp < bits.size() * 64 && ((bits[cp / 64] >> (cp % 64)) & 1) != 0;
+}
+
+}  // namespace
+
 // Whether a grapheme ends between `prev` and `cp` (utf8proc's stateful rule). Between two ASCII
-// characters one always does, but inside CR LF (GB3-GB5, GB999); utf8proc's state after an
-// ASCII character is that character's bound class, which a zero state recomputes from `prev`.
-bool grapheme_break(char32_t prev, char32_t cp, utf8proc_int32_t& state) {
+// characters one always does, but inside CR LF (GB3-GB5, GB999); between two characters of the
+// bound classes Other, LV and LVT (most letters, a Hangul syllable) one does too, since no rule
+// but GB999 applies. utf8proc's state after such a character is its bound class, which a zero
+// state recomputes from `prev`.
+bool PrecompiledCharsmap::grapheme_break(char32_t prev, char32_t cp,
+                                         utf8proc_int32_t& state) const {
   if (prev < 0x80 && cp < 0x80) {
     state = 0;
     return !(prev == '\r' && cp == '\n');
+  }
+  if (test_bit(breaks_around_, prev) && test_bit(breaks_around_, cp)) {
+    state = 0;
+    return true;
   }
   return utf8proc_grapheme_break_stateful(static_cast<utf8proc_int32_t>(prev),
                                           static_cast<utf8proc_int32_t>(cp), &state);
 }
 
-}  // namespace
+void PrecompiledCharsmap::find_plain_characters() {
+  breaks_around_.assign(0x10000 / 64, 0);
+  kept_.assign(0x10000 / 64, 0);
+  std::string bytes;
+  for (char32_t cp = 0; cp < 0x10000; ++cp) {
+    if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+    const auto bound = utf8proc_get_property(static_cast<utf8proc_int32_t>(cp))->boundclass;
+    if (bound == UTF8PROC_BOUNDCLASS_OTHER || bound == UTF8PROC_BOUNDCLASS_LV ||
+        bound == UTF8PROC_BOUNDCLASS_LVT)
+      breaks_around_[cp / 64] |= uint64_t{1} << (cp % 64);
+    bytes.clear();
+    append_utf8(bytes, cp);
+    if (cp != 0 && !has_key_meeting(bytes)) kept_[cp / 64] |= uint64_t{1} << (cp % 64);
+  }
+}
 
 void PrecompiledCharsmap::apply(NormalizedString& s) const {
   const std::string& t = s.text();
@@ -229,6 +257,15 @@ void PrecompiledCharsmap::apply(NormalizedString& s) const {
     if (ge - gb == 1 && kept_ascii(static_cast<unsigned char>(t[gb]))) {
       changes.push_back({static_cast<char32_t>(t[gb]), 0});
       return;
+    }
+    // A grapheme of one character that no key meets (most of Chinese and Korean) maps to itself.
+    if (ge - gb == utf8_length(static_cast<unsigned char>(t[gb]))) {
+      size_t k = gb;
+      const char32_t c = decode_utf8(t, k);
+      if (test_bit(kept_, c)) {
+        changes.push_back({c, 0});
+        return;
+      }
     }
     std::string_view grapheme(t.data() + gb, ge - gb);
     std::string_view norm;

@@ -32,6 +32,11 @@ class PrecompiledCharsmap {
   // Whether some key is a prefix of `bytes` or starts with them: false when longest_prefix at a
   // text that starts with `bytes` matches nothing, whatever follows them.
   bool has_key_meeting(std::string_view bytes) const;
+  // has_key_meeting(the character's UTF-8) is false, for a character of the BMP (from a table
+  // made at load); false for others.
+  bool meets_no_key(char32_t cp) const {
+    return cp < 0x10000 && ((kept_[cp / 64] >> (cp % 64)) & 1) != 0;
+  }
   // The bytes that some key holds after its first byte.
   std::array<bool, 256> bytes_after_first() const;
 
@@ -47,6 +52,12 @@ class PrecompiledCharsmap {
   // How many bytes at the start of `t` are kept ASCII bytes: 16 at a time where every printable
   // byte and the space are kept (as in SentencePiece's own normalization rules).
   size_t kept_ascii_prefix(std::string_view t) const;
+
+  bool grapheme_break(char32_t prev, char32_t cp, int32_t& state) const;
+  // Characters of the BMP whose bound class is Other, LV or LVT (a grapheme break on either side
+  // of one between two of them), and those that no key meets (one alone maps to itself).
+  void find_plain_characters();
+  std::vector<uint64_t> breaks_around_, kept_;
 
   std::vector<uint32_t> units_;
   std::string normalized_;

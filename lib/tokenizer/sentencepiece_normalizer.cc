@@ -131,12 +131,9 @@ void SentencePieceNormalizerSpec::find_characters_copying_themselves() {
       if (first < 0x10000) starts_symbol[first] = true;
     }
   }
-  std::string bytes;
   for (char32_t cp = 0x80; cp < 0x10000; ++cp) {
     if (cp >= 0xD800 && cp <= 0xDFFF) continue;
-    bytes.clear();
-    append_utf8(bytes, cp);
-    if (starts_symbol[cp] || (charsmap && charsmap->has_key_meeting(bytes))) continue;
+    if (starts_symbol[cp] || (charsmap && !charsmap->meets_no_key(cp))) continue;
     copies_itself[cp / 64] |= uint64_t{1} << (cp % 64);
   }
 }

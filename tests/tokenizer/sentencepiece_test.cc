@@ -40,6 +40,30 @@ TEST_CASE("SentencePiece Unigram (nmt_nfkc charsmap, Metaspace) as tokenizer.jso
   check_full({"spm_unigram_json", json, {}, json});
 }
 
+TEST_CASE("HF's Precompiled charsmap, grapheme by grapheme, matches HF on seeded documents") {
+  // HF maps each extended grapheme cluster whole (its shortest key) or character by character;
+  // a grapheme of one character that no key meets, between two characters of the bound classes
+  // that always break, is taken without utf8proc or the trie. Documents of Hangul syllables
+  // (LV and LVT) beside leading, vowel and trailing jamo, combining and spacing marks, a
+  // prepended mark, ZWJ emoji sequences and regional indicators, full-width and compatibility
+  // characters the charsmap rewrites, CJK and ASCII: ids and offsets as HF's.
+  auto json = to_tokenizer_json(
+      train_spm_model("unigram", "--model_type=unigram --remove_extra_whitespaces=false"));
+  const std::vector<std::string> parts = {
+      "\uAC00",     "\uAC01",     "\uD55C", "\u1100", "\u1161", "\u11A8",     "\u0301",
+      "\u0308",     "\u0903",     "\u0915", "\u0600", "\u200D", "\U0001F468", "\U0001F469",
+      "\U0001F1EF", "\U0001F1F5", "\uFF21", "\uFF0C", "\u2460", "\uFB01",     "\u4E2D",
+      "\u6587",     "a",          "e",      " ",      "\u3000", "\u00E9",     "\u0E01",
+      "\u0E33",     "\r\n",       "x"};
+  std::mt19937 random(41);
+  std::string documents;
+  for (int k = 0; k < 500; ++k) documents += random_join(parts, 1, 30, random) + '\x1e';
+  const auto input = oracle_files() / ("graphemes-" + std::to_string(::getpid()) + ".txt");
+  write_file(input, documents);
+  check_full({"spm_unigram_json_graphemes", json, {}, json, input, true});
+  std::filesystem::remove(input);
+}
+
 TEST_CASE("SentencePiece BPE with byte_fallback as tokenizer.json matches HF") {
   auto json = to_tokenizer_json(train_spm_model(
       "bpe", "--model_type=bpe --byte_fallback=true --remove_extra_whitespaces=false"));
