@@ -1,7 +1,6 @@
 #include "tokenizer/bpe.h"
 
 #include <algorithm>
-#include <cstring>
 #include <queue>
 
 #include "core/error.h"
@@ -20,18 +19,6 @@ constexpr uint32_t kNoId = 0xFFFFFFFFu;
 
 // Words longer than this are merged afresh each time: they are rare, and would crowd the cache.
 constexpr size_t kMaxCachedWordBytes = 128;
-
-bool has_non_ascii(const char* p, size_t n) {
-  uint64_t high = 0;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, p + i, 8);
-    high |= w;
-  }
-  for (; i < n; ++i) high |= static_cast<unsigned char>(p[i]);
-  return (high & 0x8080808080808080ull) != 0;
-}
 
 // The patterns whose matches cover the whole text (they match at every position): a Split on
 // one of them, Isolated, leaves exactly its matches as the pieces.
@@ -290,18 +277,23 @@ void BpeTokenizer::bpe_word(ByteKeyCache<uint32_t>& cache, const char* p, size_t
     }
     return;
   }
-  if (n > kMaxCachedWordBytes) {
-    merge_by_parts(cache, p, n, out);
-    return;
-  }
+  through_cache(cache, p, n, out, [&] { merge_by_parts(cache, p, n, out); });
+}
+
+// Appends what `make()` appends for p[0, n), from `cache` when it holds it (a word too long to
+// cache is made each time).
+template <typename Make>
+void BpeTokenizer::through_cache(ByteKeyCache<uint32_t>& cache, const char* p, size_t n,
+                                 std::vector<uint32_t>& out, Make&& make) {
+  if (n > kMaxCachedWordBytes) return make();
   const std::string_view word(p, n);
   std::span<const uint32_t> hit;
   if (cache.find(word, &hit)) {
     out.insert(out.end(), hit.begin(), hit.end());
     return;
   }
-  size_t mark = out.size();
-  merge_by_parts(cache, p, n, out);
+  const size_t mark = out.size();
+  make();
   cache.insert(word, std::span(out).subspan(mark));
 }
 
@@ -312,13 +304,13 @@ void BpeTokenizer::merge_by_parts(ByteKeyCache<uint32_t>& cache, const char* p, 
                                   std::vector<uint32_t>& out) const {
   // An ASCII piece is a word, a number or a run of punctuation, which nearly every vocabulary
   // joins throughout: not worth a look at each character of each new English word.
-  if (!merges_by_parts_ || !has_non_ascii(p, n)) return merge_symbols(p, n, out);
   const auto* c = reinterpret_cast<const unsigned char*>(p);
+  if (!merges_by_parts_ || ascii_prefix(c, n) == n) return merge_symbols(p, n, out);
   size_t start = 0, i = std::min(utf8_length(c[0]), n);
-  char32_t prev = JoinedCharPairs::code_point(c, i);
+  char32_t prev = decode_valid_utf8(c, i);
   while (i < n) {
     const size_t length = std::min(utf8_length(c[i]), n - i);
-    const char32_t cp = JoinedCharPairs::code_point(c + i, length);
+    const char32_t cp = decode_valid_utf8(c + i, length);
     if (!joined_pairs_.joins(prev, cp)) {
       merge_part(cache, p + start, i - start, out);
       start = i;
@@ -336,16 +328,7 @@ void BpeTokenizer::merge_part(ByteKeyCache<uint32_t>& cache, const char* p, size
     out.push_back(byte_id_[static_cast<unsigned char>(p[0])]);
     return;
   }
-  if (n > kMaxCachedWordBytes) return merge_symbols(p, n, out);
-  const std::string_view part(p, n);
-  std::span<const uint32_t> hit;
-  if (cache.find(part, &hit)) {
-    out.insert(out.end(), hit.begin(), hit.end());
-    return;
-  }
-  const size_t mark = out.size();
-  merge_symbols(p, n, out);
-  cache.insert(part, std::span(out).subspan(mark));
+  through_cache(cache, p, n, out, [&] { merge_symbols(p, n, out); });
 }
 
 void BpeTokenizer::emit_piece(std::string_view full, const Piece& piece, std::vector<uint32_t>& ids,

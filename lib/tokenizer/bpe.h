@@ -90,6 +90,9 @@ class BpeTokenizer : public TokenizerBase {
                       std::vector<uint32_t>& out) const;
   void merge_part(ByteKeyCache<uint32_t>& cache, const char* p, size_t n,
                   std::vector<uint32_t>& out) const;
+  template <typename Make>
+  static void through_cache(ByteKeyCache<uint32_t>& cache, const char* p, size_t n,
+                            std::vector<uint32_t>& out, Make&& make);
   void emit_piece(std::string_view full, const Piece& piece, std::vector<uint32_t>& ids,
                   Encoding* detail) const;
   // Runs pre-tokenizer steps `step`... over `pc`, handing each final piece to `emit`.

@@ -319,10 +319,10 @@ class BpeModel final : public Model {
     size_t start = 0;
     if (n == 0) return part(chunk, start);
     const size_t first = std::min(utf8_length(c[0]), n);
-    char32_t prev = JoinedCharPairs::code_point(c, first);
+    char32_t prev = decode_valid_utf8(c, first);
     for (size_t i = first; i < n;) {
       const size_t len = std::min(utf8_length(c[i]), n - i);
-      const char32_t cp = JoinedCharPairs::code_point(c + i, len);
+      const char32_t cp = decode_valid_utf8(c + i, len);
       if (!joined_pairs_.joins(prev, cp)) {
         part(chunk.substr(start, i - start), start);
         start = i;

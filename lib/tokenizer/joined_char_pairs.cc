@@ -39,7 +39,8 @@ void JoinedCharPairs::add_pairs(std::string_view token, std::vector<uint64_t>& p
       if (!whole || !left_whole) {
         set(byte_pairs_.data(), t[i - 1] * 256 + t[i]);
       } else {
-        const char32_t a = code_point(t + left, i - left), b = code_point(t + i, length);
+        const char32_t a = decode_valid_utf8(t + left, i - left),
+                       b = decode_valid_utf8(t + i, length);
         if ((a | b) < 0x80) {
           set(ascii_pairs_.data(), a * 128 + b);
         } else {
@@ -65,7 +66,7 @@ void JoinedCharPairs::build(const StringList& tokens, Symbols symbols) {
     const auto* p = reinterpret_cast<const unsigned char*>(t.data());
     const size_t length = utf8_length(p[0]);
     if (length == t.size()) {
-      const char32_t cp = code_point(p, length);
+      const char32_t cp = decode_valid_utf8(p, length);
       if (cp < kCodePoints) set(char_tokens.data(), cp);
     }
   }

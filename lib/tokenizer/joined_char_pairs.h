@@ -34,21 +34,6 @@ class JoinedCharPairs {
   // False for tables that are not what build() makes (sizes that do not fit their bits).
   bool restore(BlobReader& r);
 
-  // The character that starts at p (of `length` bytes, from utf8_length) as a code point.
-  static char32_t code_point(const unsigned char* p, size_t length) {
-    switch (length) {
-      case 1:
-        return p[0];
-      case 2:
-        return (char32_t{p[0] & 0x1Fu} << 6) | (p[1] & 0x3Fu);
-      case 3:
-        return (char32_t{p[0] & 0x0Fu} << 12) | (char32_t{p[1] & 0x3Fu} << 6) | (p[2] & 0x3Fu);
-      default:
-        return (char32_t{p[0] & 0x07u} << 18) | (char32_t{p[1] & 0x3Fu} << 12) |
-               (char32_t{p[2] & 0x3Fu} << 6) | (p[3] & 0x3Fu);
-    }
-  }
-
   // Whether a merge may join character a to a following character b.
   bool joins(char32_t a, char32_t b) const {
     if ((a | b) < 0x80) return test(ascii_pairs_.data(), a * 128 + b);

@@ -258,14 +258,11 @@ void PrecompiledCharsmap::apply(NormalizedString& s) const {
       changes.push_back({static_cast<char32_t>(t[gb]), 0});
       return;
     }
-    // A grapheme of one character that no key meets (most of Chinese and Korean) maps to itself.
-    if (ge - gb == utf8_length(static_cast<unsigned char>(t[gb]))) {
-      size_t k = gb;
-      const char32_t c = decode_utf8(t, k);
-      if (test_bit(kept_, c)) {
-        changes.push_back({c, 0});
-        return;
-      }
+    // A grapheme of one character that no key meets (most of Chinese and Korean) maps to itself;
+    // the character is `prev`, the last one decoded.
+    if (ge - gb == utf8_length(static_cast<unsigned char>(t[gb])) && test_bit(kept_, prev)) {
+      changes.push_back({prev, 0});
+      return;
     }
     std::string_view grapheme(t.data() + gb, ge - gb);
     std::string_view norm;

@@ -24,6 +24,22 @@ inline size_t utf8_length(unsigned char lead) {
   return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
 }
 
+// The code point of the character at p, `length` (utf8_length of p[0]) bytes of text known to
+// be valid UTF-8: no checks.
+inline char32_t decode_valid_utf8(const unsigned char* p, size_t length) {
+  switch (length) {
+    case 1:
+      return p[0];
+    case 2:
+      return (char32_t{p[0] & 0x1Fu} << 6) | (p[1] & 0x3Fu);
+    case 3:
+      return (char32_t{p[0] & 0x0Fu} << 12) | (char32_t{p[1] & 0x3Fu} << 6) | (p[2] & 0x3Fu);
+    default:
+      return (char32_t{p[0] & 0x07u} << 18) | (char32_t{p[1] & 0x3Fu} << 12) |
+             (char32_t{p[2] & 0x3Fu} << 6) | (p[3] & 0x3Fu);
+  }
+}
+
 // Rust's char::is_whitespace (the Unicode White_Space property).
 bool is_white_space(char32_t cp);
 // General category helpers (utf8proc).

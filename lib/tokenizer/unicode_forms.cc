@@ -70,6 +70,15 @@ struct Tables {
           static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT), &bound);
       if (m > 1 || (m == 1 && static_cast<char32_t>(buf[0]) != cp)) flags[cp] |= kCompatDecomposes;
     }
+    for (char32_t cp = 0; cp < 0x110000; ++cp) {
+      if (!(flags[cp] & (kDecomposes | kCompatDecomposes))) continue;
+      if (cp >= kHangulSBase && cp < kHangulSBase + kHangulSCount) continue;
+      if ((flags[cp] & kDecomposes) && !composes_to_itself(cp, UTF8PROC_COMPOSE))
+        flags[cp] |= kNfcChanges;
+      if (!composes_to_itself(cp,
+                              static_cast<utf8proc_option_t>(UTF8PROC_COMPOSE | UTF8PROC_COMPAT)))
+        flags[cp] |= kNfkcChanges;
+    }
     // Primary composites: characters whose NFC is themselves and whose canonical decomposition
     // has two or more characters; the pair is (NFC of all but the last, the last).
     for (char32_t cp = 0; cp < 0x110000; ++cp) {
@@ -78,13 +87,7 @@ struct Tables {
       int bound = 0;
       utf8proc_ssize_t n = utf8proc_decompose_char(static_cast<utf8proc_int32_t>(cp), buf, 32,
                                                    UTF8PROC_DECOMPOSE, &bound);
-      if (n < 2) continue;
-      std::string s;
-      append_utf8(s, cp);
-      utf8proc_uint8_t* nfc = utf8proc_NFC(reinterpret_cast<const utf8proc_uint8_t*>(s.c_str()));
-      bool composes = nfc && s == reinterpret_cast<const char*>(nfc);
-      std::free(nfc);
-      if (!composes) continue;
+      if (n < 2 || (flags[cp] & kNfcChanges)) continue;
       std::string head;
       for (utf8proc_ssize_t k = 0; k + 1 < n; ++k) append_utf8(head, static_cast<char32_t>(buf[k]));
       utf8proc_uint8_t* h = utf8proc_NFC(reinterpret_cast<const utf8proc_uint8_t*>(head.c_str()));
@@ -96,15 +99,6 @@ struct Tables {
       char32_t second = static_cast<char32_t>(buf[n - 1]);
       compose.emplace((uint64_t{f} << 21) | second, cp);
       flags[second] |= kComposesAsSecond;
-    }
-    for (char32_t cp = 0; cp < 0x110000; ++cp) {
-      if (!(flags[cp] & (kDecomposes | kCompatDecomposes))) continue;
-      if (cp >= kHangulSBase && cp < kHangulSBase + kHangulSCount) continue;
-      if ((flags[cp] & kDecomposes) && !composes_to_itself(cp, UTF8PROC_COMPOSE))
-        flags[cp] |= kNfcChanges;
-      if (!composes_to_itself(cp,
-                              static_cast<utf8proc_option_t>(UTF8PROC_COMPOSE | UTF8PROC_COMPAT)))
-        flags[cp] |= kNfkcChanges;
     }
     for (char32_t cp = kHangulVBase; cp < kHangulVBase + kHangulVCount; ++cp)
       flags[cp] |= kComposesAsSecond;

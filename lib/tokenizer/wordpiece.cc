@@ -382,13 +382,7 @@ size_t WordPieceTokenizer::ascii_window(const unsigned char* s, size_t i, size_t
   const size_t mark = ids.size();
   // A word of more than three ids is never in the hot table, and its longest-match scan costs a
   // map probe per prefix: the map remembers it.
-  if (std::span<const uint32_t> known; memo.all.find(w.bytes, &known)) {
-    ids.insert(ids.end(), known.begin(), known.end());
-  } else {
-    tokenize_word(w, ids, nullptr);
-    memo.all.insert(w.bytes, std::span(ids).subspan(mark));
-  }
-  w.clear();
+  end_word(&memo, w, ids, nullptr);
   memo.hot.insert(key, std::span(ids).subspan(mark));
 }
 
@@ -472,19 +466,9 @@ void WordPieceTokenizer::encode_segment(std::string_view full, size_t begin, siz
       continue;
     }
     // The text was validated: decode without checks.
-    size_t cs = i;
-    char32_t cp;
-    if (c < 0xE0) {
-      cp = ((c & 0x1Fu) << 6) | (s[i + 1] & 0x3Fu);
-      i += 2;
-    } else if (c < 0xF0) {
-      cp = ((c & 0x0Fu) << 12) | ((s[i + 1] & 0x3Fu) << 6) | (s[i + 2] & 0x3Fu);
-      i += 3;
-    } else {
-      cp = ((c & 0x07u) << 18) | ((s[i + 1] & 0x3Fu) << 12) | ((s[i + 2] & 0x3Fu) << 6) |
-           (s[i + 3] & 0x3Fu);
-      i += 4;
-    }
+    const size_t cs = i;
+    const char32_t cp = decode_valid_utf8(s + i, utf8_length(c));
+    i += utf8_length(c);
     const CharEntry* entry = cp < 0x10000 ? &bmp_[cp] : nullptr;
     if (!entry || entry->kind == CharEntry::kSlow) {
       add_codepoint(w, cp, static_cast<uint32_t>(cs), static_cast<uint32_t>(i), ids, detail);
