@@ -46,7 +46,7 @@ class CompiledCache {
   // from the JSON and 0.005 s from its form, 2% of a 48 MB conversion at one thread.
   static constexpr uint64_t kFromBytes = 1u << 20;
   // Bumped whenever the tables or this layout change: forms of other versions are not read.
-  static constexpr uint32_t kFormat = 7;
+  static constexpr uint32_t kFormat = 8;
 
   // The cache in `dir` (nullopt: the default directory; empty: no cache), whose forms are kept
   // within `max_bytes` (Tokenizer::LoadOptions::compiled_cache_bytes; the form just stored

@@ -193,28 +193,28 @@ class StringIdMap {
   size_t count_ = 0;
 };
 
-// uint64 key -> uint64 value, key ~0 reserved.
+// uint64 key -> uint64 value, key ~0 reserved. A key and its value share a slot, so that a hit
+// reads one cache line: a new word's merges look up pairs at random in a table larger than L2.
 class U64Map {
  public:
   static constexpr uint64_t kEmpty = ~0ULL;
   void reserve(size_t n) {
     size_t cap = 16;
     while (cap < n * 2) cap <<= 1;
-    if (cap > keys_.size()) rehash(cap);
+    if (cap > slots_.size()) rehash(cap);
   }
   // Keeps the first value set for a key.
   void insert(uint64_t key, uint64_t value) {
-    if ((count_ + 1) * 2 > keys_.size()) rehash(keys_.empty() ? 16 : keys_.size() * 2);
-    std::vector<uint64_t>& keys = keys_.edit();
-    size_t mask = keys.size() - 1;
+    if ((count_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 16 : slots_.size() * 2);
+    std::vector<Slot>& slots = slots_.edit();
+    size_t mask = slots.size() - 1;
     for (size_t i = hash_u64(key) & mask;; i = (i + 1) & mask) {
-      if (keys[i] == kEmpty) {
-        keys[i] = key;
-        values_.edit()[i] = value;
+      if (slots[i].key == kEmpty) {
+        slots[i] = {key, value};
         ++count_;
         return;
       }
-      if (keys[i] == key) return;
+      if (slots[i].key == key) return;
     }
   }
   // insert(key_at(i), value_at(i)) for i < count, in groups whose slots are requested from
@@ -225,63 +225,59 @@ class U64Map {
     constexpr size_t kGroup = 32;
     for (size_t first = 0; first < count; first += kGroup) {
       const size_t n = std::min(kGroup, count - first);
-      for (size_t k = 0; k < n; ++k) {
-        const size_t slot = hash_u64(key_at(first + k)) & (keys_.size() - 1);
-        __builtin_prefetch(&keys_[slot]);
-        __builtin_prefetch(&values_[slot]);
-      }
+      for (size_t k = 0; k < n; ++k)
+        __builtin_prefetch(&slots_[hash_u64(key_at(first + k)) & (slots_.size() - 1)]);
       for (size_t k = 0; k < n; ++k) insert(key_at(first + k), value_at(first + k));
     }
   }
   void save(BlobWriter& w) const {
-    keys_.save(w);
-    values_.save(w);
+    slots_.save(w);
     w.value<uint64_t>(count_);
   }
   template <typename Check>
   bool all_values(Check&& check) const {
     bool failed = false;  // no branch a slot, as in StringIdMap::all_ids_below
-    for (size_t i = 0; i < keys_.size(); ++i) failed |= (keys_[i] != kEmpty) & !check(values_[i]);
+    for (const Slot& s : slots_) failed |= (s.key != kEmpty) & !check(s.value);
     return !failed;
   }
   bool load(BlobReader& r) {
-    if (!keys_.restore(r) || !values_.restore(r)) return false;
+    if (!slots_.restore(r)) return false;
     count_ = r.value<uint64_t>();
-    if (!r.ok() || keys_.size() != values_.size() || (keys_.size() & (keys_.size() - 1)) != 0)
-      return false;
-    const size_t used =
-        keys_.size() - static_cast<size_t>(std::count(keys_.begin(), keys_.end(), kEmpty));
-    return used == count_ && used * 2 <= keys_.size();
+    if (!r.ok() || (slots_.size() & (slots_.size() - 1)) != 0) return false;
+    const size_t used = static_cast<size_t>(
+        std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.key != kEmpty; }));
+    return used == count_ && used * 2 <= slots_.size();
   }
   // Returns kEmpty when absent.
   uint64_t find(uint64_t key) const {
-    if (keys_.empty()) return kEmpty;
-    size_t mask = keys_.size() - 1;
+    if (slots_.empty()) return kEmpty;
+    size_t mask = slots_.size() - 1;
     for (size_t i = hash_u64(key) & mask;; i = (i + 1) & mask) {
-      if (keys_[i] == key) return values_[i];
-      if (keys_[i] == kEmpty) return kEmpty;
+      if (slots_[i].key == key) return slots_[i].value;
+      if (slots_[i].key == kEmpty) return kEmpty;
     }
   }
 
  private:
+  struct Slot {
+    uint64_t key = kEmpty;
+    uint64_t value = 0;
+  };
+
   void rehash(size_t cap) {
-    const std::vector<uint64_t> ok = std::move(keys_.edit()), ov = std::move(values_.edit());
-    std::vector<uint64_t>& keys = keys_.owned;
-    std::vector<uint64_t>& values = values_.owned;
-    keys.assign(cap, kEmpty);
-    values.assign(cap, 0);
-    keys_.publish();
-    values_.publish();
+    const std::vector<Slot> old = std::move(slots_.edit());
+    std::vector<Slot>& slots = slots_.owned;
+    slots.assign(cap, Slot{});
+    slots_.publish();
     size_t mask = cap - 1;
-    for (size_t j = 0; j < ok.size(); ++j) {
-      if (ok[j] == kEmpty) continue;
-      size_t i = hash_u64(ok[j]) & mask;
-      while (keys[i] != kEmpty) i = (i + 1) & mask;
-      keys[i] = ok[j];
-      values[i] = ov[j];
+    for (const Slot& s : old) {
+      if (s.key == kEmpty) continue;
+      size_t i = hash_u64(s.key) & mask;
+      while (slots[i].key != kEmpty) i = (i + 1) & mask;
+      slots[i] = s;
     }
   }
-  TableArray<uint64_t> keys_, values_;
+  TableArray<Slot> slots_;
   size_t count_ = 0;
 };
 

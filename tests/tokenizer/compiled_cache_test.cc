@@ -84,10 +84,10 @@ Array array_at(const std::string& payload, size_t at, size_t element_bytes) {
 }
 
 // The vocabulary map's slots (16 bytes: tag, id, offset, length) and key bytes, and the merge
-// table's keys and values, in a payload whose model tables start with `lists` string lists
-// (bpe.cc's token texts and token bytes; bpe_model.cc's token texts).
+// table's slots (16 bytes: key, value), in a payload whose model tables start with `lists` string
+// lists (bpe.cc's token texts and token bytes; bpe_model.cc's token texts).
 struct ModelTables {
-  Array slots, arena, merge_keys, merge_values;
+  Array slots, arena, merges;
 };
 ModelTables model_tables(const std::string& payload, int lists) {
   size_t at = tables_offset(payload);
@@ -95,9 +95,7 @@ ModelTables model_tables(const std::string& payload, int lists) {
   ModelTables t;
   t.slots = array_at(payload, at, 16);
   t.arena = array_at(payload, t.slots.end, 1);
-  t.merge_keys = array_at(payload, t.arena.end + 8, 8);  // past the map's count
-  t.merge_values = array_at(payload, t.merge_keys.end, 8);
-  REQUIRE(t.merge_keys.count == t.merge_values.count);
+  t.merges = array_at(payload, t.arena.end + 8, 16);  // past the map's count
   REQUIRE((t.slots.count & (t.slots.count - 1)) == 0);
   return t;
 }
@@ -227,12 +225,13 @@ TEST_CASE("a compiled form gives the ids of the file, is used when valid, rebuil
            write_file(form, stored);
            rewrite_payload(form, [&](std::string& p) {
              const ModelTables t = model_tables(p, lists);
-             for (size_t i = 0; i < t.merge_keys.count; ++i) {
+             for (size_t i = 0; i < t.merges.count; ++i) {
+               const size_t slot = t.merges.data + 16 * i;
                uint64_t key = 0;
-               std::memcpy(&key, p.data() + t.merge_keys.data + 8 * i, 8);
+               std::memcpy(&key, p.data() + slot, 8);
                if (key == ~uint64_t{0}) continue;
                const uint64_t past = 0x7FFFFFF0;  // the merged token's id, in the low half
-               std::memcpy(p.data() + t.merge_values.data + 8 * i, &past, 8);
+               std::memcpy(p.data() + slot + 8, &past, 8);
                return;
              }
              FAIL("the merge table is empty");
