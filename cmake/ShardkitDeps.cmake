@@ -1,6 +1,8 @@
 # Every dependency is a Debian package (see scripts/install-deps.sh).
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
+# .gz inputs are inflated by ISA-L's igzip (lib/shardify/byte_source.cc): Debian's libisal-dev.
+pkg_check_modules(ISAL REQUIRED IMPORTED_TARGET libisal)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
 pkg_check_modules(ONIG REQUIRED IMPORTED_TARGET oniguruma)

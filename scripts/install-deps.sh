@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates zstd
   libzstd-dev libxxhash-dev libsimdjson-dev libcli11-dev doctest-dev
-  libutf8proc-dev libonig-dev zlib1g-dev unicode-data
+  libutf8proc-dev libonig-dev zlib1g-dev libisal-dev unicode-data
   libtorch-dev python3-torch python3-dev python3-numpy pybind11-dev
   clang libclang-rt-14-dev ccache
   nlohmann-json3-dev libtbb-dev libcurl4-openssl-dev

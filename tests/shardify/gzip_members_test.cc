@@ -1,0 +1,140 @@
+// .gz inputs are inflated by ISA-L (lib/shardify/byte_source.cc). The members here are written
+// by zlib, an independent deflate, with every optional field of a gzip header (RFC 1952): the
+// text read back must be the text written, and a member whose trailer disagrees with its data
+// must be refused, whichever of its two checks (CRC-32, length) fails.
+#include <doctest/doctest.h>
+#include <zlib.h>
+
+#include <random>
+
+#include "core/error.h"
+#include "shardify/byte_source.h"
+#include "test_util.h"
+
+using namespace shardkit;
+using namespace shardkit::shardify;
+using namespace shardkit::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+// RFC 1952's header flags.
+constexpr int kFhcrc = 2, kFextra = 4, kFname = 8, kFcomment = 16;
+
+void put32(std::string& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xFF);
+}
+
+// Raw deflate of `text` at zlib's `level`.
+std::string deflate_raw(const std::string& text, int level) {
+  z_stream z{};
+  REQUIRE(deflateInit2(&z, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+  std::string out(deflateBound(&z, text.size()), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+// One gzip member of `text` whose header carries the fields `flags` names.
+std::string member(const std::string& text, int flags, int level = 6) {
+  std::string h = {'\x1f', '\x8b', 8, static_cast<char>(flags)};
+  put32(h, 0);  // no modification time
+  h += '\0';    // extra flags
+  h += '\3';    // OS: Unix
+  if (flags & kFextra) {
+    const std::string field = "SK\4\0data";  // one subfield, "SK", of 4 bytes
+    h += static_cast<char>(field.size() & 0xFF);
+    h += static_cast<char>(field.size() >> 8);
+    h += field;
+  }
+  if (flags & kFname) h += std::string("corpus.jsonl") + '\0';
+  if (flags & kFcomment) h += std::string("written by the test") + '\0';
+  if (flags & kFhcrc) {
+    const uint32_t crc = crc32(0, reinterpret_cast<const Bytef*>(h.data()), uInt(h.size()));
+    h += static_cast<char>(crc & 0xFF);
+    h += static_cast<char>((crc >> 8) & 0xFF);
+  }
+  std::string out = h + deflate_raw(text, level);
+  put32(out, crc32(0, reinterpret_cast<const Bytef*>(text.data()), uInt(text.size())));
+  put32(out, static_cast<uint32_t>(text.size()));
+  return out;
+}
+
+std::string random_text(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const std::string words[] = {"the ", "shard ", "token ", "caf\xc3\xa9 ", "\xe4\xb8\xad ", "\n"};
+  std::string s;
+  while (s.size() < n) {
+    if (rng() % 4 == 0) s += static_cast<char>(' ' + rng() % 95);  // breaks up repeats
+    s += words[rng() % 6];
+  }
+  s.resize(n);
+  return s;
+}
+
+std::string read_gz(const fs::path& dir, const std::string& bytes) {
+  write_file(dir / "in.gz", bytes);
+  return read_all(dir / "in.gz");
+}
+
+}  // namespace
+
+TEST_CASE("gzip headers with every optional field, and members of every size, read back exactly") {
+  TempDir tmp("gzip-members");
+  for (const uint8_t flags :
+       {0, kFname, kFextra, kFcomment, kFhcrc, kFhcrc | kFextra | kFname | kFcomment}) {
+    for (const size_t size :
+         {size_t{0}, size_t{1}, size_t{65535}, size_t{65536}, size_t{3000001}}) {
+      CAPTURE(flags);
+      CAPTURE(size);
+      const std::string text = random_text(size, static_cast<uint32_t>(size + flags));
+      CHECK(read_gz(tmp.path(), member(text, flags)) == text);
+    }
+  }
+  // Stored (level 0) and fastest members; many members, empty ones among them, as block-gzip
+  // tools write them, their headers falling across the reader's 64 KiB reads.
+  const std::string a = random_text(200000, 1), b = random_text(70000, 2);
+  CHECK(read_gz(tmp.path(), member(a, 0, 0) + member(b, kFname, 1)) == a + b);
+  std::string many, want;
+  for (int i = 0; i < 300; ++i) {
+    const std::string part = i % 7 == 3 ? "" : random_text(1000 + i * 37, 100 + i);
+    many += member(part, i % 3 == 0 ? kFhcrc | kFname | kFcomment : i % 2 ? kFextra : 0);
+    want += part;
+  }
+  CHECK(read_gz(tmp.path(), many) == want);
+}
+
+TEST_CASE("a gzip member whose CRC-32 or length disagrees with its data is refused") {
+  TempDir tmp("gzip-trailer");
+  const std::string first = random_text(100000, 7), second = random_text(50000, 8);
+  const std::string good = member(first, kFname) + member(second, 0);
+  REQUIRE(read_gz(tmp.path(), good) == first + second);
+  // The second member's trailer: CRC-32 at 8 bytes from the end, the length at 4.
+  for (const size_t from_end : {size_t{8}, size_t{4}, size_t{1}}) {
+    CAPTURE(from_end);
+    std::string bad = good;
+    bad[bad.size() - from_end] ^= 0x01;
+    write_file(tmp / "bad.gz", bad);
+    try {
+      read_all(tmp / "bad.gz");
+      FAIL("a damaged trailer was read as good");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::kInput);
+      CHECK(e.file() == (tmp / "bad.gz").string());
+      CHECK(std::string(e.reason()).find("corrupt gzip data") != std::string::npos);
+      // The first member, whole, is all that is kept (ByteSource::open's check).
+      CHECK(std::string(e.reason()).find("from byte " + std::to_string(first.size())) !=
+            std::string::npos);
+    }
+  }
+  // A header that claims a method other than deflate.
+  std::string bad = good;
+  bad[2] = 7;
+  write_file(tmp / "method.gz", bad);
+  CHECK_THROWS_AS(read_all(tmp / "method.gz"), Error);
+}
