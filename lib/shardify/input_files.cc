@@ -49,6 +49,10 @@ std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) 
       files.insert(files.end(), found.begin(), found.end());
       continue;
     }
+    if (input == "-")
+      throw Error(ErrorCode::kInvalidArgument, input,
+                  "standard input is not read: inputs are files (a compressed one is read as it "
+                  "is, .gz or .zst)");
     if (ec || !fs::exists(st)) throw Error(ErrorCode::kIo, input, "input does not exist");
     if (fs::is_directory(st)) {
       std::vector<InputFile> found;
@@ -64,8 +68,14 @@ std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) 
       std::sort(found.begin(), found.end(),
                 [](const InputFile& a, const InputFile& b) { return a.path < b.path; });
       files.insert(files.end(), found.begin(), found.end());
-    } else {
+    } else if (fs::is_regular_file(st)) {
       files.push_back({input, fs::file_size(input)});
+    } else {
+      // A compressed file is decoded twice (byte_source.cc) and a conversion's parts are cut by
+      // file sizes: a stream cannot be either.
+      throw Error(ErrorCode::kInvalidArgument, input,
+                  "not a regular file (a pipe, socket or device): inputs are files (a compressed "
+                  "one is read as it is, .gz or .zst)");
     }
   }
   if (files.empty()) throw Error(ErrorCode::kInvalidArgument, "", "no input files found");

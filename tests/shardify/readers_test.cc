@@ -1,5 +1,6 @@
 // The readers and helpers on their own: expectations are literal values stated here.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <map>
 
 #include "core/error.h"
@@ -553,4 +554,24 @@ TEST_CASE("inputs: a glob expands to its regular files in byte order") {
   CHECK(files[1].path == (tmp / "data" / "train-00001-of-00002.parquet").string());
   CHECK(list_input_files({(tmp / "data" / "*.parquet").string()}).size() == 3);
   CHECK_THROWS_AS(list_input_files({(tmp / "data" / "valid-*.parquet").string()}), Error);
+}
+
+TEST_CASE("inputs: standard input, a pipe or a device is refused by name, not by a system error") {
+  TempDir tmp("not-files");
+  REQUIRE(::mkfifo((tmp / "fifo").c_str(), 0600) == 0);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"-", "standard input is not read"},
+      {(tmp / "fifo").string(), "not a regular file"},
+      {"/dev/null", "not a regular file"}};
+  for (const auto& [input, says] : cases) {
+    CAPTURE(input);
+    try {
+      list_input_files({input});
+      FAIL("accepted");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::kInvalidArgument);
+      CHECK(e.file() == input);
+      CHECK(e.reason().find(says) != std::string::npos);
+    }
+  }
 }
