@@ -376,10 +376,10 @@ std::unique_ptr<ByteSource> open_raw(const std::filesystem::path& path) {
 
 }  // namespace
 
-std::unique_ptr<ByteSource> ByteSource::open(const std::filesystem::path& path) {
+std::unique_ptr<ByteSource> ByteSource::open(const std::filesystem::path& path, Check when) {
   auto raw = open_raw(path);
   auto* check = dynamic_cast<Decoder*>(raw.get());
-  if (!check) return raw;
+  if (!check || when == Check::kWhileReading) return raw;
   uint64_t limit = UINT64_MAX;
   std::string error;
   try {
@@ -396,6 +396,10 @@ std::unique_ptr<ByteSource> ByteSource::open(const std::filesystem::path& path) 
   }
   raw.reset();
   return std::make_unique<CheckedSource>(open_raw(path), path.string(), limit, std::move(error));
+}
+
+bool ByteSource::compressed(const std::filesystem::path& path) {
+  return dynamic_cast<Decoder*>(open_raw(path).get()) != nullptr;
 }
 
 std::string read_all(const std::filesystem::path& path) {

@@ -28,7 +28,21 @@ class ByteSource {
   // large enough to be worth it, where the process guards mappings; null otherwise.
   virtual std::shared_ptr<const MappedFile> map_whole(size_t /*padding*/) { return nullptr; }
 
-  static std::unique_ptr<ByteSource> open(const std::filesystem::path& path);
+  // When a compressed file's checksums are checked. A gzip member's CRC-32 and a zstd frame's
+  // checksum come at its end, after the text they cover, and damage often decodes to plausible
+  // text first.
+  enum class Check {
+    // Decoded once to check it before any text is handed out: a damaged file's text stops
+    // before the damaged member or frame (a cut one's at the cut), then read() throws.
+    kBeforeUse,
+    // Decoded once, checked as it is read: text of a damaged member may come out before the
+    // error. For a reader that gives up at the first error (`--on-error fail`).
+    kWhileReading,
+  };
+  static std::unique_ptr<ByteSource> open(const std::filesystem::path& path,
+                                          Check check = Check::kBeforeUse);
+  // Whether the file starts with gzip's or zstd's magic number (and so is decoded).
+  static bool compressed(const std::filesystem::path& path);
 };
 
 // The whole decompressed content of a file.

@@ -23,6 +23,7 @@ std::string fields_of_first_row(const ConvertInputs& in) {
 LabelMap observe_labels(const ConvertOptions& o, const ConvertInputs& in) {
   ReaderOptions r = in.reader;
   r.labels_only = true;
+  r.compressed_check = ByteSource::Check::kBeforeUse;  // no label of a damaged member
   std::set<std::string> seen;
   for (size_t i = 0; i < in.files.size(); ++i) {
     auto reader = in.open(i, r);

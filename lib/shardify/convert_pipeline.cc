@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/ordered_pipeline.h"
 #include "shardify/example_batcher.h"
+#include "shardify/example_reader.h"
 #include "shardify/json_fields.h"
 #include "shardify/record_assembler.h"
 
@@ -58,15 +59,28 @@ class RecordStage {
   void take_errors(const EncodedBatch& batch) {
     for (const ExampleError& e : batch.errors) {
       if (o_.on_error == OnError::kFail) {
-        std::string where = in_.files[e.file_index].path;
-        if (e.line) where += ":" + std::to_string(e.line);
-        throw Error(ErrorCode::kInput, where, (e.where.empty() ? "" : e.where + ": ") + e.reason);
+        const ExampleError first = first_error(e);
+        std::string where = in_.files[first.file_index].path;
+        if (first.line) where += ":" + std::to_string(first.line);
+        throw Error(ErrorCode::kInput, where,
+                    (first.where.empty() ? "" : first.where + ": ") + first.reason);
       }
       ++result_.stats.skipped;
       // Lost input is listed even past the first few errors (lines it garbled may fill them).
       if (result_.first_errors.size() < o_.errors_reported || e.rest_of_file_lost)
         result_.first_errors.push_back(format_error(in_.files, e));
     }
+  }
+
+  // The error a reader that checked compressed files before use would have met first. Read
+  // unchecked (ByteSource::Check::kWhileReading), a damaged member's text may come before the
+  // damage is found, and a line of it look malformed: an error past the last line before the
+  // damage is the damage's. Only compressed files are read again, on this error path alone.
+  ExampleError first_error(const ExampleError& e) const {
+    if (in_.reader.compressed_check != ByteSource::Check::kWhileReading || o_.rows) return e;
+    const std::optional<StreamDamage> damage = find_stream_damage(in_.files[e.file_index].path);
+    if (!damage || (e.line <= damage->line && !e.rest_of_file_lost)) return e;
+    return {e.file_index, damage->line, "", damage->reason, true};
   }
 
   const ConvertOptions& o_;

@@ -115,13 +115,24 @@ bool stream_error_example(LineReader& lines, uint32_t file_index, Example& ex) {
   return true;
 }
 
+std::optional<StreamDamage> find_stream_damage(const std::filesystem::path& path) {
+  if (!ByteSource::compressed(path)) return std::nullopt;
+  LineReader lines(ByteSource::open(path, ByteSource::Check::kBeforeUse));
+  std::string_view line;
+  while (lines.next(line)) {
+  }
+  Example ex;
+  if (!stream_error_example(lines, 0, ex)) return std::nullopt;
+  return StreamDamage{ex.line, ex.error};
+}
+
 std::unique_ptr<ExampleReader> ExampleReader::open(const std::filesystem::path& path,
                                                    uint32_t file_index,
                                                    const ReaderOptions& options) {
   if (options.format == InputFormat::kSquad) return make_squad_reader(path, file_index, options);
   if (options.format == InputFormat::kParquet)
     return make_parquet_reader(path, file_index, options);
-  auto lines = std::make_unique<LineReader>(ByteSource::open(path));
+  auto lines = std::make_unique<LineReader>(ByteSource::open(path, options.compressed_check));
   switch (options.format) {
     case InputFormat::kJsonl:
       return make_jsonl_reader(std::move(lines), file_index, options);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "shardify/byte_source.h"
 #include "shardify/example.h"
 
 namespace shardkit::shardify {
@@ -55,6 +56,9 @@ struct ReaderOptions {
   // read_unread_json() on whichever thread tokenizes it; not for QA, whose questions are
   // numbered in input order, nor for the label pre-pass.
   bool defer_json = false;
+  // Compressed inputs: checked before their text is read, or as it is read, for a caller that
+  // stops at the first error and names the damage itself (find_stream_damage).
+  ByteSource::Check compressed_check = ByteSource::Check::kBeforeUse;
 };
 
 // The longest JSONL line left unparsed: its text is shorter, so it is never a long document
@@ -75,5 +79,14 @@ class ExampleReader {
   static std::unique_ptr<ExampleReader> open(const std::filesystem::path& path, uint32_t file_index,
                                              const ReaderOptions& options);
 };
+
+// The error a reader of a compressed file checked before use (ByteSource::Check::kBeforeUse)
+// ends it with: the last complete line before the damaged member or frame, or before the cut,
+// and why. Nullopt for a whole file, and for a file that is not compressed (it is not read).
+struct StreamDamage {
+  uint64_t line = 0;  // 0: no complete line could be read
+  std::string reason;
+};
+std::optional<StreamDamage> find_stream_damage(const std::filesystem::path& path);
 
 }  // namespace shardkit::shardify

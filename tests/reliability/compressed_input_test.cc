@@ -177,6 +177,61 @@ TEST_CASE("flipped bytes in .gz and .zst: the damaged member dropped whole, neve
   }
 }
 
+// Under --on-error fail a compressed file is decoded once and checked as it is read, so a damaged
+// member's text can reach the workers before the damage is found; the error must still be the
+// damage, at the line a checked read stops at (as under skip), in every line-based format.
+TEST_CASE("damage read unchecked under --on-error fail: named as a checked read names it") {
+  Corpus c;
+  const uint64_t half = c.lines / 2;
+  const std::string text = corpus_lines(c.lines, 29);
+  std::string csv = "text\n";
+  for (size_t start = 0; start < text.size();) {
+    const size_t nl = text.find('\n', start);
+    csv += testing::json_string(text.substr(start, nl - start)) + "\n";  // a quoted field
+    start = nl + 1;
+  }
+  struct Format {
+    std::string name, flags, body;
+    uint64_t first_member_lines;
+  };
+  const std::vector<Format> formats = {
+      {"txt", "--format text --doc-sep line", text, half},
+      {"txt", "--format text --doc-sep file", text, half},
+      {"csv", "--format csv --text-field text", csv, half + 1}};  // its header is line 1
+  for (const Format& f : formats) {
+    for (const std::string tool : {"gzip", "zstd"}) {
+      INFO(f.flags, " ", tool);
+      const std::string ext = tool == "gzip" ? "gz" : "zst";
+      const std::string first = first_lines(f.body, f.first_member_lines);
+      testing::write_file(c.tmp / "first", first);
+      testing::write_file(c.tmp / "second", f.body.substr(first.size()));
+      compress(tool, c.tmp / "first", c.tmp / ("first." + ext));
+      compress(tool, c.tmp / "second", c.tmp / ("second." + ext));
+      const std::string a = testing::read_file(c.tmp / ("first." + ext));
+      std::string bad = a + testing::read_file(c.tmp / ("second." + ext));
+      bad[a.size() + (bad.size() - a.size()) / 2] ^= 0x5A;  // the middle of the second member
+      const fs::path file = c.tmp / ("damaged." + f.name + "." + ext);
+      testing::write_file(file, bad);
+
+      std::string failed, skipped;
+      const int failed_rc =
+          run_shardify(f.flags + " " + c.command(file, c.tmp / "fail-ds", "fail"), &failed);
+      const fs::path skip_ds = c.tmp / ("skip-" + tool + f.name);
+      fs::remove_all(skip_ds);
+      const int skipped_rc =
+          run_shardify(f.flags + " " + c.command(file, skip_ds, "skip"), &skipped);
+      INFO("fail run: ", failed);
+      INFO("skip run: ", skipped);
+      CHECK(failed_rc == 1);
+      CHECK(!fs::exists(c.tmp / "fail-ds"));
+      CHECK(skipped_rc == 0);
+      CHECK(failed.find("corrupt " + tool + " data near compressed byte") != std::string::npos);
+      CHECK(reported_line(failed, file.string()) == f.first_member_lines);
+      CHECK(reported_line(skipped, file.string()) == f.first_member_lines);
+    }
+  }
+}
+
 TEST_CASE("the summary counts decompressed text bytes, the compressed size beside them") {
   Corpus c;
   const fs::path plain = c.tmp / "corpus.jsonl";
