@@ -256,7 +256,7 @@ class GzipSource : public Decoder {
         throw Error(ErrorCode::kInput, file_->path(),
                     "a gzip header with a header CRC longer than 1 MiB (its name or comment)");
       std::memmove(in_.data(), state_->next_in, state_->avail_in);
-      if (in_.size() < need) in_.resize(need);
+      if (in_.size() < need) in_.resize(std::max(need, 2 * in_.size()));  // not a byte a read
       const size_t n = file_->read(in_.data() + state_->avail_in, in_.size() - state_->avail_in);
       state_->next_in = reinterpret_cast<uint8_t*>(in_.data());
       state_->avail_in += static_cast<uint32_t>(n);
@@ -316,7 +316,7 @@ class GzipSource : public Decoder {
       case ISAL_UNSUPPORTED_METHOD:
         return "unknown compression method";
       case ISAL_INCORRECT_CHECKSUM:
-        return "the member's CRC-32 or length does not match its data";
+        return "a checksum does not match (the member's CRC-32 or length, or its header's CRC-16)";
       default:
         return "corrupt data";
     }

@@ -41,7 +41,8 @@ std::string deflate_raw(const std::string& text, int level) {
 }
 
 // One gzip member of `text` whose header carries the fields `flags` names.
-std::string member(const std::string& text, int flags, int level = 6) {
+std::string member(const std::string& text, int flags, int level = 6,
+                   const std::string& name = "corpus.jsonl") {
   std::string h = {'\x1f', '\x8b', 8, static_cast<char>(flags)};
   put32(h, 0);  // no modification time
   h += '\0';    // extra flags
@@ -52,7 +53,7 @@ std::string member(const std::string& text, int flags, int level = 6) {
     h += static_cast<char>(field.size() >> 8);
     h += field;
   }
-  if (flags & kFname) h += std::string("corpus.jsonl") + '\0';
+  if (flags & kFname) h += name + '\0';
   if (flags & kFcomment) h += std::string("written by the test") + '\0';
   if (flags & kFhcrc) {
     const uint32_t crc = crc32(0, reinterpret_cast<const Bytef*>(h.data()), uInt(h.size()));
@@ -107,6 +108,23 @@ TEST_CASE("gzip headers with every optional field, and members of every size, re
     want += part;
   }
   CHECK(read_gz(tmp.path(), many) == want);
+}
+
+TEST_CASE(
+    "a header with its own CRC and a long name: read across many reads, or refused past 1 MiB") {
+  TempDir tmp("gzip-long-header");
+  const std::string text = random_text(5000, 3);
+  const std::string long_name(300000, 'n');  // over four of the reader's 64 KiB reads
+  CHECK(read_gz(tmp.path(), member(text, kFhcrc | kFname, 6, long_name) + member(text, kFhcrc)) ==
+        text + text);
+  write_file(tmp / "huge.gz", member(text, kFhcrc | kFname, 6, std::string(1500000, 'n')));
+  try {
+    read_all(tmp / "huge.gz");
+    FAIL("a header of 1.5 MB was read");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::kInput);
+    CHECK(e.reason().find("longer than 1 MiB") != std::string::npos);
+  }
 }
 
 TEST_CASE("a gzip member whose CRC-32 or length disagrees with its data is refused") {
