@@ -78,7 +78,14 @@ std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) 
                   "one is read as it is, .gz or .zst)");
     }
   }
-  if (files.empty()) throw Error(ErrorCode::kInvalidArgument, "", "no input files found");
+  if (files.empty()) {
+    std::string named;
+    for (const std::string& input : inputs) named += (named.empty() ? "" : ", ") + input;
+    throw Error(ErrorCode::kInvalidArgument, "",
+                "no input files found in " + named +
+                    " (directories hold no regular file; "
+                    "hidden entries are skipped)");
+  }
   return files;
 }
 

@@ -556,6 +556,20 @@ TEST_CASE("inputs: a glob expands to its regular files in byte order") {
   CHECK_THROWS_AS(list_input_files({(tmp / "data" / "valid-*.parquet").string()}), Error);
 }
 
+TEST_CASE("inputs: directories without a file are named in the error") {
+  TempDir tmp("empty-inputs");
+  fs::create_directories(tmp / "empty" / ".hidden");
+  write_file(tmp / "empty" / ".hidden" / "a.txt", "skipped\n");
+  try {
+    list_input_files({(tmp / "empty").string()});
+    FAIL("accepted");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::kInvalidArgument);
+    CHECK(e.reason().find("no input files found in " + (tmp / "empty").string()) !=
+          std::string::npos);
+  }
+}
+
 TEST_CASE("inputs: standard input, a pipe or a device is refused by name, not by a system error") {
   TempDir tmp("not-files");
   REQUIRE(::mkfifo((tmp / "fifo").c_str(), 0600) == 0);

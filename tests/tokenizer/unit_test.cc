@@ -827,3 +827,18 @@ TEST_CASE("byte-level tokens that hold part of a character join by the bytes eit
   CHECK_FALSE(joins("\xE6\x97\xA5", "a"));
   CHECK_FALSE(joins("b", "a"));
 }
+
+TEST_CASE("a directory or a device named as the tokenizer is refused by name") {
+  TempDir tmp("tokenizer-not-a-file");
+  for (const std::string path : {tmp.path().string(), std::string("/dev/null")}) {
+    CAPTURE(path);
+    try {
+      Tokenizer::from_file(path);
+      FAIL("loaded");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::kInvalidArgument);
+      CHECK(e.file() == path);
+      CHECK(e.reason().find("not a tokenizer file") != std::string::npos);
+    }
+  }
+}
