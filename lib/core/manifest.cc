@@ -200,6 +200,11 @@ Manifest Manifest::load(const std::filesystem::path& dataset_dir) {
     if (errno == ELOOP)
       throw Error(ErrorCode::kCorrupt, path.string(),
                   "is a symbolic link; the manifest must be a regular file");
+    if (errno == ENOTDIR)
+      throw Error(ErrorCode::kIo, dataset_dir.string(),
+                  "not a shardkit dataset: a dataset is a directory, this is a file");
+    if (errno == EACCES)
+      throw Error(ErrorCode::kIo, path.string(), "cannot open: permission denied");
     throw Error(ErrorCode::kIo, path.string(),
                 "cannot open: not a shardkit dataset (no manifest.json)");
   }

@@ -166,4 +166,8 @@ TEST_CASE("a directory without a manifest is not a dataset") {
   write_dataset(tmp / "ds");
   std::filesystem::remove(tmp / "ds" / "manifest.json");
   CHECK_THROWS_WITH_AS(Dataset::open(tmp / "ds"), doctest::Contains("no manifest.json"), Error);
+  // A file named as the dataset is named as a file, not as a directory missing its manifest.
+  testing::write_file(tmp / "file.txt", "text\n");
+  CHECK_THROWS_WITH_AS(Dataset::open(tmp / "file.txt"),
+                       doctest::Contains("a dataset is a directory, this is a file"), Error);
 }
