@@ -205,6 +205,9 @@ Manifest Manifest::load(const std::filesystem::path& dataset_dir) {
                   "not a shardkit dataset: a dataset is a directory, this is a file");
     if (errno == EACCES)
       throw Error(ErrorCode::kIo, path.string(), "cannot open: permission denied");
+    std::error_code ec;
+    if (errno == ENOENT && !std::filesystem::exists(dataset_dir, ec))
+      throw Error(ErrorCode::kIo, dataset_dir.string(), "no such dataset: the path does not exist");
     throw Error(ErrorCode::kIo, path.string(),
                 "cannot open: not a shardkit dataset (no manifest.json)");
   }

@@ -170,4 +170,6 @@ TEST_CASE("a directory without a manifest is not a dataset") {
   testing::write_file(tmp / "file.txt", "text\n");
   CHECK_THROWS_WITH_AS(Dataset::open(tmp / "file.txt"),
                        doctest::Contains("a dataset is a directory, this is a file"), Error);
+  CHECK_THROWS_WITH_AS(Dataset::open(tmp / "nowhere"), doctest::Contains("the path does not exist"),
+                       Error);
 }

@@ -70,5 +70,5 @@ TEST_CASE("info, dump and verify describe what was written") {
   CHECK(testing::run_command(tool + " verify " + (tmp / "ds").string(), &out) == 0);
   CHECK(out.find("OK") != std::string::npos);
   CHECK(testing::run_command(tool + " info " + (tmp / "nope").string(), &out) == 1);
-  CHECK(out.find("no manifest.json") != std::string::npos);
+  CHECK(out.find("no such dataset: the path does not exist") != std::string::npos);
 }
