@@ -1,4 +1,4 @@
-// .gz inputs are inflated by ISA-L (lib/shardify/byte_source.cc). The members here are written
+// .gz inputs are inflated by ISA-L (lib/shardify/gzip_source.cc). The members here are written
 // by zlib, an independent deflate, with every optional field of a gzip header (RFC 1952): the
 // text read back must be the text written, and a member whose trailer disagrees with its data
 // must be refused, whichever of its two checks (CRC-32, length) fails.
