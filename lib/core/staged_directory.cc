@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <random>
 #include <set>
@@ -31,6 +32,9 @@ std::string staging_prefix(const fs::path& final_path) {
 struct Registry {
   std::mutex mutex;
   std::set<std::string> live;
+  // Parent directories that a live staging directory's writer created, deepest first: removed
+  // with it when it is not published (only while empty, so never another writer's).
+  std::map<std::string, std::vector<fs::path>> created_parents;
 };
 Registry& registry() {
   static Registry* r = new Registry;
@@ -107,10 +111,10 @@ void fsync_parent(const fs::path& p) {
 
 // Like `mkdir -p`: the dataset's own directory still appears by one rename in publish(); the
 // parents made here are fsynced into their own parents so that a published dataset's path
-// survives a crash.
-void create_parents(const fs::path& dir) {
+// survives a crash. Returns the directories it made, deepest first.
+std::vector<fs::path> create_parents(const fs::path& dir) {
   std::error_code ec;
-  if (fs::is_directory(dir, ec)) return;
+  if (fs::is_directory(dir, ec)) return {};
   std::vector<fs::path> missing;
   for (fs::path p = dir; !p.empty() && !fs::exists(fs::symlink_status(p, ec)); p = p.parent_path())
     missing.push_back(p);
@@ -119,6 +123,14 @@ void create_parents(const fs::path& dir) {
                 "cannot create the output's parent directory: " +
                     (ec ? ec.message() : std::string("not a directory")));
   for (auto it = missing.rbegin(); it != missing.rend(); ++it) fsync_parent(*it);
+  return missing;
+}
+
+// A failed or interrupted writer's parents: each goes if nothing else came into it meanwhile.
+void remove_created_parents(const std::vector<fs::path>& parents) {
+  std::error_code ec;
+  for (const fs::path& dir : parents)
+    if (!fs::remove(dir, ec)) return;  // not empty (or gone): its parents are not either
 }
 
 }  // namespace
@@ -141,28 +153,42 @@ StagedDirectory::StagedDirectory(fs::path final_path, bool overwrite)
                 "already exists; refusing to overwrite it (pass --force to replace it)");
   if (overwrite_) check_replaceable(final_);
   const fs::path parent = final_.parent_path().empty() ? fs::path(".") : final_.parent_path();
-  create_parents(parent);
+  const std::vector<fs::path> created = create_parents(parent);
   remove_stale_staging(final_);
   std::random_device rd;
   staging_ = parent / (staging_prefix(final_) + std::to_string(::getpid()) + "-" +
                        std::to_string(rd() & 0xffffff));
   std::lock_guard lock(registry().mutex);
-  if (!fs::create_directory(staging_, ec))
+  if (!fs::create_directory(staging_, ec)) {
+    remove_created_parents(created);
     throw Error(ErrorCode::kIo, staging_.string(),
                 "cannot create staging directory: " + ec.message());
+  }
   try {
     write_marker(staging_);
   } catch (...) {
     fs::remove_all(staging_, ec);
+    remove_created_parents(created);
     throw;
   }
   registry().live.insert(staging_.string());
+  if (!created.empty()) registry().created_parents[staging_.string()] = created;
 }
 
 StagedDirectory::~StagedDirectory() {
-  unregister_staging(staging_);
+  std::vector<fs::path> created;
+  {
+    std::lock_guard lock(registry().mutex);
+    registry().live.erase(staging_.string());
+    if (auto it = registry().created_parents.find(staging_.string());
+        it != registry().created_parents.end()) {
+      created = std::move(it->second);
+      registry().created_parents.erase(it);
+    }
+  }
   if (published_) return;
   remove_staging(staging_);
+  remove_created_parents(created);
 }
 
 // The marker stays through the rename, so that a crash at any moment leaves every staging
@@ -230,6 +256,8 @@ void remove_staging_on_signals() {
         // Writer threads may add a file while it goes: a few passes.
         for (int pass = 0; pass < 5 && fs::exists(fs::symlink_status(dir, ec)); ++pass)
           remove_staging(dir);
+        if (auto it = registry().created_parents.find(dir); it != registry().created_parents.end())
+          remove_created_parents(it->second);
       }
       ::signal(sig, SIG_DFL);
       sigset_t one;

@@ -78,7 +78,9 @@ TEST_CASE("SIGINT and SIGTERM remove the staging directory of a running conversi
   testing::write_file(input, corpus);
   for (const int sig : {SIGINT, SIGTERM}) {
     INFO("signal ", sig);
-    const fs::path out = tmp / ("out-" + std::to_string(sig));
+    // Inside parents that do not exist yet: the conversion makes them, and removes them too.
+    const fs::path made = tmp / ("new-" + std::to_string(sig));
+    const fs::path out = made / "a" / "out";
     const pid_t pid = spawn({shardify_path(), "--task", "lm", "--doc-sep", "line", "--threads", "1",
                              "--zstd-level", "19", "--shard-size", "65536", "--tokenizer",
                              vocab.string(), "--input", input.string(), "--out", out.string()},
@@ -87,7 +89,7 @@ TEST_CASE("SIGINT and SIGTERM remove the staging directory of a running conversi
     std::vector<fs::path> staging;
     const auto start = Clock::now();
     while (std::chrono::duration<double>(Clock::now() - start).count() < 60) {
-      staging = staging_dirs(out);
+      staging = fs::exists(out.parent_path()) ? staging_dirs(out) : std::vector<fs::path>{};
       if (!staging.empty() && fs::exists(staging[0] / "shard-00000.shard")) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
@@ -103,10 +105,33 @@ TEST_CASE("SIGINT and SIGTERM remove the staging directory of a running conversi
     CHECK(WIFSIGNALED(status));
     CHECK(WTERMSIG(status) == sig);
     CHECK(took < 1.0);
-    CHECK(staging_dirs(out).empty());
     CHECK_FALSE(fs::exists(out));
+    CHECK_FALSE(fs::exists(made));  // with the staging directory that was inside it
     MESSAGE("signal ", sig, ": ended in ", took, " s, staging directory removed");
   }
+}
+
+TEST_CASE("a failed conversion removes the parents it made, and no directory it did not make") {
+  testing::TempDir tmp("staging-parents");
+  const fs::path vocab = write_vocab(tmp.path());
+  testing::write_file(tmp / "bad.jsonl", "{\"text\": \"fine\"}\n{broken\n");
+  testing::write_file(tmp / "good.jsonl", "{\"text\": \"fine\"}\n");
+  const auto convert = [&](const fs::path& input, const fs::path& out) {
+    return run_shardify("--task lm --max-len 16 --tokenizer " + shell_quote(vocab.string()) +
+                        " --input " + shell_quote(input.string()) + " --out " +
+                        shell_quote(out.string()));
+  };
+  CHECK(convert(tmp / "bad.jsonl", tmp / "x" / "y" / "ds") == 1);
+  CHECK_FALSE(fs::exists(tmp / "x"));
+  // A parent that existed stays, with what it holds; only the level made here goes.
+  fs::create_directories(tmp / "kept");
+  testing::write_file(tmp / "kept" / "notes.txt", "a user's file\n");
+  CHECK(convert(tmp / "bad.jsonl", tmp / "kept" / "new" / "ds") == 1);
+  CHECK_FALSE(fs::exists(tmp / "kept" / "new"));
+  CHECK(testing::read_file(tmp / "kept" / "notes.txt") == "a user's file\n");
+  // A published dataset keeps the parents made for it.
+  CHECK(convert(tmp / "good.jsonl", tmp / "p" / "q" / "ds") == 0);
+  CHECK(fs::is_regular_file(tmp / "p" / "q" / "ds" / "manifest.json"));
 }
 
 TEST_CASE("a writer removes the staging directories of gone writers beside it, nothing else") {
