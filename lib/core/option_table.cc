@@ -33,6 +33,8 @@ std::string describe_kind(Kind kind) {
 }
 
 std::string number_text(double v) {
+  // The largest uint64 is 2^64 as a double, past what the cast below may take.
+  if (v == double(UINT64_MAX)) return std::to_string(UINT64_MAX);
   if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e19) {
     char buf[32];
     if (v < 0) return std::to_string(int64_t(v));

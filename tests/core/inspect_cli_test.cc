@@ -69,6 +69,14 @@ TEST_CASE("info, dump and verify describe what was written") {
 
   CHECK(testing::run_command(tool + " verify " + (tmp / "ds").string(), &out) == 0);
   CHECK(out.find("OK") != std::string::npos);
+  // A negative count or index is refused, not read as the largest one.
+  for (const std::string args : {" dump " + (tmp / "ds").string() + " --count -1",
+                                 " dump " + (tmp / "ds").string() + " --from -2",
+                                 " order " + (tmp / "ds").string() + " --epoch -1"}) {
+    CAPTURE(args);
+    CHECK(testing::run_command(tool + args, &out) != 0);
+    CHECK(out.find("must be a whole number, 0 or more, not -") != std::string::npos);
+  }
   CHECK(testing::run_command(tool + " info " + (tmp / "nope").string(), &out) == 1);
   CHECK(out.find("no such dataset: the path does not exist") != std::string::npos);
 }

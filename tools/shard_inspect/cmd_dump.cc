@@ -10,6 +10,7 @@
 #include "core/dataset.h"
 #include "core/error.h"
 #include "core/record_json.h"
+#include "count_check.h"
 #include "shard_inspect/commands.h"
 #include "tokenizer/tokenizer.h"
 
@@ -119,9 +120,13 @@ const shard_inspect::RegisterCommand kDump([](CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("dump", "Print records with every field's values");
   cmd->add_option("dir", args->dir, "Dataset directory or URL (http://, https://, s3://)")
       ->required();
-  cmd->add_option("--from", args->from, "First record index")->capture_default_str();
+  // A negative index or count would wrap to a huge one.
+  cmd->add_option("--from", args->from, "First record index")
+      ->capture_default_str()
+      ->check(shardkit::tools::kCount);
   cmd->add_option("--count", args->count, "Number of records (fewer when the dataset ends)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(shardkit::tools::kCount);
   cmd->add_flag("--json", args->json, "One JSON object per line");
   cmd->add_option("--decode", args->decode,
                   "Tokenizer file the dataset was made with: also print input_ids' token "

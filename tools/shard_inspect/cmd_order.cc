@@ -29,6 +29,7 @@
 #include "core/error.h"
 #include "core/json_keys.h"
 #include "core/manifest.h"
+#include "count_check.h"
 #include "loader/collator.h"
 #include "loader/fingerprint.h"
 #include "loader/loader_option_table.h"
@@ -324,15 +325,19 @@ const shard_inspect::RegisterCommand kOrder([](CLI::App& app) {
   cmd->add_option("--mixture", args->mixture,
                   "A mixture spec (JSON: sources with path and weight/repeat/choose, or a "
                   "schedule; seed, max_samples); prints SOURCE RECORD per line");
-  cmd->add_option("--epoch", args->epoch, "Epoch")->default_val(0);
+  // Counts and indices: a negative one would wrap to a huge one.
+  cmd->add_option("--epoch", args->epoch, "Epoch")->default_val(0)->check(shardkit::tools::kCount);
   cmd->add_option("--start", args->start, "Skip this many of the rank's samples first")
-      ->default_val(0);
-  cmd->add_option("--count", args->count, "Print at most this many");
+      ->default_val(0)
+      ->check(shardkit::tools::kCount);
+  cmd->add_option("--count", args->count, "Print at most this many")
+      ->check(shardkit::tools::kCount);
   args->flags = std::make_unique<shardkit::tools::OptionFlags<loader::LoaderOptions>>(
       cmd, loader::loader_option_table(), [](const auto& option) { return option.order; });
   cmd->add_option("--shares", args->shares,
                   "With --mixture: print each source's share per window of this many steps")
-      ->default_val(0);
+      ->default_val(0)
+      ->check(shardkit::tools::kCount);
   cmd->add_option("--resume-from", args->resume_from,
                   "A saved state_dict (JSON): print what each rank of a run resumed from it at "
                   "--world-size and --batch-size reads, as RANK BATCH [SOURCE] RECORD");

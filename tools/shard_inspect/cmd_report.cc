@@ -13,6 +13,7 @@
 #include "core/dataset_store.h"
 #include "core/error.h"
 #include "core/progress.h"
+#include "count_check.h"
 #include "progress_options.h"
 #include "shard_inspect/commands.h"
 #include "shard_inspect/report_html.h"
@@ -118,7 +119,8 @@ const shard_inspect::RegisterCommand kReport([](CLI::App& app) {
       ->default_val(args->options.batch_size);
   cmd->add_option("--max-samples", args->options.max_samples,
                   "Samples per epoch (a weighted mixture's length)")
-      ->default_val(0);
+      ->default_val(0)
+      ->check(shardkit::tools::kCount);
   cmd->add_option("--top", args->top, "How many of the most frequent tokens to show (0: none)")
       ->capture_default_str();
   cmd->add_flag("--force", args->force, "Replace an existing output file");
