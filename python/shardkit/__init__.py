@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import collections.abc as _abc
 import json as _json
+import operator as _operator
 import os as _os
 import sys as _sys
 import typing as _typing
@@ -122,6 +123,7 @@ class Dataset(_data.Dataset):  # type: ignore[type-arg]
         return {k: _json.loads(v) for k, v in self._ds.metadata_json.items()}
 
     def __getitem__(self, index: int) -> Batch:
+        index = _operator.index(index)  # TypeError for a float, as a list gives
         if index < 0:
             index += len(self)
         if not 0 <= index < len(self):
@@ -225,6 +227,16 @@ def read_mixture(spec: PathLike) -> Tuple[List[Source], Dict[str, Any]]:
     return [Source(*s[:4]) for s in sources], options
 
 
+def _checked_epoch(epoch: int) -> int:
+    """The binding's epoch is unsigned: a negative one would be refused by pybind11's list of
+    overloads rather than by name."""
+    if isinstance(epoch, bool) or not isinstance(epoch, int):
+        raise TypeError(f"Loader: epoch must be an int, not {type(epoch).__name__}")
+    if epoch < 0:
+        raise OptionError(f"Loader: epoch must be 0 or more, not {epoch}")
+    return epoch
+
+
 class Loader:
     """Batches of a dataset, or of a weighted mixture of datasets, as dicts of torch.Tensor.
 
@@ -270,7 +282,7 @@ class Loader:
                                     "sources")
             self.path = _os.fspath(path)  # type: ignore[arg-type]
             self._loader = _shardkit.Loader(self.path, **options)
-        self._loader.set_epoch(epoch)
+        self._loader.set_epoch(_checked_epoch(epoch))
         # The last pass read its epoch to the end: the next pass starts the next epoch.
         self._finished = False
 
@@ -291,7 +303,7 @@ class Loader:
 
     def set_epoch(self, epoch: int) -> None:
         """The next pass reads ``epoch`` from its start."""
-        self._open().set_epoch(epoch)
+        self._open().set_epoch(_checked_epoch(epoch))
         self._finished = False
 
     @property

@@ -37,6 +37,12 @@ def test_loader_keywords(path):
     refused(lambda: shardkit.Loader(path, batchsize=32), TypeError, "did you mean 'batch_size'")
     refused(lambda: shardkit.Dataset(path, read_mode="fast"), shardkit.OptionError,
             "read_mode must be one of pread, mmap, not 'fast'")
+    refused(lambda: shardkit.Loader(path, epoch=-1), shardkit.OptionError,
+            "epoch must be 0 or more, not -1")
+    refused(lambda: shardkit.Loader(path).set_epoch(-3), shardkit.OptionError,
+            "epoch must be 0 or more, not -3")
+    refused(lambda: shardkit.Loader(path, epoch=1.5), TypeError, "epoch must be an int, not float")
+    refused(lambda: shardkit.Dataset(path)[1.5], TypeError, "float")
     print("  threads=5000, NaN, wrong types and a misspelling: each refused naming the option")
 
 
