@@ -9,7 +9,9 @@
 
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -246,6 +248,34 @@ class PythonRowFeed : public shardify::RowFeed {
   const std::atomic<bool>& interrupted_;
 };
 
+// A conversion's messages name shardify's flags ("already exists; pass --force to replace it");
+// write_dataset's caller knows them as keywords. Each flag of the table in `message` becomes its
+// keyword, a switch's with "=True": "pass force=True to replace it".
+std::string as_keywords(const std::string& message) {
+  std::string out;
+  for (size_t at = 0; at < message.size();) {
+    const size_t dashes = message.find("--", at);
+    if (dashes == std::string::npos) {
+      out.append(message, at);
+      break;
+    }
+    out.append(message, at, dashes - at);
+    size_t end = dashes + 2;
+    while (end < message.size() &&
+           (std::islower(static_cast<unsigned char>(message[end])) ||
+            std::isdigit(static_cast<unsigned char>(message[end])) || message[end] == '-'))
+      ++end;
+    std::string name = message.substr(dashes + 2, end - dashes - 2);
+    std::replace(name.begin(), name.end(), '-', '_');
+    const auto* option = shardify::convert_option_table().find(name);
+    if (option && !option->unavailable_in_python.empty()) option = nullptr;
+    out += option ? option->name + (option->kind == options::Kind::kBool ? "=True" : "")
+                  : message.substr(dashes, end - dashes);
+    at = end;
+  }
+  return out;
+}
+
 // Runs the conversion on a thread of its own while the calling thread waits without the GIL,
 // looking for signals every 10 ms: Python runs signal handlers (KeyboardInterrupt) on its main
 // thread only, and the feed runs on whichever pipeline thread reads the input.
@@ -286,7 +316,13 @@ std::string convert_watching_signals(shardify::ConvertOptions o, std::atomic<boo
     converter.join();
   }
   if (signalled) throw py::error_already_set();
-  if (failure) std::rethrow_exception(failure);
+  try {
+    if (failure) std::rethrow_exception(failure);
+  } catch (const options::OptionError&) {
+    throw;  // names the keyword already
+  } catch (const Error& e) {
+    throw Error(e.code(), e.file(), as_keywords(e.reason()), e.block());
+  }
   return summary;
 }
 

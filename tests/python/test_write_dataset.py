@@ -339,6 +339,27 @@ def test_bad_rows(tmp):
     print("  bad rows: the first raises naming row 2; with on_error='skip' 6 of 10 skipped")
 
 
+def test_messages_name_keywords(tmp):
+    """The converter's messages name shardify's flags; write_dataset's name its keywords."""
+    out = os.path.join(tmp, "kw")
+    shardkit.write_dataset([{"text": "fine"}], out, tokenizer=VOCAB, progress=False)
+    cases = [
+        (lambda: shardkit.write_dataset([{"text": "fine"}], out, tokenizer=VOCAB, progress=False),
+         "already exists; pass force=True to replace it"),
+        (lambda: shardkit.write_dataset([], os.path.join(tmp, "none"), tokenizer=VOCAB,
+                                        progress=False),
+         "check the input and text_field, or pass allow_empty=True"),
+    ]
+    for call, words in cases:
+        try:
+            call()
+            raise AssertionError(f"accepted: expected {words!r}")
+        except shardkit.ShardkitError as e:
+            assert words in str(e) and "--" not in str(e), str(e)
+    assert not os.path.exists(os.path.join(tmp, "none"))
+    print("  messages: force=True and allow_empty=True, not --force and --allow-empty")
+
+
 def test_one_shot_rows_need_labels(tmp):
     try:
         shardkit.write_dataset((r for r in cls_rows(10, 0)), os.path.join(tmp, "once"), task="cls",
@@ -473,6 +494,7 @@ def main():
         test_direct_and_json_rows(tmp)
         test_dataframe(tmp)
         test_bad_rows(tmp)
+        test_messages_name_keywords(tmp)
         test_one_shot_rows_need_labels(tmp)
         test_exception_from_rows_leaves_nothing(tmp)
         test_keyboard_interrupt_leaves_nothing(tmp)
