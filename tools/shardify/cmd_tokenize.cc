@@ -32,6 +32,8 @@ int run_tokenize(const TokenizeOptions& o) {
   out.reserve(1 << 16);
   while (std::getline(std::cin, line)) {
     ++lineno;
+    // A "\r\n" ending is a line's ending, as for shardify's --doc-sep line (line_reader.h).
+    if (!line.empty() && line.back() == '\r') line.pop_back();
     ids.clear();
     try {
       if (o.special) {
@@ -78,7 +80,9 @@ int run_tokenize(const TokenizeOptions& o) {
 const shardify_cli::RegisterCommand kRegister([](CLI::App& app) {
   auto opts = std::make_shared<TokenizeOptions>();
   CLI::App* cmd =
-      app.add_subcommand("tokenize", "Tokenize stdin lines; print one JSON array of ids per line");
+      app.add_subcommand("tokenize",
+                         "Tokenize stdin lines (ending in \\n or \\r\\n, as --doc-sep line reads "
+                         "them); print one JSON array of ids per line");
   cmd->add_option("--tokenizer", opts->tokenizer,
                   "tokenizer.json, WordPiece vocab.txt or GPT-2 encoder.json")
       ->required();
