@@ -149,6 +149,13 @@ def check_faults_and_force(inspect, ds, mix, vocab, work):
     assert r.returncode != 0 and "exists" in r.stderr, r.stderr
     with open(out) as f:
         assert f.read() == before, "an existing report was changed without --force"
+    # A directory, or a file in a directory that does not exist, named as such.
+    r = run(inspect, "report", ds, "-o", work, "--force", "--progress", "never", ok=False)
+    assert r.returncode != 0 and "is a directory: --output names the HTML file" in r.stderr, r.stderr
+    missing = os.path.join(work, "no-such-dir")
+    r = run(inspect, "report", ds, "-o", os.path.join(missing, "r.html"), "--progress", "never",
+            ok=False)
+    assert r.returncode != 0 and f"its directory {missing} does not exist" in r.stderr, r.stderr
     # A damaged copy: one byte flipped in the middle of the first shard's blocks.
     bad = os.path.join(work, "bad")
     shutil.copytree(ds, bad)

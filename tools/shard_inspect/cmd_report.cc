@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -69,6 +70,16 @@ ReportData gather(const ReportArgs& args) {
 // Written beside `out` and moved into place: `out` appears whole or not at all, and an existing
 // file is replaced only with --force (link() refuses to replace, rename() replaces).
 void write_new_file(const std::string& out, const std::string& text, bool force) {
+  // Named before the temporary file is: --force never replaces a directory (rename() refuses),
+  // and a missing directory is the output's, not the temporary file's.
+  std::error_code ec;
+  if (std::filesystem::is_directory(out, ec))
+    throw shardkit::Error(shardkit::ErrorCode::kInvalidArgument, out,
+                          "is a directory: --output names the HTML file to write");
+  const std::filesystem::path dir = std::filesystem::path(out).parent_path();
+  if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
+    throw shardkit::Error(shardkit::ErrorCode::kIo, out,
+                          "cannot create: its directory " + dir.string() + " does not exist");
   const std::string tmp = out + ".tmp-" + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0)
