@@ -17,6 +17,7 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/error.h"
@@ -248,6 +249,23 @@ class PythonRowFeed : public shardify::RowFeed {
   const std::atomic<bool>& interrupted_;
 };
 
+// The keyword for shardify's flag `name` (with '_' for '-'): "force=True" for a switch,
+// "pack=False" for its --no- form, "text_field" for a value; nullopt for no option of Python's.
+std::optional<std::string> keyword(const std::string& name) {
+  const auto& table = shardify::convert_option_table();
+  const options::Alias* alias = nullptr;
+  const auto* option = table.find(name, &alias);
+  bool negated = alias && alias->negated;
+  if (!option && name.rfind("no_", 0) == 0) {
+    option = table.find(name.substr(3));
+    negated = true;
+  }
+  if (!option || !option->unavailable_in_python.empty()) return std::nullopt;
+  if (option->kind != options::Kind::kBool)
+    return negated ? std::nullopt : std::optional(option->name);
+  return option->name + (negated ? "=False" : "=True");
+}
+
 // A conversion's messages name shardify's flags ("already exists; pass --force to replace it");
 // write_dataset's caller knows them as keywords. Each flag of the table in `message` becomes its
 // keyword, a switch's with "=True": "pass force=True to replace it".
@@ -267,10 +285,7 @@ std::string as_keywords(const std::string& message) {
       ++end;
     std::string name = message.substr(dashes + 2, end - dashes - 2);
     std::replace(name.begin(), name.end(), '-', '_');
-    const auto* option = shardify::convert_option_table().find(name);
-    if (option && !option->unavailable_in_python.empty()) option = nullptr;
-    out += option ? option->name + (option->kind == options::Kind::kBool ? "=True" : "")
-                  : message.substr(dashes, end - dashes);
+    out += keyword(name).value_or(message.substr(dashes, end - dashes));
     at = end;
   }
   return out;

@@ -350,6 +350,12 @@ def test_messages_name_keywords(tmp):
                                         progress=False),
          "check the input and text_field, or pass allow_empty=True"),
     ]
+    no_separator = os.path.join(tmp, "no-separator.txt")  # WordPiece without [SEP] or [CLS]
+    with open(no_separator, "w") as f:
+        f.write("[UNK]\nfine\n")
+    cases.append((lambda: shardkit.write_dataset([{"text": "fine"}], os.path.join(tmp, "none"),
+                                                 tokenizer=no_separator, progress=False),
+                  "to join documents; use pack=False"))
     for call, words in cases:
         try:
             call()
@@ -357,7 +363,8 @@ def test_messages_name_keywords(tmp):
         except shardkit.ShardkitError as e:
             assert words in str(e) and "--" not in str(e), str(e)
     assert not os.path.exists(os.path.join(tmp, "none"))
-    print("  messages: force=True and allow_empty=True, not --force and --allow-empty")
+    print("  messages: force=True, allow_empty=True and pack=False, not --force, --allow-empty "
+          "and --no-pack")
 
 
 def test_one_shot_rows_need_labels(tmp):
