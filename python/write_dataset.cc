@@ -305,7 +305,9 @@ std::string convert_watching_signals(shardify::ConvertOptions o, std::atomic<boo
     py::gil_scoped_release release;
     std::thread converter([&] {
       try {
-        summary = shardify::convert(o).to_json();
+        shardify::ConvertResult result = shardify::convert(o);
+        for (std::string& error : result.first_errors) error = as_keywords(error);
+        summary = result.to_json();
       } catch (...) {
         failure = std::current_exception();
       }

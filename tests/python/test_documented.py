@@ -75,7 +75,7 @@ def test_template_errors_and_limits(tmp):
                                max_render_bytes=100, **sft)
         raise AssertionError("max_render_bytes=100 let a longer rendering through")
     except shardkit.ShardkitError as e:
-        assert "exceeds 100 bytes (--max-render-bytes)" in str(e), str(e)
+        assert "exceeds 100 bytes (max_render_bytes)" in str(e), str(e)
     summary = shardkit.write_dataset(long_rows, os.path.join(tmp, "bytes-ok"), chat_template=plain,
                                      max_render_bytes=1000, **sft)
     assert summary["records"] == 1, summary
@@ -86,7 +86,7 @@ def test_template_errors_and_limits(tmp):
                                      on_error="skip", **sft)
     took = time.monotonic() - start
     assert summary["records"] == 1 and summary["skipped"] == 1, summary
-    assert "took longer than 1 s (--render-timeout)" in summary["errors"][0], summary["errors"]
+    assert "took longer than 1 s (render_timeout)" in summary["errors"][0], summary["errors"]
     print(f"  templates: a ZeroDivisionError is row 1's error; max_render_bytes and "
           f"render_timeout bound a rendering (the endless one stopped, run in {took:.1f} s)")
 
