@@ -37,6 +37,8 @@ def test_loader_keywords(path):
     refused(lambda: shardkit.Loader(path, batchsize=32), TypeError, "did you mean 'batch_size'")
     refused(lambda: shardkit.Dataset(path, read_mode="fast"), shardkit.OptionError,
             "read_mode must be one of pread, mmap, not 'fast'")
+    refused(lambda: shardkit.Loader(path, batch_size=0), shardkit.OptionError,
+            "batch_size must be from 1 to 18446744073709551615, not 0")
     refused(lambda: shardkit.Loader(path, epoch=-1), shardkit.OptionError,
             "epoch must be 0 or more, not -1")
     refused(lambda: shardkit.Loader(path).set_epoch(-3), shardkit.OptionError,
