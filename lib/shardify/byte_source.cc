@@ -85,17 +85,36 @@ class CheckedSource : public ByteSource {
   uint64_t delivered_ = 0;
 };
 
+enum class Packing { kPlain, kZstd, kGzip };
+
+// By the magic number a file's first bytes hold (not by its name).
+Packing packing_of(std::string_view first) {
+  const auto* m = reinterpret_cast<const unsigned char*>(first.data());
+  if (first.size() >= 4 && m[0] == 0x28 && m[1] == 0xB5 && m[2] == 0x2F && m[3] == 0xFD)
+    return Packing::kZstd;
+  if (first.size() >= 2 && m[0] == 0x1F && m[1] == 0x8B) return Packing::kGzip;
+  return Packing::kPlain;
+}
+
+// The file's first 4 bytes (fewer in a shorter file), read from `file`.
+std::string read_prefix(FileHandle& file) {
+  char magic[4] = {};
+  return std::string(magic, file.read(magic, sizeof magic));
+}
+
 // A decoder when the file starts with gzip's or zstd's magic number, else a plain source.
 std::unique_ptr<ByteSource> open_raw(const std::filesystem::path& path) {
   auto file = std::make_unique<FileHandle>(path);
-  char magic[4] = {};
-  size_t n = file->read(magic, 4);
-  std::string prefix(magic, n);
-  const unsigned char* m = reinterpret_cast<const unsigned char*>(magic);
-  if (n == 4 && m[0] == 0x28 && m[1] == 0xB5 && m[2] == 0x2F && m[3] == 0xFD)
-    return make_zstd_source(std::move(file), prefix);
-  if (n >= 2 && m[0] == 0x1F && m[1] == 0x8B) return make_gzip_source(std::move(file), prefix);
-  return std::make_unique<PlainSource>(std::move(file), prefix);
+  std::string prefix = read_prefix(*file);
+  switch (packing_of(prefix)) {
+    case Packing::kZstd:
+      return make_zstd_source(std::move(file), std::move(prefix));
+    case Packing::kGzip:
+      return make_gzip_source(std::move(file), std::move(prefix));
+    case Packing::kPlain:
+      break;
+  }
+  return std::make_unique<PlainSource>(std::move(file), std::move(prefix));
 }
 
 }  // namespace
@@ -123,7 +142,8 @@ std::unique_ptr<ByteSource> ByteSource::open(const std::filesystem::path& path, 
 }
 
 bool ByteSource::compressed(const std::filesystem::path& path) {
-  return dynamic_cast<Decoder*>(open_raw(path).get()) != nullptr;
+  FileHandle file(path);
+  return packing_of(read_prefix(file)) != Packing::kPlain;
 }
 
 std::string read_all(const std::filesystem::path& path) {

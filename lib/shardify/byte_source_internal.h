@@ -88,19 +88,46 @@ class FileHandle {
   uint64_t consumed_ = 0;
 };
 
-// A decompressing source, with what a check of the whole file needs to know.
+// A decompressing source, with what a check of the whole file needs to know, and the two ways a
+// stream breaks, said the same way by every format.
 class Decoder : public ByteSource {
  public:
+  explicit Decoder(std::unique_ptr<FileHandle> file) : file_(std::move(file)) {}
   uint64_t text_out() const { return text_out_; }  // decompressed bytes handed out
   // Where in the text the gzip member or zstd frame being decoded began.
   uint64_t member_start() const { return member_start_; }
   bool truncated() const { return truncated_; }  // the file ended inside a member or frame
+  virtual const char* format() const = 0;        // "gzip" or "zstd"
   virtual const char* unit() const = 0;          // "member" or "frame"
 
  protected:
+  // Throws the damage found by an earlier read, whose text went on first.
+  void throw_pending_damage() const {
+    if (!pending_damage_.empty()) throw Error(ErrorCode::kInput, file_->path(), pending_damage_);
+  }
+  // Damage found after `decoded` bytes of this read: they are returned, and the error comes with
+  // the next read (at once when there are none).
+  size_t damaged(size_t decoded, const std::string& why) {
+    pending_damage_ = std::string("corrupt ") + format() + " data near compressed byte " +
+                      std::to_string(file_bytes_consumed()) + ": " + why;
+    text_out_ += decoded;
+    if (decoded == 0) throw_pending_damage();
+    return decoded;
+  }
+  [[noreturn]] void cut_short() {
+    truncated_ = true;
+    throw Error(
+        ErrorCode::kInput, file_->path(),
+        std::string("truncated ") + format() + " stream (the file ends inside a " + unit() + ")");
+  }
+
+  std::unique_ptr<FileHandle> file_;
   uint64_t text_out_ = 0;
   uint64_t member_start_ = 0;
+
+ private:
   bool truncated_ = false;
+  std::string pending_damage_;
 };
 
 // Decoders of a file whose first bytes, `prefix`, were read to tell its format.

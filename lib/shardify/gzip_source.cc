@@ -12,12 +12,12 @@ namespace {
 class GzipSource : public Decoder {
  public:
   GzipSource(std::unique_ptr<FileHandle> file, std::string prefix)
-      : file_(std::move(file)), in_(1 << 16), state_(std::make_unique<inflate_state>()) {
+      : Decoder(std::move(file)), in_(1 << 16), state_(std::make_unique<inflate_state>()) {
     std::memcpy(in_.data(), prefix.data(), prefix.size());
     start_member(reinterpret_cast<uint8_t*>(in_.data()), static_cast<uint32_t>(prefix.size()));
   }
   size_t read(char* out, size_t size) override {
-    if (!pending_error_.empty()) throw Error(ErrorCode::kInput, file_->path(), pending_error_);
+    throw_pending_damage();
     state_->next_out = reinterpret_cast<uint8_t*>(out);
     state_->avail_out = static_cast<uint32_t>(std::min<size_t>(size, UINT32_MAX));
     const uint32_t room = state_->avail_out;
@@ -28,11 +28,11 @@ class GzipSource : public Decoder {
       if (at_header_) gather_header();
       const uint32_t had = state_->avail_in;
       const int r = isal_inflate(state_.get());
-      if (r < 0) return fail(room - state_->avail_out, r);
+      if (r < 0) return damaged(room - state_->avail_out, inflate_error(r));
       // A call that takes nothing and gives nothing would be made again forever.
       if (state_->avail_in == had && state_->avail_out == room &&
           state_->block_state != ISAL_BLOCK_FINISH)
-        return fail(0, r);
+        return damaged(0, inflate_error(r));
       if (state_->block_state == ISAL_BLOCK_FINISH) {
         member_done_ = true;
         member_start_ = text_out_ + (room - state_->avail_out);
@@ -42,6 +42,7 @@ class GzipSource : public Decoder {
     return room - state_->avail_out;
   }
   uint64_t file_bytes_consumed() const override { return file_->consumed() - state_->avail_in; }
+  const char* format() const override { return "gzip"; }
   const char* unit() const override { return "member"; }
 
  private:
@@ -101,21 +102,11 @@ class GzipSource : public Decoder {
     const size_t n = file_->read(in_.data(), in_.size());
     if (n == 0) {
       if (member_done_) return false;
-      truncated_ = true;
-      throw Error(ErrorCode::kInput, file_->path(),
-                  "truncated gzip stream (the file ends inside a member)");
+      cut_short();
     }
     state_->next_in = reinterpret_cast<uint8_t*>(in_.data());
     state_->avail_in = static_cast<uint32_t>(n);
     return true;
-  }
-  // The text decoded before the damage goes on first; the error comes with the next read.
-  size_t fail(size_t decoded, int code) {
-    pending_error_ = "corrupt gzip data near compressed byte " +
-                     std::to_string(file_bytes_consumed()) + ": " + inflate_error(code);
-    text_out_ += decoded;
-    if (decoded > 0) return decoded;
-    throw Error(ErrorCode::kInput, file_->path(), pending_error_);
   }
   static const char* inflate_error(int code) {
     switch (code) {
@@ -138,12 +129,10 @@ class GzipSource : public Decoder {
 
   static constexpr size_t kMaxHeaderBytes = 1 << 20;
 
-  std::unique_ptr<FileHandle> file_;
   std::vector<char> in_;
   std::unique_ptr<inflate_state> state_;  // its tables and history: tens of KiB
   bool member_done_ = false;
   bool at_header_ = true;
-  std::string pending_error_;
 };
 
 }  // namespace

@@ -49,7 +49,7 @@ std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) 
       files.insert(files.end(), found.begin(), found.end());
       continue;
     }
-    if (input == "-")
+    if (input == "-" && (ec || !fs::exists(st)))  // a file named "-" is read
       throw Error(ErrorCode::kInvalidArgument, input,
                   "standard input is not read: inputs are files (a compressed one is read as it "
                   "is, .gz or .zst)");

@@ -588,4 +588,13 @@ TEST_CASE("inputs: standard input, a pipe or a device is refused by name, not by
       CHECK(e.reason().find(says) != std::string::npos);
     }
   }
+  // A file that is named "-" is a file.
+  const fs::path here = fs::current_path();
+  fs::current_path(tmp.path());
+  write_file("-", "text\n");
+  const auto files = list_input_files({"-"});
+  fs::current_path(here);
+  REQUIRE(files.size() == 1);
+  CHECK(files[0].path == "-");
+  CHECK(files[0].bytes == 5);
 }
