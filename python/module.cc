@@ -1,6 +1,6 @@
-// _shardkit: the C++ side of the Python module. Batches leave as NumPy arrays that share the
-// loader's buffers (a capsule keeps the batch alive); the GIL is released while waiting.
-#include <pybind11/numpy.h>
+// _shardkit: the C++ side of the Python module. Batches leave as buffer-protocol arrays
+// (host_array.h) that share the loader's buffers and keep the batch alive; the GIL is released
+// while waiting.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/source_option_table.h"
 #include "core/version.h"
+#include "host_array.h"
 #include "interruptible.h"
 #include "loader/collator.h"
 #include "loader/loader.h"
@@ -27,45 +28,21 @@ using shardkit::python::raise_if_signalled;
 
 namespace {
 
-py::dtype numpy_dtype(DType d) {
-  switch (d) {
-    case DType::kU8:
-      return py::dtype::of<uint8_t>();
-    case DType::kU16:
-      return py::dtype::of<uint16_t>();
-    case DType::kU32:
-      return py::dtype::of<uint32_t>();
-    case DType::kI32:
-      return py::dtype::of<int32_t>();
-    case DType::kI64:
-      return py::dtype::of<int64_t>();
-    case DType::kF32:
-      return py::dtype::of<float>();
-  }
-  throw std::logic_error("unknown dtype");
-}
-
-py::dtype numpy_dtype(loader::TensorType t) {
-  return t == loader::TensorType::kBool ? py::dtype("bool") : numpy_dtype(loader::tensor_dtype(t));
-}
-
 // A dict of arrays holding the batch's columns as their tensors will (loader/tensor_rule.h):
 // views of the loader's buffers where the bytes already are the tensor's, copies otherwise.
 py::dict batch_to_dict(std::shared_ptr<loader::Batch> batch, loader::IntOutput int_output) {
-  auto* owner = new std::shared_ptr<loader::Batch>(batch);
-  py::capsule keep_alive(owner,
-                         [](void* p) { delete static_cast<std::shared_ptr<loader::Batch>*>(p); });
   py::dict out;
   for (loader::Column& c : batch->columns) {
     std::vector<py::ssize_t> shape(c.shape().begin(), c.shape().end());
     const loader::TensorType type = loader::tensor_type(c, int_output);
+    const DType dtype = loader::tensor_dtype(type);
+    const bool is_bool = type == loader::TensorType::kBool;
     if (loader::same_bytes(c, type)) {
-      out[py::str(c.name())] = py::array(numpy_dtype(type), shape, c.data(), keep_alive);
+      out[py::str(c.name())] = python::HostArray(batch, c.data(), dtype, shape, is_bool);
     } else {
-      py::array a(numpy_dtype(type), shape);
-      loader::cast_elements(c.dtype(), c.data(), loader::tensor_dtype(type), a.mutable_data(),
-                            c.elements());
-      out[py::str(c.name())] = a;
+      python::HostArray a(dtype, shape, is_bool);
+      loader::cast_elements(c.dtype(), c.data(), dtype, a.data(), c.elements());
+      out[py::str(c.name())] = std::move(a);
     }
   }
   return out;
@@ -156,6 +133,7 @@ PYBIND11_MODULE(_shardkit, m) {
 
   py::register_exception<Error>(m, "ShardkitError", PyExc_RuntimeError);
   python::register_option_error(m);
+  python::HostArray::bind(m);
   m.attr("__version__") = py::str(std::string(kVersion));
   // The option tables, for the docstrings, the type stub and the option-parity test.
   m.def("loader_options", [] { return python::option_specs(loader::loader_option_table()); });
@@ -204,10 +182,10 @@ PYBIND11_MODULE(_shardkit, m) {
                                : f.dtype == DType::kU32 ? DType::kI64
                                                         : f.dtype;
               std::vector<py::ssize_t> shape(f.shape.begin(), f.shape.end());
-              py::array a(numpy_dtype(to), shape);
-              loader::cast_elements(f.dtype, rec.data() + f.offset, to, a.mutable_data(),
+              python::HostArray a(to, shape);
+              loader::cast_elements(f.dtype, rec.data() + f.offset, to, a.data(),
                                     f.byte_size() / dtype_size(f.dtype));
-              out[py::str(f.name)] = a;
+              out[py::str(f.name)] = std::move(a);
             }
             return out;
           },

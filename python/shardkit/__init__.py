@@ -39,6 +39,7 @@ import os as _os
 import sys as _sys
 import typing as _typing
 
+import numpy as _np
 import torch as _torch
 import torch.utils.data as _data
 
@@ -69,8 +70,10 @@ if _typing.TYPE_CHECKING:
 
 
 def _tensors(arrays: Mapping[str, Any]) -> Batch:
-    # The C++ side has already given each array its tensor's type (loader/tensor_rule.h).
-    return {k: _torch.from_numpy(v) for k, v in arrays.items()}
+    # The C++ side has already given each array its tensor's type (loader/tensor_rule.h). Its
+    # arrays come through the buffer protocol, which reads alike under NumPy 1 and 2; the tensors
+    # share their memory (no copy) and keep it alive.
+    return {k: _torch.from_numpy(_np.asarray(v)) for k, v in arrays.items()}
 
 
 def _options_doc(title: str, specs: List[Dict[str, Any]]) -> str:
