@@ -23,7 +23,7 @@ def _plain(value):
     raise TypeError(f"a value of type {type(value).__name__} has no JSON form")
 
 
-# allow_nan=False: NaN is not JSON (pandas' missing values are turned into None before this).
+# allow_nan=False: NaN is not JSON. A row holding NaN is encoded again with NaN as null (below).
 _encoder = _json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=False,
                              separators=(",", ":"), default=_plain)
 _c_encoder = getattr(_json.encoder, "c_make_encoder", None)
@@ -37,6 +37,27 @@ if _c_encoder is not None:
         return "".join(_c_encoder(row, 0))
 else:
     _encode = _encoder.encode
+
+
+def _nan_as_none(value):
+    """NaN, pandas' missing value, as None: what pandas' own to_json writes (null). pandas 3 gives
+    NaN for a missing string in DataFrame.to_dict("records"), where pandas 1 gave None."""
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {k: _nan_as_none(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_nan_as_none(v) for v in value]
+    if getattr(value, "shape", None) == () and hasattr(value, "item"):  # a NumPy float
+        return _nan_as_none(value.item())
+    return value
+
+
+def _encode_row(row):
+    try:
+        return _encode(row)
+    except ValueError:  # NaN or an infinity; only an infinity still fails
+        return _encode(_nan_as_none(row))
 
 
 class _NotARow(TypeError):
@@ -86,7 +107,7 @@ def encode_rows(rows):
     lines, problems = [], []
     for row in rows:
         try:
-            lines.append(_encode(row if type(row) is dict else _as_dict(row)))
+            lines.append(_encode_row(row if type(row) is dict else _as_dict(row)))
         except _NotARow as e:
             problems.append((len(lines), str(e)))
             lines.append("")

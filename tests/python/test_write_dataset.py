@@ -15,6 +15,7 @@ shardify's lines elsewhere).
 import contextlib
 import io
 import json
+import math
 import os
 import random
 import shutil
@@ -139,12 +140,23 @@ def _jsonable(value):
     raise TypeError(type(value).__name__)
 
 
+def _nan_as_null(value):
+    """NaN as None, as pandas' to_json writes NaN (null): the README's rule for rows."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _nan_as_null(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_nan_as_null(v) for v in value]
+    return value
+
+
 def write_rows_jsonl(rows, path):
     """The rows as a JSONL file by Python's json module, keeping lone surrogates as the invalid
     UTF-8 that write_dataset hands its reader (so both report the same bad line)."""
     with open(path, "wb") as f:
         for row in rows:
-            f.write(json.dumps(dict(row), ensure_ascii=False, default=_jsonable)
+            f.write(json.dumps(_nan_as_null(dict(row)), ensure_ascii=False, default=_jsonable)
                     .encode("utf-8", "surrogatepass") + b"\n")
     return path
 
@@ -198,7 +210,7 @@ def test_direct_and_json_rows(tmp):
     rng = random.Random(11)
     rows = []
     for i, row in enumerate(cls_rows(2000, seed=12)):
-        kind = i % 9
+        kind = i % 10
         if kind == 1:
             row = collections.OrderedDict(row)  # a dict subclass: through JSON
         elif kind == 2:
@@ -215,13 +227,14 @@ def test_direct_and_json_rows(tmp):
             row["big"] = 1 << 64  # past what simdjson reads: through JSON, a bad row
         elif kind == 8:
             row["text"] += " nul\x00 controls\x01\x1f\x7f \u2028 \U0001f600"  # escaped in JSON
+        elif kind == 9:
+            row["x"] = [float("nan"), {"y": numpy.float64("nan")}]  # NaN is missing: null
         rows.append(row)
     deep = [1]
     for _ in range(20):  # deeper than the direct route looks: through JSON, a good row
         deep = [{"k": deep}]
     bad = [({"label": "pos"}), {"text": None, "label": "pos"}, {"text": 5, "label": "neg"},
            {"text": "a float label", "label": 1.5}, {"text": "a list label", "label": ["pos"]},
-           {"text": "nan elsewhere", "label": "pos", "x": float("nan")},
            {"text": "a lone \ud800 surrogate", "label": "pos"},
            {"text": "fine", "label": "pos", "note": "elsewhere \udfff"},
            {"text": "an unknown label", "label": "maybe"}, {"text": "no label"},
@@ -239,6 +252,13 @@ def test_direct_and_json_rows(tmp):
     good = [r for r in rows if not any(r is b for b in bad) and "big" not in r]
     compare_with_errors(tmp, "mixed-cls-derived", good, "cls", VOCAB, ["--max-len", "48"],
                         {"max_len": 48})
+    # An infinity has no JSON form, missing or not: a bad row, named.
+    summary = shardkit.write_dataset([{"text": "a", "label": "pos"}, {"text": "b", "x": -math.inf}],
+                                     os.path.join(tmp, "infinity"), task="cls", tokenizer=VOCAB,
+                                     labels=labels, progress=False, on_error="skip")
+    errors = summary["errors"]
+    assert len(errors) == 1 and errors[0].startswith(  # Python 3.12 adds ": -inf"
+        "rows: row 1: cannot be written as JSON: Out of range float values"), errors
     # The fields taken directly: bytes_in counts their bytes, not a JSON line's.
     plain = [{"text": "abc"}] * 10
     summary = shardkit.write_dataset(plain, os.path.join(tmp, "plain"), tokenizer=VOCAB,
@@ -287,6 +307,12 @@ def test_dataframe(tmp):
     compare(tmp, "dataframe", None, lambda: frame, "cls", VOCAB, flags, options, jsonl=jsonl)
     compare(tmp, "dataframe-records", None, lambda: frame.to_dict("records"), "cls", VOCAB, flags,
             options, jsonl=jsonl)
+    # pandas 3 gives NaN, not None, for a missing string in to_dict("records"): NaN is missing,
+    # null in the JSONL that pandas writes.
+    nan_records = [dict(r, note=float("nan")) if r["note"] is None else r
+                   for r in frame.to_dict("records")]
+    compare(tmp, "dataframe-nan-records", None, lambda: nan_records, "cls", VOCAB, flags, options,
+            jsonl=jsonl)
     compare(tmp, "dataframe-itertuples", None, lambda: frame.itertuples(index=False), "cls", VOCAB,
             flags + ["--labels", "0,1,2"], dict(options, labels=[0, 1, 2]), jsonl=jsonl)
     # A missing text (NaN in a float column, None in an object one) is a bad row, as null is in
@@ -321,14 +347,14 @@ def test_bad_rows(tmp):
     assert not os.path.exists(out)
     summary = shardkit.write_dataset(iter(rows), out, task="lm", tokenizer=VOCAB, progress=False,
                                      on_error="skip", max_len=16)
-    assert summary["skipped"] == 6 and summary["documents"] == 4, summary
+    # NaN (pandas' missing value) is null, in a field not read: rows[7] is a good row.
+    assert summary["skipped"] == 5 and summary["documents"] == 5, summary
     errors = summary["errors"]
     assert errors[0] == "rows: row 2: missing field 'text'", errors
     assert errors[1] == "rows: row 4: field 'text' is not a string", errors
     assert errors[2] == "rows: row 5: a row must be a dict (or a mapping), not bytes", errors
     assert errors[3].startswith("rows: row 6: cannot be written as JSON"), errors
-    assert errors[4] == ("rows: row 7: cannot be written as JSON: Out of range float values are "
-                         "not JSON compliant"), errors
+    assert errors[4] == "rows: row 8: invalid UTF-8 at byte 9 of the line", errors
     assert len(errors) == 5, errors  # the summary lists the first five
     try:
         shardkit.write_dataset([good, {"text": "a lone \ud800 surrogate"}], out, tokenizer=VOCAB,
