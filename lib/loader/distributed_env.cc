@@ -1,9 +1,11 @@
 #include "loader/distributed_env.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <string>
 
+#include "core/available_cores.h"
 #include "core/error.h"
 
 namespace shardkit::loader {
@@ -36,6 +38,15 @@ uint32_t effective_world_size(const LoaderOptions& options) {
 uint32_t effective_ranks_per_node(const LoaderOptions& options) {
   if (options.ranks_per_node != LoaderOptions::kFromEnvironment) return options.ranks_per_node;
   return from_environment("LOCAL_WORLD_SIZE", effective_world_size(options));
+}
+
+unsigned default_thread_count(const LoaderOptions& options) {
+  // Only what says how many ranks share this machine: an explicit ranks_per_node, or torchrun's
+  // LOCAL_WORLD_SIZE. A bare world size may span many machines.
+  const uint32_t local_ranks = options.ranks_per_node != LoaderOptions::kFromEnvironment
+                                   ? options.ranks_per_node
+                                   : from_environment("LOCAL_WORLD_SIZE", 1);
+  return std::max(1u, available_cores() / std::max<uint32_t>(1, local_ranks));
 }
 
 void check_node_numbering(const LoaderOptions& options) {

@@ -121,6 +121,8 @@ struct Loader::Impl {
     collator.emplace(first.schema(), first.info(), opt);
     record_size = first.schema().record_size();
     if (opt.partition == Partition::kNodes) check_node_numbering(opt);
+    // Before ranks_per_node resolves to the world size, which may span many machines.
+    thread_count = opt.threads ? opt.threads : default_thread_count(opt);
     opt.rank = effective_rank(opt);
     opt.world_size = effective_world_size(opt);
     opt.ranks_per_node = effective_ranks_per_node(opt);
@@ -152,7 +154,6 @@ struct Loader::Impl {
     fingerprint = stream_fingerprint(manifests, sources, opt);
     labels_dtype = opt.int_output == IntOutput::kInt32 ? DType::kI32 : DType::kI64;
     source_dtype = opt.int_output == IntOutput::kInt64 ? DType::kI64 : DType::kI32;
-    thread_count = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
     // Batches in flight (built ahead plus being built) get a quarter of the budget.
     const size_t batch_bytes = std::max<size_t>(1, collator->max_batch_bytes(opt.batch_size));
     const size_t fit = opt.memory_budget / 4 / batch_bytes;

@@ -118,10 +118,12 @@ std::vector<Option<O>> budget_options() {
 std::vector<Option<O>> resource_options() {
   return {
       option<O>(
-          "threads", "Threads that build batches; 0: all cores",
+          "threads",
+          "Threads that build batches; 0: the cores this process may use, shared among the "
+          "ranks of this node (ranks_per_node, else LOCAL_WORLD_SIZE)",
           [](auto& o) -> auto& { return o.threads; })
           .range(0, 1024)
-          .defaults_to("0 (all cores)"),
+          .defaults_to("0 (the process's cores / ranks on the node)"),
       option<O>(
           "prefetch_batches", "Batches built ahead; 0: 2 per thread, within the budget",
           [](auto& o) -> auto& { return o.prefetch_batches; }),

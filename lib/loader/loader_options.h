@@ -119,7 +119,7 @@ struct LoaderOptions {
   OnCorrupt on_corrupt = OnCorrupt::kFail;
 
   // Resources.
-  unsigned threads = 0;                  // 0: std::thread::hardware_concurrency()
+  unsigned threads = 0;                  // 0: default_thread_count() (distributed_env.h)
   size_t memory_budget = 512u << 20;     // decoded blocks + batches in flight, in bytes
   size_t prefetch_batches = 0;           // batches built ahead; 0: 2 per thread, within the budget
   std::chrono::milliseconds timeout{0};  // next() waits at most this long; 0: forever

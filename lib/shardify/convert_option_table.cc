@@ -1,8 +1,8 @@
 #include "shardify/convert_option_table.h"
 
 #include <filesystem>
-#include <thread>
 
+#include "core/available_cores.h"
 #include "core/block_codec.h"
 #include "shardify/part_from_env.h"
 
@@ -225,7 +225,8 @@ std::vector<Option<O>> sft_options() {
 std::vector<Option<O>> run_options() {
   return {
       option<O>(
-          "threads", "Threads that read, tokenize and compress; 0: all cores",
+          "threads",
+          "Threads that read, tokenize and compress; 0: all the cores this process may use",
           [](auto& o) -> auto& { return o.threads; })
           .flag("-j")
           .defaults_to("0 (all cores)"),
@@ -300,7 +301,7 @@ ConvertOptions resolve(ConvertOptions o) {
 ConvertOptions resolve_defaults(ConvertOptions o) {
   check_sft_only(o.task);
   convert_option_table().resolve(o);
-  if (o.threads == 0) o.threads = std::max(1u, std::thread::hardware_concurrency());
+  if (o.threads == 0) o.threads = available_cores();
   return o;
 }
 

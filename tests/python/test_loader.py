@@ -182,12 +182,39 @@ def test_remote_dataset_over_nginx(path):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def test_default_threads(path):
+    """threads=0: the CPUs taskset leaves the process, shared among the ranks of this node;
+    shardify --threads 0 resolves to the CPUs too. Counted here from the affinity mask."""
+    cpus = len(os.sched_getaffinity(0))
+    probe = "import sys, shardkit; print(shardkit.Loader(sys.argv[1], batch_size=4, **eval(sys.argv[2])).threads)"
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "LOCAL_RANK", "GROUP_RANK")}
+    cases = [  # (CPUs given to taskset, environment, keywords, threads expected)
+        (cpus, {}, {}, cpus),
+        (1, {}, {}, 1),
+        (cpus, {"LOCAL_WORLD_SIZE": "2", "WORLD_SIZE": "2"}, {}, max(1, cpus // 2)),
+        (cpus, {"WORLD_SIZE": "64"}, {}, cpus),  # a world size alone may span many machines
+        (cpus, {}, {"world_size": 4, "ranks_per_node": 4}, max(1, cpus // 4)),
+        (1, {}, {"threads": 3}, 3),
+    ]
+    for given, extra, keywords, want in cases:
+        mask = ",".join(str(c) for c in sorted(os.sched_getaffinity(0))[:given])
+        out = subprocess.run(["taskset", "-c", mask, sys.executable, "-c", probe, path, repr(keywords)],
+                             env=dict(env, **extra), check=True, capture_output=True, text=True)
+        assert int(out.stdout) == want, (given, extra, keywords, out.stdout, want)
+    out = subprocess.run(["taskset", "-c", str(min(os.sched_getaffinity(0))), pyutil.SHARDIFY,
+                          "--print-options"], check=True, capture_output=True, text=True)
+    assert json.loads(out.stdout)["threads"] == 1, out.stdout
+    print(f"  threads=0 on {cpus} CPUs: the affinity mask, divided by the ranks of the node")
+
+
 def main():
     path, labels = pyutil.dataset(1000)
     tests = [lambda: test_dataset_matches_dump(path, labels), lambda: test_loader_epoch(path, labels),
              lambda: test_resume(path), lambda: test_iterable_dataset(path),
              lambda: test_load_state_dict_checks_its_values(path),
              lambda: test_rank_and_world_size_from_the_environment(path),
+             lambda: test_default_threads(path),
              lambda: test_remote_dataset_over_nginx(path),
              lambda: test_corruption_is_an_exception(path)]
     for t in tests:

@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <thread>
 
+#include "core/available_cores.h"
 #include "core/progress.h"
 #include "output_location.h"
 #include "progress_options.h"
@@ -15,7 +15,7 @@ namespace {
 struct MergeArgs {
   std::string out;
   std::vector<std::string> parts;
-  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  unsigned threads = shardkit::available_cores();
   bool force = false, json = false;
   shardkit::ProgressOptions progress;
 };
