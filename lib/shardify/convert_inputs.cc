@@ -71,6 +71,7 @@ ReaderOptions reader_options(const ConvertOptions& o, InputFormat fmt) {
     throw Error(ErrorCode::kInvalidArgument, "", "--where filters Parquet input only");
   r.where = o.where;
   r.decode_threads = std::max(1u, o.threads / 2);
+  r.decode_ahead = o.threads > 1;
   // A conversion that stops at the first error decodes a compressed file once, not once more
   // to check it first: RecordStage reports the damage a checked read would have met first.
   if (o.on_error == OnError::kFail) r.compressed_check = ByteSource::Check::kWhileReading;

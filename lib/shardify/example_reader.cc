@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/utf8.h"
+#include "shardify/read_ahead_source.h"
 #include "shardify/readers_internal.h"
 
 namespace shardkit::shardify {
@@ -132,7 +133,9 @@ std::unique_ptr<ExampleReader> ExampleReader::open(const std::filesystem::path& 
   if (options.format == InputFormat::kSquad) return make_squad_reader(path, file_index, options);
   if (options.format == InputFormat::kParquet)
     return make_parquet_reader(path, file_index, options);
-  auto lines = std::make_unique<LineReader>(ByteSource::open(path, options.compressed_check));
+  auto source = ByteSource::open(path, options.compressed_check);
+  if (options.decode_ahead && ByteSource::compressed(path)) source = read_ahead(std::move(source));
+  auto lines = std::make_unique<LineReader>(std::move(source));
   switch (options.format) {
     case InputFormat::kJsonl:
       return make_jsonl_reader(std::move(lines), file_index, options);

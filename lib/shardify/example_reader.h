@@ -59,6 +59,9 @@ struct ReaderOptions {
   // Compressed inputs: checked before their text is read, or as it is read, for a caller that
   // stops at the first error and names the damage itself (find_stream_damage).
   ByteSource::Check compressed_check = ByteSource::Check::kBeforeUse;
+  // Compressed inputs: decoded on a thread of their own ahead of the read stage
+  // (read_ahead_source.h), when other threads tokenize.
+  bool decode_ahead = false;
 };
 
 // The longest JSONL line left unparsed: its text is shorter, so it is never a long document
