@@ -830,7 +830,7 @@ TEST_CASE("byte-level tokens that hold part of a character join by the bytes eit
 
 TEST_CASE("a directory or a device named as the tokenizer is refused by name") {
   TempDir tmp("tokenizer-not-a-file");
-  for (const std::string path : {tmp.path().string(), std::string("/dev/null")}) {
+  for (const std::string& path : {tmp.path().string(), std::string("/dev/null")}) {
     CAPTURE(path);
     try {
       Tokenizer::from_file(path);
