@@ -2,11 +2,11 @@
 // read exactly as the decoder read directly: the same bytes, then the same error at the same
 // point, whatever sizes the reader asks for. The gzip members are written by zlib.
 #include <doctest/doctest.h>
-#include <zlib.h>
 
 #include <random>
 
 #include "core/error.h"
+#include "gzip_writer.h"
 #include "shardify/byte_source.h"
 #include "shardify/read_ahead_source.h"
 #include "test_util.h"
@@ -17,33 +17,6 @@ using namespace shardkit::testing;
 namespace fs = std::filesystem;
 
 namespace {
-
-// One gzip member of `text`, by zlib's own gzip wrapper.
-std::string gzip_member(const std::string& text) {
-  z_stream z{};
-  REQUIRE(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK);
-  std::string out(deflateBound(&z, text.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  z.avail_in = static_cast<uInt>(text.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
-
-std::string random_lines(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  const char* words[] = {"the ", "shard ", "token ", "caf\xc3\xa9 ", "\xe4\xb8\xad ", "\n"};
-  std::string s;
-  while (s.size() < n) {
-    if (rng() % 5 == 0) s += static_cast<char>('a' + rng() % 26);
-    s += words[rng() % 6];
-  }
-  s.resize(n);
-  return s;
-}
 
 struct Outcome {
   std::string text;
@@ -88,8 +61,8 @@ TEST_CASE("decoded ahead, a compressed file reads as decoded directly, errors in
   std::string members, text;
   std::vector<size_t> ends, text_ends;  // where each member ends, in the file and in the text
   for (int i = 0; i < 12; ++i) {
-    const std::string part = random_lines(i == 5 ? 0 : 150000 + 310000 * (i % 4), 10 + i);
-    members += gzip_member(part);
+    const std::string part = random_text(i == 5 ? 0 : 150000 + 310000 * (i % 4), 10 + i);
+    members += member(part, i % 3 == 0 ? kFname : 0);
     text += part;
     ends.push_back(members.size());
     text_ends.push_back(text.size());
@@ -118,7 +91,7 @@ TEST_CASE("decoded ahead, a compressed file reads as decoded directly, errors in
 TEST_CASE("a source decoded ahead and dropped part way stops its thread") {
   TempDir tmp("read-ahead-drop");
   std::string members;
-  for (int i = 0; i < 8; ++i) members += gzip_member(random_lines(1 << 20, 40 + i));
+  for (int i = 0; i < 8; ++i) members += member(random_text(1 << 20, 40 + i), 0);
   write_file(tmp / "big.gz", members);
   for (size_t first : {size_t{0}, size_t{1}, size_t{3} << 20}) {
     auto ahead = read_ahead(ByteSource::open(tmp / "big.gz", ByteSource::Check::kWhileReading));
