@@ -4,15 +4,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
 #include "core/parallel_ranges.h"
+#include "core/utf8.h"
 #include "shardify/byte_source_internal.h"
 
 namespace shardkit::shardify {
@@ -117,10 +120,47 @@ std::unique_ptr<ByteSource> open_raw(const std::filesystem::path& path) {
   return std::make_unique<PlainSource>(std::move(file), std::move(prefix));
 }
 
+// The compressed format a file's name says, if any: "gzip" for .gz, "zstd" for .zst/.zstd.
+const char* format_named(const std::filesystem::path& path) {
+  std::string ext = path.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  if (ext == ".gz") return "gzip";
+  if (ext == ".zst" || ext == ".zstd") return "zstd";
+  return nullptr;
+}
+
+// A file named .gz or .zst without the format's magic number reads as plain text, as a misnamed
+// text file should. But when its first bytes are not UTF-8 either, it is a damaged or foreign
+// compressed file: read as text, it would only fail with an invalid UTF-8 byte, or tokenize
+// binary. Then the reason, for its first read to throw; else empty.
+std::string misnamed_binary(const std::filesystem::path& path, const char* named) {
+  FileHandle file(path);
+  std::string head(4096, '\0');
+  head.resize(file.read(head.data(), head.size()));
+  const std::optional<size_t> bad = first_invalid_utf8(head);
+  // A character cut by the end of what was read is not an error.
+  if (!bad || (head.size() == 4096 && *bad + 4 > head.size())) return {};
+  std::string starts;
+  for (unsigned char c : head.substr(0, 4)) {
+    char hex[4];
+    std::snprintf(hex, sizeof hex, " %02x", c);
+    starts += hex;
+  }
+  return std::string("named like a ") + named + " file, but it does not start with " + named +
+         "'s magic number (" + (std::string(named) == "gzip" ? "1f 8b" : "28 b5 2f fd") +
+         "; it starts" + starts + ") and is not UTF-8 text: damaged, or another format";
+}
+
 }  // namespace
 
 std::unique_ptr<ByteSource> ByteSource::open(const std::filesystem::path& path, Check when) {
   auto raw = open_raw(path);
+  if (const char* named = format_named(path); named && !dynamic_cast<Decoder*>(raw.get())) {
+    std::string reason = misnamed_binary(path, named);
+    if (!reason.empty())
+      return std::make_unique<CheckedSource>(std::move(raw), path.string(), 0, std::move(reason));
+  }
   auto* check = dynamic_cast<Decoder*>(raw.get());
   if (!check || when == Check::kWhileReading) return raw;
   uint64_t limit = UINT64_MAX;

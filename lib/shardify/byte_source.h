@@ -1,5 +1,6 @@
 // Reads an input file as a stream of bytes, decompressing .gz and .zst transparently (chosen
-// by magic number, so a misnamed file still reads correctly).
+// by magic number, so a misnamed file still reads correctly; one named .gz or .zst that is
+// neither compressed nor UTF-8 text at its start is refused at its first read).
 #pragma once
 
 #include <cstddef>

@@ -232,6 +232,42 @@ TEST_CASE("damage read unchecked under --on-error fail: named as a checked read 
   }
 }
 
+TEST_CASE("a damaged magic number: refused by name, not read as binary text") {
+  Corpus c;
+  const fs::path plain = c.tmp / "corpus.jsonl";
+  testing::write_file(plain, c.text);
+  for (const std::string tool : {"gzip", "zstd"}) {
+    const std::string ext = tool == "gzip" ? "gz" : "zst";
+    compress(tool, plain, c.tmp / ("corpus.jsonl." + ext));
+    std::string bytes = testing::read_file(c.tmp / ("corpus.jsonl." + ext));
+    bytes[0] ^= 0x01;  // gzip's 1f becomes 1e; zstd's 28 becomes 29
+    const fs::path damaged = c.tmp / ("damaged.jsonl." + ext);
+    testing::write_file(damaged, bytes);
+    std::string out;
+    CHECK(run_shardify(c.command(damaged, c.tmp / "failed", "fail"), &out) != 0);
+    INFO(tool, ": ", out);
+    CHECK(out.find(damaged.string() + ": named like a " + tool +
+                   " file, but it does not start with " + tool + "'s magic number") !=
+          std::string::npos);
+    CHECK(!fs::exists(c.tmp / "failed"));
+    // Under skip, the file is one error and the good file beside it converts whole.
+    const fs::path both = c.tmp / ("both-" + ext);
+    fs::create_directories(both);
+    fs::copy_file(damaged, both / damaged.filename());
+    fs::copy_file(plain, both / "good.jsonl");
+    const fs::path skipped = c.tmp / ("skipped-" + ext);
+    REQUIRE(run_shardify(c.command(both, skipped, "skip"), &out) == 0);
+    CHECK(summary_number(out, "skipped") == 1);
+    CHECK(summary_number(out, "documents") == c.lines);
+  }
+  // A text file that is merely named .gz still reads as the text it is.
+  const fs::path misnamed = c.tmp / "misnamed.jsonl.gz";
+  fs::copy_file(plain, misnamed);
+  std::string out;
+  REQUIRE(run_shardify(c.command(misnamed, c.tmp / "misnamed", "fail"), &out) == 0);
+  CHECK(compare_datasets(c.tmp / "misnamed", c.reference(c.lines)).empty());
+}
+
 TEST_CASE("the summary counts decompressed text bytes, the compressed size beside them") {
   Corpus c;
   const fs::path plain = c.tmp / "corpus.jsonl";
