@@ -69,6 +69,12 @@ ReaderOptions reader_options(const ConvertOptions& o, InputFormat fmt) {
   r.quoting = o.quoting;
   if (!o.where.empty() && fmt != InputFormat::kParquet)
     throw Error(ErrorCode::kInvalidArgument, "", "--where filters Parquet input only");
+  // Text has no fields: a field named for it would be ignored, and the whole line taken.
+  if (fmt == InputFormat::kText && o.text_field != ConvertOptions{}.text_field)
+    throw Error(ErrorCode::kInvalidArgument, "",
+                "--text-field '" + o.text_field +
+                    "' names a field, but the input is text (--format text), which has none: "
+                    "each line or file is the text; for JSON lines use --format jsonl");
   r.where = o.where;
   r.decode_threads = std::max(1u, o.threads / 2);
   r.decode_ahead = o.threads > 1;

@@ -345,6 +345,25 @@ TEST_CASE("corrupt compressed input is an input error naming the file") {
   CHECK(!fs::exists(tmp / "ds"));
 }
 
+TEST_CASE("--text-field with text input is refused, not ignored") {
+  TempDir tmp("text-field");
+  write_file(tmp / "a.txt", "{\"body\": \"a line of JSON in a text file\"}\n");
+  std::string out;
+  CHECK(shardify("--input " + q(tmp / "a.txt") + " --text-field body" + tok() + " --out " +
+                     q(tmp / "ds"),
+                 &out) != 0);
+  CHECK(out.find("--text-field 'body' names a field, but the input is text") != std::string::npos);
+  CHECK(!fs::exists(tmp / "ds"));
+  // The default, named or not, and JSONL with the field, convert.
+  CHECK(shardify("--input " + q(tmp / "a.txt") + " --text-field text" + tok() + " --out " +
+                     q(tmp / "ds"),
+                 &out) == 0);
+  write_file(tmp / "a.jsonl", read_file(tmp / "a.txt"));
+  CHECK(shardify("--input " + q(tmp / "a.jsonl") + " --text-field body" + tok() + " --out " +
+                     q(tmp / "ds2"),
+                 &out) == 0);
+}
+
 TEST_CASE("shard-inspect stats reports lengths, truncation and labels") {
   TempDir tmp("stats");
   shardify_ok("--input " + q(shardify_data("reviews.csv")) + " --task cls --max-len 16" + tok() +
