@@ -6,6 +6,8 @@
 // the same text plain (BENCHMARKS.md). Decoding ahead takes it out of the serial stage.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "shardify/byte_source.h"
@@ -18,5 +20,7 @@ namespace shardkit::shardify {
 std::unique_ptr<ByteSource> read_ahead(std::unique_ptr<ByteSource> inner);
 
 inline constexpr size_t kReadAheadChunks = 4;
+// The smallest compressed file worth a thread of its own (example_reader.cc).
+inline constexpr uint64_t kReadAheadFromBytes = uint64_t{1} << 20;
 
 }  // namespace shardkit::shardify

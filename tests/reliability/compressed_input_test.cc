@@ -268,6 +268,45 @@ TEST_CASE("a damaged magic number: refused by name, not read as binary text") {
   CHECK(compare_datasets(c.tmp / "misnamed", c.reference(c.lines)).empty());
 }
 
+TEST_CASE("a large damaged .gz decoded ahead (2 threads) reads as decoded in the read stage") {
+  // From 1 MiB on, a compressed file is decoded on its own thread when others tokenize
+  // (lib/shardify/read_ahead_source.h); at 1 thread it is not. Both must keep and name the same.
+  Corpus c;
+  // Five members, as `cat a.gz b.gz ...` makes; the third one damaged.
+  const std::string text = jsonl_corpus(120000, 29);
+  std::string bytes;
+  size_t third = 0;
+  for (int m = 0; m < 5; ++m) {
+    const fs::path part = c.tmp / ("part" + std::to_string(m) + ".jsonl");
+    testing::write_file(
+        part, first_lines(text, 24000 * (m + 1)).substr(first_lines(text, 24000 * m).size()));
+    compress("gzip", part, c.tmp / "part.gz");
+    if (m == 2) third = bytes.size() + testing::read_file(c.tmp / "part.gz").size() / 2;
+    bytes += testing::read_file(c.tmp / "part.gz");
+  }
+  REQUIRE(bytes.size() > (size_t{3} << 20) / 2);
+  bytes[third] ^= 0x10;
+  const fs::path damaged = c.tmp / "damaged.jsonl.gz";
+  testing::write_file(damaged, bytes);
+  const auto at = [&](const std::string& threads, const std::string& policy, const fs::path& out,
+                      std::string* log) {
+    std::string cmd = c.command(damaged, out, policy);
+    cmd.replace(cmd.find("--threads 2"), 11, "--threads " + threads);
+    return run_shardify(cmd, log);
+  };
+  std::string one, two;
+  CHECK(at("1", "fail", c.tmp / "f1", &one) != 0);
+  CHECK(at("2", "fail", c.tmp / "f2", &two) != 0);
+  CHECK(reported_line(one, damaged.string()) == reported_line(two, damaged.string()));
+  REQUIRE(at("1", "skip", c.tmp / "s1", &one) == 0);
+  REQUIRE(at("2", "skip", c.tmp / "s2", &two) == 0);
+  const uint64_t k = reported_line(one, damaged.string());
+  CHECK(k == reported_line(two, damaged.string()));
+  CHECK(k == 48000);  // the two members before the damaged one
+  CHECK(summary_number(one, "documents") == summary_number(two, "documents"));
+  CHECK(compare_datasets(c.tmp / "s1", c.tmp / "s2").empty());
+}
+
 TEST_CASE("the summary counts decompressed text bytes, the compressed size beside them") {
   Corpus c;
   const fs::path plain = c.tmp / "corpus.jsonl";
