@@ -68,7 +68,38 @@ def main():
         del loader
     assert "numpy" not in sys.modules, "the extension imported NumPy"
     print("extension arrays: buffer protocol only, equal to shard-inspect dump; NumPy never imported")
+    # The package loads the extension under its own name: in a process of its own.
+    dumped = os.path.join(os.path.dirname(path), "dump.json")
+    with open(dumped, "w") as f:
+        json.dump(want, f)
+    subprocess.run([sys.executable, __file__, "--outlive", path, dumped], check=True)
+
+
+def check_tensors_outlive_their_loader(path, want):
+    """The tensors share the loader's buffers: each must keep its batch's alive, so that a
+    buffer is not handed to a later batch while a tensor still reads it."""
+    import gc
+    import shardkit
+    want = {int(k): v for k, v in want.items()}
+    loader = shardkit.Loader(path, batch_size=7, shuffle=False, memory_budget=1 << 16,
+                             include_metadata=True)
+    kept = [(b["input_ids"], b["length"]) for b in loader]
+    loader.close()
+    del loader
+    gc.collect()
+    row = 0
+    for ids, lengths in kept:
+        for r in range(ids.shape[0]):
+            n = int(lengths[r])
+            assert n == want[row]["length"] and ids[r, :n].tolist() == want[row]["input_ids"][:n], row
+            row += 1
+    assert row == 300, row
+    print("tensors kept past their loader: every row as dumped")
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--outlive"]:
+        with open(sys.argv[3]) as f:
+            check_tensors_outlive_their_loader(sys.argv[2], json.load(f))
+    else:
+        main()
