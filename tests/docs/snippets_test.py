@@ -254,6 +254,15 @@ def check_mixture(out):
     assert 100_000 <= int(m.group(1)) < 100_000 + 256, out
 
 
+def check_device_feed(r, out):
+    """One epoch of 32-row batches, the last one short (no drop_last), on the CPU here, and the
+    spam classifier learning: the epoch's mean loss below chance (ln 2)."""
+    mails = lines_of(os.path.join(r.root, "demo-out", "corpus", "train.jsonl"))
+    m = re.fullmatch(r"(\d+) batches on cpu, mean loss ([\d.]+)\n", out)
+    assert m and int(m.group(1)) == -(-mails // 32), (out, mails)
+    assert float(m.group(2)) < 0.69, out
+
+
 def check_loader_readme(r, out):
     mails = lines_of(os.path.join(r.root, "demo-out", "corpus", "train.jsonl"))
     assert out == f"epoch 0: {mails - 10 * 32} rows\nepoch 1: {mails} rows\n", out
@@ -294,6 +303,7 @@ def main():
     check_training(r, r.output("README.md", "class Classifier(torch.nn.Module)"),
                    r.output("README.md", "struct Classifier : torch::nn::Module"))
     check_mixture(r.output("README.md", 'Source("data/hard-ham", weight=1)'))
+    check_device_feed(r, r.output("README.md", "non_blocking=True"))
     check_loader_readme(r, r.output("lib/loader/README.md", "loader.restore(saved)"))
     check_shardify_readme(r)
     for b in skipped:
