@@ -2,7 +2,22 @@
 
 #include <string>
 
+#include "shardify/read_ahead_source.h"
+
 namespace shardkit::shardify {
+
+std::unique_ptr<ExampleReader> ExampleBatcher::open_file(size_t i) {
+  if (next_reader_.valid() && next_file_ == i) return next_reader_.get();
+  return in_.open(i, reader_options_);
+}
+
+void ExampleBatcher::open_ahead(size_t i) {
+  if (!reader_options_.decode_ahead || i >= in_.end_file || i >= in_.files.size() ||
+      !worth_reading_ahead(in_.files[i].path))
+    return;
+  next_file_ = i;
+  next_reader_ = std::async(std::launch::async, [this, i] { return in_.open(i, reader_options_); });
+}
 
 bool ExampleBatcher::cut_into_parts(Example& ex) {
   const std::string_view text = ex.body();
@@ -52,7 +67,8 @@ bool ExampleBatcher::next(std::vector<Example>& examples, EncodedBatch& batch) {
     }
     if (!reader_) {
       if (file_ >= in_.end_file) return false;
-      reader_ = in_.open(file_, reader_options_);
+      reader_ = open_file(file_);
+      open_ahead(file_ + 1);
     }
     batch.file_index = static_cast<uint32_t>(file_);
     size_t text_bytes = 0;

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <future>
 #include <memory>
 #include <vector>
 
@@ -43,12 +44,20 @@ class ExampleBatcher {
  private:
   // Moves a long document's parts into parts_; false (ex untouched) when it stays whole.
   bool cut_into_parts(Example& ex);
+  // File i's reader: the one opened ahead for it, else opened now.
+  std::unique_ptr<ExampleReader> open_file(size_t i);
+  // Opens file i on a thread of its own while the one before is read, when it is a compressed
+  // file worth decoding ahead: under --on-error skip its check decodes it whole first, which
+  // the read stage, the one serial stage, otherwise waited for.
+  void open_ahead(size_t i);
 
   const ConvertInputs& in_;
   ReaderOptions reader_options_;
   size_t file_;
   const tok::Tokenizer* cutter_;
   std::unique_ptr<ExampleReader> reader_;
+  std::future<std::unique_ptr<ExampleReader>> next_reader_;  // file next_file_'s, opening
+  size_t next_file_ = 0;
   std::deque<Example> parts_;  // of the document being handed out, one per batch
   uint64_t bytes_before_file_ = 0;
   uint64_t text_bytes_ = 0;

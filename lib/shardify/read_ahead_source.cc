@@ -121,6 +121,12 @@ class ReadAheadSource : public ByteSource {
 
 }  // namespace
 
+bool worth_reading_ahead(const std::filesystem::path& path) {
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  return !ec && size >= (uintmax_t{1} << 20) && ByteSource::compressed(path);
+}
+
 std::unique_ptr<ByteSource> read_ahead(std::unique_ptr<ByteSource> inner) {
   return std::make_unique<ReadAheadSource>(std::move(inner));
 }
