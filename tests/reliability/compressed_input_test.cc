@@ -57,10 +57,11 @@ struct Corpus {
   std::string text = jsonl_corpus(6000, 13);
   uint64_t lines = 6000;
 
-  std::string command(const fs::path& in, const fs::path& out, const std::string& policy) const {
-    return "--task lm --max-len 32 --threads 2 --json --allow-empty --tokenizer " +
-           shell_quote(vocab.string()) + " --on-error " + policy + " --out " +
-           shell_quote(out.string()) + " --input " + shell_quote(in.string());
+  std::string command(const fs::path& in, const fs::path& out, const std::string& policy,
+                      int threads = 2) const {
+    return "--task lm --max-len 32 --threads " + std::to_string(threads) +
+           " --json --allow-empty --tokenizer " + shell_quote(vocab.string()) + " --on-error " +
+           policy + " --out " + shell_quote(out.string()) + " --input " + shell_quote(in.string());
   }
   // The dataset of the first `k` lines, from a plain file.
   fs::path reference(uint64_t k) const {
@@ -73,6 +74,21 @@ struct Corpus {
     return ds;
   }
 };
+
+// `in` converted at 1 and 2 threads, where compressed files are read ahead: under fail the same
+// line of `damaged` named, under skip the same dataset. The skip runs' output, 1 thread first.
+std::pair<std::string, std::string> skip_runs_at_1_and_2_threads(const Corpus& c,
+                                                                 const fs::path& in,
+                                                                 const std::string& damaged) {
+  std::string one, two;
+  CHECK(run_shardify(c.command(in, c.tmp / "f1", "fail", 1), &one) != 0);
+  CHECK(run_shardify(c.command(in, c.tmp / "f2", "fail", 2), &two) != 0);
+  CHECK(reported_line(one, damaged) == reported_line(two, damaged));
+  REQUIRE(run_shardify(c.command(in, c.tmp / "s1", "skip", 1), &one) == 0);
+  REQUIRE(run_shardify(c.command(in, c.tmp / "s2", "skip", 2), &two) == 0);
+  CHECK(compare_datasets(c.tmp / "s1", c.tmp / "s2").empty());
+  return {one, two};
+}
 
 TEST_CASE("truncated .gz and .zst: the last complete line named, the records before it kept") {
   Corpus c;
@@ -288,23 +304,11 @@ TEST_CASE("a large damaged .gz decoded ahead (2 threads) reads as decoded in the
   bytes[third] ^= 0x10;
   const fs::path damaged = c.tmp / "damaged.jsonl.gz";
   testing::write_file(damaged, bytes);
-  const auto at = [&](const std::string& threads, const std::string& policy, const fs::path& out,
-                      std::string* log) {
-    std::string cmd = c.command(damaged, out, policy);
-    cmd.replace(cmd.find("--threads 2"), 11, "--threads " + threads);
-    return run_shardify(cmd, log);
-  };
-  std::string one, two;
-  CHECK(at("1", "fail", c.tmp / "f1", &one) != 0);
-  CHECK(at("2", "fail", c.tmp / "f2", &two) != 0);
-  CHECK(reported_line(one, damaged.string()) == reported_line(two, damaged.string()));
-  REQUIRE(at("1", "skip", c.tmp / "s1", &one) == 0);
-  REQUIRE(at("2", "skip", c.tmp / "s2", &two) == 0);
+  const auto [one, two] = skip_runs_at_1_and_2_threads(c, damaged, damaged.string());
   const uint64_t k = reported_line(one, damaged.string());
   CHECK(k == reported_line(two, damaged.string()));
   CHECK(k == 48000);  // the two members before the damaged one
   CHECK(summary_number(one, "documents") == summary_number(two, "documents"));
-  CHECK(compare_datasets(c.tmp / "s1", c.tmp / "s2").empty());
 }
 
 TEST_CASE("large .gz files opened ahead (2 threads), one damaged: as opened in turn (1 thread)") {
@@ -322,24 +326,11 @@ TEST_CASE("large .gz files opened ahead (2 threads), one damaged: as opened in t
   REQUIRE(b.size() > (size_t{1} << 20));
   b[b.size() / 3] ^= 0x10;
   testing::write_file(dir / "b.jsonl.gz", b);
-  const auto at = [&](const std::string& threads, const std::string& policy, const fs::path& out,
-                      std::string* log) {
-    std::string cmd = c.command(dir, out, policy);
-    cmd.replace(cmd.find("--threads 2"), 11, "--threads " + threads);
-    return run_shardify(cmd, log);
-  };
-  const std::string damaged = (dir / "b.jsonl.gz").string();
-  std::string one, two;
-  CHECK(at("1", "fail", c.tmp / "f1", &one) != 0);
-  CHECK(at("2", "fail", c.tmp / "f2", &two) != 0);
-  CHECK(reported_line(one, damaged) == reported_line(two, damaged));
-  REQUIRE(at("1", "skip", c.tmp / "s1", &one) == 0);
-  REQUIRE(at("2", "skip", c.tmp / "s2", &two) == 0);
+  const auto [one, two] = skip_runs_at_1_and_2_threads(c, dir, (dir / "b.jsonl.gz").string());
   CHECK(summary_number(one, "skipped") == 1);
   CHECK(summary_number(two, "skipped") == 1);
   CHECK(summary_number(one, "documents") == 120000);  // a and c whole, nothing of b's member
   CHECK(summary_number(two, "documents") == 120000);
-  CHECK(compare_datasets(c.tmp / "s1", c.tmp / "s2").empty());
 }
 
 TEST_CASE("the summary counts decompressed text bytes, the compressed size beside them") {
