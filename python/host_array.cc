@@ -46,10 +46,11 @@ HostArray::HostArray(std::shared_ptr<const void> owner, void* data, DType dtype,
 
 HostArray::HostArray(DType dtype, std::vector<py::ssize_t> shape, bool is_bool)
     : dtype_(dtype), shape_(std::move(shape)), is_bool_(is_bool) {
-  // At least one byte, so that an empty array still has an address to export.
-  auto bytes =
-      std::make_shared<std::vector<uint8_t>>(std::max<size_t>(1, elements()) * dtype_size(dtype_));
-  data_ = bytes->data();
+  // At least one byte, so that an empty array still has an address to export. Not zeroed: the
+  // callers write every element, and a batch's bytes were written twice.
+  std::shared_ptr<uint8_t[]> bytes(
+      new uint8_t[std::max<size_t>(1, elements()) * dtype_size(dtype_)]);
+  data_ = bytes.get();
   owner_ = std::move(bytes);
 }
 

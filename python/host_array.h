@@ -22,7 +22,7 @@ class HostArray {
   // A view of `data`, kept alive by `owner` (the batch whose buffer it is).
   HostArray(std::shared_ptr<const void> owner, void* data, DType dtype,
             std::vector<pybind11::ssize_t> shape, bool is_bool = false);
-  // A zeroed array of its own.
+  // An array of its own, not initialized: the caller writes every element.
   HostArray(DType dtype, std::vector<pybind11::ssize_t> shape, bool is_bool = false);
 
   void* data() const { return data_; }

@@ -12,8 +12,7 @@ std::unique_ptr<ExampleReader> ExampleBatcher::open_file(size_t i) {
 }
 
 void ExampleBatcher::open_ahead(size_t i) {
-  if (!reader_options_.decode_ahead || i >= in_.end_file || i >= in_.files.size() ||
-      !worth_reading_ahead(in_.files[i].path))
+  if (!reader_options_.decode_ahead || i >= in_.end_file || !worth_reading_ahead(in_.files[i].path))
     return;
   next_file_ = i;
   next_reader_ = std::async(std::launch::async, [this, i] { return in_.open(i, reader_options_); });

@@ -48,8 +48,8 @@ def _nan_as_none(value):
         return {k: _nan_as_none(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_nan_as_none(v) for v in value]
-    if getattr(value, "shape", None) == () and hasattr(value, "item"):  # a NumPy float
-        return _nan_as_none(value.item())
+    if hasattr(value, "tolist"):  # NumPy scalars and arrays, as _plain makes them
+        return _nan_as_none(value.tolist())
     return value
 
 

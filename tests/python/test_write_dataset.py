@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 
+import numpy
 import pandas
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -148,6 +149,8 @@ def _nan_as_null(value):
         return {k: _nan_as_null(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_nan_as_null(v) for v in value]
+    if isinstance(value, numpy.ndarray):
+        return _nan_as_null([float(v) for v in value])
     return value
 
 
@@ -206,7 +209,6 @@ def compare_with_errors(tmp, name, rows, task, tokenizer, flags, options):
 
 def test_direct_and_json_rows(tmp):
     import collections
-    import numpy
     rng = random.Random(11)
     rows = []
     for i, row in enumerate(cls_rows(2000, seed=12)):
@@ -229,6 +231,7 @@ def test_direct_and_json_rows(tmp):
             row["text"] += " nul\x00 controls\x01\x1f\x7f \u2028 \U0001f600"  # escaped in JSON
         elif kind == 9:
             row["x"] = [float("nan"), {"y": numpy.float64("nan")}]  # NaN is missing: null
+            row["v"] = numpy.array([0.5, numpy.nan])  # in a NumPy array too
         rows.append(row)
     deep = [1]
     for _ in range(20):  # deeper than the direct route looks: through JSON, a good row
