@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <random>
@@ -133,6 +135,39 @@ void remove_created_parents(const std::vector<fs::path>& parents) {
     if (!fs::remove(dir, ec)) return;  // not empty (or gone): its parents are not either
 }
 
+// Adds parents made by another attempt to `created`, keeping it deepest first.
+void add_parents(std::vector<fs::path>& created, std::vector<fs::path> more) {
+  for (fs::path& dir : more)
+    if (std::find(created.begin(), created.end(), dir) == created.end())
+      created.push_back(std::move(dir));
+  std::stable_sort(created.begin(), created.end(), [](const fs::path& a, const fs::path& b) {
+    return std::distance(a.begin(), a.end()) > std::distance(b.begin(), b.end());
+  });
+}
+
+// Makes `staging` and the parents it lacks, and returns the parents made, with `registry_lock`
+// held from the staging directory's creation on. Another writer that made the same new parent
+// and failed removes it while it is still empty, which can fall between the parents' creation
+// here and the staging directory's: then the parents are made again. Each retry needs another
+// writer to have removed them, so a few suffice.
+std::vector<fs::path> create_staging_directory(const fs::path& parent, const fs::path& staging,
+                                               std::unique_lock<std::mutex>& registry_lock) {
+  constexpr int kAttempts = 4;
+  std::vector<fs::path> created;
+  for (int attempt = 1;; ++attempt) {
+    add_parents(created, create_parents(parent));
+    registry_lock.lock();
+    std::error_code ec;
+    if (fs::create_directory(staging, ec)) return created;
+    registry_lock.unlock();
+    if (ec != std::errc::no_such_file_or_directory || attempt == kAttempts) {
+      remove_created_parents(created);
+      throw Error(ErrorCode::kIo, staging.string(),
+                  "cannot create staging directory: " + ec.message());
+    }
+  }
+}
+
 }  // namespace
 
 void fsync_directory(const fs::path& dir) {
@@ -153,17 +188,12 @@ StagedDirectory::StagedDirectory(fs::path final_path, bool overwrite)
                 "already exists; refusing to overwrite it (pass --force to replace it)");
   if (overwrite_) check_replaceable(final_);
   const fs::path parent = final_.parent_path().empty() ? fs::path(".") : final_.parent_path();
-  const std::vector<fs::path> created = create_parents(parent);
   remove_stale_staging(final_);
   std::random_device rd;
   staging_ = parent / (staging_prefix(final_) + std::to_string(::getpid()) + "-" +
                        std::to_string(rd() & 0xffffff));
-  std::lock_guard lock(registry().mutex);
-  if (!fs::create_directory(staging_, ec)) {
-    remove_created_parents(created);
-    throw Error(ErrorCode::kIo, staging_.string(),
-                "cannot create staging directory: " + ec.message());
-  }
+  std::unique_lock lock(registry().mutex, std::defer_lock);
+  const std::vector<fs::path> created = create_staging_directory(parent, staging_, lock);
   try {
     write_marker(staging_);
   } catch (...) {

@@ -134,6 +134,28 @@ TEST_CASE("a failed conversion removes the parents it made, and no directory it 
   CHECK(fs::is_regular_file(tmp / "p" / "q" / "ds" / "manifest.json"));
 }
 
+TEST_CASE("a new parent removed by another writer's failure is made again") {
+  // Two conversions into the same new parent: one makes it, the other finds it, and the first
+  // fails and removes it (empty) just before the second makes its staging directory inside.
+  // The preload removes it at that moment, in one process.
+  testing::TempDir tmp("staging-vanishing-parent");
+  const fs::path vocab = write_vocab(tmp.path());
+  testing::write_file(tmp / "good.jsonl", "{\"text\": \"fine\"}\n");
+  const fs::path out = tmp / "shared" / "new" / "ds";
+  std::string log;
+  const int rc = testing::run_command(
+      "ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD=" + shell_quote(VANISHING_PARENT_PRELOAD) +
+          " " + shardify_path() + " --task lm --max-len 16 --tokenizer " +
+          shell_quote(vocab.string()) + " --input " + shell_quote((tmp / "good.jsonl").string()) +
+          " --out " + shell_quote(out.string()),
+      &log);
+  INFO(log);
+  REQUIRE(log.find("vanishing_parent: removed " + out.parent_path().string()) != std::string::npos);
+  CHECK(rc == 0);
+  CHECK(fs::is_regular_file(out / "manifest.json"));
+  CHECK(staging_dirs(out).empty());
+}
+
 TEST_CASE("a writer removes the staging directories of gone writers beside it, nothing else") {
   testing::TempDir tmp("staging-stale");
   const fs::path vocab = write_vocab(tmp.path());
