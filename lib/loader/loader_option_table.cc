@@ -119,8 +119,9 @@ std::vector<Option<O>> resource_options() {
   return {
       option<O>(
           "threads",
-          "Threads that build batches; 0: the cores this process may use, shared among the "
-          "ranks of this node (ranks_per_node, else LOCAL_WORLD_SIZE)",
+          "Threads that build batches; 0: the cores this process may use (its CPU affinity, "
+          "within its cgroup's CPU limit), shared among the ranks of this node (ranks_per_node, "
+          "else LOCAL_WORLD_SIZE)",
           [](auto& o) -> auto& { return o.threads; })
           .range(0, 1024)
           .defaults_to("0 (the process's cores / ranks on the node)"),

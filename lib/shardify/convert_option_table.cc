@@ -226,7 +226,8 @@ std::vector<Option<O>> run_options() {
   return {
       option<O>(
           "threads",
-          "Threads that read, tokenize and compress; 0: all the cores this process may use",
+          "Threads that read, tokenize and compress; 0: all the cores this process may use (its "
+          "CPU affinity, within its cgroup's CPU limit)",
           [](auto& o) -> auto& { return o.threads; })
           .flag("-j")
           .defaults_to("0 (all cores)"),
