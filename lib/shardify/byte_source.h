@@ -28,6 +28,11 @@ class ByteSource {
   // reader that takes the rest of it from there instead of read(): only a plain regular file
   // large enough to be worth it, where the process guards mappings; null otherwise.
   virtual std::shared_ptr<const MappedFile> map_whole(size_t /*padding*/) { return nullptr; }
+  // After read() threw Error(kInput): whether the text handed out before it may hold some of a
+  // damaged gzip member or zstd frame, which a file checked before use drops whole. Only a
+  // compressed file read as it is checked (Check::kWhileReading), and damaged rather than cut
+  // short: the text before a cut decodes exactly either way.
+  virtual bool handed_out_damaged_text() const { return false; }
 
   // When a compressed file's checksums are checked. A gzip member's CRC-32 and a zstd frame's
   // checksum come at its end, after the text they cover, and damage often decodes to plausible

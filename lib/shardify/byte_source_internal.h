@@ -97,8 +97,9 @@ class Decoder : public ByteSource {
   // Where in the text the gzip member or zstd frame being decoded began.
   uint64_t member_start() const { return member_start_; }
   bool truncated() const { return truncated_; }  // the file ended inside a member or frame
-  virtual const char* format() const = 0;        // "gzip" or "zstd"
-  virtual const char* unit() const = 0;          // "member" or "frame"
+  bool handed_out_damaged_text() const override { return !truncated_; }
+  virtual const char* format() const = 0;  // "gzip" or "zstd"
+  virtual const char* unit() const = 0;    // "member" or "frame"
 
  protected:
   // Throws the damage found by an earlier read, whose text went on first.

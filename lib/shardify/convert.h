@@ -85,6 +85,9 @@ struct ConvertResult {
   double seconds = 0;
   std::vector<std::string> first_errors;  // "file:line: reason"
   std::string out;
+  // --on-error skip met a compressed file damaged inside a member or frame: the inputs were read
+  // again, each checked before use, so that none of the damaged member's text is kept.
+  bool read_again_checked = false;
 
   std::string to_json() const;
   std::string to_text() const;

@@ -78,9 +78,11 @@ ReaderOptions reader_options(const ConvertOptions& o, InputFormat fmt) {
   r.where = o.where;
   r.decode_threads = std::max(1u, o.threads / 2);
   r.decode_ahead = o.threads > 1;
-  // A conversion that stops at the first error decodes a compressed file once, not once more
-  // to check it first: RecordStage reports the damage a checked read would have met first.
-  if (o.on_error == OnError::kFail) r.compressed_check = ByteSource::Check::kWhileReading;
+  // A compressed file is decoded once, checked as it is read, not once more to check it first.
+  // A conversion that stops at the first error reports the damage a checked read would have met
+  // first (RecordStage); one that skips errors reads the inputs again, checked before use, in
+  // the rare run that meets a damaged file (convert.cc).
+  r.compressed_check = ByteSource::Check::kWhileReading;
   select_fields(o, fmt, r);
   return r;
 }

@@ -65,6 +65,7 @@ class RecordStage {
         throw Error(ErrorCode::kInput, where,
                     (first.where.empty() ? "" : first.where + ": ") + first.reason);
       }
+      if (e.after_damaged_text) throw DamagedTextRead{};
       ++result_.stats.skipped;
       // Lost input is listed even past the first few errors (lines it garbled may fill them).
       if (result_.first_errors.size() < o_.errors_reported || e.rest_of_file_lost)

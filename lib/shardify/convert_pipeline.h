@@ -17,6 +17,12 @@ namespace shardkit::shardify {
 ConvertResult start_result(const ConvertOptions& o, const ConvertInputs& in);
 WriterOptions writer_options(const ConvertOptions& o);
 
+// Thrown by run_pipeline under --on-error skip when a compressed file read unchecked
+// (ByteSource::Check::kWhileReading) turns out damaged: records may already hold text of the
+// damaged member or frame, which a file checked before use drops whole. convert() then reads
+// the inputs again, each checked before use.
+struct DamagedTextRead {};
+
 // Runs the pipeline on o.threads threads (this one included) into `writer`, counting in
 // `result`; `progress`, when set, hears of every batch stored, timed from `started`.
 void run_pipeline(const ConvertOptions& o, const ConvertInputs& in, const Encoding& e,

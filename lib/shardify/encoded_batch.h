@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/convert_stats.h"
+#include "shardify/example.h"
 
 namespace shardkit::shardify {
 
@@ -16,8 +17,19 @@ struct ExampleError {
   uint64_t line = 0;
   std::string where;
   std::string reason;
-  bool rest_of_file_lost = false;  // a damaged compressed stream: always listed in the summary
+  bool rest_of_file_lost = false;   // a damaged compressed stream: always listed in the summary
+  bool after_damaged_text = false;  // Example::after_damaged_text
 };
+
+// The error of example `ex`, for `reason` (at `where`, else where `ex` is).
+inline ExampleError error_of(const Example& ex, std::string reason, std::string where = {}) {
+  return {ex.file_index,
+          ex.line,
+          where.empty() ? ex.where : std::move(where),
+          std::move(reason),
+          ex.rest_of_file_lost,
+          ex.after_damaged_text};
+}
 
 struct EncodedRow {
   uint32_t first = 0;  // ids [first, first + count) of the batch (and type_ids, when present)

@@ -110,6 +110,7 @@ bool stream_error_example(LineReader& lines, uint32_t file_index, Example& ex) {
   ex.file_index = file_index;
   ex.line = lines.line_number();
   ex.rest_of_file_lost = true;
+  ex.after_damaged_text = lines.stream_error_after_damaged_text();
   ex.error = why + (ex.line ? "; the rest of the file after line " + std::to_string(ex.line) +
                                   " (the last complete line) is lost"
                             : "; no complete line could be read");

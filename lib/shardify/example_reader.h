@@ -57,7 +57,8 @@ struct ReaderOptions {
   // numbered in input order, nor for the label pre-pass.
   bool defer_json = false;
   // Compressed inputs: checked before their text is read, or as it is read, for a caller that
-  // stops at the first error and names the damage itself (find_stream_damage).
+  // names the damage itself (find_stream_damage) or reads the file again, checked
+  // (Example::after_damaged_text).
   ByteSource::Check compressed_check = ByteSource::Check::kBeforeUse;
   // Compressed inputs: decoded on a thread of their own ahead of the read stage
   // (read_ahead_source.h), when other threads tokenize.

@@ -71,7 +71,7 @@ std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) 
     } else if (fs::is_regular_file(st)) {
       files.push_back({input, fs::file_size(input)});
     } else {
-      // A compressed file may be decoded twice (byte_source.cc) and a conversion's parts are cut by
+      // A compressed file may be read again (convert.cc) and a conversion's parts are cut by
       // file sizes: a stream cannot be either.
       throw Error(ErrorCode::kInvalidArgument, input,
                   "not a regular file (a pipe, socket or device): inputs are files (a compressed "

@@ -46,6 +46,7 @@ size_t LineReader::read_into(std::string& out, size_t size) {
     // it were returned; the incomplete line after the last newline is lost with the rest.
     if (e.code() != ErrorCode::kInput) throw;
     stream_error_ = e.reason();
+    damaged_text_ = source_->handed_out_damaged_text();
     eof_ = true;
     out.resize(at);
     return 0;

@@ -71,6 +71,9 @@ class LineReader {
   // Why the lines ended early (truncated or corrupt compressed input), once; empty after a
   // clean end and after it was taken.
   std::string take_stream_error() { return std::exchange(stream_error_, {}); }
+  // Whether lines before that error may hold text of a damaged member or frame, read unchecked
+  // (ByteSource::handed_out_damaged_text).
+  bool stream_error_after_damaged_text() const { return damaged_text_; }
 
  private:
   // Reads more input into a new buffer that starts with buf_[keep_from, end); false at the end.
@@ -93,6 +96,7 @@ class LineReader {
   uint64_t line_number_ = 0;
   uint64_t text_bytes_ = 0;
   std::string stream_error_;
+  bool damaged_text_ = false;
   // The file mapped, while its lines are being returned: then the lines handed out hold it (a
   // reader is kept until its next call finds the end, and a document may outlive it).
   std::shared_ptr<const MappedFile> map_;

@@ -52,6 +52,13 @@ class ReadAheadSource : public ByteSource {
   // Ahead of what read() handed out by the chunks decoded since: a progress figure.
   uint64_t file_bytes_consumed() const override { return consumed_.load(); }
 
+  // Asked once read() threw: the decoding thread has returned by then (an error ends it), and
+  // the lock that handed the error over orders what it wrote before.
+  bool handed_out_damaged_text() const override {
+    std::lock_guard lock(mu_);
+    return finished_ && error_ && inner_->handed_out_damaged_text();
+  }
+
  private:
   struct Chunk {
     std::unique_ptr<char[]> data;
@@ -108,7 +115,7 @@ class ReadAheadSource : public ByteSource {
   }
 
   std::unique_ptr<ByteSource> inner_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable changed_;
   std::deque<Chunk> ready_;
   std::vector<std::unique_ptr<char[]>> spare_;

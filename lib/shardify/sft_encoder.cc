@@ -11,7 +11,7 @@ namespace shardkit::shardify {
 namespace {
 
 void add_error(const Example& ex, EncodedBatch& out, std::string reason) {
-  out.errors.push_back({ex.file_index, ex.line, ex.where, std::move(reason), ex.rest_of_file_lost});
+  out.errors.push_back(error_of(ex, std::move(reason)));
 }
 
 // A prompt and response as the two messages a chat template renders.

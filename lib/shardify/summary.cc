@@ -26,6 +26,7 @@ std::string ConvertResult::to_json() const {
   j["bytes_per_token"] = stats.tokens ? double(bytes_out) / double(stats.tokens) : 0.0;
   j["seconds"] = seconds;
   j["errors"] = first_errors;
+  j["read_again_checked"] = read_again_checked;
   return j.dump();
 }
 
@@ -54,6 +55,9 @@ std::string ConvertResult::to_text() const {
   if (stats.dropped)
     o += "  dropped    " + std::to_string(stats.dropped) + " (longer than --max-len)\n";
   if (stats.loss_tokens) o += "  loss on    " + std::to_string(stats.loss_tokens) + " tokens\n";
+  if (read_again_checked)
+    o += "  read twice (a compressed file was damaged inside a member or frame: the inputs were "
+         "read again, each checked before use)\n";
   if (!first_errors.empty()) {
     o += "  first errors (skipped):\n";
     for (const auto& e : first_errors) o += "    " + e + "\n";

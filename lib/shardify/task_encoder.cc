@@ -8,8 +8,7 @@ namespace shardkit::shardify {
 namespace {
 
 void add_error(const Example& ex, EncodedBatch& out, std::string reason, std::string where = {}) {
-  out.errors.push_back({ex.file_index, ex.line, where.empty() ? ex.where : std::move(where),
-                        std::move(reason), ex.rest_of_file_lost});
+  out.errors.push_back(error_of(ex, std::move(reason), std::move(where)));
 }
 
 // Appends an encoding's ids (and type ids) as one row; returns it for the scalar fields.

@@ -119,6 +119,8 @@ TEST_CASE("truncated .gz and .zst: the last complete line named, the records bef
       INFO("skip run: ", out);
       const uint64_t k = reported_line(out, file);
       CHECK(k == fail_line);
+      // Text before a cut decodes exactly, checked or not: read once.
+      CHECK(out.find("\"read_again_checked\":false") != std::string::npos);
       CHECK(summary_number(out, "skipped") == 1);
       CHECK(summary_number(out, "documents") == k);
       if (k > 0)
@@ -150,6 +152,14 @@ TEST_CASE("flipped bytes in .gz and .zst: the damaged member dropped whole, neve
     compress(tool, second, c.tmp / ("second." + ext));
     const std::string a = testing::read_file(c.tmp / ("first." + ext));
     const std::string bytes = a + testing::read_file(c.tmp / ("second." + ext));
+    {  // Undamaged, the two members are read once, unchecked, and every line kept.
+      const fs::path whole = c.tmp / ("whole.jsonl." + ext);
+      testing::write_file(whole, bytes);
+      std::string out;
+      REQUIRE(run_shardify(c.command(whole, c.tmp / ("skip-whole-" + tool), "skip"), &out) == 0);
+      CHECK(out.find("\"read_again_checked\":false") != std::string::npos);
+      CHECK(summary_number(out, "documents") == c.lines);
+    }
     // In each member's data at a quarter, half and three quarters, and in each one's checksum
     // (gzip's CRC-32 is the trailer's first 4 of 8 bytes, zstd's XXH64 part the last 4).
     const size_t sum = tool == "gzip" ? 8 : 2;
@@ -187,6 +197,8 @@ TEST_CASE("flipped bytes in .gz and .zst: the damaged member dropped whole, neve
       CHECK(summary_number(out, "documents") == expected);
       CHECK(out.find(std::string("nothing of its ") + (tool == "gzip" ? "member" : "frame")) !=
             std::string::npos);
+      // Read unchecked first, the damaged member's text reached the workers: read again, checked.
+      CHECK(out.find("\"read_again_checked\":true") != std::string::npos);
       CHECK(verify_dataset(skipped).ok());
       if (expected > 0) CHECK(compare_datasets(skipped, c.reference(expected)).empty());
     }
