@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <functional>
+#include <stdexcept>
 
 #include "core/dataset_writer.h"
 #include "shardify/conversion_encoding.h"
@@ -20,8 +21,11 @@ WriterOptions writer_options(const ConvertOptions& o);
 // Thrown by run_pipeline under --on-error skip when a compressed file read unchecked
 // (ByteSource::Check::kWhileReading) turns out damaged: records may already hold text of the
 // damaged member or frame, which a file checked before use drops whole. convert() then reads
-// the inputs again, each checked before use.
-struct DamagedTextRead {};
+// the inputs again, each checked before use; a runtime_error only so that it could never end a
+// program without a word.
+struct DamagedTextRead : std::runtime_error {
+  DamagedTextRead() : std::runtime_error("a damaged compressed file was read unchecked") {}
+};
 
 // Runs the pipeline on o.threads threads (this one included) into `writer`, counting in
 // `result`; `progress`, when set, hears of every batch stored, timed from `started`.
