@@ -47,8 +47,9 @@ class ExampleBatcher {
   // File i's reader: the one opened ahead for it, else opened now.
   std::unique_ptr<ExampleReader> open_file(size_t i);
   // Opens file i on a thread of its own while the one before is read, when it is a compressed
-  // file worth decoding ahead: under --on-error skip its check decodes it whole first, which
-  // the read stage, the one serial stage, otherwise waited for.
+  // file worth decoding ahead: a file checked before use (a conversion under --on-error skip
+  // that met a damaged file) is decoded whole first, which the read stage, the one serial
+  // stage, otherwise waited for.
   void open_ahead(size_t i);
 
   const ConvertInputs& in_;
