@@ -15,39 +15,6 @@
 
 namespace shardkit::shardify {
 
-namespace {
-
-// One run of the pipeline into a new writer, through publishing.
-ConvertResult convert_once(const ConvertOptions& o, const ConvertInputs& in,
-                           const Encoding& encoding, std::chrono::steady_clock::time_point started,
-                           const std::function<void(const ConvertProgress&)>& progress) {
-  ConvertResult result = start_result(o, in);
-  DatasetWriter writer(o.out, encoding.layout.schema(), writer_options(o));
-  run_pipeline(o, in, encoding, writer, result, started, progress);
-  check_not_empty(o, in, result);
-  publish(o, in, encoding, writer, result);
-  return result;
-}
-
-// Compressed files are read unchecked; a damaged one under --on-error skip makes the run start
-// again with every file checked before use (convert_pipeline.h: DamagedTextRead). The writer of
-// the first run is gone by then, and its staging directory with it.
-ConvertResult convert_checking_again_on_damage(
-    const ConvertOptions& o, ConvertInputs& in, const Encoding& encoding,
-    std::chrono::steady_clock::time_point started,
-    const std::function<void(const ConvertProgress&)>& progress) {
-  try {
-    return convert_once(o, in, encoding, started, progress);
-  } catch (const DamagedTextRead&) {
-    in.reader.compressed_check = ByteSource::Check::kBeforeUse;
-  }
-  ConvertResult result = convert_once(o, in, encoding, started, progress);
-  result.read_again_checked = true;
-  return result;
-}
-
-}  // namespace
-
 ConvertResult convert(const ConvertOptions& options,
                       const std::function<void(const ConvertProgress&)>& progress) {
   const auto started = std::chrono::steady_clock::now();
@@ -55,10 +22,25 @@ ConvertResult convert(const ConvertOptions& options,
   ConvertInputs in = open_inputs(
       o, o.rows ? std::vector<InputFile>{{o.rows_name, 0}} : list_input_files(o.inputs));
   const Encoding encoding(o, in);
-  ConvertResult result = convert_checking_again_on_damage(o, in, encoding, started, progress);
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  return result;
+  // Compressed files are read unchecked. A damaged one under --on-error skip starts the run
+  // again with every file checked before use (convert_pipeline.h: DamagedTextRead); the first
+  // run's writer is gone by then, and its staging directory with it.
+  for (bool again = false;; again = true) {
+    try {
+      ConvertResult result = start_result(o, in);
+      DatasetWriter writer(o.out, encoding.layout.schema(), writer_options(o));
+      run_pipeline(o, in, encoding, writer, result, started, progress);
+      check_not_empty(o, in, result);
+      publish(o, in, encoding, writer, result);
+      result.read_again_checked = again;
+      result.seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      return result;
+    } catch (const DamagedTextRead&) {
+      if (again) throw;
+      in.reader.compressed_check = ByteSource::Check::kBeforeUse;
+    }
+  }
 }
 
 }  // namespace shardkit::shardify
