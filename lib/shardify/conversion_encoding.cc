@@ -1,5 +1,6 @@
 #include "shardify/conversion_encoding.h"
 
+#include <optional>
 #include <set>
 #include <string>
 
@@ -19,23 +20,38 @@ std::string fields_of_first_row(const ConvertInputs& in) {
   return "; the first row of " + in.files.front().path + " has " + names;
 }
 
-// Every label of every input file (all parts), so that each part derives the same order.
-LabelMap observe_labels(const ConvertOptions& o, const ConvertInputs& in) {
-  ReaderOptions r = in.reader;
-  r.labels_only = true;
-  r.compressed_check = ByteSource::Check::kBeforeUse;  // no label of a damaged member
+// The labels of every example read without error; none when a compressed file turned out
+// damaged after some of its damaged member's text was read (ByteSource::handed_out_damaged_text).
+std::optional<std::set<std::string>> labels_read(const ConvertInputs& in, const ReaderOptions& r) {
   std::set<std::string> seen;
   for (size_t i = 0; i < in.files.size(); ++i) {
     auto reader = in.open(i, r);
     Example ex;
-    while (reader->next(ex))
+    while (reader->next(ex)) {
+      if (ex.after_damaged_text) return std::nullopt;
       if (ex.error.empty()) seen.insert(ex.label);
+    }
   }
-  if (seen.empty())
+  return seen;
+}
+
+// Every label of every input file (all parts), so that each part derives the same order.
+// Compressed files are read once, unchecked; when one turns out damaged, all are read again,
+// checked before use, so that no label of a damaged member counts.
+LabelMap observe_labels(const ConvertOptions& o, const ConvertInputs& in) {
+  ReaderOptions r = in.reader;
+  r.labels_only = true;
+  r.compressed_check = ByteSource::Check::kWhileReading;
+  std::optional<std::set<std::string>> seen = labels_read(in, r);
+  if (!seen) {
+    r.compressed_check = ByteSource::Check::kBeforeUse;
+    seen = labels_read(in, r);
+  }
+  if (seen->empty())
     throw Error(ErrorCode::kInput, "",
                 "no labels found in the inputs: no row has the label field '" + o.label_field +
                     "'" + fields_of_first_row(in) + " (pass --label-field)");
-  return LabelMap::from_observed(seen);
+  return LabelMap::from_observed(*seen);
 }
 
 // Each conversation's rendering is bounded in bytes and time, and ends when the caller cancels.

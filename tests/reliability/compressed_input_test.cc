@@ -205,6 +205,46 @@ TEST_CASE("flipped bytes in .gz and .zst: the damaged member dropped whole, neve
   }
 }
 
+TEST_CASE("a damaged member's labels never count: the label pass reads the file again, checked") {
+  Corpus c;
+  // Member one holds labels neg and pos, member two only odd; member two's CRC is flipped, so
+  // all its text decodes (and is read unchecked) before the damage shows.
+  std::string first, second;
+  for (int i = 0; i < 300; ++i) {
+    first += "{\"text\": \"the cat sat " + std::to_string(i) + "\", \"label\": \"" +
+             (i % 2 ? "pos" : "neg") + "\"}\n";
+    second += "{\"text\": \"a dog ran " + std::to_string(i) + "\", \"label\": \"odd\"}\n";
+  }
+  testing::write_file(c.tmp / "one.jsonl", first);
+  testing::write_file(c.tmp / "two.jsonl", second);
+  for (const std::string tool : {"gzip", "zstd"}) {
+    const std::string ext = tool == "gzip" ? "gz" : "zst";
+    compress(tool, c.tmp / "one.jsonl", c.tmp / ("one.jsonl." + ext));
+    compress(tool, c.tmp / "two.jsonl", c.tmp / ("two.jsonl." + ext));
+    const std::string whole = testing::read_file(c.tmp / ("one.jsonl." + ext)) +
+                              testing::read_file(c.tmp / ("two.jsonl." + ext));
+    std::string damaged = whole;
+    const size_t sum = tool == "gzip" ? 8 : 2;  // into the second member's checksum
+    damaged[damaged.size() - sum] = static_cast<char>(damaged[damaged.size() - sum] ^ 0x5A);
+    const auto labels_of = [&](const std::string& bytes, const std::string& name, bool again) {
+      const fs::path in = c.tmp / (name + ".jsonl." + ext), out = c.tmp / (name + "-cls-" + ext);
+      testing::write_file(in, bytes);
+      std::string log;
+      REQUIRE(run_shardify("--task cls --label-field label --max-len 16 --threads 2 --json "
+                           "--on-error skip --tokenizer " +
+                               shell_quote(c.vocab.string()) + " --out " +
+                               shell_quote(out.string()) + " --input " + shell_quote(in.string()),
+                           &log) == 0);
+      INFO(tool, " ", name, ": ", log);
+      CHECK(log.find(std::string("\"read_again_checked\":") + (again ? "true" : "false")) !=
+            std::string::npos);
+      return Dataset::open(out).info().labels.names;
+    };
+    CHECK(labels_of(whole, "labelled", false) == std::vector<std::string>{"neg", "odd", "pos"});
+    CHECK(labels_of(damaged, "labelled-damaged", true) == std::vector<std::string>{"neg", "pos"});
+  }
+}
+
 // Under --on-error fail a compressed file is decoded once and checked as it is read, so a damaged
 // member's text can reach the workers before the damage is found; the error must still be the
 // damage, at the line a checked read stops at (as under skip), in every line-based format.
