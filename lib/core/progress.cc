@@ -73,6 +73,11 @@ ProgressReporter::ProgressReporter(std::string what, ProgressUnit unit, Progress
 
 ProgressReporter::~ProgressReporter() { finish(); }
 
+void ProgressReporter::start_over(double seconds_ago) {
+  start_ = clock_() - seconds_ago;
+  done_ = 0;
+}
+
 std::string ProgressReporter::line(uint64_t done, uint64_t total, double seconds,
                                    const std::string& note, bool last) const {
   const bool bytes = unit_.noun.empty();

@@ -56,6 +56,9 @@ class ProgressReporter {
   void add(uint64_t n, uint64_t total, const std::string& note = {});
   // Erases a terminal line; under kAlways prints the last figures. Idempotent.
   void finish();
+  // The work began again from nothing `seconds_ago` (a conversion run again): the rate and the
+  // time left count from then, not from the first start.
+  void start_over(double seconds_ago = 0);
 
   // "what: 120.5 of 512.0 MB (23.5%), 4.10 MB/s, ETA 1m35s; note" (the last line says
   // "took 2m10s" instead of the ETA).

@@ -14,6 +14,18 @@
 #include "shardify/convert_publish.h"
 
 namespace shardkit::shardify {
+namespace {
+
+// `progress`, telling that the run started again: its figures went back to the start.
+std::function<void(const ConvertProgress&)> said_again(
+    const std::function<void(const ConvertProgress&)>& progress) {
+  return [progress](ConvertProgress p) {
+    p.read_again_checked = true;
+    progress(p);
+  };
+}
+
+}  // namespace
 
 ConvertResult convert(const ConvertOptions& options,
                       const std::function<void(const ConvertProgress&)>& progress) {
@@ -25,11 +37,13 @@ ConvertResult convert(const ConvertOptions& options,
   // Compressed files are read unchecked. A damaged one under --on-error skip starts the run
   // again with every file checked before use (convert_pipeline.h: DamagedTextRead); the first
   // run's writer is gone by then, and its staging directory with it.
+  auto run_started = started;  // progress figures count from the run's own start
   for (bool again = false;; again = true) {
     try {
       ConvertResult result = start_result(o, in);
       DatasetWriter writer(o.out, encoding.layout.schema(), writer_options(o));
-      run_pipeline(o, in, encoding, writer, result, started, progress);
+      run_pipeline(o, in, encoding, writer, result, run_started,
+                   again && progress ? said_again(progress) : progress);
       check_not_empty(o, in, result);
       publish(o, in, encoding, writer, result);
       result.read_again_checked = again;
@@ -39,6 +53,7 @@ ConvertResult convert(const ConvertOptions& options,
     } catch (const DamagedTextRead&) {
       if (again) throw;
       in.reader.compressed_check = ByteSource::Check::kBeforeUse;
+      run_started = std::chrono::steady_clock::now();
     }
   }
 }

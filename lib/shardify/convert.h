@@ -73,7 +73,8 @@ struct ConvertProgress {
   uint64_t records = 0;
   uint64_t input_bytes_done = 0;  // of input_bytes_total (compressed bytes for compressed files)
   uint64_t input_bytes_total = 0;
-  double seconds = 0;
+  double seconds = 0;               // since the run started (the second run's own, if any)
+  bool read_again_checked = false;  // the second run (ConvertResult::read_again_checked)
 };
 
 struct ConvertResult {

@@ -100,6 +100,29 @@ TEST_CASE(
   CHECK(lines.text().find('\r') == std::string::npos);
 }
 
+TEST_CASE("work begun again: the rate and the time left count from the new start") {
+  Captured c;
+  auto r = c.reporter(ProgressMode::kAlways, false, ProgressUnit::bytes());
+  for (int t = 0; t <= 40; ++t) {  // 40 s at 1 MB/s, then the work starts over
+    c.now = t;
+    r.update(uint64_t(t) * 1000000, 100000000);
+  }
+  c.now = 41;
+  r.start_over(1);                  // the new start was a second ago
+  for (int t = 41; t <= 70; ++t) {  // 2 MB/s from the new start
+    c.now = t;
+    r.update(uint64_t(t - 40) * 2000000, 100000000);
+  }
+  r.finish();
+  const std::string out = c.text();
+  CAPTURE(out);
+  // At 30 s from the first start; 20 s after the second, at the second's rate alone (over the
+  // whole 60 s it would read 0.67 MB/s); the last line times the second run.
+  CHECK(out.find("job: 30.0 of 100.0 MB (30.0%), 1.00 MB/s, ETA 1m10s\n") != std::string::npos);
+  CHECK(out.find("job: 40.0 of 100.0 MB (40.0%), 2.00 MB/s, ETA 30s\n") != std::string::npos);
+  CHECK(out.find("job: 60.0 of 100.0 MB (60.0%), 2.00 MB/s, took 30s\n") != std::string::npos);
+}
+
 TEST_CASE("never prints nothing; modes are parsed from their names") {
   Captured c;
   auto r = c.reporter(ProgressMode::kNever, false, ProgressUnit::bytes());

@@ -45,9 +45,14 @@ void run_convert(ConvertArgs& a) {
   shardkit::ProgressReporter reporter("shardify", shardkit::ProgressUnit::bytes(), a.progress);
   std::function<void(const ConvertProgress&)> progress;
   if (reporter.enabled())
-    progress = [&reporter](const ConvertProgress& p) {
+    progress = [&reporter, again = false](const ConvertProgress& p) mutable {
+      if (p.read_again_checked && !again) reporter.start_over(p.seconds);
+      again = p.read_again_checked;
       reporter.update(p.input_bytes_done, p.input_bytes_total,
-                      shardkit::count_text(p.records) + " records");
+                      shardkit::count_text(p.records) + " records" +
+                          (p.read_again_checked ? "; reading again, each compressed file checked "
+                                                  "first (one was damaged)"
+                                                : ""));
     };
   ConvertResult r = convert(o, progress);
   reporter.finish();
