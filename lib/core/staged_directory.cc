@@ -18,7 +18,9 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/manifest.h"
 #include "core/staging_marker.h"
+#include "format/shard_format.h"
 
 namespace shardkit {
 namespace fs = std::filesystem;
@@ -91,20 +93,56 @@ void write_marker(const fs::path& staging) {
                 std::string("cannot write the staging marker: ") + std::strerror(err));
 }
 
-// --force replaces datasets, nothing else: an existing target must be an empty directory or one
-// with a manifest.json, so that a mistyped --out never deletes a user's folder or file.
-void check_replaceable(const fs::path& target) {
+// The entries a replaced dataset's directory may hold: its manifest, the shards it lists, and
+// a marker a crash right after its own publication left.
+std::set<std::string> dataset_entries(const fs::path& target) {
+  Manifest manifest;
+  try {
+    manifest = Manifest::load(target);
+  } catch (const Error& e) {
+    throw Error(ErrorCode::kExists, target.string(),
+                "is not a shardkit dataset (" + e.reason() +
+                    "); --force only replaces datasets (remove it yourself or choose another "
+                    "output)");
+  }
+  std::set<std::string> entries{std::string(format::kManifestName), kStagingMarker};
+  for (const ShardEntry& shard : manifest.shards) entries.insert(shard.name);
+  return entries;
+}
+
+// --force replaces shardkit datasets and nothing else: an existing target must be an empty
+// directory, or a dataset's directory holding only what its manifest names, so that neither a
+// mistyped --out nor a file a user put beside the shards is ever deleted.
+std::set<std::string> check_replaceable(const fs::path& target) {
   std::error_code ec;
   const fs::file_status st = fs::symlink_status(target, ec);
-  if (!fs::exists(st)) return;
+  if (!fs::exists(st)) return {};
   if (!fs::is_directory(st))
     throw Error(ErrorCode::kExists, target.string(),
                 "exists and is not a directory; --force only replaces shardkit datasets");
-  if (fs::is_empty(target, ec)) return;
-  if (!fs::is_regular_file(fs::symlink_status(target / "manifest.json", ec)))
-    throw Error(ErrorCode::kExists, target.string(),
-                "is a directory without a manifest.json, not a shardkit dataset; --force only "
-                "replaces datasets (remove it yourself or choose another output)");
+  if (fs::is_empty(target, ec)) return {};
+  std::set<std::string> entries = dataset_entries(target);
+  for (const auto& entry : fs::directory_iterator(target)) {
+    const std::string name = entry.path().filename().string();
+    const bool regular = fs::is_regular_file(fs::symlink_status(entry.path(), ec));
+    if (!entries.count(name) || !regular)
+      throw Error(ErrorCode::kExists, target.string(),
+                  "holds " + name +
+                      ", which is not a file of its dataset; --force only replaces what "
+                      "shardkit wrote (move it out, or choose another output)");
+  }
+  return entries;
+}
+
+// Removes a replaced dataset, now under its staging name: the files its manifest named, the
+// marker last. A file someone added after check_replaceable keeps the directory, unmarked, so
+// that no later cleanup deletes it either.
+void remove_replaced(const fs::path& dir, const std::set<std::string>& entries) {
+  std::error_code ec;
+  for (const std::string& name : entries)
+    if (name != kStagingMarker) fs::remove(dir / name, ec);
+  fs::remove(dir / kStagingMarker, ec);
+  fs::remove(dir, ec);  // only if empty: rmdir
 }
 
 void fsync_parent(const fs::path& p) {
@@ -168,6 +206,15 @@ std::vector<fs::path> create_staging_directory(const fs::path& parent, const fs:
   }
 }
 
+// The path by which publish() renames the target: "out/" is "out", and ".", "out/." or "a/.."
+// are named by their entry in their own parent.
+fs::path entry_path(const fs::path& path) {
+  fs::path p = path.lexically_normal();
+  if (p.filename() == "." || p.filename() == "..") p = fs::absolute(p).lexically_normal();
+  if (p.filename().empty() && p.has_relative_path()) p = p.parent_path();
+  return p;
+}
+
 }  // namespace
 
 void fsync_directory(const fs::path& dir) {
@@ -179,47 +226,68 @@ void fsync_directory(const fs::path& dir) {
     throw Error(ErrorCode::kIo, dir.string(), std::string("fsync: ") + std::strerror(errno));
 }
 
-StagedDirectory::StagedDirectory(fs::path final_path, bool overwrite)
-    : final_(std::move(final_path)), overwrite_(overwrite) {
-  if (final_.filename().empty()) final_ = final_.parent_path();
-  std::error_code ec;
-  if (fs::exists(fs::symlink_status(final_, ec)) && !overwrite_)
-    throw Error(ErrorCode::kExists, final_.string(),
-                "already exists; refusing to overwrite it (pass --force to replace it)");
-  if (overwrite_) check_replaceable(final_);
-  const fs::path parent = final_.parent_path().empty() ? fs::path(".") : final_.parent_path();
-  remove_stale_staging(final_);
+namespace {
+
+// Makes the marked staging directory of `final_path` beside it, after removing those that gone
+// writers left there, and registers it for the signal thread.
+fs::path make_staging(const fs::path& final_path) {
+  const fs::path parent =
+      final_path.parent_path().empty() ? fs::path(".") : final_path.parent_path();
+  remove_stale_staging(final_path);
   std::random_device rd;
-  staging_ = parent / (staging_prefix(final_) + std::to_string(::getpid()) + "-" +
-                       std::to_string(rd() & 0xffffff));
+  const fs::path staging = parent / (staging_prefix(final_path) + std::to_string(::getpid()) + "-" +
+                                     std::to_string(rd() & 0xffffff));
   std::unique_lock lock(registry().mutex, std::defer_lock);
-  const std::vector<fs::path> created = create_staging_directory(parent, staging_, lock);
+  const std::vector<fs::path> created = create_staging_directory(parent, staging, lock);
   try {
-    write_marker(staging_);
+    write_marker(staging);
   } catch (...) {
-    fs::remove_all(staging_, ec);
+    std::error_code ec;
+    fs::remove_all(staging, ec);
     remove_created_parents(created);
     throw;
   }
-  registry().live.insert(staging_.string());
-  if (!created.empty()) registry().created_parents[staging_.string()] = created;
+  registry().live.insert(staging.string());
+  if (!created.empty()) registry().created_parents[staging.string()] = created;
+  return staging;
 }
 
-StagedDirectory::~StagedDirectory() {
+// Unregisters a staging directory and, unless it was published, removes it and the parents
+// its writer made.
+void release_staging(const fs::path& staging, bool published) {
   std::vector<fs::path> created;
   {
     std::lock_guard lock(registry().mutex);
-    registry().live.erase(staging_.string());
-    if (auto it = registry().created_parents.find(staging_.string());
+    registry().live.erase(staging.string());
+    if (auto it = registry().created_parents.find(staging.string());
         it != registry().created_parents.end()) {
       created = std::move(it->second);
       registry().created_parents.erase(it);
     }
   }
-  if (published_) return;
-  remove_staging(staging_);
+  if (published) return;
+  remove_staging(staging);
   remove_created_parents(created);
 }
+
+}  // namespace
+
+StagedDirectory::StagedDirectory(fs::path final_path, bool overwrite)
+    : final_(entry_path(final_path)), overwrite_(overwrite) {
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(final_, ec)) && !overwrite_)
+    throw Error(ErrorCode::kExists, final_.string(),
+                "already exists; refusing to overwrite it (pass --force to replace it)");
+  if (overwrite_) check_replaceable(final_);
+  staging_ = make_staging(final_);
+}
+
+StagedDirectory::~StagedDirectory() { release_staging(staging_, published_); }
+
+ScratchDirectory::ScratchDirectory(const fs::path& parent, const std::string& name)
+    : path_(make_staging(parent / name)) {}
+
+ScratchDirectory::~ScratchDirectory() { release_staging(path_, false); }
 
 // The marker stays through the rename, so that a crash at any moment leaves every staging
 // directory recognizable: before the rename the staging directory has it; when replacing, the
@@ -235,8 +303,10 @@ void StagedDirectory::publish() {
   const bool exists = fs::exists(fs::symlink_status(final_, ec));
   if (exists && !overwrite_)
     throw Error(ErrorCode::kExists, final_.string(), "appeared while writing; not replaced");
+  std::set<std::string> replaced;
   if (exists) {
-    check_replaceable(final_);
+    replaced = check_replaceable(final_);
+    const bool marker_is_ours = !fs::exists(fs::symlink_status(final_ / kStagingMarker, ec));
     try {
       write_marker(final_);
     } catch (const Error&) {
@@ -244,8 +314,15 @@ void StagedDirectory::publish() {
       // milliseconds would then leave it unrecognized under the staging name.
     }
     // Swap in one step, so readers see the old dataset or the new one, never neither.
-    if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, final_.c_str(), RENAME_EXCHANGE) != 0)
-      throw Error(ErrorCode::kIo, final_.string(), std::string("rename: ") + std::strerror(errno));
+    if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, final_.c_str(), RENAME_EXCHANGE) != 0) {
+      const int err = errno;
+      if (marker_is_ours) fs::remove(final_ / kStagingMarker, ec);  // the target stays as it was
+      throw Error(ErrorCode::kIo, final_.string(),
+                  std::string("cannot replace it: rename: ") + std::strerror(err) +
+                      (err == EBUSY ? " (a mount point or the current directory cannot be "
+                                      "replaced; write the dataset beside it)"
+                                    : ""));
+    }
   } else if (::rename(staging_.c_str(), final_.c_str()) != 0) {
     throw Error(ErrorCode::kIo, final_.string(), std::string("rename: ") + std::strerror(errno));
   }
@@ -254,17 +331,7 @@ void StagedDirectory::publish() {
   fs::remove(final_ / kStagingMarker, ec);
   fsync_directory(final_);
   fsync_directory(parent);
-  if (exists) remove_staging(staging_);  // now holds the old dataset, marked
-}
-
-void register_staging(const fs::path& dir) {
-  std::lock_guard lock(registry().mutex);
-  registry().live.insert(dir.string());
-}
-
-void unregister_staging(const fs::path& dir) {
-  std::lock_guard lock(registry().mutex);
-  registry().live.erase(dir.string());
+  if (exists) remove_replaced(staging_, replaced);  // now holds the old dataset, marked
 }
 
 void remove_staging_on_signals() {

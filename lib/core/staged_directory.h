@@ -9,6 +9,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 
 namespace shardkit {
 
@@ -42,12 +43,24 @@ void fsync_directory(const std::filesystem::path& dir);
 
 // For programs (shardify): blocks SIGINT and SIGTERM in the calling thread, which must be the
 // only one so far (threads started later inherit the mask), and starts a thread that waits for
-// them. It removes the staging directories this process is building (and those registered
-// below), then ends the process by the same signal. Once; later calls do nothing.
+// them. It removes the staging and scratch directories this process is building, then ends the
+// process by the same signal. Once; later calls do nothing.
 void remove_staging_on_signals();
-// A directory outside StagedDirectory that the signal thread removes too (the local copy of an
-// s3:// output), until it is unregistered.
-void register_staging(const std::filesystem::path& dir);
-void unregister_staging(const std::filesystem::path& dir);
+// A working directory that is never published (the local copy of an s3:// output), made and
+// marked under `parent` as the staging directory of a target `name` that never appears. So it is
+// removed by its destructor and on SIGINT and SIGTERM, and one that a killed run left is removed
+// by the next writer there, as a staging directory is.
+class ScratchDirectory {
+ public:
+  ScratchDirectory(const std::filesystem::path& parent, const std::string& name);
+  ~ScratchDirectory();
+  ScratchDirectory(const ScratchDirectory&) = delete;
+  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
 
 }  // namespace shardkit

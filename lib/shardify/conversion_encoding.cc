@@ -50,7 +50,8 @@ LabelMap observe_labels(const ConvertOptions& o, const ConvertInputs& in) {
   if (seen->empty())
     throw Error(ErrorCode::kInput, "",
                 "no labels found in the inputs: no row has the label field '" + o.label_field +
-                    "'" + fields_of_first_row(in) + " (pass --label-field)");
+                    "'" + fields_of_first_row(in) +
+                    " (pass --label-field, or --labels to name the labels)");
   return LabelMap::from_observed(*seen);
 }
 

@@ -42,6 +42,15 @@ bool same_encoding(const PartInfo& a, const PartInfo& b) {
   return a.shard_bytes == b.shard_bytes && a.zstd_level == b.zstd_level && a.filter == b.filter;
 }
 
+// With --force the output would replace a part before the merge read it.
+void refuse_part_as_output(const std::string& out, const std::vector<std::string>& dirs) {
+  std::error_code ec;
+  for (const auto& d : dirs)
+    if (fs::equivalent(fs::path(out), fs::path(d), ec))
+      throw Error(ErrorCode::kInvalidArgument, d,
+                  "is both a part and the output; merge into another directory");
+}
+
 }  // namespace
 
 std::string MergeResult::to_json() const {
@@ -53,6 +62,7 @@ std::string MergeResult::to_json() const {
 MergeResult merge_parts(const std::string& out, const std::vector<std::string>& dirs, bool force,
                         unsigned threads, const std::function<void(uint64_t, uint64_t)>& progress) {
   if (dirs.empty()) throw Error(ErrorCode::kInvalidArgument, "", "merge needs at least one part");
+  refuse_part_as_output(out, dirs);
   std::vector<Part> parts;
   for (const auto& d : dirs) parts.push_back(load_part(d));
   std::sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) {

@@ -3,14 +3,17 @@
 // equal a local conversion's files byte for byte (fetched back with the curl command-line tool, not
 // with shardkit), the manifest is written after every shard, an existing dataset is not replaced
 // without --force (and the refusal comes before any conversion work), and a failed upload publishes
-// no manifest.
+// no manifest. A run killed during its upload leaves its local copy, which the next run removes.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 #include "core/dataset.h"
+#include "reliability/process_util.h"
 #include "remote_test_util.h"
 #include "servers.h"
 #include "test_util.h"
@@ -163,7 +166,7 @@ TEST_CASE("shardify merge into s3:// equals the local merge; a failed upload pub
   require_same_objects(s.tmp / "merged", s.server->endpoint() + "/bucket/merged");
   // The staging directory sat beside the parts and is gone.
   for (const auto& e : fs::directory_iterator(s.tmp.path()))
-    CHECK(e.path().filename().string().rfind(".shardify-upload-", 0) != 0);
+    CHECK(e.path().filename().string().rfind(".shardify-upload", 0) != 0);
   CHECK(s.run(t::tool_path("shardify/shardify") + " merge s3://bucket/merged" + parts, &out) != 0);
   CHECK(out.find("--force") != std::string::npos);
 
@@ -184,4 +187,44 @@ TEST_CASE("shardify merge into s3:// equals the local merge; a failed upload pub
                            t::tool_path("shardify/shardify") + " merge s3://bucket/m2" + parts,
                        &out) != 0);
   CHECK(out.find("no S3 credentials") != std::string::npos);
+}
+
+TEST_CASE("an upload killed mid-way leaves its local copy to the next shardify, which removes it") {
+  Setup s;
+  // A proxy that never answers the first upload's second shard, so that the kill comes while the
+  // local copy is complete and the upload is under way.
+  t::S3rver direct(s.tmp / "s3direct");
+  std::string out;
+  REQUIRE(t::run_command(t::s3rver_curl("-X PUT " + direct.endpoint() + "/bucket"), &out) == 0);
+  t::FaultServer stalling(s.tmp / "stall",
+                          {{}, direct.port(), {R"({"path": "first/shard-00001", "stall": true})"}});
+  const std::vector<std::string> argv = {
+      "/usr/bin/env",
+      "AWS_ACCESS_KEY_ID=S3RVER",
+      "AWS_SECRET_ACCESS_KEY=S3RVER",
+      "AWS_REGION=us-east-1",
+      "AWS_ENDPOINT_URL=" + stalling.url("").substr(0, stalling.url("").size() - 1),
+      "TMPDIR=" + s.tmpdir.string(),
+      "/bin/sh",
+      "-c",
+      "exec " + s.convert + " --out s3://bucket/first"};
+  const pid_t pid = reliability::spawn(argv, (s.tmp / "first.log").string());
+  for (int i = 0; i < 400 && stalling.requests("first/shard-00001").empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(!stalling.requests("first/shard-00001").empty());
+  ::kill(pid, SIGKILL);
+  reliability::wait_for(pid);
+  std::vector<fs::path> left;
+  for (const auto& e : fs::directory_iterator(s.tmpdir)) left.push_back(e.path());
+  REQUIRE(left.size() == 1);
+  CHECK(left[0].filename().string().rfind(".shardify-upload.partial-", 0) == 0);
+  CHECK(fs::exists(left[0] / "dataset" / "manifest.json"));
+
+  // A file of the user's in TMPDIR stays; the killed run's copy goes with the next conversion.
+  t::write_file(s.tmpdir / "mine.txt", "not shardkit's");
+  REQUIRE(s.run(s.convert + " --out s3://bucket/second", &out) == 0);
+  INFO(out);
+  left.clear();
+  for (const auto& e : fs::directory_iterator(s.tmpdir)) left.push_back(e.path().filename());
+  CHECK(left == std::vector<fs::path>{"mine.txt"});
 }

@@ -246,6 +246,44 @@ TEST_CASE("--force replaces datasets and empty directories, never anything else"
   fs::create_directories(tmp / "empty");
   shardify_ok(in + " --force --out " + q(tmp / "empty"));
   CHECK(fs::exists(tmp / "empty" / "manifest.json"));
+
+  // A manifest.json that is not a dataset's (a web app's): refused, the folder kept whole.
+  fs::create_directories(tmp / "webapp");
+  write_file(tmp / "webapp" / "manifest.json", R"({"name": "my web app"})");
+  write_file(tmp / "webapp" / "index.html", "<html>");
+  CHECK(shardify(in + " --force --out " + q(tmp / "webapp"), &out) != 0);
+  CHECK_MESSAGE(out.find("not a shardkit dataset") != std::string::npos, out);
+  CHECK(read_file(tmp / "webapp" / "manifest.json") == R"({"name": "my web app"})");
+  CHECK(read_file(tmp / "webapp" / "index.html") == "<html>");
+
+  // A dataset that also holds a file of the user's, or a folder: refused, naming it.
+  const std::string dataset_manifest = read_file(tmp / "empty" / "manifest.json");
+  write_file(tmp / "empty" / "notes.txt", "mine");
+  CHECK(shardify(in + " --force --out " + q(tmp / "empty"), &out) != 0);
+  CHECK_MESSAGE(out.find("holds notes.txt") != std::string::npos, out);
+  CHECK(read_file(tmp / "empty" / "notes.txt") == "mine");
+  fs::remove(tmp / "empty" / "notes.txt");
+  fs::create_directories(tmp / "empty" / "runs");
+  CHECK(shardify(in + " --force --out " + q(tmp / "empty"), &out) != 0);
+  CHECK_MESSAGE(out.find("holds runs") != std::string::npos, out);
+  CHECK(fs::is_directory(tmp / "empty" / "runs"));
+  CHECK(read_file(tmp / "empty" / "manifest.json") == dataset_manifest);
+  fs::remove(tmp / "empty" / "runs");
+
+  // "out/." names the dataset by its entry in its parent: replaced, nothing left inside it.
+  shardify_ok(in + " --max-len 24 --force --out " + q(tmp / "empty" / "."));
+  CHECK(read_file(tmp / "empty" / "manifest.json") != dataset_manifest);
+  size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(tmp / "empty")) entries += e.exists();
+  CHECK(entries == 2);  // the manifest and one shard
+  for (const auto& e : fs::directory_iterator(tmp.path()))
+    CHECK(e.path().filename().string().find(".partial-") == std::string::npos);
+
+  // merge never replaces one of its own parts.
+  const std::string part = read_file(tmp / "p0" / "manifest.json");
+  CHECK(shardify("merge --force " + q(tmp / "p0") + " " + q(tmp / "p0"), &out) != 0);
+  CHECK_MESSAGE(out.find("both a part and the output") != std::string::npos, out);
+  CHECK(read_file(tmp / "p0" / "manifest.json") == part);
 }
 
 namespace {

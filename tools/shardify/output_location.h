@@ -3,12 +3,9 @@
 // --force), built in a local staging directory, then uploaded shards-first, manifest last.
 #pragma once
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <memory>
 #include <optional>
-#include <random>
 #include <string>
 
 #include "core/error.h"
@@ -33,23 +30,15 @@ class OutputLocation {
       return;
     }
     upload_.emplace(out_, force);
-    std::error_code ec;
-    stage_ = stage_parent / (".shardify-upload-" + std::to_string(::getpid()) + "-" +
-                             std::to_string(std::random_device{}()));
-    std::filesystem::create_directories(stage_, ec);
-    if (ec)
-      throw shardkit::Error(shardkit::ErrorCode::kIo, stage_.string(),
+    try {
+      stage_.emplace(stage_parent, "shardify-upload");
+    } catch (const shardkit::Error& e) {
+      throw shardkit::Error(shardkit::ErrorCode::kIo, e.file(),
                             "cannot create the local staging directory of an s3:// output (set "
                             "TMPDIR to a disk with room for the dataset): " +
-                                ec.message());
-    local_ = (stage_ / "dataset").string();
-    shardkit::register_staging(stage_);  // removed on SIGINT and SIGTERM too
-  }
-  ~OutputLocation() {
-    std::error_code ec;
-    if (stage_.empty()) return;
-    shardkit::unregister_staging(stage_);
-    std::filesystem::remove_all(stage_, ec);
+                                e.reason());
+    }
+    local_ = (stage_->path() / "dataset").string();
   }
   OutputLocation(const OutputLocation&) = delete;
   OutputLocation& operator=(const OutputLocation&) = delete;
@@ -64,8 +53,8 @@ class OutputLocation {
 
  private:
   std::string out_, local_;
-  std::filesystem::path stage_;
   std::optional<shardkit::remote::DatasetUpload> upload_;
+  std::optional<shardkit::ScratchDirectory> stage_;
 };
 
 }  // namespace shardify_cli
