@@ -1,5 +1,7 @@
 #include "core/error.h"
 
+#include "core/location.h"
+
 namespace shardkit {
 namespace {
 
@@ -36,11 +38,12 @@ const char* error_code_name(ErrorCode code) {
   return "unknown";
 }
 
+// A URL's password or signed query never reaches a message, whoever built its text.
 Error::Error(ErrorCode code, std::string file, std::string what, std::optional<uint64_t> block)
-    : std::runtime_error(compose(file, what, block)),
+    : std::runtime_error(compose(without_secrets(file), without_secrets(what), block)),
       code_(code),
-      file_(std::move(file)),
-      reason_(std::move(what)),
+      file_(without_secrets(file)),
+      reason_(without_secrets(what)),
       block_(block) {}
 
 }  // namespace shardkit

@@ -8,6 +8,7 @@
 
 #include "core/dataset.h"
 #include "core/error.h"
+#include "core/location.h"
 #include "core/manifest.h"
 #include "core/remote/disk_cache.h"
 #include "core/verify.h"
@@ -120,6 +121,36 @@ TEST_CASE("403 and 404 are errors naming the URL") {
   } catch (const Error& e) {
     CHECK(e.file().rfind(s.nginx->url("partly-denied/ds/shard-"), 0) == 0);
     CHECK(std::string(e.what()).find("HTTP 403") != std::string::npos);
+  }
+}
+
+TEST_CASE("a URL's password and query reach the server, every object's request, and no message") {
+  CHECK(without_secrets("see https://u:p@h/x?y=z, then s3://b/k and http://h:1/a?q") ==
+        "see https://***@h/x?***, then s3://b/k and http://h:1/a?***");
+  CHECK(without_secrets("'http://a@b/c?d': failed") == "'http://***@b/c?***': failed");
+  CHECK(object_url("http://h/ds/?token=T", "manifest.json") == "http://h/ds/manifest.json?token=T");
+
+  Served s;
+  auto with_secrets = [&](const std::string& path) {
+    const std::string url = s.nginx->url(path);
+    return "http://alice:Passw0rdSecret@" + url.substr(7) + "?token=QueryTokenSecret";
+  };
+  // nginx serves files whatever the query: the same batches as the local copy.
+  const LoaderOptions o = t::remote_options();
+  Loader local(s.local(), o);
+  Loader remote(with_secrets("ds"), o);
+  CHECK(t::all_batches(remote) == t::all_batches(local));
+  try {
+    Dataset::open(with_secrets("nope"));
+    FAIL("a missing dataset opened");
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    INFO(message);
+    CHECK(message.find("http://***@127.0.0.1:") != std::string::npos);
+    CHECK(message.find("/nope/manifest.json?***: HTTP 404") != std::string::npos);
+    CHECK(message.find("Passw0rdSecret") == std::string::npos);
+    CHECK(message.find("QueryTokenSecret") == std::string::npos);
+    CHECK(e.file().find("Secret") == std::string::npos);
   }
 }
 

@@ -211,8 +211,9 @@ class RemoteSource : public BlockSource, public std::enable_shared_from_this<Rem
     std::unordered_set<uint64_t> served;  // read directly, not yet asked for ahead
   };
 
+  // Without the URL's query: an access token in it may change between runs, the bytes not.
   std::string cache_key(uint64_t offset, size_t size) const {
-    return DiskCache::key(url_, version_, offset, size);
+    return DiskCache::key(url_.substr(0, url_.find('?')), version_, offset, size);
   }
 
   void release(Pending& p) const {
@@ -310,20 +311,21 @@ class OwnedSource : public BlockSource {
 class RemoteStore : public DatasetStore {
  public:
   RemoteStore(std::string location, std::string base_url, std::shared_ptr<Remote> remote)
-      : location_(std::move(location)), base_url_(std::move(base_url)), remote_(std::move(remote)) {
+      : location_(without_secrets(location)),
+        base_url_(std::move(base_url)),
+        remote_(std::move(remote)) {
     while (!location_.empty() && location_.back() == '/') location_.pop_back();
-    while (!base_url_.empty() && base_url_.back() == '/') base_url_.pop_back();
   }
   const std::string& location() const override { return location_; }
 
   Manifest load_manifest() const override {
     const std::string name = std::string(format::kManifestName);
-    const std::string display = location_ + "/" + name;
+    const std::string display = object_url(location_, name);
     Shared& sh = remote_->get();
     const BodyLimit limit{sh.options.max_manifest_bytes, "max_manifest_bytes"};
     // A manifest damaged on the way is fetched once more before it is called corrupt.
     for (int attempt = 0;; ++attempt) {
-      const std::string text = sh.transport.get(base_url_ + "/" + name, display, limit);
+      const std::string text = sh.transport.get(object_url(base_url_, name), display, limit);
       try {
         return Manifest::parse(text, display);
       } catch (const Error& e) {
@@ -333,9 +335,9 @@ class RemoteStore : public DatasetStore {
   }
 
   std::unique_ptr<BlockSource> open_shard(const ShardEntry& shard) const override {
-    auto source =
-        std::make_shared<RemoteSource>(remote_, base_url_ + "/" + shard.name,
-                                       location_ + "/" + shard.name, shard.bytes, shard.checksum);
+    auto source = std::make_shared<RemoteSource>(remote_, object_url(base_url_, shard.name),
+                                                 object_url(location_, shard.name), shard.bytes,
+                                                 shard.checksum);
     return std::make_unique<OwnedSource>(std::move(source));
   }
 
