@@ -95,7 +95,19 @@ class Dataset(_data.Dataset):  # type: ignore[type-arg]
 
     def __init__(self, path: PathLike, **options: Any) -> None:
         self.path: str = _os.fspath(path)
+        self._options = dict(options)
         self._ds = _shardkit.Dataset(self.path, **options)
+
+    # Pickled as its path and options (DataLoader workers started by spawn or forkserver): the
+    # copy opens the dataset again.
+    def __getstate__(self) -> Dict[str, Any]:
+        state = dict(self.__dict__)
+        del state["_ds"]
+        return state
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._ds = _shardkit.Dataset(self.path, **self._options)
 
     def __len__(self) -> int:
         return int(len(self._ds))

@@ -52,13 +52,17 @@ def data_loader(url, local, runs):
         assert seen == len(ds)
         # The parent's own connection and threads still work after its workers came and went.
         assert records(ds, [0, len(ds) // 2]) == records(expected_ds, [0, len(ds) // 2])
-    # A local dataset through the same pattern.
-    loader = torch.utils.data.DataLoader(expected_ds, batch_size=BATCH, num_workers=2,
-                                         multiprocessing_context="fork", timeout=60)
-    assert sum(len(b["labels"]) for b in loader) == len(expected_ds)
+    # A local dataset through the same pattern; workers that start afresh get the Dataset
+    # pickled (its path and options) and open it again.
+    for dataset, context in ((expected_ds, "fork"), (ds, "spawn"), (expected_ds, "forkserver")):
+        loader = torch.utils.data.DataLoader(dataset, batch_size=BATCH, num_workers=2,
+                                             multiprocessing_context=context, timeout=60)
+        got = [row for b in loader for row in zip(*(b[name].tolist() for name in b))]
+        want = [tuple(r.values()) for r in records(expected_ds, range(len(expected_ds)))]
+        assert got == want, context
     print(f"DataLoader(num_workers=2) over the URL ({len(expected_ds)} records in "
           f"{expected_ds.shards} shards): {runs} runs, every batch equal to the local copy's; a "
-          "local dataset too")
+          "local dataset too; spawn (the URL) and forkserver (local) workers the same")
 
 
 def wait_children(pids, deadline):
