@@ -20,19 +20,40 @@ std::string fields_of_first_row(const ConvertInputs& in) {
   return "; the first row of " + in.files.front().path + " has " + names;
 }
 
-// The labels of every example read without error; none when a compressed file turned out
-// damaged after some of its damaged member's text was read (ByteSource::handed_out_damaged_text).
-std::optional<std::set<std::string>> labels_read(const ConvertInputs& in, const ReaderOptions& r) {
-  std::set<std::string> seen;
+// The labels of every example read without error, and the first error met; none when a
+// compressed file turned out damaged after some of its damaged member's text was read
+// (ByteSource::handed_out_damaged_text).
+struct LabelsRead {
+  std::set<std::string> labels;
+  std::optional<ExampleError> first_error;
+};
+
+std::optional<LabelsRead> labels_read(const ConvertInputs& in, const ReaderOptions& r) {
+  LabelsRead read;
   for (size_t i = 0; i < in.files.size(); ++i) {
     auto reader = in.open(i, r);
     Example ex;
     while (reader->next(ex)) {
       if (ex.after_damaged_text) return std::nullopt;
-      if (ex.error.empty()) seen.insert(ex.label);
+      if (ex.error.empty())
+        read.labels.insert(ex.label);
+      else if (!read.first_error)
+        read.first_error = error_of(ex, ex.error);
     }
   }
-  return seen;
+  return read;
+}
+
+// Why no label was found: the first row's error when rows failed, and the fields rows have.
+std::string no_labels_reason(const ConvertOptions& o, const ConvertInputs& in,
+                             const LabelsRead& read) {
+  const std::string failed =
+      read.first_error
+          ? " (the first that failed: " + format_error(in.files, *read.first_error) + ")"
+          : "";
+  return "no labels found in the inputs: no row could be read with the label field '" +
+         o.label_field + "'" + failed + fields_of_first_row(in) +
+         " (pass --label-field, or --labels to name the labels)";
 }
 
 // Every label of every input file (all parts), so that each part derives the same order.
@@ -42,17 +63,13 @@ LabelMap observe_labels(const ConvertOptions& o, const ConvertInputs& in) {
   ReaderOptions r = in.reader;
   r.labels_only = true;
   r.compressed_check = ByteSource::Check::kWhileReading;
-  std::optional<std::set<std::string>> seen = labels_read(in, r);
-  if (!seen) {
+  std::optional<LabelsRead> read = labels_read(in, r);
+  if (!read) {
     r.compressed_check = ByteSource::Check::kBeforeUse;
-    seen = labels_read(in, r);
+    read = labels_read(in, r);
   }
-  if (seen->empty())
-    throw Error(ErrorCode::kInput, "",
-                "no labels found in the inputs: no row has the label field '" + o.label_field +
-                    "'" + fields_of_first_row(in) +
-                    " (pass --label-field, or --labels to name the labels)");
-  return LabelMap::from_observed(*seen);
+  if (read->labels.empty()) throw Error(ErrorCode::kInput, "", no_labels_reason(o, in, *read));
+  return LabelMap::from_observed(read->labels);
 }
 
 // Each conversation's rendering is bounded in bytes and time, and ends when the caller cancels.

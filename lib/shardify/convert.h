@@ -97,7 +97,4 @@ struct ConvertResult {
 ConvertResult convert(const ConvertOptions& options,
                       const std::function<void(const ConvertProgress&)>& progress = {});
 
-// "file:line: reason" (or "file: where: reason").
-std::string format_error(const std::vector<InputFile>& files, const ExampleError& e);
-
 }  // namespace shardkit::shardify

@@ -166,12 +166,4 @@ void run_pipeline(const ConvertOptions& o, const ConvertInputs& in, const Encodi
   if (o.rows) result.bytes_in_compressed = result.bytes_in;
 }
 
-std::string format_error(const std::vector<InputFile>& files, const ExampleError& e) {
-  std::string s = e.file_index < files.size() ? files[e.file_index].path : "?";
-  if (e.line) s += ":" + std::to_string(e.line);
-  s += ": ";
-  if (!e.where.empty()) s += e.where + ": ";
-  return s + e.reason;
-}
-
 }  // namespace shardkit::shardify

@@ -9,6 +9,7 @@
 
 #include "core/convert_stats.h"
 #include "shardify/example.h"
+#include "shardify/input_files.h"
 
 namespace shardkit::shardify {
 
@@ -20,6 +21,15 @@ struct ExampleError {
   bool rest_of_file_lost = false;   // a damaged compressed stream: always listed in the summary
   bool after_damaged_text = false;  // Example::after_damaged_text
 };
+
+// "file:line: reason" (or "file: where: reason").
+inline std::string format_error(const std::vector<InputFile>& files, const ExampleError& e) {
+  std::string s = e.file_index < files.size() ? files[e.file_index].path : "?";
+  if (e.line) s += ":" + std::to_string(e.line);
+  s += ": ";
+  if (!e.where.empty()) s += e.where + ": ";
+  return s + e.reason;
+}
 
 // The error of example `ex`, for `reason` (at `where`, else where `ex` is).
 inline ExampleError error_of(const Example& ex, std::string reason, std::string where = {}) {

@@ -1,6 +1,9 @@
 #include "shardify/json_fields.h"
 
+#include <cmath>
+#include <cstdint>
 #include <optional>
+#include <string>
 
 #include "shardify/readers_internal.h"
 
@@ -173,6 +176,27 @@ void JsonFields::read_qa(simdjson::dom::element root, Example& ex) {
   ex.questions.push_back(std::move(q));
 }
 
+namespace {
+
+// An integer written as a float: pandas writes an integer column holding a missing value so.
+bool whole_number(double d) { return std::trunc(d) == d && std::fabs(d) < 0x1p53; }
+
+// What a label's value is, for the message that refuses it.
+std::string json_kind(simdjson::dom::element e) {
+  switch (e.type()) {
+    case simdjson::dom::element_type::NULL_VALUE:
+      return "null";
+    case simdjson::dom::element_type::ARRAY:
+      return "an array";
+    case simdjson::dom::element_type::OBJECT:
+      return "an object";
+    default:
+      return simdjson::minify(e);
+  }
+}
+
+}  // namespace
+
 void JsonFields::label_field(simdjson::dom::element root, Example& ex) {
   simdjson::dom::element e = lookup(root, options_.label_field, ex.error);
   if (!ex.error.empty()) return;
@@ -188,9 +212,11 @@ void JsonFields::label_field(simdjson::dom::element root, Example& ex) {
     ex.label = std::to_string(u);
   } else if (e.get_bool().get(b) == simdjson::SUCCESS) {
     ex.label = b ? "true" : "false";
+  } else if (double d; e.get_double().get(d) == simdjson::SUCCESS && whole_number(d)) {
+    ex.label = std::to_string(static_cast<int64_t>(d));
   } else {
-    ex.error =
-        "label field '" + options_.label_field + "' must be a string, an integer or a boolean";
+    ex.error = "label field '" + options_.label_field +
+               "' must be a string, an integer or a boolean, not " + json_kind(e);
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/manifest.h"
 #include "shardify_util.h"
 #include "tokenizer/tokenizer.h"
 
@@ -284,6 +285,40 @@ TEST_CASE("--force replaces datasets and empty directories, never anything else"
   CHECK(shardify("merge --force " + q(tmp / "p0") + " " + q(tmp / "p0"), &out) != 0);
   CHECK_MESSAGE(out.find("both a part and the output") != std::string::npos, out);
   CHECK(read_file(tmp / "p0" / "manifest.json") == part);
+}
+
+TEST_CASE("labels: a whole number written as a float is that integer; no label at all says why") {
+  TempDir tmp("labels");
+  write_file(tmp / "floats.jsonl",
+             "{\"text\":\"a\",\"label\":1.0}\n{\"text\":\"b\",\"label\":2}\n"
+             "{\"text\":\"c\",\"label\":2.0}\n");
+  shardify_ok("--input " + q(tmp / "floats.jsonl") + " --task cls --max-len 8" + tok() + " --out " +
+              q(tmp / "floats"));
+  CHECK(shardkit::Manifest::load(tmp / "floats").info.labels.names ==
+        std::vector<std::string>{"1", "2"});
+
+  // Every row fails: the message names the first failing row, and --labels.
+  const std::vector<std::pair<std::string, std::string>> inputs = {
+      {"short.csv", "text,label\nhello\n"},
+      {"half.jsonl", "{\"text\":\"a\",\"label\":1.5}\n"},
+      {"null.jsonl", "{\"text\":\"a\",\"label\":null}\n"}};
+  const std::vector<std::string> reasons = {"short.csv:2: expected 2 fields, found 1",
+                                            "half.jsonl:1: label field 'label' must be a string, "
+                                            "an integer or a boolean, not 1.5",
+                                            "null.jsonl:1: label field 'label' must be a string, "
+                                            "an integer or a boolean, not null"};
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    write_file(tmp / inputs[i].first, inputs[i].second);
+    for (const std::string policy : {"fail", "skip"}) {
+      std::string out;
+      CHECK(shardify("--input " + q(tmp / inputs[i].first) + " --task cls --on-error " + policy +
+                         tok() + " --out " + q(tmp / "none"),
+                     &out) != 0);
+      CHECK_MESSAGE(out.find(reasons[i]) != std::string::npos, out);
+      CHECK_MESSAGE(out.find("--labels") != std::string::npos, out);
+      CHECK(!fs::exists(tmp / "none"));
+    }
+  }
 }
 
 namespace {
