@@ -116,13 +116,60 @@ std::vector<loader::MixtureSource> sources_from(const std::vector<SourceTuple>& 
   return out;
 }
 
+// A Loader that takes back the batch its last next() returned, when an exception (Python's
+// KeyboardInterrupt as next() returns, a preemption handler's) kept it from the caller: the
+// module's Python side calls hand_back() then. The batch comes again with the next call, and
+// state() is as before it, so that a checkpoint saved in the handler resumes with it.
+struct KeepingLoader : loader::Loader {
+  using loader::Loader::Loader;
+
+  py::object next() {
+    const loader::LoaderState before = state();
+    std::shared_ptr<loader::Batch> b = std::move(kept_);
+    kept_.reset();
+    last_.reset();
+    if (!b) {
+      py::gil_scoped_release release;
+      b = loader::Loader::next(raise_if_signalled);
+    }
+    if (!b) return py::none();
+    last_ = b;
+    state_before_last_ = before;
+    return py::make_tuple(batch_to_dict(b, options().int_output), b->records, b->index,
+                          b->sources);
+  }
+  // Nothing unless the last next() returned a batch.
+  void hand_back() {
+    if (!last_) return;
+    kept_ = std::move(last_);
+    last_.reset();
+    state_before_kept_ = state_before_last_;
+  }
+  loader::LoaderState state() const { return kept_ ? state_before_kept_ : loader::Loader::state(); }
+  uint64_t batches_left() const { return loader::Loader::batches_left() + (kept_ ? 1 : 0); }
+  void set_epoch(uint64_t epoch) {
+    kept_.reset();
+    last_.reset();
+    loader::Loader::set_epoch(epoch);
+  }
+  void restore(const loader::LoaderState& state) {
+    kept_.reset();
+    last_.reset();
+    loader::Loader::restore(state);
+  }
+
+ private:
+  std::shared_ptr<loader::Batch> kept_, last_;
+  loader::LoaderState state_before_kept_, state_before_last_;
+};
+
 // Opening a remote dataset waits on the network: interruptible.
-std::unique_ptr<loader::Loader> open_loader(const std::vector<SourceTuple>& sources,
-                                            loader::LoaderOptions options) {
+std::unique_ptr<KeepingLoader> open_loader(const std::vector<SourceTuple>& sources,
+                                           loader::LoaderOptions options) {
   auto stop = std::make_shared<Interrupt>();
   options.source.interrupt = stop;
   return interruptible(
-      [&] { return std::make_unique<loader::Loader>(sources_from(sources), std::move(options)); },
+      [&] { return std::make_unique<KeepingLoader>(sources_from(sources), std::move(options)); },
       *stop);
 }
 
@@ -202,7 +249,7 @@ PYBIND11_MODULE(_shardkit, m) {
       },
       py::arg("file"));
 
-  py::class_<loader::Loader>(m, "Loader")
+  py::class_<KeepingLoader>(m, "Loader")
       .def(py::init([](const std::string& path, const py::kwargs& kw) {
              return open_loader(std::vector<SourceTuple>{{path, {}, {}, {}, {}}}, options_from(kw));
            }),
@@ -212,33 +259,24 @@ PYBIND11_MODULE(_shardkit, m) {
            }),
            py::arg("sources"))
       .def_property_readonly("epoch_samples", &loader::Loader::epoch_samples)
-      .def("set_epoch", &loader::Loader::set_epoch, py::arg("epoch"))
+      .def("set_epoch", &KeepingLoader::set_epoch, py::arg("epoch"))
       .def_property_readonly("epoch", &loader::Loader::epoch)
       .def_property_readonly("threads", &loader::Loader::threads)
       .def_property_readonly("window_blocks", &loader::Loader::window_blocks)
       .def("batches", &loader::Loader::batches)
-      .def("batches_left", &loader::Loader::batches_left)
+      .def("batches_left", &KeepingLoader::batches_left)
       .def("epoch_batches", &loader::Loader::epoch_batches)
-      .def("next",
-           [](loader::Loader& l) -> py::object {
-             std::shared_ptr<loader::Batch> b;
-             {
-               py::gil_scoped_release release;
-               b = l.next(raise_if_signalled);
-             }
-             if (!b) return py::none();
-             py::dict d = batch_to_dict(b, l.options().int_output);
-             return py::make_tuple(d, b->records, b->index, b->sources);
-           })
+      .def("next", &KeepingLoader::next)
+      .def("hand_back", &KeepingLoader::hand_back)
       .def("state",
-           [](const loader::Loader& l) {
+           [](const KeepingLoader& l) {
              loader::LoaderState s = l.state();
              return py::make_tuple(s.seed, s.epoch, s.samples_consumed, s.tokens_consumed,
                                    s.fingerprint, s.blocks_skipped);
            })
       .def(
           "restore",
-          [](loader::Loader& l, py::object seed, py::object epoch, py::object consumed,
+          [](KeepingLoader& l, py::object seed, py::object epoch, py::object consumed,
              py::object tokens, py::object fingerprint, py::object skipped) {
             const bool one = l.sources() == 1 && l.options().max_samples == 0;
             const std::string size = std::to_string(l.epoch_samples());

@@ -55,10 +55,11 @@ __all__ = ["Dataset", "Loader", "Source", "read_mixture", "IterableDataset", "Sh
 # Names for type checkers only (the annotations are strings): the package's public names at
 # run time are exactly __all__.
 if _typing.TYPE_CHECKING:
-    from typing import (Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple,
-                        Union)
+    from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional,
+                        Sequence, Tuple, TypeVar, Union)
 
     PathLike = Union[str, "_os.PathLike[str]"]
+    _T = TypeVar("_T")
     Batch = Dict[str, _torch.Tensor]
     State = Dict[str, Any]
     SourceLike = Union["Source", Mapping[str, Any], PathLike]
@@ -357,30 +358,39 @@ class Loader:
         self._start_pass()
         return self._pass()
 
-    def _pass(self) -> Iterator[Batch]:
-        while True:
-            item = self._open().next()
+    def _take(self, convert: Callable[[Any], _T]) -> Optional[_T]:
+        """The next batch as ``convert`` makes it, or None at the epoch's end. An exception
+        before the batch leaves this method (a KeyboardInterrupt as next() returns) hands it
+        back to the loader: the next call yields it, and state_dict() is as before it."""
+        loader = self._open()
+        try:
+            item = loader.next()
             if item is None:
                 self._finished = True
-                return
-            yield _tensors(item[0])
+                return None
+            return convert(item)
+        except BaseException:
+            loader.hand_back()
+            raise
+
+    def _pass(self) -> Iterator[Batch]:
+        while True:
+            try:
+                batch = self._take(lambda item: _tensors(item[0]))
+                if batch is None:
+                    return
+            except BaseException:
+                self._open().hand_back()  # raised as _take returned: the batch is not yielded
+                raise
+            yield batch
 
     def next_with_records(self) -> Optional[Tuple[Batch, List[int]]]:
         """The next batch and the global record indices of its rows, or None at epoch end."""
-        item = self._open().next()
-        if item is None:
-            self._finished = True
-            return None
-        return _tensors(item[0]), list(item[1])
+        return self._take(lambda item: (_tensors(item[0]), list(item[1])))
 
     def next_with_sources(self) -> Optional[Tuple[Batch, List[Tuple[int, int]]]]:
         """The next batch with each row's (source, record), or None at epoch end."""
-        item = self._open().next()
-        if item is None:
-            self._finished = True
-            return None
-        arrays, records, _, sources = item
-        return _tensors(arrays), list(zip(sources, records))
+        return self._take(lambda item: (_tensors(item[0]), list(zip(item[3], item[1]))))
 
     def state_dict(self) -> State:
         """Where the run is: seed, epoch, samples_consumed (all ranks), tokens_consumed, the
