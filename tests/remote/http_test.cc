@@ -152,6 +152,18 @@ TEST_CASE("a URL's password and query reach the server, every object's request, 
     CHECK(message.find("QueryTokenSecret") == std::string::npos);
     CHECK(e.file().find("Secret") == std::string::npos);
   }
+  // What shard-inspect prints about the dataset, and the report it writes.
+  const std::string tool = t::tool_path("shard-inspect");
+  const fs::path report = s.root.parent_path() / "report.html";
+  for (const std::string& cmd : std::vector<std::string>{"info", "info --json", "stats", "verify",
+                                                         "report -o '" + report.string() + "'"}) {
+    std::string out;
+    REQUIRE(t::run_command(tool + " " + cmd + " '" + with_secrets("ds") + "'", &out) == 0);
+    if (cmd.rfind("report", 0) == 0) out += t::read_file(report);
+    INFO(cmd, ": ", out.substr(0, 400));
+    CHECK(out.find("Passw0rdSecret") == std::string::npos);
+    CHECK(out.find("QueryTokenSecret") == std::string::npos);
+  }
 }
 
 TEST_CASE("nginx stopped mid-epoch and restarted: the loader resumes with the same batches") {

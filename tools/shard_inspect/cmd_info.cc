@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include "core/dataset.h"
+#include "core/location.h"
 
 #include "shard_inspect/commands.h"
 
@@ -34,7 +35,7 @@ void run_info(const InfoArgs& args) {
   if (args.json) {
     using nlohmann::ordered_json;
     ordered_json o;
-    o["path"] = args.dir;
+    o["path"] = shardkit::without_secrets(args.dir);
     o["format_version"] = m.format_version;
     o["producer"] = m.producer;
     o["records"] = records;
@@ -63,7 +64,7 @@ void run_info(const InfoArgs& args) {
     std::printf("%s\n", o.dump().c_str());
     return;
   }
-  std::printf("dataset        %s\n", args.dir.c_str());
+  std::printf("dataset        %s\n", shardkit::without_secrets(args.dir).c_str());
   std::printf("format         shardkit v%u (written by %s)\n", m.format_version,
               m.producer.c_str());
   std::printf("records        %llu\n", static_cast<unsigned long long>(records));

@@ -13,6 +13,7 @@
 
 #include "core/dataset_store.h"
 #include "core/error.h"
+#include "core/location.h"
 #include "core/progress.h"
 #include "count_check.h"
 #include "progress_options.h"
@@ -47,7 +48,7 @@ std::unique_ptr<shardkit::tok::Tokenizer> dataset_tokenizer(const std::string& f
 
 ReportData gather(const ReportArgs& args) {
   ReportData d;
-  d.dir = args.dir;
+  d.dir = shardkit::without_secrets(args.dir);
   d.manifest = shardkit::open_store(args.dir)->load_manifest();
   const auto tok = dataset_tokenizer(args.decode, d.manifest);
   {
@@ -107,8 +108,8 @@ void run_report(const ReportArgs& args) {
   const ReportData d = gather(args);
   write_new_file(args.out, report_html(d), args.force);
   if (!d.verify.ok()) {
-    std::fprintf(stderr, "shard-inspect: %s: %zu checksum fault(s), listed in %s\n",
-                 args.dir.c_str(), d.verify.faults.size(), args.out.c_str());
+    std::fprintf(stderr, "shard-inspect: %s: %zu checksum fault(s), listed in %s\n", d.dir.c_str(),
+                 d.verify.faults.size(), args.out.c_str());
     shard_inspect::exit_code() = 1;
   }
 }

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/location.h"
 #include "shard_inspect/commands.h"
 #include "shard_inspect/dataset_stats.h"
 
@@ -57,7 +58,7 @@ void print_json(const DatasetStats& s, unsigned bins) {
 }
 
 void print_text(const std::string& dir, const DatasetStats& s, unsigned bins) {
-  std::printf("dataset      %s\n", dir.c_str());
+  std::printf("dataset      %s\n", shardkit::without_secrets(dir).c_str());
   std::printf("records      %llu of max_len %u\n", (unsigned long long)s.records, s.max_len);
   std::printf("tokens       %llu real, %.1f%% padding, length %llu..%llu, mean %.1f\n",
               (unsigned long long)s.tokens, 100 * s.padding_share(),
