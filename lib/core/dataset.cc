@@ -1,9 +1,12 @@
 #include "core/dataset.h"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <exception>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "core/block_codec.h"
@@ -19,9 +22,19 @@ struct Dataset::Impl {
   std::shared_ptr<DatasetStore> store;
   Manifest manifest;
   Geometry geometry;
-  std::vector<std::unique_ptr<ShardFile>> shards;
-  std::unique_ptr<std::once_flag[]> shard_once;
-  // call_once retries after an exception, so a transient error does not poison a shard.
+  // A shard is opened on first use, by a read or a prefetch. A failed open is tried again by
+  // the next read, so that a transient error does not poison the shard; but prefetches do not
+  // try it again, and the read that waited for a prefetch's failed open gets that failure, so
+  // that a server that never answers costs one request's retries, not one per block ahead.
+  struct ShardSlot {
+    std::mutex mu;
+    std::unique_ptr<ShardFile> file;
+    std::atomic<const ShardFile*> ready{nullptr};
+    bool failed = false;                  // an open failed: no prefetch tries it again
+    std::exception_ptr prefetch_failure;  // a prefetch's failed open, until a read reports it
+  };
+  std::unique_ptr<ShardSlot[]> shards;
+  size_t shard_count = 0;
   mutable BlockCache cache;
   std::shared_ptr<BufferPool> block_buffers;  // null: blocks come from malloc
   // Prefetches running on the store's threads: the dataset waits for them before it goes, and
@@ -65,8 +78,8 @@ Dataset Dataset::open(const std::string& location, DatasetOptions options) {
   impl->manifest = impl->store->load_manifest();
   const Manifest& m = impl->manifest;
   impl->geometry = Geometry::of(m);
-  impl->shards.resize(m.shards.size());
-  impl->shard_once = std::make_unique<std::once_flag[]>(m.shards.size());
+  impl->shards = std::make_unique<Impl::ShardSlot[]>(m.shards.size());
+  impl->shard_count = m.shards.size();
   return Dataset(std::move(impl));
 }
 
@@ -95,17 +108,30 @@ BlockRef Dataset::block_ref(uint64_t global_block) const {
   return impl_->geometry.block_ref(global_block);
 }
 
-const ShardFile& Dataset::shard(uint32_t index) const { return open_shard(*impl_, index); }
-
-const ShardFile& Dataset::open_shard(Impl& d, uint32_t index) {
-  if (index >= d.shards.size())
+const ShardFile* Dataset::open_shard(Impl& d, uint32_t index, Opener opener) {
+  if (index >= d.shard_count)
     throw Error(ErrorCode::kInvalidArgument, d.dir.string(), "no shard " + std::to_string(index));
-  std::call_once(d.shard_once[index], [&] {
-    const ShardEntry& e = d.manifest.shards[index];
-    d.shards[index] =
+  Impl::ShardSlot& slot = d.shards[index];
+  if (const ShardFile* f = slot.ready.load(std::memory_order_acquire)) return f;
+  std::lock_guard lock(slot.mu);
+  if (slot.file) return slot.file.get();
+  if (opener == Opener::kPrefetch && slot.failed) return nullptr;
+  if (slot.prefetch_failure) std::rethrow_exception(std::exchange(slot.prefetch_failure, nullptr));
+  const ShardEntry& e = d.manifest.shards[index];
+  try {
+    slot.file =
         ShardFile::open(d.store->open_shard(e), d.manifest.schema, d.manifest.records_per_block, e);
-  });
-  return *d.shards[index];
+  } catch (...) {
+    slot.failed = true;
+    if (opener == Opener::kPrefetch) slot.prefetch_failure = std::current_exception();
+    throw;
+  }
+  slot.ready.store(slot.file.get(), std::memory_order_release);
+  return slot.file.get();
+}
+
+const ShardFile& Dataset::shard(uint32_t index) const {
+  return *open_shard(*impl_, index, Opener::kRead);
 }
 
 std::shared_ptr<const DecodedBlock> Dataset::block(uint64_t global_block) const {
@@ -151,7 +177,8 @@ void Dataset::prefetch(uint64_t global_block) const {
       ++async->running;
     }
     try {
-      open_shard(*impl, ref.shard).prefetch_block(ref.block_in_shard);
+      if (const ShardFile* f = open_shard(*impl, ref.shard, Opener::kPrefetch))
+        f->prefetch_block(ref.block_in_shard);
     } catch (...) {
       // A shard that fails to open is reported when its block is read, with its context.
     }

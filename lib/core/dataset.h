@@ -81,7 +81,10 @@ class Dataset {
  private:
   struct Impl;
   explicit Dataset(std::unique_ptr<Impl> impl);
-  static const ShardFile& open_shard(Impl& impl, uint32_t index);
+  enum class Opener { kRead, kPrefetch };
+  // The shard, opened on first use; a prefetch gets nullptr for a shard whose open a prefetch
+  // saw fail, until a read has reported that failure.
+  static const ShardFile* open_shard(Impl& impl, uint32_t index, Opener opener);
   std::unique_ptr<Impl> impl_;
 };
 

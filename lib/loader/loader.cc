@@ -72,6 +72,8 @@ struct Loader::Impl {
   uint64_t tokens_consumed = 0;
   // max_tokens ended this epoch: state() reports it over (samples_consumed = the epoch's size).
   bool budget_spent = false;
+  // A batch failed: next() rethrows its error at it until a reset, so nothing past it is built.
+  bool batch_failed = false;
   std::string fingerprint;  // stream_fingerprint() of this loader's sources and options
   DamagedBlocks damaged;
   std::set<uint64_t> in_flight;
@@ -248,6 +250,7 @@ struct Loader::Impl {
       std::lock_guard lock(mu);
       ++generation;
       budget_spent = false;
+      batch_failed = false;
       damaged.begin_epoch(skipped);
       plan =
           std::make_shared<const EpochPlan>(stream, shapes, opt, epoch, start, opt.max_tokens > 0);
@@ -272,7 +275,7 @@ struct Loader::Impl {
   }
 
   bool can_schedule_locked() {
-    if (!started || readahead_pending || next_sched >= plan->batches() ||
+    if (!started || batch_failed || readahead_pending || next_sched >= plan->batches() ||
         next_sched >= consumer_next + depth)
       return false;
     const uint64_t lowest = in_flight.empty() ? next_sched : *in_flight.begin();
@@ -306,6 +309,7 @@ struct Loader::Impl {
       lock.lock();
       if (gen != generation) continue;
       in_flight.erase(i);
+      batch_failed = batch_failed || built.error;
       ready.emplace(i, std::move(built));
       ++batches_built;
       const uint64_t lowest = in_flight.empty() ? next_sched : *in_flight.begin();
@@ -412,6 +416,9 @@ struct Loader::Impl {
       // that lies across two windows).
       futures[i] = claim_block(w.source, w.block,
                                {gen, p.order(w.source).last_window_of(w.block, w.window)});
+      // A block this thread failed to decode for good fails the batch now: claiming the rest
+      // would repeat the failure's wait for each (a shard whose server never answers).
+      if (fails_batch(futures[i], skip)) futures[i].get();
     }
     std::vector<BlockPtr> blocks(wanted.size());
     for (size_t i = 0; i < wanted.size(); ++i) {
@@ -434,6 +441,19 @@ struct Loader::Impl {
           src[w.source].ds.path().string());
     }
     return blocks;
+  }
+
+  // Whether a block's future holds an error that on_corrupt = skip would not replace.
+  static bool fails_batch(const std::shared_future<BlockPtr>& f, bool skip) {
+    if (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
+    try {
+      f.get();
+      return false;
+    } catch (const Error& e) {
+      return !skip || !DamagedBlocks::replaceable(e);
+    } catch (...) {
+      return true;
+    }
   }
 
   // The block's future, pinned to `pin`; decoded here when nobody else is decoding it.

@@ -1,6 +1,7 @@
 // Answers that another try would only repeat fail on the first one: a server that ignores Range
 // (python -m http.server, which sent the whole shard 785 times in a row before) and a manifest
-// over max_manifest_bytes (a 1 GiB one was read whole, twice, into 1.28 GB of memory).
+// over max_manifest_bytes (a 1 GiB one was read whole, twice, into 1.28 GB of memory), and a
+// shard whose server never answers (each block read ahead tried it again, for minutes).
 #include <doctest/doctest.h>
 #include <sys/resource.h>
 
@@ -150,4 +151,29 @@ TEST_CASE("a manifest sent without its size is cut off at max_manifest_bytes") {
   CHECK(server.requests("manifest").size() == 1);
   o.source.max_manifest_bytes = 0;  // no limit
   CHECK(Dataset::open(server.url("ds"), o).size() == 20000);
+}
+
+TEST_CASE("a server that never answers for a shard: a loader fails after one request's retries") {
+  // One shard of many blocks: before, every block the loader asked for ahead opened the shard
+  // again with the whole retry budget (118 s with a 100 ms timeout and 348 blocks).
+  TempDir tmp("stalled");
+  t::write_fixture(tmp / "www" / "ds",
+                   {.records = 20000, .block_bytes = 4096, .shard_bytes = 64 << 20});
+  t::FaultServer server(tmp / "server",
+                        {tmp / "www", 0, {R"({"path": "\\.shard$", "stall": true})"}, {}});
+  loader::LoaderOptions o = t::remote_options();
+  o.source.remote_retries = 1;
+  o.source.remote_timeout_ms = 200;
+  loader::Loader loader(server.url("ds"), o);
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH_AS(loader.next(), doctest::Contains("Timeout was reached"), Error);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const size_t requests = server.requests(".shard").size();
+  MESSAGE(requests << " shard requests, " << seconds << " s");
+  // A few opens of the shard (the read-ahead's, each loader thread's; an open reads its header
+  // and its index, each maybe asked for ahead too) of 2 attempts each, whatever the number of
+  // blocks a window holds (284 requests and 38 s here before).
+  CHECK(requests <= 4 * (o.threads + 1) * 2);
+  CHECK(seconds < 6.0);
 }
