@@ -166,6 +166,29 @@ TEST_CASE("a URL's password and query reach the server, every object's request, 
   }
 }
 
+TEST_CASE("a shard longer or shorter than the manifest says fails verify over HTTP as on disk") {
+  Served s;
+  const Manifest m = Manifest::load(s.local());
+  for (const char* change : {"longer", "shorter"}) {
+    const fs::path copy = s.root / change;
+    fs::copy(s.local(), copy);
+    const fs::path shard = copy / m.shards[3].name;
+    if (std::string(change) == "longer")
+      t::write_file(shard, t::read_file(shard) + "X");
+    else
+      fs::resize_file(shard, m.shards[3].bytes - 1);
+    const VerifyReport local = verify_dataset(copy.string(), SourceOptions{});
+    const VerifyReport remote = verify_dataset(s.nginx->url(change), SourceOptions{});
+    REQUIRE(local.faults.size() == 1);
+    REQUIRE(remote.faults.size() == 1);
+    INFO(remote.faults[0].message);
+    CHECK(remote.faults[0].message.find(s.nginx->url(change) + "/" + m.shards[3].name) !=
+          std::string::npos);
+    CHECK(remote.faults[0].message.find("manifest says " + std::to_string(m.shards[3].bytes)) !=
+          std::string::npos);
+  }
+}
+
 TEST_CASE("nginx stopped mid-epoch and restarted: the loader resumes with the same batches") {
   Served s;
   LoaderOptions o = t::remote_options(3);

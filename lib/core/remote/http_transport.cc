@@ -3,6 +3,7 @@
 #include <strings.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
@@ -171,7 +172,8 @@ struct HttpTransport::Hop {
   std::string curl_error;
   std::string local_error;  // the request could not be made (an unreadable upload)
   bool range_ignored = false;
-  curl_off_t content_length = -1;  // as declared
+  curl_off_t content_length = -1;       // as declared
+  std::optional<uint64_t> object_size;  // Content-Range's complete length, when declared
   curl_off_t uploaded = 0;
 
   // Routes the response to this hop and `sink`.
@@ -213,11 +215,19 @@ struct HttpTransport::Hop {
     if (hop.error_body.size() < 4096) hop.error_body.append(data, one * n);
     return one * n;
   }
-  // The declared size, for the message when it is over the limit (curl stops before the body).
+  // The declared size, for the message when it is over the limit (curl stops before the body),
+  // and the object's size that a range's answer declares ("Content-Range: bytes 0-9/1234").
   static size_t on_header(char* data, size_t one, size_t n, void* user) {
     const std::string_view line(data, one * n);
+    Hop& hop = *static_cast<Hop*>(user);
     if (line.size() > 15 && strncasecmp(line.data(), "content-length:", 15) == 0)
-      static_cast<Hop*>(user)->content_length = std::strtoll(line.data() + 15, nullptr, 10);
+      hop.content_length = std::strtoll(line.data() + 15, nullptr, 10);
+    if (line.size() > 14 && strncasecmp(line.data(), "content-range:", 14) == 0) {
+      const size_t slash = line.find('/');
+      if (slash != std::string_view::npos && slash + 1 < line.size() &&
+          std::isdigit(static_cast<unsigned char>(line[slash + 1])))
+        hop.object_size = std::strtoull(line.data() + slash + 1, nullptr, 10);
+    }
     return one * n;
   }
 };
@@ -320,6 +330,15 @@ HttpTransport::Attempt HttpTransport::judge(const Hop& hop, const Request& reque
     a.retry = hop.status >= 500 || hop.status == 429 || hop.status == 408;
     return a;
   }
+  // An object of another size than the manifest's: another try would get the same.
+  const std::optional<uint64_t> size =
+      hop.status == 206 ? hop.object_size : std::optional<uint64_t>(sink.received);
+  if (request.range && request.object_size && size && *size != *request.object_size) {
+    a.code = ErrorCode::kCorrupt;
+    a.error = "the object is " + std::to_string(*size) + " bytes, the manifest says " +
+              std::to_string(*request.object_size) + " (truncated or replaced?)";
+    return a;
+  }
   if (request.range && sink.received != request.range->second) {
     a.retry = true;
     a.error = "short read: " + std::to_string(sink.received) + " of " +
@@ -420,7 +439,7 @@ void HttpTransport::put_file(const std::string& url, const std::string& display,
 
 void HttpTransport::get_range(const std::string& url, const std::string& display, uint64_t offset,
                               size_t size, unsigned char* out, std::optional<uint64_t> block,
-                              bool urgent) {
+                              bool urgent, std::optional<uint64_t> object_size) {
   if (size == 0) return;
   if (ranges_unsupported_) throw Error(ErrorCode::kUnsupported, display, kNoRanges, block);
   Sink sink;
@@ -428,6 +447,7 @@ void HttpTransport::get_range(const std::string& url, const std::string& display
   sink.capacity = size;
   Request request;
   request.range = std::pair{offset, size};
+  request.object_size = object_size;
   fetch(url, display, request, sink, block, urgent);
 }
 

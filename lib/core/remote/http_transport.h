@@ -55,9 +55,11 @@ class HttpTransport {
   // size is known (from Content-Length, else as the bytes arrive), without a retry.
   std::string get(const std::string& url, const std::string& display, const BodyLimit& limit = {});
   // Exactly `size` bytes at `offset` into `out`. A read someone waits for is `urgent`: it
-  // takes the next free request slot before any prefetch does.
+  // takes the next free request slot before any prefetch does. With `object_size`, an answer
+  // whose Content-Range declares another size is Error(kCorrupt), without a retry.
   void get_range(const std::string& url, const std::string& display, uint64_t offset, size_t size,
-                 unsigned char* out, std::optional<uint64_t> block = {}, bool urgent = true);
+                 unsigned char* out, std::optional<uint64_t> block = {}, bool urgent = true,
+                 std::optional<uint64_t> object_size = {});
 
   // Whether the object exists: true for 200, false for 404, an Error for anything else.
   bool exists(const std::string& url, const std::string& display);
@@ -93,6 +95,7 @@ class HttpTransport {
     bool head = false;                                 // HEAD: is it there?
     const std::string* upload = nullptr;               // PUT of this file
     const BodyLimit* limit = nullptr;                  // a whole object's cap
+    std::optional<uint64_t> object_size;               // the size a range's object must have
   };
   // Returns the HTTP status of the final attempt; throws after the last retry fails, except
   // for the statuses in `accepted` besides 200/206 (a HEAD's 404).

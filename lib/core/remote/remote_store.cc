@@ -150,14 +150,14 @@ class RemoteSource : public BlockSource, public std::enable_shared_from_this<Rem
     }
     const std::string key = cache_key(offset, size);
     if (sh.cache && sh.cache->get(key, size, out, true)) return;
-    sh.transport.get_range(url_, display_, offset, size, out, block);
+    sh.transport.get_range(url_, display_, offset, size, out, block, true, size_);
     if (sh.cache) sh.cache->put(key, out, size, true);
   }
 
   bool refetch(uint64_t offset, size_t size, unsigned char* out,
                std::optional<uint64_t> block) const override {
     Shared& sh = remote_->get();
-    sh.transport.get_range(url_, display_, offset, size, out, block);
+    sh.transport.get_range(url_, display_, offset, size, out, block, true, size_);
     if (sh.cache) sh.cache->put(cache_key(offset, size), out, size, true);
     return true;
   }
@@ -269,7 +269,8 @@ class RemoteSource : public BlockSource, public std::enable_shared_from_this<Rem
       if (sh.cache && sh.cache->get(key, size, bytes.data(), false)) {
         ok = true;
       } else {
-        sh.transport.get_range(url_, display_, offset, size, bytes.data(), std::nullopt, false);
+        sh.transport.get_range(url_, display_, offset, size, bytes.data(), std::nullopt, false,
+                               size_);
         if (sh.cache) sh.cache->put(key, bytes.data(), size, false);
         ok = true;
       }
