@@ -1,7 +1,8 @@
 """on_corrupt from Python: "fail" (the default) raises ShardkitError naming the shard and block;
 "skip" gives the same global stream at world sizes 1 and 2 with none of the damaged block's
-records, counts it in state_dict()["blocks_skipped"], and `shard-inspect verify --json` lists the
-block it replaces; a bad value is refused."""
+records, counts it in state_dict()["blocks_skipped"], `shard-inspect verify --json` lists the
+block it replaces and `shard-inspect order --on-corrupt skip` prints the same records; a bad
+value is refused."""
 import json
 import os
 import shutil
@@ -59,13 +60,23 @@ def main():
     assert sum(a != b for a, b in zip(flat, (r for s in whole for r in s))) == len(damaged)
     two, _ = steps(path, 2, on_corrupt="skip")
     assert two == one
+    # shard-inspect order prints what such a loader yields: it reads the blocks to know.
+    order = [pyutil.INSPECT, "order", path, "--seed", "2", "--on-corrupt", "skip"]
+    printed = subprocess.run(order + ["--batch-size", "24"], check=True, capture_output=True,
+                             text=True).stdout.split()
+    assert [int(r) for r in printed] == flat
+    rank1 = [r for s in two for r in s[12:]]
+    printed = subprocess.run(order + ["--batch-size", "12", "--world-size", "2", "--rank", "1",
+                                      "--start", "5", "--count", "30"],
+                             check=True, capture_output=True, text=True).stdout.split()
+    assert [int(r) for r in printed] == rank1[5:35]
     try:
         shardkit.Loader(path, on_corrupt="ignore")
     except shardkit.ShardkitError as e:
         assert "on_corrupt" in str(e), str(e)
     else:
         raise AssertionError("on_corrupt='ignore' was accepted")
-    print("4 passed, 0 failed")
+    print("5 passed, 0 failed")
 
 
 if __name__ == "__main__":

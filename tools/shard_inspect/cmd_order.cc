@@ -6,7 +6,9 @@
 //   --batch-size B [--max-tokens T] [same options]
 // Prints, one per line, the global record indices a Loader with the same options yields to
 // this rank (for a mixture, "SOURCE RECORD": the source's index in the spec and the record in
-// it): the same EpochPlan code, no data read (but the rows' lengths with --max-tokens). --shares
+// it): the same EpochPlan code, no data read (but the rows' lengths with --max-tokens; and with
+// --on-corrupt skip, whose replacements of damaged blocks only reading tells, a Loader reads the
+// data and its batches' records are printed). --shares
 // prints instead, per window of STEPS global steps, each source's count and share beside what its
 // weights or schedule give.
 // --blocks prints instead which blocks each node reads in each window (partition, --world-size,
@@ -32,6 +34,7 @@
 #include "count_check.h"
 #include "loader/collator.h"
 #include "loader/fingerprint.h"
+#include "loader/loader.h"
 #include "loader/loader_option_table.h"
 #include "loader/mixture_spec.h"
 #include "loader/plan.h"
@@ -90,6 +93,27 @@ void print_rank(const Sources& s, const loader::LoaderOptions& options, const Or
     const loader::PlannedRows rows = plan.rows(batch);
     for (; row < rows.size() && printed < args.count; ++row, ++printed)
       out += row_text(rows, row, s.mixed) + "\n";
+    flush_if_large(out);
+  }
+  std::fputs(out.c_str(), stdout);
+}
+
+// With --on-corrupt skip a damaged block's rows read the next intact block of its window: what
+// a loader yields depends on which blocks are damaged, so a loader reads them.
+void print_rank_as_read(const Sources& s, loader::LoaderOptions options, const OrderArgs& args) {
+  loader::Loader l(s.sources, options);
+  l.set_epoch(args.epoch);
+  uint64_t row = 0, printed = 0;
+  std::string out;
+  while (printed < args.count) {
+    const std::shared_ptr<loader::Batch> b = l.next();
+    if (!b) break;
+    for (size_t r = 0; r < b->records.size() && printed < args.count; ++r, ++row) {
+      if (row < args.start) continue;
+      out += (s.mixed ? std::to_string(b->sources[r]) + " " : std::string()) +
+             std::to_string(b->records[r]) + "\n";
+      ++printed;
+    }
     flush_if_large(out);
   }
   std::fputs(out.c_str(), stdout);
@@ -314,6 +338,7 @@ void run_order(OrderArgs& args) {
     if (!s.mixed) throw Error(ErrorCode::kInvalidArgument, "", "--shares needs --mixture");
     return print_shares(s, options, args.shares);
   }
+  if (options.on_corrupt == loader::OnCorrupt::kSkip) return print_rank_as_read(s, options, args);
   print_rank(s, options, args);
 }
 
