@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <string_view>
 
 #include "core/error.h"
+#include "core/utf8.h"
 
 namespace shardkit::shardify {
 namespace fs = std::filesystem;
@@ -36,6 +38,27 @@ std::vector<InputFile> expand_glob(const std::string& pattern) {
   return found;
 }
 
+// `name` with each byte that is not UTF-8 written as \xNN, for a message.
+std::string escaped_name(std::string_view name) {
+  std::string out;
+  while (const std::optional<size_t> bad = first_invalid_utf8(name)) {
+    char hex[5];
+    std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned char>(name[*bad]));
+    out.append(name.substr(0, *bad)).append(hex);
+    name.remove_prefix(*bad + 1);
+  }
+  return out.append(name);
+}
+
+// The dataset records its inputs' names as JSON text: refused before any work, not after it.
+void check_names(const std::vector<InputFile>& files) {
+  for (const InputFile& f : files)
+    if (first_invalid_utf8(f.path))
+      throw Error(ErrorCode::kInvalidArgument, escaped_name(f.path),
+                  "the file's name is not UTF-8, and a dataset records its inputs' names as "
+                  "UTF-8 text: rename the file (or its directory)");
+}
+
 }  // namespace
 
 std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) {
@@ -45,7 +68,7 @@ std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) 
     auto st = fs::status(input, ec);
     if ((ec || !fs::exists(st)) && has_glob_characters(input)) {
       std::vector<InputFile> found = expand_glob(input);
-      if (found.empty()) throw Error(ErrorCode::kIo, input, "no file matches the pattern");
+      if (found.empty()) throw Error(ErrorCode::kIo, input, "no regular file matches the pattern");
       files.insert(files.end(), found.begin(), found.end());
       continue;
     }
@@ -86,6 +109,7 @@ std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) 
                     " (directories hold no regular file; "
                     "hidden entries are skipped)");
   }
+  check_names(files);
   return files;
 }
 

@@ -287,6 +287,16 @@ TEST_CASE("--force replaces datasets and empty directories, never anything else"
   CHECK(read_file(tmp / "p0" / "manifest.json") == part);
 }
 
+TEST_CASE("an input whose name is not UTF-8 is refused at once, naming it") {
+  TempDir tmp("names");
+  write_file(tmp / "caf\xE9.txt", "some text\n");
+  std::string out;
+  CHECK(shardify("--input " + q(tmp / "caf\xE9.txt") + tok() + " --out " + q(tmp / "ds"), &out) !=
+        0);
+  CHECK_MESSAGE(out.find("caf\\xE9.txt: the file's name is not UTF-8") != std::string::npos, out);
+  CHECK(!fs::exists(tmp / "ds"));
+}
+
 TEST_CASE("labels: a whole number written as a float is that integer; no label at all says why") {
   TempDir tmp("labels");
   write_file(tmp / "floats.jsonl",
