@@ -523,6 +523,15 @@ TEST_CASE(
   CHECK(ex[0].error.find("after a closing quote") != std::string::npos);
 }
 
+TEST_CASE("formats: inferred from the extension in any case, after a compressed file's own") {
+  CHECK(infer_input_format("DATA.JSONL") == InputFormat::kJsonl);
+  CHECK(infer_input_format("a/b.Jsonl.GZ") == InputFormat::kJsonl);
+  CHECK(infer_input_format("notes.TXT.zstd") == InputFormat::kText);
+  CHECK(infer_input_format("rows.Csv.zst") == InputFormat::kCsv);
+  CHECK(!infer_input_format("archive.tar.gz"));
+  CHECK(!infer_input_format("README"));
+}
+
 TEST_CASE("formats: .parquet is inferred; without DuckDB it is refused with what to do") {
   CHECK(infer_input_format("data/train-00000-of-00002.parquet") == InputFormat::kParquet);
   CHECK(parse_input_format("parquet") == InputFormat::kParquet);
