@@ -301,6 +301,9 @@ class Loader:
         self._loader.set_epoch(_checked_epoch(epoch))
         # The last pass read its epoch to the end: the next pass starts the next epoch.
         self._finished = False
+        # The epoch of a state just loaded, until a batch is taken: set_epoch() of that epoch
+        # keeps the state's position.
+        self._restored_epoch: Optional[int] = None
 
     def _open(self) -> Any:
         if self._loader is None:
@@ -318,9 +321,15 @@ class Loader:
         self.close()
 
     def set_epoch(self, epoch: int) -> None:
-        """The next pass reads ``epoch`` from its start."""
-        self._open().set_epoch(_checked_epoch(epoch))
+        """The next pass reads ``epoch`` from its start; but right after load_state_dict() of a
+        state in that epoch, from the state's position (as MosaicML Streaming does), so that a
+        trainer that calls set_epoch() as each epoch starts resumes mid-epoch."""
+        epoch = _checked_epoch(epoch)
+        if epoch == self._restored_epoch:
+            return
+        self._open().set_epoch(epoch)
         self._finished = False
+        self._restored_epoch = None
 
     @property
     def epoch(self) -> int:
@@ -363,6 +372,7 @@ class Loader:
         before the batch leaves this method (a KeyboardInterrupt as next() returns) hands it
         back to the loader: the next call yields it, and state_dict() is as before it."""
         loader = self._open()
+        self._restored_epoch = None
         try:
             item = loader.next()
             if item is None:
@@ -413,6 +423,7 @@ class Loader:
                              state.get("tokens_consumed", 0), state.get("fingerprint"),
                              state.get("blocks_skipped", 0))
         self._finished = False
+        self._restored_epoch = int(state["epoch"])
 
     def planned_records(self, batch: int) -> List[int]:
         return list(self._open().planned_records(batch))
@@ -430,6 +441,10 @@ def _auto_collating_dataloader() -> bool:
     return False
 
 
+# Loader's keywords that Python reads itself (a mixture's schedule) rather than the option table.
+_PYTHON_LOADER_KEYWORDS = ("schedule", "interpolation", "tokens_per_sample")
+
+
 class IterableDataset(_data.IterableDataset):  # type: ignore[type-arg]
     """For code written around torch.utils.data.DataLoader: yields whole batches, so use
     ``DataLoader(shardkit.IterableDataset(path, batch_size=32), batch_size=None)`` and leave
@@ -442,8 +457,11 @@ class IterableDataset(_data.IterableDataset):  # type: ignore[type-arg]
         super().__init__()
         self.path: Union[str, Sequence[SourceLike]] = (
             path if isinstance(path, (list, tuple)) else _os.fspath(path))  # type: ignore[arg-type]
-        self._epoch: int = options.pop("epoch", 0)
+        self._epoch: int = _checked_epoch(options.pop("epoch", 0))
         self.options: Dict[str, Any] = options
+        # An unknown keyword or a bad value raises here, not at the first pass.
+        _shardkit.resolved_loader_options(**{k: v for k, v in options.items()
+                                             if k not in _PYTHON_LOADER_KEYWORDS})
         self._loader: Optional[Loader] = None
         self._pending_state: Optional[Mapping[str, Any]] = None
 
@@ -456,10 +474,13 @@ class IterableDataset(_data.IterableDataset):  # type: ignore[type-arg]
         return self._loader
 
     def set_epoch(self, epoch: int) -> None:
-        if self._loader is None:
-            self._epoch = epoch
-        else:
+        """As Loader.set_epoch(): the epoch of a state just loaded keeps its position."""
+        if self._loader is not None:
             self._loader.set_epoch(epoch)
+            return
+        self._epoch = _checked_epoch(epoch)
+        if self._pending_state is not None and self._pending_state["epoch"] != epoch:
+            self._pending_state = None
 
     def __len__(self) -> int:
         return len(self._get_loader())

@@ -184,6 +184,41 @@ def test_interrupt_in_next_loses_no_batch():
           "resumed exactly")
 
 
+def test_set_epoch_after_load_state_dict(path, ids):
+    """set_epoch() right after load_state_dict(): the state's epoch keeps its position (a trainer
+    calling set_epoch() as each epoch starts resumes mid-epoch), another epoch starts afresh;
+    the same whether or not an IterableDataset built its loader yet. Bad keywords raise at
+    construction."""
+    loader = shardkit.Loader(path, batch_size=BATCH, seed=3, include_metadata=True)
+    it = iter(loader)
+    seen = batch_records(next(it), ids) + batch_records(next(it), ids)
+    state = loader.state_dict()
+    rest_of_0 = planned_epoch(path, 0)[len(seen):]
+    for make in ("loader", "dataset", "built dataset"):
+        for epoch, expected in ((0, rest_of_0), (2, planned_epoch(path, 2))):
+            if make == "loader":
+                fresh = shardkit.Loader(path, batch_size=BATCH, seed=3, include_metadata=True)
+            else:
+                fresh = shardkit.IterableDataset(path, batch_size=BATCH, seed=3,
+                                                 include_metadata=True)
+                if make == "built dataset":
+                    len(fresh)
+            fresh.load_state_dict(state)
+            fresh.set_epoch(epoch)
+            got = [r for b in fresh for r in batch_records(b, ids)]
+            assert got == expected, f"{make}: set_epoch({epoch}) after load_state_dict"
+    for bad, error in (({"bogus": 1}, TypeError), ({"epoch": -3}, shardkit.OptionError),
+                       ({"batch_size": 0}, shardkit.OptionError)):
+        try:
+            shardkit.IterableDataset(path, **bad)
+        except error:
+            pass
+        else:
+            raise AssertionError(f"IterableDataset(**{bad}) was accepted")
+    print("  set_epoch() after load_state_dict(): the state's epoch resumes, another starts; "
+          "bad keywords refused at construction")
+
+
 def test_close_and_context_manager(path):
     with shardkit.Loader(path, batch_size=BATCH, threads=2) as loader:
         batch = next(iter(loader))
@@ -216,6 +251,7 @@ def main():
     test_a_pass_never_yields_nothing_silently(path)
     test_dataloader_over_iterable_dataset(path, ids)
     test_resume_through_state_dict(path, ids)
+    test_set_epoch_after_load_state_dict(path, ids)
     test_close_and_context_manager(path)
     test_map_style_dataset(path)
     test_interrupt_in_next_loses_no_batch()
