@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import collections.abc as _abc
 import json as _json
+import math as _math
+import numbers as _numbers
 import operator as _operator
 import os as _os
 import sys as _sys
@@ -164,14 +166,27 @@ class Source:
     def __init__(self, path: PathLike, weight: Optional[float] = None,
                  repeat: Optional[float] = None, choose: Optional[int] = None) -> None:
         self.path: str = _os.fspath(path)
-        self.weight = weight
-        self.repeat = repeat
-        self.choose = choose
+        self.weight = None if weight is None else _checked_number(weight, "Source: weight")
+        self.repeat = None if repeat is None else _checked_number(repeat, "Source: repeat")
+        self.choose = (None if choose is None
+                       else int(_checked_number(choose, "Source: choose", whole=True)))
 
     def __repr__(self) -> str:
         given = ", ".join(f"{k}={getattr(self, k)!r}" for k in ("weight", "repeat", "choose")
                           if getattr(self, k) is not None)
         return f"Source({self.path!r}{', ' + given if given else ''})"
+
+
+def _checked_number(value: Any, what: str, whole: bool = False) -> float:
+    """A source's or a schedule's number, checked here so that a bad one is named (the binding
+    would only list the argument types it takes)."""
+    if isinstance(value, bool) or not isinstance(value, _numbers.Real):
+        raise TypeError(f"{what} must be a number, not {type(value).__name__}")
+    if not _math.isfinite(value) or value < 0:
+        raise OptionError(f"{what} must be a finite number, 0 or more, not {value!r}")
+    if whole and (int(value) != value or value >= 2**64):
+        raise OptionError(f"{what} must be a whole number below 2^64, not {value!r}")
+    return value
 
 
 def _source_tuple(item: SourceLike, schedule: Optional[ScheduleTuple] = None) -> SourceTuple:
@@ -202,15 +217,16 @@ def _schedules(schedule: Sequence[Mapping[str, Any]], sources: int, interpolatio
         if len(keys) != 1 or unknown or len(point.get("weights", ())) != sources:
             raise ShardkitError(f"schedule point {n} needs one of at_samples/at_tokens and "
                                 f"{sources} weights (one per source), not {point!r}")
-        at = point[keys[0]]
-        if at < 0 or int(at) != at:
-            raise ShardkitError(f"schedule point {n}: {keys[0]} must be a whole number, not {at!r}")
+        at = int(_checked_number(point[keys[0]], f"schedule point {n}: {keys[0]}", whole=True))
         axes.add(keys[0])
         for i, weight in enumerate(point["weights"]):
-            per_source[i].append((int(at), float(weight)))
+            per_source[i].append(
+                (at, float(_checked_number(weight, f"schedule point {n}: weight {i}"))))
     if len(axes) != 1:
         raise ShardkitError("a schedule needs points, all at_samples or all at_tokens")
     axis = "tokens" if axes.pop() == "at_tokens" else "samples"
+    if tokens_per_sample is not None:
+        _checked_number(tokens_per_sample, "tokens_per_sample", whole=True)
     return [(axis, interpolation == "linear", int(tokens_per_sample or 0), points)
             for points in per_source]
 
@@ -285,6 +301,9 @@ class Loader:
                  schedule: Optional[Sequence[Mapping[str, Any]]] = None,
                  interpolation: str = "step", tokens_per_sample: Optional[int] = None,
                  **options: Any) -> None:
+        if schedule is None and (interpolation != "step" or tokens_per_sample is not None):
+            raise ShardkitError("interpolation= and tokens_per_sample= shape a schedule: give "
+                                "schedule= too")
         if isinstance(path, (list, tuple)):
             per_source: List[Optional[ScheduleTuple]] = (
                 list(_schedules(schedule, len(path), interpolation, tokens_per_sample))

@@ -48,6 +48,34 @@ def test_loader_keywords(path):
     print("  threads=5000, NaN, wrong types and a misspelling: each refused naming the option")
 
 
+def test_mixture_values(path):
+    """A source's weight/repeat/choose and a schedule's points: named when wrong, where the
+    binding would only list the argument types it takes."""
+    mix = [path, path]
+    point = {"at_samples": 0, "weights": [1, 2]}
+    refused(lambda: shardkit.Loader([shardkit.Source(path, choose=-5)]), shardkit.OptionError,
+            "Source: choose must be a finite number, 0 or more, not -5")
+    refused(lambda: shardkit.Source(path, choose=2.7), shardkit.OptionError,
+            "choose must be a whole number")
+    refused(lambda: shardkit.Source(path, weight="3"), TypeError,
+            "Source: weight must be a number, not str")
+    refused(lambda: shardkit.Loader([{"path": path, "repeat": float("inf")}]),
+            shardkit.OptionError, "repeat must be a finite number")
+    refused(lambda: shardkit.Loader(mix, schedule=[point], tokens_per_sample=-5),
+            shardkit.OptionError, "tokens_per_sample")
+    refused(lambda: shardkit.Loader(mix, schedule=[point, {"at_samples": 2**70,
+                                                           "weights": [1, 2]}]),
+            shardkit.OptionError, "schedule point 1: at_samples must be a whole number")
+    refused(lambda: shardkit.Loader(mix, schedule=[{"at_samples": "0", "weights": [1, 2]}]),
+            TypeError, "schedule point 0: at_samples must be a number, not str")
+    refused(lambda: shardkit.Loader(mix, schedule=[{"at_samples": float("nan"),
+                                                    "weights": [1, 2]}]),
+            shardkit.OptionError, "at_samples must be a finite number")
+    refused(lambda: shardkit.Loader(path, interpolation="linear"), shardkit.ShardkitError,
+            "give schedule= too")
+    print("  mixture values: bad weight, repeat, choose and schedule points named")
+
+
 def test_threads_the_system_cannot_start(path):
     # Under an address-space limit the threads' stacks do not fit: an error, not an abort.
     child = textwrap.dedent(f"""
@@ -104,6 +132,7 @@ def main():
     path, _ = pyutil.dataset(n=300, seed=4)
     tmp = pyutil.scratch("shardkit-misuse-")
     test_loader_keywords(path)
+    test_mixture_values(path)
     test_threads_the_system_cannot_start(path)
     test_cli_habits(path, tmp)
     print("misuse: all passed")
