@@ -36,10 +36,13 @@ bool integer(py::handle v, options::Value* out) {
     if (!PyErr_Occurred()) return *out = uint64_t(u), true;
     PyErr_Clear();
   }
-  // Past 64 bits: a double, which the range check refuses with the number in the message.
-  *out = PyFloat_AsDouble(i.ptr());
+  // Past 64 bits: its digits, which an integer option refuses quoting them as given.
+  PyErr_Clear();
+  *out = py::str(i).cast<std::string>();
   return true;
 }
+
+bool beyond_64_bits(const options::Value& v) { return std::holds_alternative<std::string>(v); }
 
 std::vector<std::string> split_commas(const std::string& s) {
   std::vector<std::string> out;
@@ -60,7 +63,7 @@ options::Value text_list(const std::string& caller, const std::string& name, py:
     options::Value n;
     if (py::isinstance<py::str>(item))
       items.push_back(item.cast<std::string>());
-    else if (integer(item, &n) && !std::holds_alternative<double>(n))
+    else if (integer(item, &n) && !beyond_64_bits(n))
       items.push_back(py::str(item).cast<std::string>());
     else
       wrong_type(caller, name, "a list of str", item);
@@ -74,8 +77,7 @@ options::Value int_list(const std::string& caller, const std::string& name, py::
   std::vector<int64_t> items;
   for (py::handle item : v) {
     options::Value n;
-    if (!integer(item, &n) || std::holds_alternative<double>(n))
-      wrong_type(caller, name, "a list of int", item);
+    if (!integer(item, &n) || beyond_64_bits(n)) wrong_type(caller, name, "a list of int", item);
     items.push_back(std::holds_alternative<int64_t>(n) ? std::get<int64_t>(n)
                                                        : int64_t(std::get<uint64_t>(n)));
   }
@@ -103,9 +105,13 @@ options::Value value_from_python(const std::string& caller, const std::string& n
     case Kind::kInt:
     case Kind::kUInt:
       if (!integer(v, &out)) wrong_type(caller, name, "an int", v);
+      if (beyond_64_bits(out))
+        throw_refused(caller, options::OptionError(name, "must be an integer within 64 bits, not " +
+                                                             std::get<std::string>(out)));
       return out;
     case Kind::kReal:
-      if (integer(v, &out)) return out;
+      if (integer(v, &out))
+        return beyond_64_bits(out) ? options::Value(PyLong_AsDouble(v.ptr())) : out;
       if (!py::isinstance<py::float_>(v)) wrong_type(caller, name, "a float", v);
       return v.cast<double>();
     case Kind::kText:

@@ -35,6 +35,7 @@ std::string describe_kind(Kind kind) {
 std::string number_text(double v) {
   // The largest uint64 is 2^64 as a double, past what the cast below may take.
   if (v == double(UINT64_MAX)) return std::to_string(UINT64_MAX);
+  if (v == double(INT64_MAX)) return std::to_string(INT64_MAX);  // 2^63, as the int64 bound
   if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e19) {
     char buf[32];
     if (v < 0) return std::to_string(int64_t(v));
@@ -87,7 +88,10 @@ Value checked_integer(const std::string& name, Kind kind, std::optional<double> 
     return v;
   }
   if (auto* u = std::get_if<uint64_t>(&v)) {
-    if (*u > uint64_t(INT64_MAX)) check_range(name, d, min, double(INT64_MAX), v);
+    // Compared as integers: 2^63 rounds to INT64_MAX as a double.
+    if (*u > uint64_t(INT64_MAX))
+      throw OptionError(name, "must be " + range_text(min, max ? max : double(INT64_MAX)) +
+                                  ", not " + format_value(v));
     return int64_t(*u);
   }
   return v;

@@ -45,6 +45,14 @@ def test_loader_keywords(path):
             "epoch must be 0 or more, not -3")
     refused(lambda: shardkit.Loader(path, epoch=1.5), TypeError, "epoch must be an int, not float")
     refused(lambda: shardkit.Dataset(path)[1.5], TypeError, "float")
+    # Integers past 64 bits, and past int64 for a signed option: the value as given, and a true
+    # range (2^63 once passed as int64's bound after rounding through a double, and wrapped).
+    refused(lambda: shardkit.Loader(path, seed=2**64), shardkit.OptionError,
+            "seed must be an integer within 64 bits, not 18446744073709551616")
+    refused(lambda: shardkit.Loader(path, mask_token_id=-2**63 - 1), shardkit.OptionError,
+            "not -9223372036854775809")
+    refused(lambda: shardkit.Loader(path, mask_token_id=2**63), shardkit.OptionError,
+            "to 9223372036854775807, not 9223372036854775808")
     print("  threads=5000, NaN, wrong types and a misspelling: each refused naming the option")
 
 
