@@ -44,6 +44,11 @@ bool integer(py::handle v, options::Value* out) {
 
 bool beyond_64_bits(const options::Value& v) { return std::holds_alternative<std::string>(v); }
 
+// A list, a tuple, a range, an array: any sequence the type stub's Sequence admits, but text.
+bool is_sequence(py::handle v) {
+  return PySequence_Check(v.ptr()) && !py::isinstance<py::str>(v) && !py::isinstance<py::bytes>(v);
+}
+
 std::vector<std::string> split_commas(const std::string& s) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -55,8 +60,7 @@ std::vector<std::string> split_commas(const std::string& s) {
 
 options::Value text_list(const std::string& caller, const std::string& name, py::handle v) {
   if (py::isinstance<py::str>(v)) return split_commas(v.cast<std::string>());
-  if (!py::isinstance<py::list>(v) && !py::isinstance<py::tuple>(v))
-    wrong_type(caller, name, "a list of str", v);
+  if (!is_sequence(v)) wrong_type(caller, name, "a list of str", v);
   // Integers name themselves (labels=[0, 1] are the labels "0" and "1").
   std::vector<std::string> items;
   for (py::handle item : v) {
@@ -72,8 +76,7 @@ options::Value text_list(const std::string& caller, const std::string& name, py:
 }
 
 options::Value int_list(const std::string& caller, const std::string& name, py::handle v) {
-  if (!py::isinstance<py::list>(v) && !py::isinstance<py::tuple>(v))
-    wrong_type(caller, name, "a list of int", v);
+  if (!is_sequence(v)) wrong_type(caller, name, "a list of int", v);
   std::vector<int64_t> items;
   for (py::handle item : v) {
     options::Value n;

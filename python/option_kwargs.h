@@ -8,6 +8,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,11 +46,16 @@ py::dict option_spec(const OptionSpec& spec);
 template <class S>
 void apply_kwargs(const options::OptionTable<S>& table, S& s, const py::dict& kw,
                   const std::string& caller) {
+  std::map<std::string, std::string> given;  // option -> the keyword that set it
   for (auto [key, value] : kw) {
     const std::string name = py::str(key);
     const options::Alias* alias = nullptr;
     const options::Option<S>* e = table.find(name, &alias);
     if (!e) throw_unknown_keyword(caller, name, table.names());
+    // An option and its deprecated name together: which one wins would be a guess.
+    if (const auto [it, fresh] = given.emplace(e->name, name); !fresh)
+      throw py::type_error(caller + ": '" + it->second + "' and '" + name +
+                           "' set the same option; give only '" + e->name + "'");
     if (!(e->surfaces & options::kPython))
       throw py::type_error(caller + ": '" + name + "' " + e->unavailable_in_python);
     if (alias) warn_deprecated(caller, *alias, e->name);

@@ -45,6 +45,10 @@ def test_loader_keywords(path):
             "epoch must be 0 or more, not -3")
     refused(lambda: shardkit.Loader(path, epoch=1.5), TypeError, "epoch must be an int, not float")
     refused(lambda: shardkit.Dataset(path)[1.5], TypeError, "float")
+    # Any sequence the type stub's Sequence admits, not only lists and tuples.
+    assert shardkit.Loader(path, special_ids=range(3)).epoch == 0
+    refused(lambda: shardkit.Loader(path, special_ids=b"ab"), TypeError,
+            "special_ids must be a list of int, not bytes")
     # Integers past 64 bits, and past int64 for a signed option: the value as given, and a true
     # range (2^63 once passed as int64's bound after rounding through a double, and wrapped).
     refused(lambda: shardkit.Loader(path, seed=2**64), shardkit.OptionError,

@@ -150,7 +150,8 @@ def test_deprecated_alias_and_types():
     for bad, message in ((dict(max_len="512"), "max_len must be an int, not str"),
                          (dict(pack=1), "pack must be a bool, not int"),
                          (dict(labels=[1.5]), "labels must be a list of str, not float"),
-                         (dict(max_lenght=5), "did you mean 'max_len'")):
+                         (dict(max_lenght=5), "did you mean 'max_len'"),
+                         (dict(no_pack=True, pack=True), "set the same option; give only 'pack'")):
         try:
             _shardkit.resolved_convert_options(**bad)
         except TypeError as e:
