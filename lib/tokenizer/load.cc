@@ -167,8 +167,8 @@ std::unique_ptr<Tokenizer> Tokenizer::from_file(const std::filesystem::path& pat
         if (merges.empty() && std::filesystem::exists(c)) merges = c;
       if (merges.empty())
         throw Error(ErrorCode::kIo, source,
-                    "GPT-2 encoder.json needs its merges: no vocab.bpe or merges.txt beside it "
-                    "(name it with --merges)");
+                    "GPT-2 encoder.json needs its merges: put them beside it as vocab.bpe or "
+                    "merges.txt (or NAME-vocab.bpe beside NAME-encoder.json)");
     }
     std::string merges_content = read_all(merges);
     std::string both = content + '\0' + merges_content;
