@@ -176,4 +176,13 @@ TEST_CASE("a server that never answers for a shard: a loader fails after one req
   // blocks a window holds (284 requests and 38 s here before).
   CHECK(requests <= 4 * (o.threads + 1) * 2);
   CHECK(seconds < 6.0);
+
+  // shard-inspect takes the same bounds as flags: without them this verify waits 6 x 30 s.
+  std::string out;
+  const auto cli_start = std::chrono::steady_clock::now();
+  CHECK(t::run_command(t::tool_path("shard-inspect") + " verify " + server.url("ds") +
+                           " --remote-timeout-ms 200 --remote-retries 1",
+                       &out) != 0);
+  CHECK_MESSAGE(out.find("Timeout was reached") != std::string::npos, out);
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - cli_start).count() < 10.0);
 }

@@ -12,6 +12,7 @@
 #include "core/record_json.h"
 #include "count_check.h"
 #include "shard_inspect/commands.h"
+#include "shard_inspect/source_flags.h"
 #include "tokenizer/tokenizer.h"
 
 namespace {
@@ -71,7 +72,7 @@ std::vector<uint32_t> record_ids(const shardkit::Schema& schema, const unsigned 
 }
 
 void run_dump(const DumpArgs& args) {
-  shardkit::Dataset ds = shardkit::Dataset::open(args.dir);
+  shardkit::Dataset ds = shardkit::Dataset::open(args.dir, shard_inspect::dataset_options());
   const auto& schema = ds.schema();
   if (args.from >= ds.size())
     throw shardkit::Error(shardkit::ErrorCode::kInvalidArgument, args.dir,
@@ -133,7 +134,11 @@ const shard_inspect::RegisterCommand kDump([](CLI::App& app) {
                   "strings and decoded text (up to the length field)");
   cmd->add_flag("--force-tokenizer", args->force_tokenizer,
                 "Decode with --decode's tokenizer even when its fingerprint is not the dataset's");
-  cmd->callback([args] { run_dump(*args); });
+  const auto apply_source_flags = shard_inspect::add_source_flags(cmd);
+  cmd->callback([args, apply_source_flags] {
+    apply_source_flags();
+    run_dump(*args);
+  });
 });
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "core/location.h"
 
 #include "shard_inspect/commands.h"
+#include "shard_inspect/source_flags.h"
 
 namespace {
 
@@ -27,7 +28,8 @@ std::string shape_text(const shardkit::Field& f) {
 }
 
 void run_info(const InfoArgs& args) {
-  const shardkit::Manifest m = shardkit::open_store(args.dir)->load_manifest();
+  const shardkit::Manifest m =
+      shardkit::open_store(args.dir, shard_inspect::source_options())->load_manifest();
   const uint64_t records = m.record_count();
   const uint64_t raw = records * m.schema.record_size();
   const uint64_t disk = m.bytes_on_disk();
@@ -125,7 +127,11 @@ const shard_inspect::RegisterCommand kInfo([](CLI::App& app) {
   cmd->add_option("dir", args->dir, "Dataset directory or URL (http://, https://, s3://)")
       ->required();
   cmd->add_flag("--json", args->json, "Print one JSON object");
-  cmd->callback([args] { run_info(*args); });
+  const auto apply_source_flags = shard_inspect::add_source_flags(cmd);
+  cmd->callback([args, apply_source_flags] {
+    apply_source_flags();
+    run_info(*args);
+  });
 });
 
 }  // namespace

@@ -40,6 +40,7 @@
 #include "loader/plan.h"
 #include "option_flags.h"
 #include "shard_inspect/commands.h"
+#include "shard_inspect/source_flags.h"
 #include "shard_inspect/stream_sources.h"
 
 namespace {
@@ -196,7 +197,7 @@ uint64_t budget_end(const Sources& s, loader::LoaderOptions options, uint64_t ep
   std::vector<shardkit::Dataset> data;
   std::vector<const shardkit::Field*> length;
   for (size_t i = 0; i < s.sources.size(); ++i) {
-    data.push_back(shardkit::Dataset::open(s.sources[i].path));
+    data.push_back(shardkit::Dataset::open(s.sources[i].path, shard_inspect::dataset_options()));
     const std::string* name = data.back().info().field(shardkit::FieldRole::kLength);
     length.push_back(name ? data.back().schema().find(*name) : nullptr);
     if (!length.back())
@@ -323,6 +324,7 @@ void run_order(OrderArgs& args) {
   options.rank = 0;
   options.world_size = 1;
   args.flags->apply(options);
+  options.source = shard_inspect::source_options();
   args.seed_given = args.flags->given("seed");
   // One node unless asked: the command never reads LOCAL_WORLD_SIZE either.
   if (!args.flags->given("ranks_per_node")) options.ranks_per_node = options.world_size;
@@ -371,7 +373,11 @@ const shard_inspect::RegisterCommand kOrder([](CLI::App& app) {
                 "and each node's and rank's share, for --world-size and --ranks-per-node");
   cmd->add_flag("--print-options", args->print_options,
                 "Print the loader options as resolved (JSON), and exit");
-  cmd->callback([args] { run_order(*args); });
+  const auto apply_source_flags = shard_inspect::add_source_flags(cmd);
+  cmd->callback([args, apply_source_flags] {
+    apply_source_flags();
+    run_order(*args);
+  });
 });
 
 }  // namespace

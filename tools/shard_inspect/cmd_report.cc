@@ -19,6 +19,7 @@
 #include "progress_options.h"
 #include "shard_inspect/commands.h"
 #include "shard_inspect/report_html.h"
+#include "shard_inspect/source_flags.h"
 #include "tokenizer/tokenizer.h"
 
 namespace {
@@ -55,7 +56,7 @@ ReportData gather(const ReportArgs& args) {
     shardkit::ProgressReporter reporter("report: verify", shardkit::ProgressUnit::items("blocks"),
                                         args.progress);
     d.verify = shardkit::verify_dataset(
-        args.dir, shardkit::SourceOptions{},
+        args.dir, shard_inspect::source_options(),
         [&reporter](uint64_t done, uint64_t total) { reporter.update(done, total); });
   }
   if (!d.verify.ok()) return d;
@@ -137,7 +138,11 @@ const shard_inspect::RegisterCommand kReport([](CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--force", args->force, "Replace an existing output file");
   shardkit::tools::add_progress_options(cmd, args->progress);
-  cmd->callback([args] { run_report(*args); });
+  const auto apply_source_flags = shard_inspect::add_source_flags(cmd);
+  cmd->callback([args, apply_source_flags] {
+    apply_source_flags();
+    run_report(*args);
+  });
 });
 
 }  // namespace

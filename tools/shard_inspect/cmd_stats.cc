@@ -10,6 +10,7 @@
 #include "core/location.h"
 #include "shard_inspect/commands.h"
 #include "shard_inspect/dataset_stats.h"
+#include "shard_inspect/source_flags.h"
 
 namespace {
 
@@ -117,7 +118,11 @@ const shard_inspect::RegisterCommand kStats([](CLI::App& app) {
       ->required();
   cmd->add_flag("--json", args->json, "Print one JSON object");
   cmd->add_option("--bins", args->bins, "Histogram bins over 1..max_len");
-  cmd->callback([args] { run_stats(*args); });
+  const auto apply_source_flags = shard_inspect::add_source_flags(cmd);
+  cmd->callback([args, apply_source_flags] {
+    apply_source_flags();
+    run_stats(*args);
+  });
 });
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "core/verify.h"
 #include "progress_options.h"
 #include "shard_inspect/commands.h"
+#include "shard_inspect/source_flags.h"
 
 namespace {
 
@@ -81,7 +82,7 @@ void run_verify(const VerifyArgs& args) {
   shardkit::ProgressReporter reporter("verify", shardkit::ProgressUnit::items("blocks"),
                                       args.progress);
   const shardkit::VerifyReport r = shardkit::verify_dataset(
-      args.dir, shardkit::SourceOptions{},
+      args.dir, shard_inspect::source_options(),
       [&reporter](uint64_t done, uint64_t total) { reporter.update(done, total); });
   reporter.finish();
   if (!r.ok()) shard_inspect::exit_code() = 1;
@@ -108,7 +109,11 @@ const shard_inspect::RegisterCommand kVerify([](CLI::App& app) {
   cmd->add_flag("--json", args->json,
                 "Print the report as JSON, listing the damaged blocks on_corrupt=skip replaces");
   shardkit::tools::add_progress_options(cmd, args->progress);
-  cmd->callback([args] { run_verify(*args); });
+  const auto apply_source_flags = shard_inspect::add_source_flags(cmd);
+  cmd->callback([args, apply_source_flags] {
+    apply_source_flags();
+    run_verify(*args);
+  });
 });
 
 }  // namespace

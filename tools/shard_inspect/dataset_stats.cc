@@ -1,4 +1,5 @@
 #include "shard_inspect/dataset_stats.h"
+#include "shard_inspect/source_flags.h"
 
 #include <algorithm>
 
@@ -55,7 +56,7 @@ void count_record(const unsigned char* rec, const Fields& f, bool count_tokens, 
 }  // namespace
 
 DatasetStats compute_stats(const std::string& location, bool count_tokens) {
-  shardkit::Dataset ds = shardkit::Dataset::open(location);
+  shardkit::Dataset ds = shardkit::Dataset::open(location, dataset_options());
   const Fields f = fields_of(ds, location);
   const shardkit::DatasetInfo& info = ds.manifest().info;
   DatasetStats s;

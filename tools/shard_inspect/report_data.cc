@@ -1,4 +1,5 @@
 #include "shard_inspect/report_data.h"
+#include "shard_inspect/source_flags.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -73,7 +74,7 @@ std::string shown_path(const std::string& path, const std::string& spec) {
 }
 
 uint64_t dataset_tokens(const std::string& path) {
-  const shardkit::Manifest m = shardkit::open_store(path)->load_manifest();
+  const shardkit::Manifest m = shardkit::open_store(path, source_options())->load_manifest();
   return m.info.stats ? m.info.stats->tokens : compute_stats(path, false).tokens;
 }
 

@@ -1,4 +1,5 @@
 #include "shard_inspect/stream_sources.h"
+#include "shard_inspect/source_flags.h"
 
 #include "core/dataset_store.h"
 #include "core/error.h"
@@ -25,7 +26,7 @@ StreamSources load_stream_sources(const std::string& dir, const std::string& mix
     if (spec.max_samples && !options.max_samples) options.max_samples = *spec.max_samples;
   }
   for (const loader::MixtureSource& source : s.sources) {
-    s.manifests.push_back(shardkit::open_store(source.path)->load_manifest());
+    s.manifests.push_back(shardkit::open_store(source.path, source_options())->load_manifest());
     const shardkit::Manifest& m = s.manifests.back();
     s.shapes.push_back({shardkit::Geometry::of(m), m.schema.record_size()});
     s.sizes.push_back(s.shapes.back().geometry.records());
