@@ -278,6 +278,21 @@ void check_sft_only(const TaskOptions& t) {
     throw Error(ErrorCode::kInvalidArgument, "", "--pack is for --task lm and sft");
 }
 
+// Flags of one task given to another would be ignored: refused, as --pack is.
+void check_task_only(const ConvertOptions& o) {
+  const TaskOptions& t = o.task;
+  if (t.position_ids && !(t.task == Task::kLm && t.pack.value_or(true)))
+    throw Error(ErrorCode::kInvalidArgument, "",
+                "--position-ids is for --task lm, packed (the rows of --no-pack start at 0)");
+  if (o.labels && !task_has_labels(t.task))
+    throw Error(ErrorCode::kInvalidArgument, "", "--labels is for --task cls and pair");
+  const TaskOptions defaults;
+  if (t.task != Task::kQa &&
+      (t.doc_stride != defaults.doc_stride || t.max_query_len != defaults.max_query_len))
+    throw Error(ErrorCode::kInvalidArgument, "",
+                "--doc-stride and --max-query-len are for --task qa");
+}
+
 // Where the dataset goes and what makes it: given, and not about to replace a dataset unasked.
 void check_destination(const ConvertOptions& o) {
   if (o.out.empty()) throw Error(ErrorCode::kInvalidArgument, "", "--out is required");
@@ -301,6 +316,7 @@ ConvertOptions resolve(ConvertOptions o) {
 
 ConvertOptions resolve_defaults(ConvertOptions o) {
   check_sft_only(o.task);
+  check_task_only(o);
   convert_option_table().resolve(o);
   if (o.threads == 0) o.threads = available_cores();
   return o;

@@ -21,6 +21,8 @@ from shardkit import _shardkit  # noqa: E402
 # The base each value is set on: an sft conversion, so that sft's options are allowed too.
 CONVERT_BASE_CLI = [pyutil.SHARDIFY, "--input", "rows.jsonl", "--task", "sft"]
 CONVERT_BASE_PY = {"task": "sft"}
+# Options of another task than the base's, which the converter refuses for it.
+CONVERT_TASK_OF = {"labels": "cls", "position_ids": "lm", "doc_stride": "qa", "max_query_len": "qa"}
 ORDER_BASE_CLI = [pyutil.INSPECT, "order", "dataset-dir"]
 
 
@@ -82,7 +84,15 @@ def why_cli(stderr, flag):
     return stderr[at + len(flag) + 1:].strip().splitlines()[0]
 
 
-def check_table(specs, base_cli, base_py, resolve_py, caller, skip_default=()):
+def for_task(base_cli, base_py, task):
+    """The base arguments with --task `task`, when given."""
+    if task is None or "task" not in base_py:
+        return base_cli, base_py
+    at = base_cli.index("--task") + 1
+    return base_cli[:at] + [task] + base_cli[at + 1:], {**base_py, "task": task}
+
+
+def check_table(specs, base_cli, base_py, resolve_py, caller, skip_default=(), task_of=None):
     defaults_cli, err = run_cli(base_cli, [])
     assert err is None, err
     defaults_py = json.loads(resolve_py(**base_py))
@@ -98,17 +108,18 @@ def check_table(specs, base_cli, base_py, resolve_py, caller, skip_default=()):
             assert defaults_cli[name] == defaults_py[name], (
                 f"{name}: default {defaults_cli[name]!r} on the CLI, {defaults_py[name]!r} in Python")
         args, value = samples(spec, defaults_py[name])
-        got_cli, err = run_cli(base_cli, args)
+        cli, py = for_task(base_cli, base_py, (task_of or {}).get(name))
+        got_cli, err = run_cli(cli, args)
         assert err is None, f"{flag} {args}: {err}"
-        got_py = json.loads(resolve_py(**{**base_py, name: value}))
+        got_py = json.loads(resolve_py(**{**py, name: value}))
         assert got_cli[name] == got_py[name], f"{name}: {got_cli[name]!r} vs {got_py[name]!r}"
         assert got_py[name] != defaults_py[name], f"{name}: setting it changed nothing"
         checked += 1
         for args, value in bad_values(spec):
-            _, err = run_cli(base_cli, args)
+            _, err = run_cli(cli, args)
             assert err is not None, f"{flag} {args} was accepted"
             try:
-                resolve_py(**{**base_py, name: value})
+                resolve_py(**{**py, name: value})
             except shardkit.OptionError as e:
                 why_py = str(e).split(f"{caller}: {name} ", 1)[1]
             else:
@@ -122,7 +133,20 @@ def test_converter_options():
     specs = [s for s in _shardkit.convert_options() if s["cli"]]
     assert {"max_len", "task", "pack", "labels", "threads"} <= {s["name"] for s in specs}
     checked, refused = check_table(specs, CONVERT_BASE_CLI, CONVERT_BASE_PY,
-                                   _shardkit.resolved_convert_options, "write_dataset")
+                                   _shardkit.resolved_convert_options, "write_dataset",
+                                   task_of=CONVERT_TASK_OF)
+    # ... and refused for a task they do not apply to, on both sides.
+    for name, args, value in (("labels", ["--labels", "a"], ["a"]),
+                              ("position_ids", ["--position-ids"], True),
+                              ("doc_stride", ["--doc-stride", "5"], 5)):
+        _, err = run_cli(CONVERT_BASE_CLI, args)
+        assert err is not None and args[0] in err, f"{args} for --task sft: {err}"
+        try:
+            _shardkit.resolved_convert_options(**{**CONVERT_BASE_PY, name: value})
+        except shardkit.ShardkitError as e:
+            assert args[0] in str(e) or name in str(e), str(e)
+        else:
+            raise AssertionError(f"{name} for task sft was accepted")
     print(f"  converter: {checked} options alike on the CLI and in Python, {refused} bad values "
           "refused with the same reason")
 
