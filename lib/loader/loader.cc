@@ -234,9 +234,8 @@ struct Loader::Impl {
       throw Error(ErrorCode::kUnsupported, where(),
                   "this Loader was made in process " + std::to_string(owner) +
                       " and its threads do not survive fork(): make the Loader in the process "
-                      "that reads it (in a DataLoader worker: in the dataset's __iter__, as "
-                      "shardkit.IterableDataset does), or read records with a Dataset, which "
-                      "works after fork()");
+                      "that reads it (in a DataLoader worker: in your dataset's __iter__), or "
+                      "read records with a shardkit.Dataset, which works after fork()");
   }
 
   std::string where() const {

@@ -2,6 +2,8 @@
 // GPT-2 encoder.json (+ vocab.bpe) and WordPiece vocab.txt.
 #include <xxhash.h>
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -174,6 +176,15 @@ std::unique_ptr<Tokenizer> Tokenizer::from_file(const std::filesystem::path& pat
     std::string both = content + '\0' + merges_content;
     return load_gpt2(j, root, merges, xxh3_64(both.data(), both.size()));
   }
+  // A vocab.txt is lines of tokens; a .json file that is not an object is a damaged or foreign
+  // file, whose lines would only make a WordPiece vocabulary that lacks [UNK].
+  std::string extension = path.extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (extension == ".json")
+    throw Error(ErrorCode::kInput, source,
+                "not a tokenizer: a .json tokenizer is a JSON object (a tokenizer.json or a GPT-2 "
+                "encoder.json), and this file does not start with '{'");
   std::string keyed = content + '\0' + (options.lowercase ? "lower" : "cased") + '\0' +
                       (options.strip_accents.value_or(options.lowercase) ? "strip" : "keep");
   return load_vocab_txt(content, source, options, xxh3_64(keyed.data(), keyed.size()));

@@ -842,3 +842,22 @@ TEST_CASE("a directory or a device named as the tokenizer is refused by name") {
     }
   }
 }
+
+TEST_CASE("a .json file that is not a JSON object is refused as such, not read as a vocab.txt") {
+  TempDir tmp("tokenizer-json-text");
+  for (const char* name : {"tokenizer.json", "VOCAB.JSON"}) {
+    const std::filesystem::path path = tmp / name;
+    write_file(path, "hello\nworld\n");
+    CAPTURE(name);
+    try {
+      Tokenizer::from_file(path);
+      FAIL("loaded");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::kInput);
+      CHECK(e.reason().find("a .json tokenizer is a JSON object") != std::string::npos);
+    }
+  }
+  // The same lines named vocab.txt are a WordPiece vocabulary (lacking [UNK], refused so).
+  write_file(tmp / "vocab.txt", "hello\nworld\n");
+  CHECK_THROWS_WITH_AS(Tokenizer::from_file(tmp / "vocab.txt"), doctest::Contains("[UNK]"), Error);
+}
