@@ -87,6 +87,16 @@ ReaderOptions reader_options(const ConvertOptions& o, InputFormat fmt) {
   return r;
 }
 
+// Reading flags of one format given to another would be ignored: refused, as --where is.
+void check_format_flags(const ConvertOptions& o, InputFormat fmt) {
+  if (o.doc_separator != DocSeparator::kFile && fmt != InputFormat::kText)
+    throw Error(ErrorCode::kInvalidArgument, "",
+                std::string("--doc-sep is for text input: a ") + input_format_name(fmt) +
+                    " input's documents are its rows");
+  if (!o.quoting && fmt != InputFormat::kCsv && fmt != InputFormat::kTsv)
+    throw Error(ErrorCode::kInvalidArgument, "", "--no-quoting is for csv and tsv input");
+}
+
 }  // namespace
 
 ConvertInputs open_inputs(const ConvertOptions& o, std::vector<InputFile> files) {
@@ -97,6 +107,7 @@ ConvertInputs open_inputs(const ConvertOptions& o, std::vector<InputFile> files)
   in.files = std::move(files);
   in.format = o.rows ? InputFormat::kJsonl : resolve_format(o, in.files);
   check_task_and_format(o.task.task, in.format);
+  check_format_flags(o, in.format);
   in.reader = reader_options(o, in.format);
   in.open = [&o, files = in.files](size_t i, const ReaderOptions& r) {
     const auto index = static_cast<uint32_t>(i);

@@ -79,8 +79,10 @@ shardify::ConvertOptions document_options(const fs::path& input, const fs::path&
 shardify::ConvertOptions line_options(const fs::path& input, const fs::path& vocab,
                                       const fs::path& out) {
   shardify::ConvertOptions o = document_options(input, vocab, out);
-  if (input.extension() == ".jsonl") o.format = shardify::InputFormat::kJsonl;
-  o.doc_separator = shardify::DocSeparator::kLine;
+  if (input.extension() == ".jsonl")
+    o.format = shardify::InputFormat::kJsonl;  // its rows are lines already
+  else
+    o.doc_separator = shardify::DocSeparator::kLine;
   o.threads = 2;
   return o;
 }

@@ -287,6 +287,25 @@ TEST_CASE("--force replaces datasets and empty directories, never anything else"
   CHECK(read_file(tmp / "p0" / "manifest.json") == part);
 }
 
+TEST_CASE("flags of another task or input format are refused, not ignored") {
+  TempDir tmp("flags");
+  write_file(tmp / "rows.jsonl", "{\"text\": \"a b\", \"label\": \"x\"}\n");
+  const std::string in = "--input " + q(tmp / "rows.jsonl") + tok() + " --out " + q(tmp / "ds");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {" --doc-sep line", "--doc-sep is for text input: a jsonl input"},
+      {" --no-quoting", "--no-quoting is for csv and tsv input"},
+      {" --task cls --position-ids", "--position-ids is for --task lm, packed"},
+      {" --task lm --no-pack --position-ids", "--position-ids is for --task lm, packed"},
+      {" --task lm --labels x", "--labels is for --task cls and pair"},
+      {" --task cls --doc-stride 8", "--doc-stride and --max-query-len are for --task qa"}};
+  for (const auto& [flags, message] : cases) {
+    std::string out;
+    CHECK_MESSAGE(shardify(in + flags, &out) != 0, flags);
+    CHECK_MESSAGE(out.find(message) != std::string::npos, flags, ": ", out);
+    CHECK(!fs::exists(tmp / "ds"));
+  }
+}
+
 TEST_CASE("an input whose name is not UTF-8 is refused at once, naming it") {
   TempDir tmp("names");
   write_file(tmp / "caf\xE9.txt", "some text\n");
