@@ -35,10 +35,10 @@ std::optional<LabelsRead> labels_read(const ConvertInputs& in, const ReaderOptio
     Example ex;
     while (reader->next(ex)) {
       if (ex.after_damaged_text) return std::nullopt;
-      if (ex.error.empty())
+      if (ex.error.empty() && !ex.label.empty())
         read.labels.insert(ex.label);
       else if (!read.first_error)
-        read.first_error = error_of(ex, ex.error);
+        read.first_error = error_of(ex, ex.error.empty() ? "the label is empty" : ex.error);
     }
   }
   return read;

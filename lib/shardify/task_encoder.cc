@@ -96,6 +96,10 @@ TaskEncoder::TaskEncoder(const tok::Tokenizer& tokenizer, const TaskOptions& opt
 }
 
 bool TaskEncoder::label_index(const Example& ex, EncodedBatch& out, int32_t& index) const {
+  if (ex.label.empty()) {  // an empty CSV cell, or "": a missing label, not a class named ""
+    add_error(ex, out, "the label is empty");
+    return false;
+  }
   auto i = labels_->index(ex.label);
   if (!i) {
     add_error(ex, out, "unknown label '" + ex.label + "'");

@@ -326,6 +326,18 @@ TEST_CASE("labels: a whole number written as a float is that integer; no label a
   CHECK(shardkit::Manifest::load(tmp / "floats").info.labels.names ==
         std::vector<std::string>{"1", "2"});
 
+  // An empty label (a CSV cell left blank) is a missing label, not a class named "".
+  write_file(tmp / "blank.csv", "text,label\na,pos\nb,\nc,neg\n");
+  std::string blank;
+  CHECK(shardify("--input " + q(tmp / "blank.csv") + " --task cls" + tok() + " --out " +
+                     q(tmp / "blank"),
+                 &blank) != 0);
+  CHECK_MESSAGE(blank.find("blank.csv:3: the label is empty") != std::string::npos, blank);
+  shardify_ok("--input " + q(tmp / "blank.csv") + " --task cls --on-error skip" + tok() +
+              " --out " + q(tmp / "blank"));
+  CHECK(shardkit::Manifest::load(tmp / "blank").info.labels.names ==
+        std::vector<std::string>{"neg", "pos"});
+
   // Every row fails: the message names the first failing row, and --labels.
   const std::vector<std::pair<std::string, std::string>> inputs = {
       {"short.csv", "text,label\nhello\n"},
