@@ -4,6 +4,7 @@
 // as an ordinary character (so TSV files with stray quotes still read as written); in TSV, a
 // field whose closing quote is followed by more text on the same line is kept as written too.
 // With quoting off (--no-quoting), quotes are ordinary characters everywhere.
+#include <algorithm>
 #include <vector>
 
 #include "shardify/readers_internal.h"
@@ -59,12 +60,13 @@ class DelimitedReader : public ExampleReader {
  private:
   std::string resolve_columns() {
     auto find = [&](const std::string& name, int& col) -> std::string {
-      for (size_t i = 0; i < header_.size(); ++i)
-        if (header_[i] == name) {
-          col = static_cast<int>(i);
-          return {};
-        }
-      return "no column named '" + name + "'";
+      const auto first = std::find(header_.begin(), header_.end(), name);
+      if (first == header_.end()) return "no column named '" + name + "'";
+      // Two columns of that name: which one was meant would be a guess.
+      if (std::find(first + 1, header_.end(), name) != header_.end())
+        return "column '" + name + "' appears twice";
+      col = static_cast<int>(first - header_.begin());
+      return {};
     };
     std::string p;
     if (!options_.labels_only && !(p = find(options_.text_field, text_col_)).empty()) return p;

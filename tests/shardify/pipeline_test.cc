@@ -400,6 +400,8 @@ TEST_CASE("bad input: fail names file:line and publishes nothing; skip counts an
        "expected 2 fields, found 3", 3, 1},
       {"CSV missing column", "h.csv", "body,label\nfine,a\n", "--task cls",
        "no column named 'text'", 1, 0},
+      {"CSV column named twice", "d.csv", "text,text,label\nfine,x,a\n", "--task cls",
+       "column 'text' appears twice", 1, 0},
       {"unknown label with --labels", "l.tsv", "text\tlabel\ngood\tpos\nodd\tmaybe\n",
        "--task cls --labels pos,neg", "unknown label 'maybe'", 3, 1},
       {"SQuAD answer not in the context", "s.json",
