@@ -94,17 +94,18 @@ struct DatasetWriter::Impl {
   void run_queued() {
     if (queued.empty()) return;
     size_t next = 0;
+    PipelineItems<RawBlocks> items;
     const auto read = tbb::make_filter<void, WriterBlocks>(
         tbb::filter_mode::serial_in_order, [&](tbb::flow_control& fc) -> WriterBlocks {
           if (next == queued.size()) {
             fc.stop();
             return nullptr;
           }
-          auto one = std::make_unique<std::vector<RawBlock>>();
+          WriterBlocks one = items.make();
           one->push_back(std::move(queued[next++]));
           return one;
         });
-    run_ordered_pipeline(arena, read & encode_and_store(owner));
+    run_ordered_pipeline(arena, read & encode_and_store(owner, items));
     queued.clear();
   }
 

@@ -19,16 +19,17 @@ void run_ordered_pipeline(tbb::task_arena& arena, const tbb::filter<void, void>&
   arena.execute([&] { tbb::parallel_pipeline(pipeline_tokens(threads), stages); });
 }
 
-tbb::filter<WriterBlocks, void> encode_and_store(DatasetWriter& writer) {
+tbb::filter<WriterBlocks, void> encode_and_store(DatasetWriter& writer,
+                                                 PipelineItems<RawBlocks>& blocks) {
   return tbb::make_filter<WriterBlocks, WriterBlocks>(tbb::filter_mode::parallel,
-                                                      [&writer](WriterBlocks blocks) {
-                                                        for (RawBlock& b : *blocks)
-                                                          writer.encode(b);
-                                                        return blocks;
+                                                      [&writer](WriterBlocks item) {
+                                                        for (RawBlock& b : *item) writer.encode(b);
+                                                        return item;
                                                       }) &
          tbb::make_filter<WriterBlocks, void>(tbb::filter_mode::serial_in_order,
-                                              [&writer](WriterBlocks blocks) {
-                                                for (RawBlock& b : *blocks) writer.store(b);
+                                              [&writer, &blocks](WriterBlocks item) {
+                                                for (RawBlock& b : *item) writer.store(b);
+                                                blocks.done(item);
                                               });
 }
 

@@ -15,6 +15,8 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "core/dataset_writer.h"
@@ -33,11 +35,41 @@ size_t pipeline_tokens(unsigned threads);
 // yet through are dropped) and is rethrown here as it was thrown.
 void run_ordered_pipeline(tbb::task_arena& arena, const tbb::filter<void, void>& stages);
 
+// The items of one pipeline run, which its stages pass as pointers. When an exception cancels
+// a pipeline, oneTBB may drop an item in flight without destroying it (LeakSanitizer caught a
+// conversion's blocks so, when a damaged .gz restarts it); owned here, what a run leaves is
+// freed with this, after the run.
+template <class T>
+class PipelineItems {
+ public:
+  T* make() {
+    auto item = std::make_unique<T>();
+    T* p = item.get();
+    std::lock_guard lock(mu_);
+    items_.emplace(p, std::move(item));
+    return p;
+  }
+  // An item that passed its last stage, or that a stage ended.
+  void done(T* item) {
+    std::unique_ptr<T> gone;
+    std::lock_guard lock(mu_);
+    auto node = items_.extract(item);
+    if (!node.empty()) gone = std::move(node.mapped());
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<T*, std::unique_ptr<T>> items_;
+};
+
 // The blocks one item carries from a DatasetWriter::cut stage to the writer's last two stages.
-using WriterBlocks = std::unique_ptr<std::vector<RawBlock>>;
+using RawBlocks = std::vector<RawBlock>;
+using WriterBlocks = RawBlocks*;
 
 // The writer's last two stages, to follow a caller's serial_in_order stage that calls
-// writer.cut(): the item's blocks encoded (parallel), then stored in order (serial_in_order).
-tbb::filter<WriterBlocks, void> encode_and_store(DatasetWriter& writer);
+// writer.cut() into an item of `blocks`: the item's blocks encoded (parallel), then stored in
+// order (serial_in_order), and the item done.
+tbb::filter<WriterBlocks, void> encode_and_store(DatasetWriter& writer,
+                                                 PipelineItems<RawBlocks>& blocks);
 
 }  // namespace shardkit

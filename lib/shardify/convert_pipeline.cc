@@ -122,7 +122,9 @@ void run_pipeline(const ConvertOptions& o, const ConvertInputs& in, const Encodi
     EncodedBatch encoded;
     uint64_t input_bytes_done = 0;  // of the input files, once this batch was read
   };
-  using BatchPtr = std::unique_ptr<Batch>;
+  using BatchPtr = Batch*;
+  PipelineItems<Batch> batches;
+  PipelineItems<RawBlocks> blocks;
   // Packed lm documents are cut into parts that threads tokenize together (one large file).
   const bool cut_documents = o.task.task == Task::kLm && o.task.packing();
   ExampleBatcher batcher(in, cut_documents ? e.tokenizer.get() : nullptr);
@@ -131,8 +133,9 @@ void run_pipeline(const ConvertOptions& o, const ConvertInputs& in, const Encodi
   prog.input_bytes_total = result.bytes_in_compressed;
   const auto read = tbb::make_filter<void, BatchPtr>(tbb::filter_mode::serial_in_order,
                                                      [&](tbb::flow_control& fc) -> BatchPtr {
-                                                       auto b = std::make_unique<Batch>();
+                                                       BatchPtr b = batches.make();
                                                        if (!batcher.next(b->examples, b->encoded)) {
+                                                         batches.done(b);
                                                          fc.stop();
                                                          return nullptr;
                                                        }
@@ -149,18 +152,19 @@ void run_pipeline(const ConvertOptions& o, const ConvertInputs& in, const Encodi
       });
   const auto to_records =
       tbb::make_filter<BatchPtr, WriterBlocks>(tbb::filter_mode::serial_in_order, [&](BatchPtr b) {
-        auto blocks = std::make_unique<std::vector<RawBlock>>();
-        records(b->encoded, *blocks);
+        WriterBlocks out = blocks.make();
+        records(b->encoded, *out);
         if (progress) {
           prog.records = result.stats.records;
           prog.input_bytes_done = b->input_bytes_done;
           prog.seconds = seconds_since(t0);
           progress(prog);
         }
-        return blocks;
+        batches.done(b);
+        return out;
       });
   tbb::task_arena arena = pipeline_arena(o.threads);
-  run_ordered_pipeline(arena, read & tokenize & to_records & encode_and_store(writer));
+  run_ordered_pipeline(arena, read & tokenize & to_records & encode_and_store(writer, blocks));
   result.bytes_in = batcher.text_bytes();
   // Rows handed in have no file: their JSON text is what was read, and what "stored" them.
   if (o.rows) result.bytes_in_compressed = result.bytes_in;

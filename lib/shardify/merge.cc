@@ -121,7 +121,9 @@ MergeResult merge_parts(const std::string& out, const std::vector<std::string>& 
     std::shared_ptr<const DecodedBlock> decoded;
     std::exception_ptr error;
   };
-  using PartBlockPtr = std::unique_ptr<PartBlock>;
+  using PartBlockPtr = PartBlock*;
+  PipelineItems<PartBlock> part_blocks;
+  PipelineItems<RawBlocks> blocks;
   size_t next_part = 0;
   uint64_t next_block = 0;
   uint64_t records_total = 0, records_done = 0;
@@ -136,7 +138,7 @@ MergeResult merge_parts(const std::string& out, const std::vector<std::string>& 
           fc.stop();
           return nullptr;
         }
-        auto b = std::make_unique<PartBlock>();
+        PartBlockPtr b = part_blocks.make();
         b->part = &parts[next_part];
         b->global_block = next_block++;
         return b;
@@ -153,14 +155,15 @@ MergeResult merge_parts(const std::string& out, const std::vector<std::string>& 
   const auto cut = tbb::make_filter<PartBlockPtr, WriterBlocks>(
       tbb::filter_mode::serial_in_order, [&](PartBlockPtr b) {
         if (b->error) std::rethrow_exception(b->error);
-        auto blocks = std::make_unique<std::vector<RawBlock>>();
-        writer.cut(b->decoded->bytes.data(), b->decoded->records, *blocks);
+        WriterBlocks out = blocks.make();
+        writer.cut(b->decoded->bytes.data(), b->decoded->records, *out);
         records_done += b->decoded->records;
         if (progress) progress(records_done, records_total);
-        return blocks;
+        part_blocks.done(b);
+        return out;
       });
   tbb::task_arena arena = pipeline_arena(threads);
-  run_ordered_pipeline(arena, read & decode & cut & encode_and_store(writer));
+  run_ordered_pipeline(arena, read & decode & cut & encode_and_store(writer, blocks));
   const Manifest merged = writer.finish();
   MergeResult result;
   result.parts = parts.size();
