@@ -135,8 +135,7 @@ struct KeepingLoader : loader::Loader {
     if (!b) return py::none();
     last_ = b;
     state_before_last_ = before;
-    return py::make_tuple(batch_to_dict(b, options().int_output), b->records, b->index,
-                          b->sources);
+    return py::make_tuple(batch_to_dict(b, options().int_output), b->records, b->index, b->sources);
   }
   // Nothing unless the last next() returned a batch.
   void hand_back() {

@@ -38,12 +38,16 @@ const char* error_code_name(ErrorCode code) {
   return "unknown";
 }
 
-// A URL's password or signed query never reaches a message, whoever built its text.
+// A URL's password or signed query never reaches a message, whoever built its text. Each part is
+// redacted once, and the message made from the results.
 Error::Error(ErrorCode code, std::string file, std::string what, std::optional<uint64_t> block)
-    : std::runtime_error(compose(without_secrets(file), without_secrets(what), block)),
+    : Error(code, Redacted{without_secrets(file), without_secrets(what)}, block) {}
+
+Error::Error(ErrorCode code, Redacted r, std::optional<uint64_t> block)
+    : std::runtime_error(compose(r.file, r.what, block)),
       code_(code),
-      file_(without_secrets(file)),
-      reason_(without_secrets(what)),
+      file_(std::move(r.file)),
+      reason_(std::move(r.what)),
       block_(block) {}
 
 }  // namespace shardkit

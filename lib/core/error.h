@@ -35,6 +35,11 @@ class Error : public std::runtime_error {
   const std::string& reason() const { return reason_; }
 
  private:
+  struct Redacted {
+    std::string file, what;
+  };
+  Error(ErrorCode code, Redacted parts, std::optional<uint64_t> block);
+
   ErrorCode code_;
   std::string file_;
   std::string reason_;

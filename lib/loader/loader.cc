@@ -417,7 +417,7 @@ struct Loader::Impl {
                                {gen, p.order(w.source).last_window_of(w.block, w.window)});
       // A block this thread failed to decode for good fails the batch now: claiming the rest
       // would repeat the failure's wait for each (a shard whose server never answers).
-      if (fails_batch(futures[i], skip)) futures[i].get();
+      throw_if_fatal(futures[i], skip);
     }
     std::vector<BlockPtr> blocks(wanted.size());
     for (size_t i = 0; i < wanted.size(); ++i) {
@@ -442,16 +442,13 @@ struct Loader::Impl {
     return blocks;
   }
 
-  // Whether a block's future holds an error that on_corrupt = skip would not replace.
-  static bool fails_batch(const std::shared_future<BlockPtr>& f, bool skip) {
-    if (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
+  // Rethrows the error a decoded block's future holds, unless on_corrupt = skip replaces it.
+  static void throw_if_fatal(const std::shared_future<BlockPtr>& f, bool skip) {
+    if (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
     try {
       f.get();
-      return false;
     } catch (const Error& e) {
-      return !skip || !DamagedBlocks::replaceable(e);
-    } catch (...) {
-      return true;
+      if (!skip || !DamagedBlocks::replaceable(e)) throw;
     }
   }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/file_extension.h"
 #include "core/parallel_ranges.h"
 #include "core/utf8.h"
 #include "shardify/byte_source_internal.h"
@@ -120,16 +121,6 @@ std::unique_ptr<ByteSource> open_raw(const std::filesystem::path& path) {
   return std::make_unique<PlainSource>(std::move(file), std::move(prefix));
 }
 
-// The compressed format a file's name says, if any: "gzip" for .gz, "zstd" for .zst/.zstd.
-const char* format_named(const std::filesystem::path& path) {
-  std::string ext = path.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  if (ext == ".gz") return "gzip";
-  if (ext == ".zst" || ext == ".zstd") return "zstd";
-  return nullptr;
-}
-
 // A file named .gz or .zst without the format's magic number reads as plain text, as a misnamed
 // text file should. But when its first bytes are not UTF-8 either, it is a damaged or foreign
 // compressed file: read as text, it would only fail with an invalid UTF-8 byte, or tokenize
@@ -154,9 +145,16 @@ std::string misnamed_binary(const std::filesystem::path& path, const char* named
 
 }  // namespace
 
+const char* compression_named(const std::filesystem::path& path) {
+  const std::string ext = lowercase_extension(path);
+  if (ext == ".gz") return "gzip";
+  if (ext == ".zst" || ext == ".zstd") return "zstd";
+  return nullptr;
+}
+
 std::unique_ptr<ByteSource> ByteSource::open(const std::filesystem::path& path, Check when) {
   auto raw = open_raw(path);
-  if (const char* named = format_named(path); named && !dynamic_cast<Decoder*>(raw.get())) {
+  if (const char* named = compression_named(path); named && !dynamic_cast<Decoder*>(raw.get())) {
     std::string reason = misnamed_binary(path, named);
     if (!reason.empty())
       return std::make_unique<CheckedSource>(std::move(raw), path.string(), 0, std::move(reason));

@@ -51,6 +51,10 @@ class ByteSource {
   static bool compressed(const std::filesystem::path& path);
 };
 
+// The compressed format a file's name says, if any: "gzip" for .gz, "zstd" for .zst/.zstd
+// (in any case).
+const char* compression_named(const std::filesystem::path& path);
+
 // The whole decompressed content of a file.
 std::string read_all(const std::filesystem::path& path);
 

@@ -1,10 +1,9 @@
 #include "shardify/example_reader.h"
 
-#include <algorithm>
-#include <cctype>
-
 #include "core/error.h"
+#include "core/file_extension.h"
 #include "core/utf8.h"
+#include "shardify/byte_source.h"
 #include "shardify/read_ahead_source.h"
 #include "shardify/readers_internal.h"
 
@@ -62,16 +61,9 @@ const char* doc_separator_name(DocSeparator separator) {
 
 // By the name's extension, in any case (DATA.JSONL.GZ), after a compressed file's own.
 std::optional<InputFormat> infer_input_format(const std::filesystem::path& path) {
-  auto lower_extension = [](const std::filesystem::path& p) {
-    std::string ext = p.extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return ext;
-  };
   std::filesystem::path p = path.filename();
-  const std::string outer = lower_extension(p);
-  if (outer == ".gz" || outer == ".zst" || outer == ".zstd") p = p.stem();
-  const std::string ext = lower_extension(p);
+  if (compression_named(p)) p = p.stem();
+  const std::string ext = lowercase_extension(p);
   if (ext == ".jsonl" || ext == ".ndjson") return InputFormat::kJsonl;
   if (ext == ".txt" || ext == ".text") return InputFormat::kText;
   if (ext == ".tsv") return InputFormat::kTsv;

@@ -2,12 +2,11 @@
 // GPT-2 encoder.json (+ vocab.bpe) and WordPiece vocab.txt.
 #include <xxhash.h>
 
-#include <algorithm>
-#include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/checksum.h"
+#include "core/file_extension.h"
 #include "tokenizer/compiled_cache.h"
 #include "tokenizer/readers.h"
 #include "tokenizer/tokenizer_base.h"
@@ -178,10 +177,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_file(const std::filesystem::path& pat
   }
   // A vocab.txt is lines of tokens; a .json file that is not an object is a damaged or foreign
   // file, whose lines would only make a WordPiece vocabulary that lacks [UNK].
-  std::string extension = path.extension().string();
-  std::transform(extension.begin(), extension.end(), extension.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (extension == ".json")
+  if (lowercase_extension(path) == ".json")
     throw Error(ErrorCode::kInput, source,
                 "not a tokenizer: a .json tokenizer is a JSON object (a tokenizer.json or a GPT-2 "
                 "encoder.json), and this file does not start with '{'");
