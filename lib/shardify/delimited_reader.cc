@@ -106,6 +106,8 @@ class DelimitedReader : public ExampleReader {
         ++i;
         for (;;) {  // inside quotes
           if (i == line.size()) {
+            // RFC 4180 and Python's csv module keep a quoted line break as written.
+            const char* line_break = lines_->line_ended_in_crlf() ? "\r\n" : "\n";
             if (!lines_->next(line)) {
               problem = "malformed " + std::string(delim_ == ',' ? "CSV" : "TSV") +
                         ": quoted field never closed" + kQuotingHint;
@@ -114,7 +116,7 @@ class DelimitedReader : public ExampleReader {
             }
             problem = utf8_problem(line, "line " + std::to_string(lines_->line_number()));
             if (!problem.empty()) return true;
-            fields.back().push_back('\n');
+            fields.back().append(line_break);
             i = 0;
             continue;
           }

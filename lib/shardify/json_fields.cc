@@ -10,7 +10,16 @@
 namespace shardkit::shardify {
 namespace {
 
-// Follows a dotted path through nested objects. Sets `problem` when a step is missing.
+// Whether `key` names two fields of `obj`: Python's json keeps the last value and simdjson the
+// first, so which one was meant would be a guess.
+bool key_repeats(simdjson::dom::object obj, std::string_view key) {
+  int seen = 0;
+  for (const simdjson::dom::key_value_pair field : obj)
+    if (field.key == key && ++seen == 2) return true;
+  return false;
+}
+
+// Follows a dotted path through nested objects. Sets `problem` when a step is missing or repeated.
 simdjson::dom::element lookup(simdjson::dom::element root, const std::string& path,
                               std::string& problem) {
   simdjson::dom::element cur = root;
@@ -26,6 +35,11 @@ simdjson::dom::element lookup(simdjson::dom::element root, const std::string& pa
     }
     if (obj.at_key(key).get(cur) != simdjson::SUCCESS) {
       problem = "missing field '" + path + "'";
+      return {};
+    }
+    if (key_repeats(obj, key)) {
+      problem = "key '" + std::string(key) + "' appears twice" +
+                (key.size() == path.size() ? "" : " on the path of field '" + path + "'");
       return {};
     }
     if (dot == std::string::npos) break;

@@ -157,7 +157,8 @@ bool LineReader::next(std::string_view& line) {
 }
 
 bool LineReader::finish_line(std::string_view& line) {
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  crlf_ = !line.empty() && line.back() == '\r';
+  if (crlf_) line.remove_suffix(1);
   ++line_number_;
   // A UTF-8 byte order mark (as Windows tools write) is not part of the first line's content:
   // left in, it breaks the JSON of line 1 and renames a CSV/TSV file's first column.

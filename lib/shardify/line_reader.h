@@ -60,6 +60,9 @@ class LineReader {
     std::shared_ptr<const void> buffer;
   };
   Rest take_rest();
+  // Whether the line last returned ended in "\r\n" (its '\r' was dropped): a quoted CSV field
+  // across lines keeps the ending it had.
+  bool line_ended_in_crlf() const { return crlf_; }
   // Number of the line last returned (1-based); after take_rest(), of the last complete line.
   uint64_t line_number() const { return line_number_; }
   // Bytes of the file consumed so far (compressed bytes for a compressed file): progress.
@@ -94,6 +97,7 @@ class LineReader {
   size_t line_start_ = 0;  // where the line last returned starts in *buf_, or in the mapping
   bool eof_ = false;
   uint64_t line_number_ = 0;
+  bool crlf_ = false;
   uint64_t text_bytes_ = 0;
   std::string stream_error_;
   bool damaged_text_ = false;

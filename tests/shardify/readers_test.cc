@@ -226,6 +226,22 @@ TEST_CASE("UTF-8: first invalid byte and code point offsets") {
   CHECK(!code_point_to_byte(s, 5));
 }
 
+TEST_CASE("CSV: a quoted line break keeps its CRLF or LF, as Python's csv module reads it") {
+  // csv.reader(open(f, newline="")) gives [["a\r\nb", "1"], ["c\nd", "0"]]; so does pandas.
+  TempDir tmp("csv_crlf");
+  write_file(tmp / "a.csv", "text,label\r\n\"a\r\nb\",1\r\n\"c\nd\",0\r\n");
+  ReaderOptions o;
+  o.format = InputFormat::kCsv;
+  o.label_field = "label";
+  auto ex = read_examples(tmp / "a.csv", o);
+  REQUIRE(ex.size() == 2);
+  CHECK(ex[0].text == "a\r\nb");
+  CHECK(ex[0].label == "1");
+  CHECK(ex[1].text == "c\nd");
+  CHECK(ex[1].label == "0");
+  CHECK(ex[1].line == 4);
+}
+
 TEST_CASE("CSV: a quoted field across lines reports its first line; TSV keeps inner quotes") {
   TempDir tmp("csv");
   write_file(tmp / "a.csv", "label,text\nx,\"multi\nline, \"\"quoted\"\"\"\ny,plain\n");
@@ -266,6 +282,25 @@ TEST_CASE("JSONL: dotted paths, label types, and a path through a non-object") {
   ex = read_examples(tmp / "a.jsonl", o);
   CHECK(ex[1].error == "field 'a' is not a string");
   CHECK(ex[2].error == "field 'a' is not a string");
+}
+
+TEST_CASE("JSONL: a field whose key appears twice is a bad row; other repeated keys are not") {
+  // Python's json.loads keeps the last value, simdjson the first: neither may be guessed.
+  TempDir tmp("jsonl_twice");
+  write_file(tmp / "a.jsonl",
+             "{\"text\":\"one\",\"text\":\"two\"}\n"
+             "{\"m\":{\"t\":\"a\",\"t\":\"b\"}}\n"
+             "{\"text\":\"kept\",\"id\":1,\"id\":2}\n");
+  ReaderOptions o;
+  auto ex = read_examples(tmp / "a.jsonl", o);
+  REQUIRE(ex.size() == 3);
+  CHECK(ex[0].error == "key 'text' appears twice");
+  CHECK(ex[1].error == "missing field 'text'");
+  CHECK_MESSAGE(ex[2].error.empty(), ex[2].error);
+  CHECK(ex[2].text == "kept");
+  o.text_field = "m.t";
+  ex = read_examples(tmp / "a.jsonl", o);
+  CHECK(ex[1].error == "key 't' appears twice on the path of field 'm.t'");
 }
 
 TEST_CASE("a reader that reuses its example starts each one afresh") {
