@@ -76,9 +76,10 @@ uint64_t state_field(const py::handle& value, const char* name, const std::strin
   }
 }
 
-loader::LoaderOptions options_from(const py::dict& kw) {
+// `caller` is the class whose keywords these are, as a message about one names it.
+loader::LoaderOptions options_from(const py::dict& kw, const char* caller = "Loader") {
   loader::LoaderOptions o;
-  python::apply_kwargs(loader::loader_option_table(), o, kw, "Loader");
+  python::apply_kwargs(loader::loader_option_table(), o, kw, caller);
   return o;
 }
 
@@ -185,9 +186,12 @@ PYBIND11_MODULE(_shardkit, m) {
   m.def("loader_options", [] { return python::option_specs(loader::loader_option_table()); });
   m.def("source_options", [] { return python::option_specs(source_option_table()); });
   m.def("convert_options", [] { return python::option_specs(shardify::convert_option_table()); });
-  m.def("resolved_loader_options", [](const py::kwargs& kw) {
-    return loader::loader_option_table().to_json(options_from(kw));
-  });
+  m.def(
+      "resolved_loader_options",
+      [](const std::string& caller, const py::kwargs& kw) {
+        return loader::loader_option_table().to_json(options_from(kw, caller.c_str()));
+      },
+      py::arg("caller"));
 
   py::class_<Dataset>(m, "Dataset")
       .def(py::init([](const std::string& path, const py::kwargs& kw) {

@@ -259,13 +259,13 @@ def read_mixture(spec: PathLike) -> Tuple[List[Source], Dict[str, Any]]:
     return [Source(*s[:4]) for s in sources], options
 
 
-def _checked_epoch(epoch: int) -> int:
+def _checked_epoch(epoch: int, caller: str = "Loader") -> int:
     """The binding's epoch is unsigned: a negative one would be refused by pybind11's list of
     overloads rather than by name."""
     if isinstance(epoch, bool) or not isinstance(epoch, int):
-        raise TypeError(f"Loader: epoch must be an int, not {type(epoch).__name__}")
+        raise TypeError(f"{caller}: epoch must be an int, not {type(epoch).__name__}")
     if epoch < 0:
-        raise OptionError(f"Loader: epoch must be 0 or more, not {epoch}")
+        raise OptionError(f"{caller}: epoch must be 0 or more, not {epoch}")
     return epoch
 
 
@@ -476,11 +476,11 @@ class IterableDataset(_data.IterableDataset):  # type: ignore[type-arg]
         super().__init__()
         self.path: Union[str, Sequence[SourceLike]] = (
             path if isinstance(path, (list, tuple)) else _os.fspath(path))  # type: ignore[arg-type]
-        self._epoch: int = _checked_epoch(options.pop("epoch", 0))
+        self._epoch: int = _checked_epoch(options.pop("epoch", 0), "IterableDataset")
         self.options: Dict[str, Any] = options
         # An unknown keyword or a bad value raises here, not at the first pass.
-        _shardkit.resolved_loader_options(**{k: v for k, v in options.items()
-                                             if k not in _PYTHON_LOADER_KEYWORDS})
+        _shardkit.resolved_loader_options("IterableDataset", **{
+            k: v for k, v in options.items() if k not in _PYTHON_LOADER_KEYWORDS})
         self._loader: Optional[Loader] = None
         self._pending_state: Optional[Mapping[str, Any]] = None
 
@@ -497,7 +497,7 @@ class IterableDataset(_data.IterableDataset):  # type: ignore[type-arg]
         if self._loader is not None:
             self._loader.set_epoch(epoch)
             return
-        self._epoch = _checked_epoch(epoch)
+        self._epoch = _checked_epoch(epoch, "IterableDataset")
         if self._pending_state is not None and self._pending_state["epoch"] != epoch:
             self._pending_state = None
 

@@ -211,8 +211,9 @@ def test_set_epoch_after_load_state_dict(path, ids):
                        ({"batch_size": 0}, shardkit.OptionError)):
         try:
             shardkit.IterableDataset(path, **bad)
-        except error:
-            pass
+        except error as e:
+            # The message names the class the keyword was given to.
+            assert str(e).startswith("IterableDataset"), str(e)
         else:
             raise AssertionError(f"IterableDataset(**{bad}) was accepted")
     print("  set_epoch() after load_state_dict(): the state's epoch resumes, another starts; "

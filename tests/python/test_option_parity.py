@@ -7,6 +7,7 @@ added to a table is covered here without editing this test.
 The CLI side is `shardify --print-options` and `shard-inspect order --print-options`, which
 print the options as the table serializes them after parsing; the Python side is the same
 serialization after the keywords are applied (write_dataset's and Loader's own parsing)."""
+import functools
 import json
 import os
 import subprocess
@@ -156,7 +157,8 @@ def test_loader_order_options():
     assert {"batch_size", "seed", "max_tokens", "world_size"} <= {s["name"] for s in specs}
     # The order command shows one rank's view: rank, world_size and ranks_per_node unset mean
     # 0, 1 and one node there, where a Loader reads RANK, WORLD_SIZE and LOCAL_WORLD_SIZE.
-    checked, refused = check_table(specs, ORDER_BASE_CLI, {}, _shardkit.resolved_loader_options,
+    checked, refused = check_table(specs, ORDER_BASE_CLI, {},
+                                   functools.partial(_shardkit.resolved_loader_options, "Loader"),
                                    "Loader", skip_default=("rank", "world_size", "ranks_per_node"))
     print(f"  loader order options: {checked} alike in shard-inspect order and Loader, {refused} "
           "bad values refused with the same reason")
