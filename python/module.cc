@@ -1,6 +1,8 @@
 // _shardkit: the C++ side of the Python module. Batches leave as buffer-protocol arrays
 // (host_array.h) that share the loader's buffers and keep the batch alive; the GIL is released
 // while waiting.
+#include <limits>
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
@@ -133,7 +135,10 @@ struct KeepingLoader : loader::Loader {
       py::gil_scoped_release release;
       b = loader::Loader::next(raise_if_signalled);
     }
-    if (!b) return py::none();
+    if (!b) {
+      ended_ = true;
+      return py::none();
+    }
     last_ = b;
     state_before_last_ = before;
     return py::make_tuple(batch_to_dict(b, options().int_output), b->records, b->index, b->sources);
@@ -150,17 +155,30 @@ struct KeepingLoader : loader::Loader {
   void set_epoch(uint64_t epoch) {
     kept_.reset();
     last_.reset();
+    ended_ = false;
     loader::Loader::set_epoch(epoch);
   }
   void restore(const loader::LoaderState& state) {
     kept_.reset();
     last_.reset();
+    ended_ = false;
     loader::Loader::restore(state);
+  }
+  bool pass_ended() const { return ended_; }
+  // A pass's start: after a pass that reached its epoch's end, or at a state restored there, the
+  // next epoch. One call, so that no signal lands between deciding and doing.
+  void start_pass() {
+    if (!ended_ && batches_left() > 0) return;
+    if (epoch() == std::numeric_limits<uint64_t>::max())
+      throw Error(ErrorCode::kInvalidArgument, "",
+                  "epoch " + std::to_string(epoch()) + " was the last one: epochs are 64-bit");
+    set_epoch(epoch() + 1);
   }
 
  private:
   std::shared_ptr<loader::Batch> kept_, last_;
   loader::LoaderState state_before_kept_, state_before_last_;
+  bool ended_ = false;  // the last next() found the end of the epoch's batches
 };
 
 // Opening a remote dataset waits on the network: interruptible.
@@ -264,6 +282,7 @@ PYBIND11_MODULE(_shardkit, m) {
       .def_property_readonly("epoch_samples", &loader::Loader::epoch_samples)
       .def("set_epoch", &KeepingLoader::set_epoch, py::arg("epoch"))
       .def_property_readonly("epoch", &loader::Loader::epoch)
+      .def_property_readonly("pass_ended", &KeepingLoader::pass_ended)
       .def_property_readonly("threads", &loader::Loader::threads)
       .def_property_readonly("window_blocks", &loader::Loader::window_blocks)
       .def("batches", &loader::Loader::batches)
@@ -271,6 +290,7 @@ PYBIND11_MODULE(_shardkit, m) {
       .def("epoch_batches", &loader::Loader::epoch_batches)
       .def("next", &KeepingLoader::next)
       .def("hand_back", &KeepingLoader::hand_back)
+      .def("start_pass", &KeepingLoader::start_pass)
       .def("state",
            [](const KeepingLoader& l) {
              loader::LoaderState s = l.state();

@@ -8,7 +8,8 @@
 //   choose    its samples per epoch, absolute.
 // With weights or schedules, an epoch has max_samples samples (LoaderOptions), or the sources'
 // total size when unset, and source i's count at every prefix of k samples is within one sample
-// of its share integrated over those k samples (weight_i / sum(weights) x k for constant
+// (constant weights over four or more sources: 1.3, mixture_schedule.h) of its share integrated
+// over those k samples (weight_i / sum(weights) x k for constant
 // weights). Without, source i contributes choose_i = choose, else round(repeat x size), else its
 // size (repeat 1); the epoch has sum(choose_i) samples (cut to max_samples when set)
 // interleaved by weights choose_i / sum exactly, so a full epoch holds exactly choose_i of each.

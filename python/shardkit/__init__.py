@@ -157,7 +157,8 @@ class Source:
 
     With weights an epoch has ``max_samples`` samples, or the sources' total records when
     unset; otherwise the sum of the sources' samples (cut to ``max_samples``). At every prefix
-    of the stream each source's count is within one sample of its share. A source's samples
+    of the stream each source's count is within one sample of its share with up to three
+    sources, and within 1.3 with more (a one-point schedule keeps one). A source's samples
     follow its own shuffled order, wrapping into a fresh permutation when used more than once.
     """
 
@@ -260,13 +261,20 @@ def read_mixture(spec: PathLike) -> Tuple[List[Source], Dict[str, Any]]:
 
 
 def _checked_epoch(epoch: int, caller: str = "Loader") -> int:
-    """The binding's epoch is unsigned: a negative one would be refused by pybind11's list of
-    overloads rather than by name."""
+    """The binding's epoch is a uint64: one out of its range would be refused by pybind11's list
+    of overloads rather than by name."""
     if isinstance(epoch, bool) or not isinstance(epoch, int):
         raise TypeError(f"{caller}: epoch must be an int, not {type(epoch).__name__}")
-    if epoch < 0:
-        raise OptionError(f"{caller}: epoch must be 0 or more, not {epoch}")
+    if not 0 <= epoch < 2**64:
+        raise OptionError(f"{caller}: epoch must be from 0 to {2**64 - 1}, not {epoch}")
     return epoch
+
+
+def _no_batch_error(loader: Any) -> ShardkitError:
+    return ShardkitError(
+        f"an epoch of this loader has no batch for this rank ({loader.epoch_samples} samples in "
+        "an epoch): the dataset is smaller than one global batch (batch_size x world_size) with "
+        "drop_last, or max_samples/max_tokens leave nothing")
 
 
 class Loader:
@@ -318,8 +326,9 @@ class Loader:
             self.path = _os.fspath(path)  # type: ignore[arg-type]
             self._loader = _shardkit.Loader(self.path, **options)
         self._loader.set_epoch(_checked_epoch(epoch))
-        # The last pass read its epoch to the end: the next pass starts the next epoch.
-        self._finished = False
+        # The epoch set_epoch() chose while a pass was running: the next pass starts it.
+        self._next_epoch: Optional[int] = None
+        self._running_passes = 0
         # The epoch of a state just loaded, until a batch is taken: set_epoch() of that epoch
         # keeps the state's position.
         self._restored_epoch: Optional[int] = None
@@ -346,9 +355,13 @@ class Loader:
         epoch = _checked_epoch(epoch)
         if epoch == self._restored_epoch:
             return
-        self._open().set_epoch(epoch)
-        self._finished = False
+        loader = self._open()
         self._restored_epoch = None
+        if self._running_passes:
+            self._next_epoch = epoch  # the running pass reads its own epoch to its end
+            return
+        self._next_epoch = None
+        loader.set_epoch(epoch)
 
     @property
     def epoch(self) -> int:
@@ -366,25 +379,26 @@ class Loader:
     def __len__(self) -> int:
         """Batches the next pass yields (with max_tokens, an upper bound)."""
         loader = self._open()
-        if self._finished or loader.batches_left() == 0:
+        if self._next_epoch is not None or loader.pass_ended or loader.batches_left() == 0:
             return int(loader.epoch_batches())
         return int(loader.batches_left())
 
-    def _start_pass(self) -> None:
+    def _start_pass(self) -> bool:
+        """Positions the loader where the pass starts; whether that is an epoch's start."""
         loader = self._open()
         if loader.epoch_batches() == 0:
-            raise ShardkitError(
-                f"an epoch of this loader has no batch for this rank ({loader.epoch_samples} "
-                "samples in an epoch): the dataset is smaller than one global batch (batch_size "
-                "x world_size) with drop_last, or max_samples/max_tokens leave nothing")
-        # A finished pass, or a state restored at the end of its epoch: the next epoch.
-        if self._finished or loader.batches_left() == 0:
-            loader.set_epoch(loader.epoch + 1)
-        self._finished = False
+            raise _no_batch_error(loader)
+        if self._next_epoch is not None:
+            # Interrupted before the next line, the next pass sets the same start again.
+            loader.set_epoch(self._next_epoch)
+            self._next_epoch = None
+        else:
+            # After a finished pass, or at a state restored at its epoch's end: the next epoch.
+            loader.start_pass()
+        return bool(loader.state()[2] == 0)
 
     def __iter__(self) -> Iterator[Batch]:
-        self._start_pass()
-        return self._pass()
+        return self._pass(self._start_pass())
 
     def _take(self, convert: Callable[[Any], _T]) -> Optional[_T]:
         """The next batch as ``convert`` makes it, or None at the epoch's end. An exception
@@ -394,24 +408,35 @@ class Loader:
         self._restored_epoch = None
         try:
             item = loader.next()
-            if item is None:
-                self._finished = True
-                return None
-            return convert(item)
+            return None if item is None else convert(item)
         except BaseException:
             loader.hand_back()
             raise
 
-    def _pass(self) -> Iterator[Batch]:
-        while True:
-            try:
-                batch = self._take(lambda item: _tensors(item[0]))
+    def _pass(self, from_epoch_start: bool) -> Iterator[Batch]:
+        """A pass never ends without a batch silently: one whose epoch has none raises, and one
+        that continues a position where nothing is left (max_tokens' or drop_last's end) goes on
+        into the next epoch."""
+        self._running_passes += 1
+        try:
+            yielded = False
+            while True:
+                try:
+                    batch = self._take(lambda item: _tensors(item[0]))
+                except BaseException:
+                    self._open().hand_back()  # raised as _take returned: not yielded
+                    raise
                 if batch is None:
-                    return
-            except BaseException:
-                self._open().hand_back()  # raised as _take returned: the batch is not yielded
-                raise
-            yield batch
+                    if yielded:
+                        return
+                    if from_epoch_start:
+                        raise _no_batch_error(self._open())
+                    from_epoch_start = self._start_pass()
+                    continue
+                yielded = True
+                yield batch
+        finally:
+            self._running_passes -= 1
 
     def next_with_records(self) -> Optional[Tuple[Batch, List[int]]]:
         """The next batch and the global record indices of its rows, or None at epoch end."""
@@ -441,7 +466,7 @@ class Loader:
         self._open().restore(state["seed"], state["epoch"], state["samples_consumed"],
                              state.get("tokens_consumed", 0), state.get("fingerprint"),
                              state.get("blocks_skipped", 0))
-        self._finished = False
+        self._next_epoch = None
         self._restored_epoch = int(state["epoch"])
 
     def planned_records(self, batch: int) -> List[int]:
@@ -516,11 +541,9 @@ class IterableDataset(_data.IterableDataset):  # type: ignore[type-arg]
         return iter(self._get_loader())
 
     def state_dict(self) -> State:
-        if self._loader is None:
-            return dict(self._pending_state) if self._pending_state is not None else {
-                "seed": self.options.get("seed", 0) or 0, "epoch": self._epoch,
-                "samples_consumed": 0, "tokens_consumed": 0}
-        return self._loader.state_dict()
+        # Made by the loader, before a pass too: a state without the data's fingerprint would not
+        # resume a nodes plan, nor be refused over other data.
+        return self._get_loader().state_dict()
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         if self._loader is None:

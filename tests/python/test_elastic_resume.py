@@ -581,6 +581,17 @@ def check_plan_identity(a, spec):
     nodes.next_with_records()
     refused(lambda: rows.load_state_dict(nodes.state_dict()), "partition='nodes' over 64",
             "partition='rows'")
+    # A checkpoint before the first batch (an IterableDataset not iterated yet) carries the
+    # plan's fingerprint: it resumes under nodes, and is refused over other data.
+    options = dict(batch_size=8, seed=1, window_blocks=WINDOW, partition="nodes")
+    fresh = shardkit.IterableDataset(a, **options).state_dict()
+    assert fresh["fingerprint"].endswith("nodes64"), fresh
+    resumed = shardkit.IterableDataset(a, **options)
+    resumed.load_state_dict(fresh)
+    assert [b["input_ids"].tolist() for b in resumed] == [
+        b["input_ids"].tolist() for b in shardkit.Loader(a, **options)]
+    other, _ = pyutil.dataset(1500, seed=9)
+    refused(lambda: shardkit.Loader(other, **options).load_state_dict(fresh), "other data")
     sources, options = shardkit.read_mixture(spec)
     refused(lambda: shardkit.Loader(sources, partition="nodes", **options), "mixes 3")
     refused(lambda: shardkit.Loader(a, partition="nodes", max_tokens=1000), "max_tokens")

@@ -62,7 +62,17 @@ def test_three_epochs_in_a_plain_loop(path, ids):
     # set_epoch() chooses the next pass's epoch instead.
     loader.set_epoch(1)
     assert [r for b in loader for r in batch_records(b, ids)] == epochs[1]
-    print(f"  three passes = epochs 0, 1, 2 ({len(epochs[0])} records each); set_epoch(1) again")
+    # Called inside a running pass, it leaves that pass its epoch: DistributedSampler's rule.
+    seen = []
+    for k, batch in enumerate(loader):
+        seen += batch_records(batch, ids)
+        if k == 2:
+            loader.set_epoch(0)
+            assert len(loader) == expected_len, "len() is the next pass's: all of epoch 0"
+    assert seen == epochs[2], "set_epoch() inside a pass switched the running pass"
+    assert [r for b in loader for r in batch_records(b, ids)] == epochs[0]
+    print(f"  three passes = epochs 0, 1, 2 ({len(epochs[0])} records each); set_epoch(1) again; "
+          "set_epoch(0) inside a pass of epoch 2 takes effect at the next pass")
 
 
 def test_interrupted_pass_continues(path, ids):
@@ -99,7 +109,68 @@ def test_a_pass_never_yields_nothing_silently(path):
     resumed.load_state_dict(state)
     assert sum(1 for _ in resumed) == len(shardkit.Loader(path, batch_size=BATCH, seed=3))
     assert resumed.epoch == 1
+    # max_tokens below one row with drop_last leaves no batch, though len() is an upper bound.
+    loader = shardkit.Loader(path, batch_size=BATCH, max_tokens=5, drop_last=True)
+    assert len(loader) > 0
+    for _ in range(2):
+        try:
+            for _ in loader:
+                raise AssertionError("max_tokens=5 with drop_last yielded a batch")
+        except shardkit.ShardkitError as e:
+            assert "no batch" in str(e), str(e)
+        else:
+            raise AssertionError("a pass under max_tokens that leaves nothing yielded nothing")
+    # A state saved where max_tokens ended its epoch resumes with the next epoch, although the
+    # loader's count of batches left is an upper bound above zero there.
+    budget = dict(batch_size=BATCH, seed=3, max_tokens=3000)
+    loader = shardkit.Loader(path, **budget)
+    for _ in loader:
+        pass
+    resumed = shardkit.Loader(path, **budget)
+    resumed.load_state_dict(loader.state_dict())
+    next_epoch = [b["input_ids"].tolist() for b in loader]
+    assert next_epoch and [b["input_ids"].tolist() for b in resumed] == next_epoch
+    assert resumed.epoch == loader.epoch == 1
 
+
+def test_a_signal_as_a_pass_starts_skips_no_epoch(path, ids):
+    """Real SIGALRMs at random moments of a second pass, its start included: the pass after the
+    interrupted one continues where state_dict() says, never an epoch further."""
+    class Alarm(Exception):
+        pass
+
+    def raise_alarm(*_):
+        raise Alarm()
+
+    epoch_1 = planned_epoch(path, 1)
+    previous = signal.signal(signal.SIGALRM, raise_alarm)
+    rng, interrupted = random.Random(1), 0
+    try:
+        for _ in range(150):
+            loader = shardkit.Loader(path, batch_size=BATCH, seed=3, threads=1,
+                                     include_metadata=True)
+            for _ in loader:
+                pass
+            read = []
+            try:
+                signal.setitimer(signal.ITIMER_REAL, rng.uniform(1e-6, 3e-4))
+                for batch in loader:
+                    read += batch_records(batch, ids)
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                continue
+            except Alarm:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            interrupted += 1
+            state = loader.state_dict()
+            assert state["epoch"] == 1 or state["samples_consumed"] == len(epoch_1), state
+            read += [r for b in loader for r in batch_records(b, ids)]
+            assert loader.epoch == 1 and read == epoch_1, (
+                f"after a signal at {state}, the next pass read epoch {loader.epoch}")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert interrupted > 20, f"only {interrupted} of 150 second passes were interrupted"
+    print(f"  {interrupted} SIGALRMs in second passes: each next pass read the rest of epoch 1")
 
 def test_dataloader_over_iterable_dataset(path, ids):
     ds = shardkit.IterableDataset(path, batch_size=BATCH, seed=3, include_metadata=True)
@@ -250,6 +321,7 @@ def main():
     test_three_epochs_in_a_plain_loop(path, ids)
     test_interrupted_pass_continues(path, ids)
     test_a_pass_never_yields_nothing_silently(path)
+    test_a_signal_as_a_pass_starts_skips_no_epoch(path, ids)
     test_dataloader_over_iterable_dataset(path, ids)
     test_resume_through_state_dict(path, ids)
     test_set_epoch_after_load_state_dict(path, ids)
