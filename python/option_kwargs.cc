@@ -170,6 +170,7 @@ py::dict option_spec(const OptionSpec& spec) {
   d["order"] = spec.order;
   d["cli"] = spec.cli;
   d["group"] = spec.group;
+  d["applies"] = spec.applies;
   return d;
 }
 

@@ -30,7 +30,7 @@ options::Value value_from_python(const std::string& caller, const std::string& n
 [[noreturn]] void throw_refused(const std::string& caller, const options::OptionError& error);
 void warn_deprecated(const std::string& caller, const options::Alias& alias,
                      const std::string& name);
-// {name, kind, help, default, choices, nullable, group, order} for one entry.
+// {name, kind, help, default, choices, nullable, group, order, applies} for one entry.
 struct OptionSpec {
   std::string name;
   options::Kind kind;
@@ -39,6 +39,7 @@ struct OptionSpec {
   std::optional<double> min, max;
   bool nullable, order, cli;
   std::string group;
+  std::string applies;  // where it applies ("is for --task qa"); empty: everywhere
 };
 py::dict option_spec(const OptionSpec& spec);
 
@@ -73,9 +74,9 @@ py::list option_specs(const options::OptionTable<S>& table) {
   py::list out;
   for (const options::Option<S>& e : table.entries())
     if (e.surfaces & options::kPython)
-      out.append(
-          option_spec({e.name, e.kind, e.help, table.default_text(e), e.choices, e.min, e.max,
-                       e.nullable, e.order, bool(e.surfaces & options::kCli), e.group}));
+      out.append(option_spec({e.name, e.kind, e.help, table.default_text(e), e.choices, e.min,
+                              e.max, e.nullable, e.order, bool(e.surfaces & options::kCli), e.group,
+                              e.applies_text}));
   return out;
 }
 

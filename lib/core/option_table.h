@@ -81,6 +81,10 @@ struct Option {
   // The value an option left unset takes, given the others (max_len by task); resolve()
   // applies it. default_text says it in words.
   std::function<Value(const S&)> automatic;
+  // Where the option means something (a task, say); set elsewhere it would be ignored, so
+  // check_applies() refuses it, saying `applies_text` ("is for --task cls and pair").
+  std::function<bool(const S&)> applies;
+  std::string applies_text;
 
   Option&& range(double lo, double hi) && {
     min = lo, max = hi;
@@ -125,6 +129,11 @@ struct Option {
   }
   Option&& check(std::function<std::optional<std::string>(const Value&)> f) && {
     validate = std::move(f);
+    return std::move(*this);
+  }
+  Option&& only_for(std::function<bool(const S&)> f, std::string text) && {
+    applies = std::move(f);
+    applies_text = std::move(text);
     return std::move(*this);
   }
   Option&& automatically(std::function<Value(const S&)> f, std::string text) && {
@@ -314,7 +323,9 @@ class OptionTable {
       o.default_text = e.default_text, o.aliases = e.aliases, o.short_flag = e.short_flag;
       o.surfaces = e.surfaces, o.unavailable_in_python = e.unavailable_in_python;
       o.multi_token = e.multi_token, o.order = e.order, o.group = e.group;
+      o.applies_text = e.applies_text;
       if (e.automatic) o.automatic = [f = e.automatic, access](const S& s) { return f(access(s)); };
+      if (e.applies) o.applies = [f = e.applies, access](const S& s) { return f(access(s)); };
       o.get = [get = e.get, access](const S& s) { return get(access(s)); };
       o.put = [put = e.put, access](S& s, const Value& v) { put(access(s), v); };
       entries_.push_back(std::move(o));
@@ -350,6 +361,8 @@ class OptionTable {
     if (e.validate && !std::holds_alternative<std::monostate>(v))
       if (auto why = e.validate(v)) throw OptionError(std::string(name), *why);
     e.put(s, v);
+    if constexpr (requires { s.options_given.push_back(e.name); })
+      s.options_given.push_back(e.name);
   }
   void set_text(S& s, std::string_view name, const std::vector<std::string>& texts) const {
     const Option<S>& e = entry(name, nullptr);
@@ -365,6 +378,20 @@ class OptionTable {
     for (const Option<S>& e : entries_)
       if (e.get(a) != e.get(b)) names.push_back(e.name);
     return names;
+  }
+  // Refuses an option set where it does not apply (Option::only_for): one a front-end set (S's
+  // `options_given`, which set() fills where S has one), or one whose value is neither its
+  // default nor its automatic value (so that options resolve() filled pass again).
+  void check_applies(const S& s) const {
+    const S defaults{};
+    for (const Option<S>& e : entries_) {
+      if (!e.applies || e.applies(s)) continue;
+      const Value v = e.get(s);
+      bool given = v != e.get(defaults) && !(e.automatic && v == e.automatic(s));
+      if constexpr (requires { s.options_given; })
+        for (const std::string& name : s.options_given) given = given || name == e.name;
+      if (given) throw OptionError(e.name, e.applies_text);
+    }
   }
   // Gives every unset option with an automatic value that value.
   void resolve(S& s) const {

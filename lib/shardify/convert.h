@@ -64,6 +64,9 @@ struct ConvertOptions {
   uint64_t max_render_bytes = 0;
   // sft with --chat-template: seconds one conversation may take to render (--render-timeout).
   double render_timeout = 10;
+  // The options a front-end set, by name (convert_option_table() records them): one given for a
+  // task it does not apply to is refused even at its default value.
+  std::vector<std::string> options_given;
   // Set by the caller to stop the conversion (write_dataset on Ctrl-C): waits on chat template
   // renderers end within 0.1 s with Error(kTimeout).
   const std::atomic<bool>* cancel = nullptr;

@@ -76,6 +76,17 @@ std::vector<Option<O>> input_options() {
   };
 }
 
+// Where a task's options apply (Option::only_for): given to another task they would be ignored.
+bool is_task(const O& o, Task task) { return o.task.task == task; }
+bool is_sft(const O& o) { return is_task(o, Task::kSft); }
+bool is_qa(const O& o) { return is_task(o, Task::kQa); }
+bool has_labels(const O& o) { return task_has_labels(o.task.task); }
+bool renders_a_template(const O& o) { return is_sft(o) && !o.task.chat_template.empty(); }
+constexpr const char* kForSft = "is for --task sft";
+constexpr const char* kForQa = "is for --task qa";
+constexpr const char* kForLabels = "is for --task cls and pair";
+constexpr const char* kForTemplates = "is for --task sft with --chat-template";
+
 std::vector<Option<O>> field_options() {
   auto field = [](std::string name, std::string help, auto access) {
     return option<O>(std::move(name), std::move(help), access).in_group("fields");
@@ -86,27 +97,36 @@ std::vector<Option<O>> field_options() {
           [](auto& o) -> auto& { return o.text_field; }),
       field(
           "pair_field", "Field of the second text (--task pair)",
-          [](auto& o) -> auto& { return o.pair_field; }),
+          [](auto& o) -> auto& { return o.pair_field; })
+          .only_for([](const O& o) { return is_task(o, Task::kPair); }, "is for --task pair"),
       field(
           "label_field", "Field of the label (--task cls, pair)",
-          [](auto& o) -> auto& { return o.label_field; }),
+          [](auto& o) -> auto& { return o.label_field; })
+          .only_for(has_labels, kForLabels),
       field(
           "context_field", "qa from JSONL: field of the context",
-          [](auto& o) -> auto& { return o.context_field; }),
+          [](auto& o) -> auto& { return o.context_field; })
+          .only_for(is_qa, kForQa),
       field(
           "question_field", "qa from JSONL: field of the question",
-          [](auto& o) -> auto& { return o.question_field; }),
+          [](auto& o) -> auto& { return o.question_field; })
+          .only_for(is_qa, kForQa),
       field(
           "answers_field",
           "qa from JSONL: {\"text\": [...], \"answer_start\": [...]} as HF datasets has it, "
           "or a SQuAD-style list; empty means unanswerable",
-          [](auto& o) -> auto& { return o.answers_field; }),
+          [](auto& o) -> auto& { return o.answers_field; })
+          .only_for(is_qa, kForQa),
       field(
           "prompt_field", "sft: field of the prompt",
-          [](auto& o) -> auto& { return o.prompt_field; }),
+          [](auto& o) -> auto& { return o.prompt_field; })
+          .only_for([](const O& o) { return is_sft(o) && !o.task.messages; },
+                    "is for --task sft without --messages-field"),
       field(
           "response_field", "sft: field of the response (trained on)",
-          [](auto& o) -> auto& { return o.response_field; }),
+          [](auto& o) -> auto& { return o.response_field; })
+          .only_for([](const O& o) { return is_sft(o) && !o.task.messages; },
+                    "is for --task sft without --messages-field"),
       computed_option<O>(
           "messages_field", Kind::kText,
           "sft, JSONL: field of an OpenAI-style [{role, content}] list (instead of "
@@ -116,7 +136,8 @@ std::vector<Option<O>> field_options() {
             o.task.messages = std::holds_alternative<std::string>(v);
             if (o.task.messages) o.messages_field = std::get<std::string>(v);
           })
-          .in_group("fields"),
+          .in_group("fields")
+          .only_for(is_sft, kForSft),
   };
 }
 
@@ -141,7 +162,8 @@ std::vector<Option<O>> task_options() {
           "labels",
           "Label names in index order (a,b,c); otherwise numeric order when all labels are "
           "integers, else byte-wise lexicographic order",
-          [](auto& o) -> auto& { return o.labels; }),
+          [](auto& o) -> auto& { return o.labels; })
+          .only_for(has_labels, kForLabels),
       computed_option<O>(
           "max_len", Kind::kUInt, "Tokens per record",
           [](const O& o) -> Value {
@@ -163,18 +185,24 @@ std::vector<Option<O>> task_options() {
           [](auto& o) -> auto& { return o.task.pack; })
           .automatically([](const O& o) -> Value { return o.task.task == Task::kLm; },
                          "true for --task lm, false for sft")
-          .alias("no_pack", true),
+          .alias("no_pack", true)
+          .only_for([](const O& o) { return is_task(o, Task::kLm) || is_sft(o); },
+                    "is for --task lm and sft"),
       option<O>(
           "position_ids",
           "lm: also store position_ids that restart at every document inside a window",
-          [](auto& o) -> auto& { return o.task.position_ids; }),
+          [](auto& o) -> auto& { return o.task.position_ids; })
+          .only_for([](const O& o) { return is_task(o, Task::kLm) && o.task.pack.value_or(true); },
+                    "is for --task lm, packed (the rows of --no-pack start at 0)"),
       option<O>(
           "doc_stride", "qa: tokens shared by consecutive context windows",
-          [](auto& o) -> auto& { return o.task.doc_stride; }),
+          [](auto& o) -> auto& { return o.task.doc_stride; })
+          .only_for(is_qa, kForQa),
       option<O>(
           "max_query_len", "qa: question tokens kept",
           [](auto& o) -> auto& { return o.task.max_query_len; })
-          .at_least(1),
+          .at_least(1)
+          .only_for(is_qa, kForQa),
   };
 }
 
@@ -185,11 +213,13 @@ std::vector<Option<O>> sft_options() {
           "chat_template",
           "sft: render with the chat_template of this HF tokenizer_config.json (Python "
           "3 and python3-jinja2); without it: prompt ids + response ids + end-of-text",
-          [](auto& o) -> auto& { return o.task.chat_template; }),
+          [](auto& o) -> auto& { return o.task.chat_template; })
+          .only_for(is_sft, kForSft),
       options::choice_option<O>(
           "train_on", "sft: loss on every assistant turn, the last one, or all tokens",
           [](auto& o) -> auto& { return o.task.train_on; },
-          named(train_on_name, {TrainOn::kAssistant, TrainOn::kLast, TrainOn::kAll})),
+          named(train_on_name, {TrainOn::kAssistant, TrainOn::kLast, TrainOn::kAll}))
+          .only_for(is_sft, kForSft),
       computed_option<O>(
           "max_render_bytes", Kind::kUInt,
           "sft with --chat-template: a conversation whose template renders more bytes is a bad "
@@ -206,19 +236,22 @@ std::vector<Option<O>> sft_options() {
               [](const O& o) -> Value {
                 return std::max<uint64_t>(64 << 10, uint64_t{32} * o.task.max_len);
               },
-              "32 x --max-len, at least 65536"),
+              "32 x --max-len, at least 65536")
+          .only_for(renders_a_template, kForTemplates),
       option<O>(
           "render_timeout",
           "sft with --chat-template: seconds a conversation's template may take to render; "
           "a slower one is a bad row",
           [](auto& o) -> auto& { return o.render_timeout; })
-          .range(0.001, 1e6),
+          .range(0.001, 1e6)
+          .only_for(renders_a_template, kForTemplates),
       options::choice_option<O>(
           "truncation",
           "sft: a conversation over --max-len is dropped, or loses its oldest tokens (left) "
           "while every trained token still fits",
           [](auto& o) -> auto& { return o.task.sft_truncation; },
-          named(truncation_name, {Truncation::kDrop, Truncation::kLeft})),
+          named(truncation_name, {Truncation::kDrop, Truncation::kLeft}))
+          .only_for(is_sft, kForSft),
   };
 }
 
@@ -267,30 +300,13 @@ std::vector<Option<O>> all_options() {
   return all;
 }
 
-void check_sft_only(const TaskOptions& t) {
-  if (t.task != Task::kSft &&
-      (t.messages || !t.chat_template.empty() || t.train_on != TrainOn::kAssistant ||
-       t.sft_truncation != Truncation::kDrop))
-    throw Error(ErrorCode::kInvalidArgument, "",
-                "--messages-field, --chat-template, --train-on and --truncation are for "
-                "--task sft");
-  if (t.pack.value_or(false) && t.task != Task::kLm && t.task != Task::kSft)
-    throw Error(ErrorCode::kInvalidArgument, "", "--pack is for --task lm and sft");
-}
-
-// Flags of one task given to another would be ignored: refused, as --pack is.
+// Flags of one task given to another would be ignored: refused (Option::only_for).
 void check_task_only(const ConvertOptions& o) {
-  const TaskOptions& t = o.task;
-  if (t.position_ids && !(t.task == Task::kLm && t.pack.value_or(true)))
-    throw Error(ErrorCode::kInvalidArgument, "",
-                "--position-ids is for --task lm, packed (the rows of --no-pack start at 0)");
-  if (o.labels && !task_has_labels(t.task))
-    throw Error(ErrorCode::kInvalidArgument, "", "--labels is for --task cls and pair");
-  const TaskOptions defaults;
-  if (t.task != Task::kQa &&
-      (t.doc_stride != defaults.doc_stride || t.max_query_len != defaults.max_query_len))
-    throw Error(ErrorCode::kInvalidArgument, "",
-                "--doc-stride and --max-query-len are for --task qa");
+  try {
+    convert_option_table().check_applies(o);
+  } catch (const options::OptionError& e) {
+    throw Error(ErrorCode::kInvalidArgument, "", options::flag_name(e.option()) + " " + e.why());
+  }
 }
 
 // Where the dataset goes and what makes it: given, and not about to replace a dataset unasked.
@@ -315,7 +331,6 @@ ConvertOptions resolve(ConvertOptions o) {
 }
 
 ConvertOptions resolve_defaults(ConvertOptions o) {
-  check_sft_only(o.task);
   check_task_only(o);
   convert_option_table().resolve(o);
   if (o.threads == 0) o.threads = available_cores();

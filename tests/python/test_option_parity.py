@@ -23,7 +23,14 @@ from shardkit import _shardkit  # noqa: E402
 CONVERT_BASE_CLI = [pyutil.SHARDIFY, "--input", "rows.jsonl", "--task", "sft"]
 CONVERT_BASE_PY = {"task": "sft"}
 # Options of another task than the base's, which the converter refuses for it.
-CONVERT_TASK_OF = {"labels": "cls", "position_ids": "lm", "doc_stride": "qa", "max_query_len": "qa"}
+# Where each option that applies to some tasks only is tried: (task, more CLI args, more keywords).
+TEMPLATE = (["--chat-template", "some/tokenizer_config.json"],
+            {"chat_template": "some/tokenizer_config.json"})
+CONVERT_TASK_OF = {"labels": ("cls",), "position_ids": ("lm",), "doc_stride": ("qa",),
+                   "max_query_len": ("qa",), "pair_field": ("pair",), "label_field": ("cls",),
+                   "context_field": ("qa",), "question_field": ("qa",),
+                   "answers_field": ("qa",), "max_render_bytes": ("sft", *TEMPLATE),
+                   "render_timeout": ("sft", *TEMPLATE)}
 ORDER_BASE_CLI = [pyutil.INSPECT, "order", "dataset-dir"]
 
 
@@ -85,12 +92,14 @@ def why_cli(stderr, flag):
     return stderr[at + len(flag) + 1:].strip().splitlines()[0]
 
 
-def for_task(base_cli, base_py, task):
-    """The base arguments with --task `task`, when given."""
-    if task is None or "task" not in base_py:
+def for_task(base_cli, base_py, where):
+    """The base arguments with --task and the other arguments of `where`, when given."""
+    if where is None or "task" not in base_py:
         return base_cli, base_py
+    task, more_cli, more_py = (*where, [], {})[:3]
     at = base_cli.index("--task") + 1
-    return base_cli[:at] + [task] + base_cli[at + 1:], {**base_py, "task": task}
+    return (base_cli[:at] + [task] + base_cli[at + 1:] + more_cli,
+            {**base_py, "task": task, **more_py})
 
 
 def check_table(specs, base_cli, base_py, resolve_py, caller, skip_default=(), task_of=None):
@@ -136,18 +145,28 @@ def test_converter_options():
     checked, refused = check_table(specs, CONVERT_BASE_CLI, CONVERT_BASE_PY,
                                    _shardkit.resolved_convert_options, "write_dataset",
                                    task_of=CONVERT_TASK_OF)
-    # ... and refused for a task they do not apply to, on both sides.
-    for name, args, value in (("labels", ["--labels", "a"], ["a"]),
-                              ("position_ids", ["--position-ids"], True),
-                              ("doc_stride", ["--doc-stride", "5"], 5)):
-        _, err = run_cli(CONVERT_BASE_CLI, args)
-        assert err is not None and args[0] in err, f"{args} for --task sft: {err}"
+    # ... and refused, even at their default values, for a task they do not apply to, on both
+    # sides, saying where they apply.
+    task_only = [s for s in specs if s["applies"]]
+    assert {"labels", "label_field", "doc_stride", "chat_template", "pack"} <= {
+        s["name"] for s in task_only}
+    for spec in task_only:
+        name, where = spec["name"], CONVERT_TASK_OF.get(spec["name"], ("sft",))
+        args, value = samples(spec, None)
+        other = "lm" if where[0] == "qa" else "qa"
+        cli, py = for_task(CONVERT_BASE_CLI, CONVERT_BASE_PY, (other,))
+        _, err = run_cli(cli, args)
+        flag = "--" + name.replace("_", "-")
+        assert err is not None and f"{flag} {spec['applies']}" in err, f"{args}, {other}: {err}"
         try:
-            _shardkit.resolved_convert_options(**{**CONVERT_BASE_PY, name: value})
+            _shardkit.resolved_convert_options(**{**py, name: value})
         except shardkit.ShardkitError as e:
-            assert args[0] in str(e) or name in str(e), str(e)
+            # write_dataset names keywords (label_field), the conversion flags (--label-field).
+            said = str(e).replace("--", "").replace("-", "_")
+            assert f"{name} {spec['applies']}".replace("--", "").replace("-", "_") in said, str(e)
         else:
-            raise AssertionError(f"{name} for task sft was accepted")
+            raise AssertionError(f"{name} for task {other} was accepted")
+        refused += 1
     print(f"  converter: {checked} options alike on the CLI and in Python, {refused} bad values "
           "refused with the same reason")
 

@@ -297,7 +297,14 @@ TEST_CASE("flags of another task or input format are refused, not ignored") {
       {" --task cls --position-ids", "--position-ids is for --task lm, packed"},
       {" --task lm --no-pack --position-ids", "--position-ids is for --task lm, packed"},
       {" --task lm --labels x", "--labels is for --task cls and pair"},
-      {" --task cls --doc-stride 8", "--doc-stride and --max-query-len are for --task qa"}};
+      {" --task cls --doc-stride 8", "--doc-stride is for --task qa"},
+      // At their default values too: given, they say the user expects them to matter.
+      {" --task lm --label-field label", "--label-field is for --task cls and pair"},
+      {" --task cls --pair-field text_pair", "--pair-field is for --task pair"},
+      {" --task cls --context-field c", "--context-field is for --task qa"},
+      {" --task cls --no-pack", "--pack is for --task lm and sft"},
+      {" --task sft --render-timeout 3", "--render-timeout is for --task sft with --chat-template"},
+      {" --task lm --max-render-bytes 99999", "--max-render-bytes is for --task sft with"}};
   for (const auto& [flags, message] : cases) {
     std::string out;
     CHECK_MESSAGE(shardify(in + flags, &out) != 0, flags);
