@@ -2,6 +2,7 @@
 // GPT-2 encoder.json (+ vocab.bpe) and WordPiece vocab.txt.
 #include <xxhash.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -113,6 +114,43 @@ std::unique_ptr<Tokenizer> load_json_tokenizer(const Json& j, object root,
   return tokenizer;
 }
 
+// A JSON object without a "model" is read as a GPT-2 encoder.json, which maps tokens to integer
+// ids; another object (a tokenizer_config.json, a config.json) is named as not a tokenizer
+// rather than blamed for missing merges.
+void check_encoder_json(object root, const std::filesystem::path& path, const std::string& source) {
+  for (auto [key, value] : root) {
+    if (value.is_int64() || value.is_uint64()) continue;
+    std::string why =
+        "not a tokenizer: a JSON object that is neither a tokenizer.json (it has "
+        "no \"model\") nor a GPT-2 encoder.json (whose values are token ids; \"" +
+        std::string(key) + "\" is not)";
+    if (path.filename() == "tokenizer_config.json")
+      why += "; pass the tokenizer.json beside it (this file only configures it)";
+    throw Error(ErrorCode::kInput, source, why);
+  }
+}
+
+// A BPE merges file (vocab.bpe, merges.txt) is lines of two symbols with a space between, where a
+// WordPiece vocab.txt has one token a line: read as one, it would only lack [UNK].
+void check_not_merges(std::string_view content, const std::string& source) {
+  const bool versioned = content.substr(0, 9) == "#version:";
+  size_t pairs = 0, lines = 0;
+  for (size_t at = 0; at < content.size() && lines < 8;) {
+    size_t end = std::min(content.find('\n', at), content.size());
+    const std::string_view line = content.substr(at, end - at);
+    at = end + 1;
+    if (line.empty() || line[0] == '#') continue;
+    ++lines;
+    const size_t space = line.find(' ');
+    pairs += space != std::string_view::npos && space > 0 && space + 1 < line.size() &&
+             line.find(' ', space + 1) == std::string_view::npos;
+  }
+  if (versioned || (lines > 0 && pairs == lines))
+    throw Error(ErrorCode::kInput, source,
+                "not a tokenizer but BPE merges (lines of two symbols): pass the tokenizer.json, "
+                "or the GPT-2 encoder.json with these merges beside it as vocab.bpe");
+}
+
 }  // namespace
 
 std::unique_ptr<Tokenizer> Tokenizer::from_file(const std::filesystem::path& path,
@@ -153,6 +191,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_file(const std::filesystem::path& pat
         apply_tokenizer_config(*base, path.parent_path() / "tokenizer_config.json");
       return tokenizer;
     }
+    check_encoder_json(o, path, source);
     // Merges: --merges, else vocab.bpe or merges.txt beside it, else NAME-vocab.bpe for a
     // NAME-encoder.json.
     std::filesystem::path merges;
@@ -181,6 +220,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_file(const std::filesystem::path& pat
     throw Error(ErrorCode::kInput, source,
                 "not a tokenizer: a .json tokenizer is a JSON object (a tokenizer.json or a GPT-2 "
                 "encoder.json), and this file does not start with '{'");
+  check_not_merges(content, source);
   std::string keyed = content + '\0' + (options.lowercase ? "lower" : "cased") + '\0' +
                       (options.strip_accents.value_or(options.lowercase) ? "strip" : "keep");
   return load_vocab_txt(content, source, options, xxh3_64(keyed.data(), keyed.size()));

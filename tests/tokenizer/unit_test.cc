@@ -861,3 +861,28 @@ TEST_CASE("a .json file that is not a JSON object is refused as such, not read a
   write_file(tmp / "vocab.txt", "hello\nworld\n");
   CHECK_THROWS_WITH_AS(Tokenizer::from_file(tmp / "vocab.txt"), doctest::Contains("[UNK]"), Error);
 }
+
+TEST_CASE("a tokenizer's companion file is named for what it is, not read as another kind") {
+  TempDir tmp("tokenizer-companions");
+  auto refused_with = [](const std::filesystem::path& path, const std::string& words) {
+    CAPTURE(path);
+    try {
+      Tokenizer::from_file(path);
+      FAIL("loaded");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::kInput);
+      CHECK_MESSAGE(e.reason().find(words) != std::string::npos, e.reason());
+    }
+  };
+  // GPT-2's vocab.bpe, with and without its version line: merges, not a WordPiece vocabulary.
+  write_file(tmp / "vocab.bpe", "#version: 0.2\nĠ t\nĠ a\nh e\ni n\n");
+  refused_with(tmp / "vocab.bpe", "not a tokenizer but BPE merges");
+  write_file(tmp / "merges.txt", "Ġ t\nĠ a\nh e\ni n\nr e\n");
+  refused_with(tmp / "merges.txt", "not a tokenizer but BPE merges");
+  // A tokenizer_config.json beside a vocab.bpe: not an encoder.json missing its merges.
+  write_file(tmp / "tokenizer_config.json", "{\"add_bos_token\": false, \"model_max_length\": 8}");
+  refused_with(tmp / "tokenizer_config.json", "pass the tokenizer.json beside it");
+  // A vocab.txt whose tokens hold no space still loads (it has [UNK]).
+  write_file(tmp / "vocab.txt", "[PAD]\n[UNK]\nhello\n##s\n");
+  CHECK(Tokenizer::from_file(tmp / "vocab.txt") != nullptr);
+}
