@@ -90,16 +90,20 @@ def test_interrupted_pass_continues(path, ids):
     print(f"  break after 5 batches: the next pass yields the other {left}, then epoch 1")
 
 
-def test_a_pass_never_yields_nothing_silently(path):
-    n = len(shardkit.Dataset(path))
-    loader = shardkit.Loader(path, batch_size=n, world_size=2, rank=0, drop_last=True)
+def assert_pass_raises_no_batch(loader, what):
     try:
         for _ in loader:
-            raise AssertionError("an epoch with no batch yielded one")
+            raise AssertionError(f"{what}: a batch")
     except shardkit.ShardkitError as e:
         assert "no batch" in str(e), str(e)
     else:
-        raise AssertionError("an empty epoch passed without a word")
+        raise AssertionError(f"{what}: a pass without a batch passed without a word")
+
+
+def test_a_pass_never_yields_nothing_silently(path):
+    n = len(shardkit.Dataset(path))
+    loader = shardkit.Loader(path, batch_size=n, world_size=2, rank=0, drop_last=True)
+    assert_pass_raises_no_batch(loader, "an epoch smaller than a global batch, drop_last")
     # A state saved at the very end of an epoch resumes with the next epoch, not with nothing.
     loader = shardkit.Loader(path, batch_size=BATCH, seed=3)
     for _ in loader:
@@ -113,13 +117,7 @@ def test_a_pass_never_yields_nothing_silently(path):
     loader = shardkit.Loader(path, batch_size=BATCH, max_tokens=5, drop_last=True)
     assert len(loader) > 0
     for _ in range(2):
-        try:
-            for _ in loader:
-                raise AssertionError("max_tokens=5 with drop_last yielded a batch")
-        except shardkit.ShardkitError as e:
-            assert "no batch" in str(e), str(e)
-        else:
-            raise AssertionError("a pass under max_tokens that leaves nothing yielded nothing")
+        assert_pass_raises_no_batch(loader, "max_tokens=5 with drop_last")
     # A state saved where max_tokens ended its epoch resumes with the next epoch, although the
     # loader's count of batches left is an upper bound above zero there.
     budget = dict(batch_size=BATCH, seed=3, max_tokens=3000)
