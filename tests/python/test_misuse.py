@@ -40,9 +40,15 @@ def test_loader_keywords(path):
     refused(lambda: shardkit.Loader(path, batch_size=0), shardkit.OptionError,
             "batch_size must be from 1 to 18446744073709551615, not 0")
     refused(lambda: shardkit.Loader(path, epoch=-1), shardkit.OptionError,
-            "epoch must be 0 or more, not -1")
+            "epoch must be from 0 to 18446744073709551615, not -1")
     refused(lambda: shardkit.Loader(path).set_epoch(-3), shardkit.OptionError,
-            "epoch must be 0 or more, not -3")
+            "epoch must be from 0 to 18446744073709551615, not -3")
+    refused(lambda: shardkit.Loader(path, epoch=2**64), shardkit.OptionError,
+            "epoch must be from 0 to 18446744073709551615, not 18446744073709551616")
+    last = shardkit.Loader(path, epoch=2**64 - 1)
+    for _ in last:
+        pass
+    refused(lambda: next(iter(last)), shardkit.ShardkitError, "was the last one")
     refused(lambda: shardkit.Loader(path, epoch=1.5), TypeError, "epoch must be an int, not float")
     refused(lambda: shardkit.Dataset(path)[1.5], TypeError, "float")
     # Any sequence the type stub's Sequence admits, not only lists and tuples.
