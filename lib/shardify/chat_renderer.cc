@@ -171,6 +171,31 @@ class ChatRenderer::Process {
   size_t start_ = 0, next_start_ = 0, scanned_ = 0;
 };
 
+namespace {
+
+// The renderer's first line: {"ready": true, "generation": ...} or {"error": ...}. Returns whether
+// the template marks its own spans. Anything else names the renderer: an unparsed line has no
+// element to look into.
+bool ready_line(std::string_view hello, const std::string& script, const std::string& config) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element e;
+  if (parser.parse(hello.data(), hello.size(), false).get(e) || !e.is_object())
+    throw Error(ErrorCode::kInvalidArgument, script,
+                "the chat template renderer's first line is not its JSON ready line: \"" +
+                    std::string(hello.substr(0, 200)) + "\"");
+  bool ready = false;
+  if (e["ready"].get_bool().get(ready) || !ready) {
+    std::string_view why;
+    if (e["error"].get_string().get(why)) why = hello;
+    throw Error(ErrorCode::kInvalidArgument, config, std::string(why));
+  }
+  bool generation = false;
+  if (e["generation"].get_bool().get(generation)) generation = false;
+  return generation;
+}
+
+}  // namespace
+
 fs::path ChatRenderer::script_path() {
   if (const char* env = std::getenv("SHARDKIT_CHAT_RENDERER"); env && *env) return env;
   std::error_code ec;
@@ -227,16 +252,8 @@ std::unique_ptr<ChatRenderer::Process> ChatRenderer::start(bool* generation) con
                           std::to_string(static_cast<int>(kStartSeconds)) + " s"
                     : "the chat template renderer stopped before it was ready (" +
                           process->how_it_ended() + "; its own message, if any, is above)");
-  simdjson::dom::parser parser;
-  simdjson::dom::element e;
-  bool ready = false;
-  if (parser.parse(hello.data(), hello.size(), false).get(e) || e["ready"].get_bool().get(ready) ||
-      !ready) {
-    std::string_view why;
-    if (!e.is_object() || e["error"].get_string().get(why)) why = hello;
-    throw Error(ErrorCode::kInvalidArgument, config_.string(), std::string(why));
-  }
-  if (generation && e["generation"].get_bool().get(*generation)) *generation = false;
+  const bool has_generation = ready_line(hello, script.string(), config_.string());
+  if (generation) *generation = has_generation;
   return process;
 }
 

@@ -260,6 +260,34 @@ while True:
   MESSAGE("two runs with a stuck and a dying renderer: ", seconds_since(start), " s");
 }
 
+TEST_CASE("a renderer whose first line is not its JSON ready line is an error naming it") {
+  testing::TempDir tmp("chat-limits-ready");
+  const fs::path vocab = write_vocab(tmp.path());
+  const fs::path config = write_config(tmp.path(), "unused");
+  const fs::path input = tmp / "rows.jsonl";
+  testing::write_file(input, row("hello"));
+  // Before: a first line that did not parse was looked into as an object, and shardify died of
+  // SIGSEGV.
+  for (const std::string ready : {"", "not json", "[1, 2]"}) {
+    INFO("ready line: '", ready, "'");
+    const fs::path fake = tmp / "fake_renderer.py";
+    testing::write_file(fake, std::string("import sys\nsys.stdout.write(") +
+                                  testing::json_string(ready + "\n") +
+                                  ")\nsys.stdout.flush()\nsys.stdin.read()\n");
+    const std::string env = "SHARDKIT_CHAT_RENDERER=" + shell_quote(fake.string()) + " ";
+    std::string out;
+    const int rc =
+        testing::run_command(env + shardify_path() + " " + sft_args(vocab, config, input) +
+                                 " --out " + shell_quote((tmp / "out").string()),
+                             &out);
+    INFO(out);
+    CHECK(rc == 1);
+    CHECK(out.find(fake.string()) != std::string::npos);
+    CHECK(out.find("is not its JSON ready line") != std::string::npos);
+    CHECK_FALSE(fs::exists(tmp / "out"));
+  }
+}
+
 TEST_CASE("renderers end with shardify: killed (SIGKILL) or interrupted (SIGINT)") {
   testing::TempDir tmp("chat-limits-signals");
   const fs::path vocab = write_vocab(tmp.path());
