@@ -2,10 +2,11 @@
 // one rename, so that a crash at any moment leaves either no dataset or a complete one.
 //
 // A staging directory is `.NAME.partial-PID-RANDOM` and holds, until it is published, a marker
-// file `.shardkit-staging` naming its writer (pid, boot id, process start time, host; format/
-// SPEC.md). A new writer removes the staging directories beside its target whose marker names a
-// writer on this host that is gone, and the empty ones of gone pids (a writer killed between
-// mkdir and marker): nothing without that name, and nothing a marker does not vouch for.
+// file `.shardkit-staging` naming its writer (pid, boot id, process start time, host, PID
+// namespace; format/SPEC.md). A new writer removes the staging directories beside its target
+// whose marker names a writer on this host that is gone, and the empty ones of gone pids (a writer
+// killed between mkdir and marker): nothing without that name, and nothing a marker does not vouch
+// for.
 #pragma once
 
 #include <filesystem>

@@ -57,6 +57,14 @@ std::string start_time_of(long pid) {
   return field;
 }
 
+// This process's PID namespace, as the link /proc/self/ns/pid reads ("pid:[4026531836]"); empty
+// when it cannot be read.
+std::string read_pid_ns() {
+  char buf[128];
+  const ssize_t n = ::readlink("/proc/self/ns/pid", buf, sizeof buf);
+  return n > 0 && static_cast<size_t>(n) < sizeof buf ? std::string(buf, n) : "";
+}
+
 bool digits(const std::string& s) {
   return !s.empty() && s.size() <= 18 && s.find_first_not_of("0123456789") == std::string::npos;
 }
@@ -71,12 +79,13 @@ StagingOwner StagingOwner::current() {
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
   o.host = host;
+  o.pid_ns = read_pid_ns();
   return o;
 }
 
 std::string StagingOwner::to_text() const {
   return std::string(kFirstLine) + "\npid " + std::to_string(pid) + "\nboot " + boot_id +
-         "\nstart " + start_time + "\nhost " + host + "\n";
+         "\nstart " + start_time + "\nhost " + host + "\npidns " + pid_ns + "\n";
 }
 
 std::optional<StagingOwner> StagingOwner::parse(const std::string& text) {
@@ -90,6 +99,11 @@ std::optional<StagingOwner> StagingOwner::parse(const std::string& text) {
     if (!std::getline(lines, line) || line.rfind(name, 0) != 0) return std::nullopt;
     *value = line.substr(std::char_traits<char>::length(name));
   }
+  // A marker written before the pidns line existed ends after host.
+  if (std::getline(lines, line)) {
+    if (line.rfind("pidns ", 0) != 0) return std::nullopt;
+    o.pid_ns = line.substr(6);
+  }
   if (!digits(pid) || std::getline(lines, line)) return std::nullopt;
   o.pid = std::stol(pid);
   return o;
@@ -97,6 +111,8 @@ std::optional<StagingOwner> StagingOwner::parse(const std::string& text) {
 
 bool StagingOwner::gone() const {
   if (boot_id != read_boot_id()) return true;
+  // An older marker has no namespace: its pid is taken as this namespace's, as it always was.
+  if (!pid_ns.empty() && pid_ns != read_pid_ns()) return false;
   if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM)) return true;
   const std::string now = start_time_of(pid);
   return !now.empty() && now != start_time;

@@ -1,7 +1,8 @@
 // Who is building a staging directory (staged_directory.h): the marker file a writer puts in it
 // first, and whether that writer is gone. A pid alone is not enough: pids are reused, and a
 // directory shared over NFS holds staging directories of writers on other hosts, whose pids mean
-// nothing here. The marker also names the boot and the process's start time.
+// nothing here, and so do those of a writer in another PID namespace. The marker also names the
+// boot, the process's start time and its PID namespace.
 #pragma once
 
 #include <filesystem>
@@ -15,6 +16,9 @@ struct StagingOwner {
   std::string boot_id;     // /proc/sys/kernel/random/boot_id
   std::string start_time;  // field 22 of /proc/PID/stat: clock ticks after boot
   std::string host;        // gethostname
+  // The PID namespace the pid belongs to: /proc/self/ns/pid's link text ("pid:[4026531836]").
+  // Empty in a marker written before the field existed.
+  std::string pid_ns;
 
   // This process.
   static StagingOwner current();
@@ -22,7 +26,9 @@ struct StagingOwner {
   std::string to_text() const;
   static std::optional<StagingOwner> parse(const std::string& text);
   // Whether this writer, from a marker written on this host, has ended: another boot, no
-  // process with its pid, or a process with its pid that started at another time.
+  // process with its pid, or a process with its pid that started at another time. A writer in
+  // another PID namespace (a container sharing the host name and the volume) is gone only by
+  // another boot: its pid names some other process here, or none.
   bool gone() const;
 };
 

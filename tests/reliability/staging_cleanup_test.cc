@@ -42,11 +42,16 @@ std::string host_name() {
   return host;
 }
 
-// The marker as format/SPEC.md writes it.
+// The PID namespace of `pid`, read here independently of the library.
+std::string pid_ns(pid_t pid) {
+  return fs::read_symlink("/proc/" + std::to_string(pid) + "/ns/pid").string();
+}
+
+// The marker as format/SPEC.md writes it; without `ns`, as versions before its pidns line did.
 std::string marker(long pid, const std::string& boot, const std::string& start,
-                   const std::string& host) {
+                   const std::string& host, const std::string& ns = "") {
   return "shardkit staging directory\npid " + std::to_string(pid) + "\nboot " + boot + "\nstart " +
-         start + "\nhost " + host + "\n";
+         start + "\nhost " + host + "\n" + (ns.empty() ? "" : "pidns " + ns + "\n");
 }
 
 // A pid that belonged to a process which has ended.
@@ -65,6 +70,44 @@ fs::path staging_with(const fs::path& parent, const std::string& name,
   if (!marker_text.empty()) testing::write_file(dir / ".shardkit-staging", marker_text);
   if (!file.empty()) testing::write_file(dir / file, "bytes of " + name);
   return dir;
+}
+
+// Starts a conversion of `input` into `out` long enough to be caught running (`launcher`, such
+// as a shell or unshare, goes before shardify), and returns its pid once its staging directory
+// holds a shard (and so its marker, written first); `staging` gets that directory.
+pid_t start_long_conversion(const std::vector<std::string>& launcher, const fs::path& vocab,
+                            const fs::path& input, const fs::path& out, const fs::path& log,
+                            fs::path* staging) {
+  std::vector<std::string> argv = launcher;
+  for (const std::string& a :
+       {shardify_path(), std::string("--task"), std::string("lm"), std::string("--doc-sep"),
+        std::string("line"), std::string("--threads"), std::string("1"),
+        std::string("--zstd-level"), std::string("19"), std::string("--shard-size"),
+        std::string("65536"), std::string("--tokenizer"), vocab.string(), std::string("--input"),
+        input.string(), std::string("--out"), out.string()})
+    argv.push_back(a);
+  const pid_t pid = spawn(argv, log.string());
+  const auto start = Clock::now();
+  while (std::chrono::duration<double>(Clock::now() - start).count() < 60) {
+    const std::vector<fs::path> found = staging_dirs(out);
+    if (found.size() == 1 && fs::exists(found[0] / "shard-00000.shard")) {
+      *staging = found[0];
+      return pid;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(pid, SIGKILL);
+  wait_for(pid);
+  FAIL("no staging directory with a shard appeared for " << out);
+  return -1;
+}
+
+fs::path long_corpus(const fs::path& dir) {
+  const fs::path input = dir / "corpus.txt";
+  std::string corpus;
+  for (int part = 0; part < 8; ++part) corpus += corpus_lines(40000, part);
+  testing::write_file(input, corpus);
+  return input;
 }
 
 }  // namespace
@@ -97,7 +140,7 @@ TEST_CASE("SIGINT and SIGTERM remove the staging directory of a running conversi
     REQUIRE_MESSAGE(fs::exists(staging[0] / "shard-00000.shard"), staging[0]);
     // The marker names this writer as the SPEC says.
     CHECK(testing::read_file(staging[0] / ".shardkit-staging") ==
-          marker(pid, boot_id(), start_time(pid), host_name()));
+          marker(pid, boot_id(), start_time(pid), host_name(), pid_ns(pid)));
     const auto sent = Clock::now();
     ::kill(pid, sig);
     const int status = wait_for(pid);
@@ -183,6 +226,14 @@ TEST_CASE("a writer removes the staging directories of gone writers beside it, n
   testing::write_file(cut_empty / ".shardkit-staging", "");
   const fs::path cut_text =
       staging_with(parent, ".z.partial-" + std::to_string(dead) + "-14", "shardkit stag", "");
+  // The same with the namespace line: a gone pid of this namespace, another boot in another.
+  const std::string ns = pid_ns(me), other_ns = "pid:[1]";
+  REQUIRE(ns != other_ns);
+  const fs::path gone_here = staging_with(parent, ".n.partial-" + std::to_string(dead) + "-17",
+                                          marker(dead, boot, "1", host, ns));
+  const fs::path gone_there =
+      staging_with(parent, ".n.partial-1-18",
+                   marker(1, "00000000-0000-0000-0000-000000000000", "1", host, other_ns));
   // Kept: no marker (a user's folder with the name), a live writer (this test), another host's,
   // a marker naming another pid, a marker that is a link, a link to a staging directory, a
   // file with the name, a name that is not hidden.
@@ -210,6 +261,13 @@ TEST_CASE("a writer removes the staging directories of gone writers beside it, n
       staging_with(parent, ".z.partial-" + std::to_string(dead) + "-15", "shardkit stag");
   const fs::path not_marker =
       staging_with(parent, ".z.partial-" + std::to_string(dead) + "-16", "my notes", "");
+  // A writer in another PID namespace (a container sharing the volume and the host name): its
+  // pid, 1 there, or a pid gone here, says nothing about it.
+  const fs::path container =
+      staging_with(parent, ".n.partial-1-19", marker(1, boot, "1", host, other_ns));
+  const fs::path container_gone_pid =
+      staging_with(parent, ".n.partial-" + std::to_string(dead) + "-20",
+                   marker(dead, boot, "1", host, other_ns));
 
   std::string out;
   REQUIRE_MESSAGE(
@@ -218,9 +276,11 @@ TEST_CASE("a writer removes the staging directories of gone writers beside it, n
                        shell_quote((parent / "out").string()),
                    &out) == 0,
       out);
-  for (const fs::path& gone : {other, reused, rebooted, empty, cut_empty, cut_text})
+  for (const fs::path& gone :
+       {other, reused, rebooted, empty, cut_empty, cut_text, gone_here, gone_there})
     CHECK_MESSAGE(!fs::exists(gone), gone);
-  for (const fs::path& kept : {unmarked, live, foreign, mismatched, linked_marker})
+  for (const fs::path& kept :
+       {unmarked, live, foreign, mismatched, linked_marker, container, container_gone_pid})
     CHECK_MESSAGE(fs::exists(kept / (kept == unmarked ? "notes.txt" : "shard-00000.shard")), kept);
   CHECK(fs::is_symlink(link));
   CHECK(fs::exists(target / "shard-00000.shard"));
@@ -233,6 +293,45 @@ TEST_CASE("a writer removes the staging directories of gone writers beside it, n
   CHECK(fs::exists(parent / "out" / "manifest.json"));
   CHECK_FALSE(fs::exists(parent / "out" / ".shardkit-staging"));
   CHECK(staging_dirs(parent / "out").size() == 2);  // the unmarked one and the live one
+}
+
+TEST_CASE("a live writer in another PID namespace keeps its staging directory") {
+  // A container sharing the volume and the host name: its writer is pid 1 there, and a pid
+  // here (init) with another start time. Before, a writer beside it removed its directory.
+  if (testing::run_command("unshare --pid --fork --mount-proc true 2>/dev/null") != 0) {
+    MESSAGE("skipped: no PID namespace can be made here (unshare --pid)");
+    return;
+  }
+  std::string unshare;
+  REQUIRE(testing::run_command("command -v unshare", &unshare) == 0);
+  testing::TempDir tmp("staging-pidns");
+  const fs::path vocab = write_vocab(tmp.path());
+  const fs::path parent = tmp / "parent";
+  fs::create_directories(parent);
+  const fs::path out = parent / "contained";
+  fs::path staging;
+  const pid_t pid = start_long_conversion({trim(unshare), "--pid", "--fork", "--mount-proc"}, vocab,
+                                          long_corpus(tmp.path()), out, tmp / "log", &staging);
+  const std::string marker_text = testing::read_file(staging / ".shardkit-staging");
+  CHECK(marker_text.find("\npid 1\n") != std::string::npos);
+  CHECK(marker_text.find("\npidns " + pid_ns(::getpid()) + "\n") == std::string::npos);
+  // A writer beside it, in this namespace, while it runs.
+  testing::write_file(tmp / "small.txt", corpus_lines(10, 9));
+  REQUIRE(run_shardify("--task lm --doc-sep line --tokenizer " + shell_quote(vocab.string()) +
+                       " --input " + shell_quote((tmp / "small.txt").string()) + " --out " +
+                       shell_quote((parent / "beside").string())) == 0);
+  int status = 0;
+  const bool running = ::waitpid(pid, &status, WNOHANG) == 0;
+  if (running) {
+    CHECK(fs::exists(staging / "shard-00000.shard"));
+    status = wait_for(pid);
+  } else {
+    MESSAGE("the contained writer ended before the one beside it was done");
+  }
+  INFO(testing::read_file(tmp / "log"));
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(fs::is_regular_file(out / "manifest.json"));
 }
 
 }  // namespace shardkit::reliability
