@@ -38,6 +38,12 @@ const char* spans_arg(ChatRenderer::Spans s) {
 }
 
 std::string read_file(const fs::path& path) {
+  // As for the tokenizer: a device never ends (/dev/zero) and a FIFO blocks the open itself.
+  std::error_code ec;
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec))
+    throw Error(ErrorCode::kInvalidArgument, path.string(),
+                "not a chat template file but a directory, pipe or device: name the "
+                "tokenizer_config.json");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorCode::kInvalidArgument, path.string(), "cannot open the chat template");
   std::ostringstream s;

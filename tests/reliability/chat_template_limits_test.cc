@@ -8,6 +8,7 @@
 // shardify left its renderer running at 99% CPU.
 #include <doctest/doctest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <fstream>
@@ -285,6 +286,30 @@ TEST_CASE("a renderer whose first line is not its JSON ready line is an error na
     CHECK(out.find(fake.string()) != std::string::npos);
     CHECK(out.find("is not its JSON ready line") != std::string::npos);
     CHECK_FALSE(fs::exists(tmp / "out"));
+  }
+}
+
+TEST_CASE("--chat-template naming a device, a FIFO or a directory is refused at once") {
+  testing::TempDir tmp("chat-limits-special");
+  const fs::path vocab = write_vocab(tmp.path());
+  const fs::path input = tmp / "rows.jsonl";
+  testing::write_file(input, row("hello"));
+  const fs::path fifo = tmp / "fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // Before: /dev/zero was read into memory without end, and a FIFO blocked in open() forever
+  // (the timeout ends what a regression would leave running).
+  for (const fs::path& config : {fifo, tmp.path(), fs::path("/dev/zero")}) {
+    INFO(config);
+    std::string out;
+    const auto start = Clock::now();
+    CHECK(testing::run_command("timeout 10 " + shardify_path() + " " +
+                                   sft_args(vocab, config, input) + " --out " +
+                                   shell_quote((tmp / "out").string()),
+                               &out) == 1);
+    CHECK_MESSAGE(out.find(config.string() + ": not a chat template file but a directory, pipe "
+                                             "or device") != std::string::npos,
+                  out);
+    CHECK(seconds_since(start) < 5);
   }
 }
 
