@@ -98,7 +98,8 @@ Encoding::Encoding(const ConvertOptions& o, const ConvertInputs& in)
       labels(!task_has_labels(o.task.task) ? std::nullopt
              : !o.labels                   ? std::optional(observe_labels(o, in))
                                            : std::optional(LabelMap::from_list(*o.labels))),
-      encoder(*tokenizer, o.task, labels ? &*labels : nullptr, renderer.get()),
+      encoder(*tokenizer, o.task, labels ? &*labels : nullptr, renderer.get(),
+              o.on_error == OnError::kFail),
       layout(o.task, tokenizer->vocab_size(), encoder.padding_id()) {}
 
 }  // namespace shardkit::shardify

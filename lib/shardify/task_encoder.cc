@@ -51,11 +51,19 @@ std::string_view lstrip(std::string_view s) {
   return s;
 }
 
+// Ends a batch's rendering at its first bad example (stop_at_first_error).
+struct FirstError {};
+
 }  // namespace
 
 TaskEncoder::TaskEncoder(const tok::Tokenizer& tokenizer, const TaskOptions& options,
-                         const LabelMap* labels, const ChatRenderer* renderer)
-    : tok_(tokenizer), options_(options), labels_(labels), renderer_(renderer) {
+                         const LabelMap* labels, const ChatRenderer* renderer,
+                         bool stop_at_first_error)
+    : tok_(tokenizer),
+      options_(options),
+      labels_(labels),
+      renderer_(renderer),
+      stop_at_first_error_(stop_at_first_error) {
   const auto& sp = tok_.special_tokens();
   padding_id_ = sp.pad.value_or(0);
   separator_ = sp.eos ? sp.eos : sp.sep;
@@ -128,16 +136,24 @@ void TaskEncoder::encode(const std::vector<Example>& examples, EncodedBatch& out
   for (size_t i = 0; i < examples.size(); ++i)
     if (request_of[i] != SIZE_MAX) example_of[request_of[i]] = i;
   size_t next = 0;
+  const size_t errors_before = out.errors.size();
+  const auto stop = [&] { return stop_at_first_error_ && out.errors.size() > errors_before; };
   auto encode_unrendered = [&](size_t end) {
-    for (; next < end; ++next)
+    for (; next < end && !stop(); ++next)
       if (request_of[next] == SIZE_MAX) encode(examples[next], out, nullptr);
   };
-  renderer_->render(requests, [&](size_t request, RenderedChat&& chat) {
-    const size_t i = example_of[request];
-    encode_unrendered(i);
-    encode(examples[i], out, &chat);
-    next = i + 1;
-  });
+  try {
+    renderer_->render(requests, [&](size_t request, RenderedChat&& chat) {
+      const size_t i = example_of[request];
+      encode_unrendered(i);
+      if (!stop()) encode(examples[i], out, &chat);
+      next = i + 1;
+      // Thrown through render(), which kills the renderer still working on the rest.
+      if (stop()) throw FirstError{};
+    });
+  } catch (const FirstError&) {
+    return;
+  }
   encode_unrendered(examples.size());
 }
 

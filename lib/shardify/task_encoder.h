@@ -18,16 +18,18 @@ namespace shardkit::shardify {
 class TaskEncoder {
  public:
   // Throws Error(kInvalidArgument) when the options cannot work with this tokenizer. sft with
-  // a chat template renders through `renderer`.
+  // a chat template renders through `renderer`. `stop_at_first_error` (--on-error fail): a
+  // batch ends at its first bad example, whose error ends the conversion, rather than waiting
+  // for the renderer to go through the rest (each up to --render-timeout).
   TaskEncoder(const tok::Tokenizer& tokenizer, const TaskOptions& options, const LabelMap* labels,
-              const ChatRenderer* renderer = nullptr);
+              const ChatRenderer* renderer = nullptr, bool stop_at_first_error = false);
   // The id stored after `length`: the tokenizer's pad id, else 0.
   uint32_t padding_id() const { return padding_id_; }
   // The id that ends each document when packing (eos, else sep); nullopt when there is none.
   std::optional<uint32_t> separator_id() const { return separator_; }
 
   // Each example in order, into `out`; sft's chat template renders all their conversations in
-  // one round trip.
+  // one round trip. With stop_at_first_error, the examples after the first bad one are left out.
   void encode(const std::vector<Example>& examples, EncodedBatch& out) const;
 
  private:
@@ -52,6 +54,7 @@ class TaskEncoder {
   TaskOptions options_;
   const LabelMap* labels_;
   const ChatRenderer* renderer_;
+  bool stop_at_first_error_;
   uint32_t padding_id_ = 0;
   std::optional<uint32_t> separator_;
 };

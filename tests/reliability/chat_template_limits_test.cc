@@ -289,6 +289,32 @@ TEST_CASE("a renderer whose first line is not its JSON ready line is an error na
   }
 }
 
+TEST_CASE("--on-error fail ends at the first row that times out, not after its whole batch") {
+  testing::TempDir tmp("chat-limits-failfast");
+  const fs::path vocab = write_vocab(tmp.path());
+  const fs::path config = write_config(tmp.path(), kTemplate);
+  std::string rows = row("hello world");
+  for (int i = 0; i < 20; ++i) rows += row("loop");
+  const fs::path input = tmp / "loops.jsonl";
+  testing::write_file(input, rows);
+  for (const std::string threads : {"1", "2"}) {
+    INFO("threads ", threads);
+    std::string out;
+    const auto start = Clock::now();
+    CHECK(run_shardify(sft_args(vocab, config, input) + " --threads " + threads + " --out " +
+                           shell_quote((tmp / ("out-" + threads)).string()),
+                       &out) == 1);
+    const double took = seconds_since(start);
+    INFO(out);
+    CHECK(out.find("loops.jsonl:2: chat template: rendering took longer than 1 s") !=
+          std::string::npos);
+    // One timeout of 1 s, the renderer's start and the tokenizer's load. Before: 20 s, one
+    // timeout per row of the batch.
+    CHECK(took < 6);
+    MESSAGE("threads ", threads, ": failed in ", took, " s");
+  }
+}
+
 TEST_CASE("--chat-template naming a device, a FIFO or a directory is refused at once") {
   testing::TempDir tmp("chat-limits-special");
   const fs::path vocab = write_vocab(tmp.path());
