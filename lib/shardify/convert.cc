@@ -25,14 +25,21 @@ std::function<void(const ConvertProgress&)> said_again(
   };
 }
 
+// The files to read; refused before any work when the output would be among them.
+std::vector<InputFile> input_files(const ConvertOptions& o) {
+  if (o.rows) return {{o.rows_name, 0}};
+  std::vector<InputFile> files = list_input_files(o.inputs);
+  check_out_apart_from_inputs(o.out, o.inputs, files);
+  return files;
+}
+
 }  // namespace
 
 ConvertResult convert(const ConvertOptions& options,
                       const std::function<void(const ConvertProgress&)>& progress) {
   const auto started = std::chrono::steady_clock::now();
   const ConvertOptions o = resolve(options);
-  ConvertInputs in = open_inputs(
-      o, o.rows ? std::vector<InputFile>{{o.rows_name, 0}} : list_input_files(o.inputs));
+  ConvertInputs in = open_inputs(o, input_files(o));
   const Encoding encoding(o, in);
   // Compressed files are read unchecked. A damaged one under --on-error skip starts the run
   // again with every file checked before use (convert_pipeline.h: DamagedTextRead); the first

@@ -115,6 +115,56 @@ std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) 
 
 namespace {
 
+// `path` with its links and dot entries resolved, as far as it exists.
+fs::path resolved(const fs::path& path) {
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  return ec ? fs::absolute(path, ec).lexically_normal() : p;
+}
+
+// The path of `inner` below `outer` (both resolved), or nullopt when it is not inside it.
+std::optional<fs::path> below(const fs::path& inner, const fs::path& outer) {
+  const fs::path rel = inner.lexically_relative(outer);
+  if (rel.empty() || *rel.begin() == "..") return std::nullopt;
+  return rel;
+}
+
+// Whether a directory walk reaches `rel` below its root: no part of it is hidden.
+bool walked(const fs::path& rel) {
+  for (const fs::path& part : rel) {
+    const std::string name = part.string();
+    if (!name.empty() && name[0] == '.' && name != ".") return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void check_out_apart_from_inputs(const std::string& out, const std::vector<std::string>& inputs,
+                                 const std::vector<InputFile>& files) {
+  const fs::path target = resolved(out);
+  for (const std::string& input : inputs) {
+    std::error_code ec;
+    if (!fs::is_directory(input, ec)) continue;
+    const std::optional<fs::path> rel = below(target, resolved(input));
+    if (rel && walked(*rel))
+      throw Error(ErrorCode::kInvalidArgument, out,
+                  "the output lies inside the input directory " + input +
+                      ", where the next run would read the dataset back as input: write it "
+                      "outside " +
+                      input);
+  }
+  std::error_code ec;
+  if (!fs::exists(target, ec)) return;
+  for (const InputFile& f : files)
+    if (below(resolved(f.path), target))
+      throw Error(ErrorCode::kInvalidArgument, out,
+                  "the output holds the input file " + f.path +
+                      ", which the dataset would replace as it is read: write it elsewhere");
+}
+
+namespace {
+
 // A decimal number of at most 32 bits, digits only (no sign, space or "0x"): stoul would wrap
 // "-1" and the cast would cut 4294967297 to 1.
 std::optional<uint32_t> part_number(std::string_view s) {

@@ -18,6 +18,13 @@ struct InputFile {
 // Throws Error(kIo) for a missing path and Error(kInvalidArgument) when nothing is found.
 std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs);
 
+// Throws Error(kInvalidArgument) when the output directory `out` lies where `inputs` are read:
+// inside an input directory (unless under a hidden entry, which is skipped), or holding one of
+// `files`. The next run would read the dataset back as input; --force would replace what is
+// being read.
+void check_out_apart_from_inputs(const std::string& out, const std::vector<std::string>& inputs,
+                                 const std::vector<InputFile>& files);
+
 // --part "i/N" with 0 <= i < N.
 struct PartSpec {
   uint32_t index = 0;

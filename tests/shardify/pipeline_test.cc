@@ -590,3 +590,35 @@ TEST_CASE("one large document: threads tokenize its parts, the ids are HF's for 
     CHECK(got == want);
   }
 }
+
+TEST_CASE("an output inside an input directory is refused before converting, naming both") {
+  TempDir tmp("out-in-input");
+  const fs::path data = tmp / "data";
+  fs::create_directories(data);
+  write_file(data / "a.txt", read_file(shardify_data("docs.txt")));
+  const std::string in = "--input " + q(data) + " --doc-sep line" + tok() + " --max-len 16";
+  // Before: the first run wrote data/ds, and the next read its shards back as text.
+  std::string out;
+  CHECK(shardify(in + " --out " + q(data / "ds"), &out) != 0);
+  CHECK_MESSAGE(out.find((data / "ds").string()) != std::string::npos, out);
+  CHECK_MESSAGE(out.find("inside the input directory " + data.string()) != std::string::npos, out);
+  CHECK_FALSE(fs::exists(data / "ds"));
+  // The same path another way (a/.., a link to the directory) is the same directory.
+  fs::create_directory_symlink(data, tmp / "link");
+  CHECK(shardify(in + " --out " + q(tmp / "link" / "sub" / ".." / "ds"), &out) != 0);
+  CHECK(out.find("inside the input directory") != std::string::npos);
+  CHECK_FALSE(fs::exists(data / "ds"));
+  // Under a hidden entry, which the walk skips, the output is never read back.
+  shardify_ok(in + " --out " + q(data / ".cache" / "ds"));
+  shardify_ok(in + " --force --out " + q(data / ".cache" / "ds"));
+  CHECK(shardkit::Manifest::load(data / ".cache" / "ds").info.source.files.size() == 1);
+  // A glob that reaches into the output: its files would be replaced as they are read.
+  shardify_ok(in + " --out " + q(tmp / "ds"));
+  CHECK(shardify("--input " + q(tmp / "*" / "manifest.json") + tok() +
+                     " --max-len 16 --force --out " + q(tmp / "ds"),
+                 &out) != 0);
+  CHECK_MESSAGE(out.find("the output holds the input file " +
+                         (tmp / "ds" / "manifest.json").string()) != std::string::npos,
+                out);
+  CHECK(fs::exists(tmp / "ds" / "manifest.json"));
+}
