@@ -158,7 +158,9 @@ std::vector<fs::path> create_parents(const fs::path& dir) {
   std::vector<fs::path> missing;
   for (fs::path p = dir; !p.empty() && !fs::exists(fs::symlink_status(p, ec)); p = p.parent_path())
     missing.push_back(p);
-  if (!fs::create_directories(dir, ec) && !fs::is_directory(dir, ec))
+  // The check after a failure gets an error code of its own: the creation's is the cause.
+  std::error_code exists_ec;
+  if (!fs::create_directories(dir, ec) && !fs::is_directory(dir, exists_ec))
     throw Error(ErrorCode::kIo, dir.string(),
                 "cannot create the output's parent directory: " +
                     (ec ? ec.message() : std::string("not a directory")));

@@ -6,9 +6,12 @@
 // conversion left a 17 MB hidden folder until the next writer of the same name, and that writer
 // removed whatever had the name and a dead pid.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <sstream>
 #include <thread>
 
@@ -175,6 +178,30 @@ TEST_CASE("a failed conversion removes the parents it made, and no directory it 
   // A published dataset keeps the parents made for it.
   CHECK(convert(tmp / "good.jsonl", tmp / "p" / "q" / "ds") == 0);
   CHECK(fs::is_regular_file(tmp / "p" / "q" / "ds" / "manifest.json"));
+}
+
+TEST_CASE("a parent that cannot be created is reported with mkdir's own error") {
+  testing::TempDir tmp("staging-parent-errno");
+  const fs::path vocab = write_vocab(tmp.path());
+  testing::write_file(tmp / "good.jsonl", "{\"text\": \"fine\"}\n");
+  // sysfs refuses new directories (EPERM for root, EACCES for others), and a stat of the path
+  // then says ENOENT, which the message gave before. The errno comes from mkdir(2) here.
+  const fs::path parent = "/sys/shardkit-test-" + std::to_string(::getpid());
+  if (::mkdir(parent.c_str(), 0755) == 0) {
+    ::rmdir(parent.c_str());
+    MESSAGE("skipped: " << parent << " could be created");
+    return;
+  }
+  const int err = errno;
+  REQUIRE(err != ENOENT);
+  std::string out;
+  CHECK(run_shardify("--task lm --max-len 16 --tokenizer " + shell_quote(vocab.string()) +
+                         " --input " + shell_quote((tmp / "good.jsonl").string()) + " --out " +
+                         shell_quote((parent / "sub" / "ds").string()),
+                     &out) == 1);
+  CHECK_MESSAGE(out.find("cannot create the output's parent directory: " +
+                         std::string(std::strerror(err))) != std::string::npos,
+                out);
 }
 
 TEST_CASE("a new parent removed by another writer's failure is made again") {
