@@ -59,6 +59,32 @@ void check_names(const std::vector<InputFile>& files) {
                   "UTF-8 text: rename the file (or its directory)");
 }
 
+// The regular files under `dir`, hidden entries skipped, in byte order of their paths. A
+// directory that cannot be read is an error naming it (the iterator's own names no path).
+std::vector<InputFile> walk_directory(const std::string& dir) {
+  std::vector<InputFile> found;
+  std::error_code ec;
+  fs::path at = dir;  // the directory being read, or the one being entered
+  for (auto it = fs::recursive_directory_iterator(dir, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code entry_ec;  // a dangling link is no file, and no error either
+    const bool is_dir = it->is_directory(entry_ec);
+    at = is_dir ? it->path() : it->path().parent_path();
+    if (!name.empty() && name[0] == '.') {
+      if (is_dir) it.disable_recursion_pending();
+      at = it->path().parent_path();
+      continue;
+    }
+    if (it->is_regular_file(entry_ec)) found.push_back({it->path().string(), it->file_size()});
+  }
+  if (ec)
+    throw Error(ErrorCode::kIo, at.string(), "cannot read the input directory: " + ec.message());
+  std::sort(found.begin(), found.end(),
+            [](const InputFile& a, const InputFile& b) { return a.path < b.path; });
+  return found;
+}
+
 }  // namespace
 
 std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) {
@@ -78,18 +104,7 @@ std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) 
                   "is, .gz or .zst)");
     if (ec || !fs::exists(st)) throw Error(ErrorCode::kIo, input, "input does not exist");
     if (fs::is_directory(st)) {
-      std::vector<InputFile> found;
-      for (auto it = fs::recursive_directory_iterator(input);
-           it != fs::recursive_directory_iterator(); ++it) {
-        const std::string name = it->path().filename().string();
-        if (!name.empty() && name[0] == '.') {
-          if (it->is_directory()) it.disable_recursion_pending();
-          continue;
-        }
-        if (it->is_regular_file()) found.push_back({it->path().string(), it->file_size()});
-      }
-      std::sort(found.begin(), found.end(),
-                [](const InputFile& a, const InputFile& b) { return a.path < b.path; });
+      std::vector<InputFile> found = walk_directory(input);
       files.insert(files.end(), found.begin(), found.end());
     } else if (fs::is_regular_file(st)) {
       files.push_back({input, fs::file_size(input)});

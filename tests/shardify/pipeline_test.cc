@@ -622,3 +622,34 @@ TEST_CASE("an output inside an input directory is refused before converting, nam
                 out);
   CHECK(fs::exists(tmp / "ds" / "manifest.json"));
 }
+
+TEST_CASE("an input subdirectory that cannot be read is an error naming it") {
+  TempDir tmp("unreadable-subdir");
+  const fs::path d = tmp / "d";
+  fs::create_directories(d / "locked");
+  write_file(d / "a.txt", "a line\n");
+  write_file(d / "locked" / "b.txt", "another line\n");
+  fs::permissions(d / "locked", fs::perms::none);
+  fs::create_directories(tmp / "out");
+  fs::permissions(tmp / "out", fs::perms::all);
+  // Permissions hold back everyone but root: root runs shardify as nobody.
+  std::string as_user;
+  if (::geteuid() == 0) {
+    if (run_command("command -v setpriv >/dev/null") != 0) {
+      fs::permissions(d / "locked", fs::perms::owner_all);
+      MESSAGE("skipped: running as root without setpriv to drop privileges");
+      return;
+    }
+    as_user = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+  }
+  std::string out;
+  const int rc = run_command(as_user + shardify_bin() + " --input " + q(d) + tok() +
+                                 " --on-error skip --out " + q(tmp / "out" / "ds"),
+                             &out);
+  fs::permissions(d / "locked", fs::perms::owner_all);  // for TempDir's removal
+  CHECK(rc != 0);
+  CHECK_MESSAGE(out.find((d / "locked").string() + ": cannot read the input directory: "
+                                                   "Permission denied") != std::string::npos,
+                out);
+  CHECK_FALSE(fs::exists(tmp / "out" / "ds"));
+}
