@@ -12,10 +12,15 @@ void check_not_empty(const ConvertOptions& o, const ConvertInputs& in,
                                                : std::to_string(result.files) + " input files";
   std::string why = std::to_string(result.stats.examples) + " examples, " +
                     std::to_string(result.stats.skipped) + " skipped";
+  if (result.stats.dropped > 0)
+    why += ", " + std::to_string(result.stats.dropped) + " dropped as longer than --max-len " +
+           std::to_string(o.task.max_len);
   if (!result.first_errors.empty()) why += ", first: " + result.first_errors[0];
-  throw Error(
-      ErrorCode::kInput, inputs,
-      "no records to write (" + why + "); check the input and --text-field, or pass --allow-empty");
+  // Conversations all dropped for their length are found; the fields are not to blame.
+  const std::string advice = result.stats.dropped > 0 ? "raise --max-len or pass --truncation left"
+                                                      : "check the input and --text-field";
+  throw Error(ErrorCode::kInput, inputs,
+              "no records to write (" + why + "); " + advice + ", or pass --allow-empty");
 }
 
 void publish(const ConvertOptions& o, const ConvertInputs& in, const Encoding& e,

@@ -623,6 +623,25 @@ TEST_CASE("an output inside an input directory is refused before converting, nam
   CHECK(fs::exists(tmp / "ds" / "manifest.json"));
 }
 
+TEST_CASE("sft: every conversation dropped for --max-len says so, not to check --text-field") {
+  TempDir tmp("sft-all-dropped");
+  std::string rows;
+  for (int i = 0; i < 3; ++i)
+    rows +=
+        "{\"prompt\": \"tell me about the weather in the mountains today\", \"response\": "
+        "\"it is cold and windy with some snow expected later in the evening\"}\n";
+  write_file(tmp / "long.jsonl", rows);
+  std::string out;
+  CHECK(shardify("--task sft --input " + q(tmp / "long.jsonl") + " --tokenizer " + q(gpt2_json()) +
+                     " --max-len 8 --out " + q(tmp / "ds"),
+                 &out) != 0);
+  INFO(out);
+  CHECK(out.find("3 examples, 0 skipped, 3 dropped as longer than --max-len 8") !=
+        std::string::npos);
+  CHECK(out.find("--text-field") == std::string::npos);
+  CHECK_FALSE(fs::exists(tmp / "ds"));
+}
+
 TEST_CASE("an input subdirectory that cannot be read is an error naming it") {
   TempDir tmp("unreadable-subdir");
   const fs::path d = tmp / "d";
