@@ -1,18 +1,40 @@
 #include "shardify/label_map.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include "core/error.h"
 
 namespace shardkit::shardify {
 namespace {
 
+// A decimal integer of any length: an optional '-' and digits.
 bool is_decimal(const std::string& s) {
-  size_t i = (!s.empty() && s[0] == '-') ? 1 : 0;
-  if (i == s.size() || s.size() - i > 18) return false;
-  for (; i < s.size(); ++i)
-    if (s[i] < '0' || s[i] > '9') return false;
-  return true;
+  const size_t i = (!s.empty() && s[0] == '-') ? 1 : 0;
+  return i < s.size() && s.find_first_not_of("0123456789", i) == std::string::npos;
+}
+
+// A decimal integer's sign and digits without leading zeros ("-0" is 0, not negative).
+struct Decimal {
+  bool negative;
+  std::string_view digits;
+};
+Decimal decimal_parts(std::string_view s) {
+  const bool minus = s[0] == '-';
+  s.remove_prefix(minus ? 1 : 0);
+  s.remove_prefix(std::min(s.find_first_not_of('0'), s.size()));
+  return {minus && !s.empty(), s};
+}
+
+// Numeric order with no bound on the length: by sign, then the magnitude's number of digits,
+// then its digits.
+bool numerically_less(const std::string& a, const std::string& b) {
+  const Decimal x = decimal_parts(a), y = decimal_parts(b);
+  if (x.negative != y.negative) return x.negative;
+  const auto magnitude_less = [](std::string_view p, std::string_view q) {
+    return p.size() != q.size() ? p.size() < q.size() : p < q;
+  };
+  return x.negative ? magnitude_less(y.digits, x.digits) : magnitude_less(x.digits, y.digits);
 }
 
 }  // namespace
@@ -35,9 +57,7 @@ LabelMap LabelMap::from_observed(const std::set<std::string>& labels) {
   m.names_.assign(labels.begin(), labels.end());  // std::set: byte-wise order
   if (!m.names_.empty() && std::all_of(m.names_.begin(), m.names_.end(), is_decimal)) {
     m.order_ = "numeric";
-    std::stable_sort(
-        m.names_.begin(), m.names_.end(),
-        [](const std::string& a, const std::string& b) { return std::stoll(a) < std::stoll(b); });
+    std::stable_sort(m.names_.begin(), m.names_.end(), numerically_less);
   } else {
     m.order_ = "lexicographic";
   }

@@ -444,6 +444,15 @@ TEST_CASE("labels: numeric, lexicographic and given orders") {
         std::vector<std::string>{"-1", "0", "2", "10"});
   CHECK(LabelMap::from_observed({"10", "2", "b"}).names() ==
         std::vector<std::string>{"10", "2", "b"});
+  // Integers of any length stay numeric (19 digits and more turned the order lexicographic);
+  // equal values ("-0", "0") keep their byte order. The order is Python's sorted(key=int).
+  const LabelMap long_ints =
+      LabelMap::from_observed({"12345678901234567890", "9", "-98765432109876543210", "-5", "0",
+                               "100000000000000000000", "007", "-0", "-10"});
+  CHECK(long_ints.order() == "numeric");
+  CHECK(long_ints.names() == std::vector<std::string>{"-98765432109876543210", "-10", "-5", "-0",
+                                                      "0", "007", "9", "12345678901234567890",
+                                                      "100000000000000000000"});
   CHECK(LabelMap::from_observed({"pos", "neg", "Neutral"}).names() ==
         std::vector<std::string>{"Neutral", "neg", "pos"});
   auto given = LabelMap::from_list({"pos", "neg"});
