@@ -231,7 +231,8 @@ std::vector<Option<O>> sft_options() {
             o.max_render_bytes =
                 std::holds_alternative<uint64_t>(v) ? std::get<uint64_t>(v) : uint64_t{0};
           })
-          .at_least(1)
+          // 1 TiB: the renderer's memory limit (16 x this) must still be a number it can set.
+          .range(1, double(uint64_t{1} << 40))
           .automatically(
               [](const O& o) -> Value {
                 return std::max<uint64_t>(64 << 10, uint64_t{32} * o.task.max_len);

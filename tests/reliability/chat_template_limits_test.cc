@@ -203,6 +203,12 @@ TEST_CASE("the default byte limit follows --max-len; --max-render-bytes raises i
   CHECK(json_number(out, "dropped") == 1);
   CHECK(run("--max-render-bytes 99999", "d", &out) == 1);
   CHECK_MESSAGE(out.find("exceeds 99999 bytes") != std::string::npos, out);
+  // The renderer's memory limit is 16 times this: past 1 TiB (2^40) it overflowed in Python and
+  // was blamed on the template; such values are refused by the option now.
+  CHECK(run("--max-render-bytes 1000000000000000000", "f", &out) != 0);
+  CHECK_MESSAGE(out.find("--max-render-bytes must be from 1 to 1099511627776") != std::string::npos,
+                out);
+  CHECK_MESSAGE(run("--max-render-bytes 1099511627776", "g", &out, 4096) == 0, out);
   CHECK(run("", "e", &out, 64, "0") != 0);
   CHECK_MESSAGE(out.find("--render-timeout must be from 0.001 to 1000000") != std::string::npos,
                 out);
