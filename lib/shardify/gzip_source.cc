@@ -23,6 +23,7 @@ class GzipSource : public Decoder {
     const uint32_t room = state_->avail_out;
     while (state_->avail_out == room) {
       if (state_->avail_in == 0 && !refill()) return 0;
+      if (member_done_ && skip_zero_padding()) continue;
       // Concatenated gzip members (as `cat a.gz b.gz` makes) form one stream.
       if (member_done_) start_member(state_->next_in, state_->avail_in);
       if (at_header_) gather_header();
@@ -96,6 +97,18 @@ class GzipSource : public Decoder {
       at = static_cast<size_t>(static_cast<const uint8_t*>(nul) - p) + 1;
     }
     return at + 2;
+  }
+  // Zero bytes after a whole member are padding (tape blocks, preallocated files), which gzip
+  // and Python's gzip module ignore; returns whether there were any. A non-zero byte after them
+  // is then read as the next member's start, and is garbage unless it is one.
+  bool skip_zero_padding() {
+    uint8_t* const end = state_->next_in + state_->avail_in;
+    uint8_t* p = state_->next_in;
+    while (p != end && *p == 0) ++p;
+    const bool skipped = p != state_->next_in;
+    state_->avail_in -= static_cast<uint32_t>(p - state_->next_in);
+    state_->next_in = p;
+    return skipped;
   }
   // More compressed bytes; false at the end of a file that ends after a whole member.
   bool refill() {
