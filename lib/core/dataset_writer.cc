@@ -40,7 +40,9 @@ struct DatasetWriter::Impl {
     records_per_block =
         static_cast<uint32_t>(std::max<size_t>(1, options.block_bytes / schema.record_size()));
     if (uint64_t{records_per_block} * schema.record_size() > format::kMaxBlockRawSize)
-      throw Error(ErrorCode::kInvalidArgument, "", "block size is too large");
+      throw Error(ErrorCode::kInvalidArgument, "",
+                  "block size is too large: a block holds at most " +
+                      std::to_string(format::kMaxBlockRawSize) + " bytes");
     manifest.info = DatasetInfo::infer(schema);
     pending.reserve(size_t{records_per_block} * schema.record_size());
   }

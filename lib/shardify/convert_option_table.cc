@@ -4,6 +4,7 @@
 
 #include "core/available_cores.h"
 #include "core/block_codec.h"
+#include "format/shard_format.h"
 #include "shardify/part_from_env.h"
 
 namespace shardkit::shardify {
@@ -282,7 +283,7 @@ std::vector<Option<O>> run_options() {
       option<O>(
           "block_size", "Uncompressed bytes per block",
           [](auto& o) -> auto& { return o.block_bytes; })
-          .at_least(1),
+          .range(1, double(format::kMaxBlockRawSize)),
       option<O>(
           "shard_size", "Stored bytes after which a shard is closed",
           [](auto& o) -> auto& { return o.shard_bytes; })

@@ -623,6 +623,17 @@ TEST_CASE("an output inside an input directory is refused before converting, nam
   CHECK(fs::exists(tmp / "ds" / "manifest.json"));
 }
 
+TEST_CASE("--block-size is refused past the format's largest block (1 GiB), the limit named") {
+  TempDir tmp("block-size");
+  const std::string in = "--input " + q(shardify_data("docs.txt")) + tok() + " --max-len 16";
+  std::string out;
+  CHECK(shardify(in + " --block-size 1073741825 --out " + q(tmp / "a"), &out) != 0);
+  CHECK_MESSAGE(out.find("--block-size must be from 1 to 1073741824") != std::string::npos, out);
+  CHECK(shardify(in + " --block-size 4294967295 --out " + q(tmp / "b"), &out) != 0);
+  CHECK_MESSAGE(out.find("from 1 to 1073741824") != std::string::npos, out);
+  CHECK_FALSE(fs::exists(tmp / "a"));
+}
+
 TEST_CASE("sft: every conversation dropped for --max-len says so, not to check --text-field") {
   TempDir tmp("sft-all-dropped");
   std::string rows;
