@@ -634,6 +634,23 @@ TEST_CASE("--block-size is refused past the format's largest block (1 GiB), the 
   CHECK_FALSE(fs::exists(tmp / "a"));
 }
 
+TEST_CASE("an s3:// output with a TMPDIR that names no directory names TMPDIR and its value") {
+  TempDir tmp("tmpdir");
+  const std::string missing = (tmp / "no-such-dir").string();
+  const std::string in = "--input " + q(shardify_data("docs.txt")) + tok() + " --max-len 16";
+  std::string out;
+  CHECK(run_command(
+            "TMPDIR=" + q(missing) + " " + shardify_bin() + " " + in + " --out s3://bucket/prefix",
+            &out) != 0);
+  CHECK_MESSAGE(out.find("TMPDIR names no directory") != std::string::npos, out);
+  CHECK_MESSAGE(out.find(missing) != std::string::npos, out);
+  // A local output does not need it.
+  CHECK_MESSAGE(run_command("TMPDIR=" + q(missing) + " " + shardify_bin() + " " + in + " --out " +
+                                q(tmp / "ds"),
+                            &out) == 0,
+                out);
+}
+
 TEST_CASE("sft: every conversation dropped for --max-len says so, not to check --text-field") {
   TempDir tmp("sft-all-dropped");
   std::string rows;

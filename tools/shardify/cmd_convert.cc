@@ -39,7 +39,7 @@ void run_convert(ConvertArgs& a) {
     throw shardkit::Error(shardkit::ErrorCode::kInvalidArgument, "",
                           "--out is required (a directory or s3://bucket/prefix)");
   const std::string destination = o.out;
-  shardify_cli::OutputLocation out(destination, o.force, std::filesystem::temp_directory_path());
+  shardify_cli::OutputLocation out(destination, o.force, shardify_cli::temp_directory);
   o.out = out.local();
 
   shardkit::ProgressReporter reporter("shardify", shardkit::ProgressUnit::bytes(), a.progress);

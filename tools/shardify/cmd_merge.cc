@@ -33,8 +33,9 @@ const shardify_cli::RegisterCommand kMerge([](CLI::App& app) {
   shardkit::tools::add_progress_options(cmd, a->progress);
   cmd->callback([a] {
     // An s3:// output is staged beside the first part, on a disk that already holds the data.
-    const std::filesystem::path beside = std::filesystem::absolute(a->parts.front()).parent_path();
-    shardify_cli::OutputLocation out(a->out, a->force, beside);
+    shardify_cli::OutputLocation out(a->out, a->force, [&] {
+      return std::filesystem::absolute(a->parts.front()).parent_path();
+    });
     shardkit::ProgressReporter reporter("shardify merge", shardkit::ProgressUnit::items("records"),
                                         a->progress);
     auto r = shardkit::shardify::merge_parts(

@@ -3,7 +3,9 @@
 // --force), built in a local staging directory, then uploaded shards-first, manifest last.
 #pragma once
 
+#include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,11 +17,28 @@
 
 namespace shardify_cli {
 
+// $TMPDIR (else TMP, TEMP, TEMPDIR, else /tmp, as std::filesystem reads them): where an s3://
+// output is built. One that is not a directory is named with its variable.
+inline std::filesystem::path temp_directory() {
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
+  if (!ec) return dir;
+  for (const char* name : {"TMPDIR", "TMP", "TEMP", "TEMPDIR"})
+    if (const char* value = std::getenv(name); value && *value)
+      throw shardkit::Error(shardkit::ErrorCode::kInvalidArgument, value,
+                            std::string(name) + " names no directory (" + ec.message() +
+                                "): set it to a directory with room for the dataset");
+  throw shardkit::Error(shardkit::ErrorCode::kInvalidArgument, "/tmp",
+                        "TMPDIR is unset and /tmp is no directory (" + ec.message() +
+                            "): set TMPDIR to a directory with room for the dataset");
+}
+
 class OutputLocation {
  public:
-  // `stage_parent`: where the local copy of an s3:// dataset is built (it needs the dataset's
-  // size in free space).
-  OutputLocation(std::string out, bool force, const std::filesystem::path& stage_parent)
+  // `stage_parent()`: where the local copy of an s3:// dataset is built (it needs the dataset's
+  // size in free space); asked only for an s3:// output.
+  OutputLocation(std::string out, bool force,
+                 const std::function<std::filesystem::path()>& stage_parent)
       : out_(std::move(out)) {
     if (!shardkit::remote::is_s3_url(out_)) {
       if (shardkit::location_scheme(out_) != shardkit::Scheme::kLocal)
@@ -29,9 +48,10 @@ class OutputLocation {
       local_ = out_;
       return;
     }
+    const std::filesystem::path parent = stage_parent();  // a bad TMPDIR before any request
     upload_.emplace(out_, force);
     try {
-      stage_.emplace(stage_parent, "shardify-upload");
+      stage_.emplace(parent, "shardify-upload");
     } catch (const shardkit::Error& e) {
       throw shardkit::Error(shardkit::ErrorCode::kIo, e.file(),
                             "cannot create the local staging directory of an s3:// output (set "
