@@ -341,8 +341,16 @@ void remove_staging_on_signals() {
   std::call_once(once, [] {
     sigset_t signals;
     sigemptyset(&signals);
-    sigaddset(&signals, SIGINT);
-    sigaddset(&signals, SIGTERM);
+    bool any = false;
+    for (const int sig : {SIGINT, SIGTERM}) {
+      // One ignored on entry (`trap '' INT`, or a shell's background job) stays ignored:
+      // sigwait() would take it even so.
+      struct sigaction was {};
+      if (::sigaction(sig, nullptr, &was) == 0 && was.sa_handler == SIG_IGN) continue;
+      sigaddset(&signals, sig);
+      any = true;
+    }
+    if (!any) return;
     ::pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     std::thread([signals] {
       int sig = 0;

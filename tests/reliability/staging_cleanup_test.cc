@@ -361,4 +361,28 @@ TEST_CASE("a live writer in another PID namespace keeps its staging directory") 
   CHECK(fs::is_regular_file(out / "manifest.json"));
 }
 
+TEST_CASE("SIGINT ignored on entry stays ignored; SIGTERM still removes the staging directory") {
+  // `trap '' INT`, as a shell gives its background jobs: the signal is ignored across exec.
+  testing::TempDir tmp("staging-sigign");
+  const fs::path vocab = write_vocab(tmp.path());
+  const fs::path out = tmp / "out";
+  fs::path staging;
+  const pid_t pid =
+      start_long_conversion({"/bin/sh", "-c", "trap '' INT; exec \"$@\"", "sh"}, vocab,
+                            long_corpus(tmp.path()), out, tmp / "log", &staging);
+  ::kill(pid, SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  int status = 0;
+  const pid_t ended = ::waitpid(pid, &status, WNOHANG);
+  CHECK_MESSAGE(ended == 0, "ended by an ignored SIGINT");
+  if (ended == 0) {
+    CHECK(fs::exists(staging / "shard-00000.shard"));
+    ::kill(pid, SIGTERM);
+    status = wait_for(pid);
+    CHECK(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == SIGTERM);
+  }
+  CHECK(staging_dirs(out).empty());
+}
+
 }  // namespace shardkit::reliability
