@@ -1,7 +1,8 @@
 # `cmake --install` puts headers, libraries, tools and a package config under the prefix, so
 # another project can do:
 #   find_package(shardkit CONFIG REQUIRED)
-#   target_link_libraries(app PRIVATE shardkit::torch)   # or shardkit::loader, shardkit::core
+#   target_link_libraries(app PRIVATE shardkit::torch)
+# (or shardkit::loader, ::core, ::tokenizer, ::shardify, which need no libtorch).
 include(CMakePackageConfigHelpers)
 
 set(_shardkit_components core tokenizer shardify loader torch)
@@ -20,11 +21,19 @@ foreach(component ${_shardkit_components})
   endif()
 endforeach()
 
-install(TARGETS ${_shardkit_installed}
-  EXPORT shardkitTargets
-  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/shardkit)
+# shardkit::torch is exported on its own, so the package config includes it only where libtorch's
+# package is found (shardkitConfig.cmake.in): the other targets never need it.
+foreach(target ${_shardkit_installed})
+  set(export shardkitTargets)
+  if(target STREQUAL shardkit_torch)
+    set(export shardkitTorchTargets)
+  endif()
+  install(TARGETS ${target}
+    EXPORT ${export}
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/shardkit)
+endforeach()
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/shardkit
   FILES_MATCHING PATTERN "*.h")
@@ -37,6 +46,9 @@ if(TARGET shardkit_torch)
 endif()
 set(SHARDKIT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/shardkit)
 install(EXPORT shardkitTargets NAMESPACE shardkit:: DESTINATION ${SHARDKIT_CMAKE_DIR})
+if(SHARDKIT_CONFIG_HAS_TORCH)
+  install(EXPORT shardkitTorchTargets NAMESPACE shardkit:: DESTINATION ${SHARDKIT_CMAKE_DIR})
+endif()
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/shardkitConfig.cmake.in
   ${PROJECT_BINARY_DIR}/shardkitConfig.cmake INSTALL_DESTINATION ${SHARDKIT_CMAKE_DIR})
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/shardkitConfigVersion.cmake

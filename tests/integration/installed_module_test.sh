@@ -3,8 +3,9 @@
 # Installs the build into a scratch prefix, then imports the installed Python module from outside
 # the tree, with only the prefix's package directory on PYTHONPATH (its libduckdb.so must be
 # found from there), and writes and reads a dataset with it: shard for shard what the installed
-# shardify writes from the same rows. (The README's C++ and CMake blocks are built against an
-# installed prefix by tests/docs.)
+# shardify writes from the same rows. A C++ project (cmake_consumer/) is built against the
+# installed CMake package. (The README's C++ and CMake blocks are built against an installed
+# prefix by tests/docs.)
 set -euo pipefail
 build=$1 source=$2 bundled=${3:-OFF}
 work="$build/test-tmp/installed-module"
@@ -19,6 +20,23 @@ node "$source/tests/oracle/make_tokenizers.js" "$work/tok"
 for i in $(seq 1 50); do echo "{\"text\": \"line $i of a small corpus\", \"label\": \"$((i % 3))\"}"; done >"$work/c.jsonl"
 "$work/prefix/bin/shardify" --input "$work/c.jsonl" --task cls --max-len 16 \
   --tokenizer "$work/tok/bert-base-uncased-vocab.txt" --out "$work/run/data/train" >/dev/null
+
+# The installed CMake package, as a C++ project uses it: a program linking shardkit::shardify,
+# ::tokenizer, ::loader and ::core runs; without libtorch's CMake package the same program still
+# builds (only shardkit::torch needs it).
+consumer() {  # BUILD_DIR [CMAKE_ARGS...]
+  local dir=$1
+  shift
+  local launcher=()
+  if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+  { cmake -S "$source/tests/integration/cmake_consumer" -B "$dir" -G Ninja "${launcher[@]}" \
+      -DCMAKE_PREFIX_PATH="$work/prefix" "$@" && cmake --build "$dir"; } >"$dir.log" 2>&1 ||
+    { tail -40 "$dir.log"; echo "a project using the installed CMake package does not build ($*)"; exit 1; }
+  "$dir/consumer" "$work/c.jsonl" "$work/tok/bert-base-uncased-vocab.txt" "$dir/data"
+}
+consumer "$work/consumer"
+consumer "$work/consumer-without-torch" -DCMAKE_DISABLE_FIND_PACKAGE_Torch=ON
+
 module=$(find "$work/prefix" -path '*-packages/shardkit/__init__.py' | head -1)
 [ -n "$module" ] || { echo "cmake --install put no shardkit package under the prefix"; exit 1; }
 packages=$(dirname "$(dirname "$module")")
