@@ -35,8 +35,14 @@ foreach(target ${_shardkit_installed})
     INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/shardkit)
 endforeach()
 
+# Every installed header compiles on its own against the installed targets. The two that load
+# libduckdb and libcurl at run time declare their functions from those libraries' own headers,
+# which a consumer need not have: they are the libraries' internals, and no installed header
+# includes them.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/shardkit
-  FILES_MATCHING PATTERN "*.h")
+  FILES_MATCHING PATTERN "*.h"
+  PATTERN "duckdb_library.h" EXCLUDE
+  PATTERN "curl_library.h" EXCLUDE)
 install(FILES ${PROJECT_SOURCE_DIR}/format/shard_format.h ${PROJECT_SOURCE_DIR}/format/SPEC.md
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/shardkit/format)
 
