@@ -2,6 +2,7 @@
 //
 //   train_classifier --train DIR --valid DIR [--epochs 3] [--batch-size 32] [--lr 0.003]
 //                    [--dim 64] [--vocab-size N] [--num-labels N] [--threads N] [--seed S]
+//                    [--log-every 50]                    (--help lists them with defaults)
 //
 // The datasets need input_ids and labels (shardify --task cls or pair); length gives the
 // attention mask and token_type_ids (stored or derived) are used when present. Training reads
@@ -99,17 +100,34 @@ Eval evaluate(Classifier& model, const std::string& dir, const LoaderOptions& ba
   return e;
 }
 
+const char kSynopsis[] =
+    "usage: train_classifier --train DIR --valid DIR [flags]\n"
+    "Trains a small classifier on DIR (shardify --task cls or pair), evaluated on the held-out "
+    "split.";
+
+const std::vector<examples::Flag> kFlags = {
+    {"train", "DIR", "", "the training dataset (input_ids, labels); required"},
+    {"valid", "DIR", "", "the held-out dataset, read in order; required"},
+    {"epochs", "N", "3", "epochs", 1},
+    {"batch-size", "N", "32", "samples a step", 1},
+    {"lr", "X", "0.003", "Adam's learning rate"},
+    {"dim", "N", "64", "model width", 1},
+    {"vocab-size", "N", "the dataset's", "vocabulary size", 1},
+    {"num-labels", "N", "the dataset's", "number of labels", 1},
+    {"threads", "N", "0", "loader threads; 0: the cores the process may use", 0},
+    {"seed", "S", "0", "seed of the order and the model", 0},
+    {"log-every", "N", "50", "a progress line every N steps", 1},
+};
+
 int run(const examples::Args& args) {
   const std::string train_dir = args.str("train"), valid_dir = args.str("valid");
-  if (train_dir.empty() || valid_dir.empty()) {
-    std::fprintf(stderr, "usage: train_classifier --train DIR --valid DIR [--epochs N] ...\n");
-    return 2;
-  }
-  torch::manual_seed(static_cast<uint64_t>(args.num("seed", 0)));
+  if (train_dir.empty() || valid_dir.empty())
+    throw examples::UsageError("--train DIR and --valid DIR are required");
+  torch::manual_seed(static_cast<uint64_t>(args.num("seed")));
   LoaderOptions o;
-  o.batch_size = static_cast<uint64_t>(args.num("batch-size", 32));
-  o.seed = static_cast<uint64_t>(args.num("seed", 0));
-  o.threads = static_cast<unsigned>(args.num("threads", 0));
+  o.batch_size = static_cast<uint64_t>(args.num("batch-size"));
+  o.seed = static_cast<uint64_t>(args.num("seed"));
+  o.threads = static_cast<unsigned>(args.num("threads"));
   o.pad_to_multiple_of = 8;
   // Every step a full batch, as examples/python/train_classifier.py: both take the same steps.
   o.drop_last = true;
@@ -122,7 +140,8 @@ int run(const examples::Args& args) {
         return 2;
       }
   }
-  int64_t vocab = args.num("vocab-size", 0), labels = args.num("num-labels", 0);
+  int64_t vocab = args.has("vocab-size") ? args.num("vocab-size") : 0;
+  int64_t labels = args.has("num-labels") ? args.num("num-labels") : 0;
   {
     const auto ds = shardkit::Dataset::open(train_dir);
     if (!vocab) vocab = static_cast<int64_t>(ds.info().tokenizer.vocab_size);
@@ -134,14 +153,14 @@ int run(const examples::Args& args) {
     if (!vocab) vocab = std::max(v, v2);
     if (!labels) labels = std::max(l, l2);
   }
-  const int64_t dim = args.num("dim", 64);
-  const int epochs = static_cast<int>(args.num("epochs", 3));
+  const int64_t dim = args.num("dim");
+  const int epochs = static_cast<int>(args.num("epochs"));
   std::printf("vocab %lld, labels %lld, dim %lld, batch %llu\n", static_cast<long long>(vocab),
               static_cast<long long>(labels), static_cast<long long>(dim),
               static_cast<unsigned long long>(o.batch_size));
 
   Classifier model(vocab, dim, labels);
-  torch::optim::Adam opt(model->parameters(), torch::optim::AdamOptions(args.real("lr", 3e-3)));
+  torch::optim::Adam opt(model->parameters(), torch::optim::AdamOptions(args.real("lr")));
   TorchLoader train(train_dir, o);
   std::printf("loader: %u threads, window %llu blocks, %llu batches per epoch; torch: %d threads\n",
               train.loader().threads(),
@@ -152,7 +171,7 @@ int run(const examples::Args& args) {
               before.accuracy, static_cast<long long>(before.examples));
   double first_loss = -1, last_loss = 0;
   Eval after;
-  const int64_t log_every = args.num("log-every", 50);
+  const int64_t log_every = args.num("log-every");
   using Clock = std::chrono::steady_clock;
   auto seconds_since = [](Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
@@ -174,7 +193,7 @@ int run(const examples::Args& args) {
       window_sum += value;
       ++steps;
       if (first_loss < 0 && steps == 10) first_loss = sum / 10;
-      if (log_every > 0 && steps % log_every == 0) {
+      if (steps % log_every == 0) {
         // Plain lines, no carriage returns: readable in a log file as on a terminal.
         std::printf("  epoch %d step %lld/%lld loss %.4f (%.1f s)\n", epoch + 1,
                     static_cast<long long>(steps), total, window_sum / double(log_every),
@@ -205,7 +224,15 @@ int run(const examples::Args& args) {
 int main(int argc, char** argv) {
   examples::keep_freed_tensor_memory();
   try {
-    return run(examples::Args(argc, argv));
+    const examples::Args args(argc, argv, kSynopsis, kFlags);
+    if (args.wants_help()) {
+      std::fputs(args.help().c_str(), stdout);
+      return 0;
+    }
+    return run(args);
+  } catch (const examples::UsageError& e) {
+    std::fprintf(stderr, "train_classifier: %s (--help lists the flags)\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "train_classifier: %s\n", e.what());
     return 1;

@@ -3,6 +3,7 @@
 //
 //   train_mlm --data DIR [--mask-id M] [--special 0,101,102] [--vocab-size V] [--epochs 2]
 //             [--batch-size 32] [--dim 64] [--layers 2] [--heads 4] [--lr 0.001] [--max-steps N]
+//             [--log-every 20] [--seed 0] [--threads 0]      (--help lists them with defaults)
 //
 // The dataset needs input_ids (and ideally length; shardify --task lm). The mask id, special
 // ids and vocabulary size come from the flags or else from the dataset's tokenizer, which
@@ -75,13 +76,31 @@ std::vector<int64_t> parse_ids(const std::string& text) {
   return ids;
 }
 
+const char kSynopsis[] =
+    "usage: train_mlm --data DIR [flags]\n"
+    "Trains a small masked language model on DIR (shardify --task lm), masked by the loader.";
+
+const std::vector<examples::Flag> kFlags = {
+    {"data", "DIR", "", "the dataset (input_ids, ideally length); required"},
+    {"mask-id", "M", "the dataset's [MASK]", "the id that replaces a masked token", 0},
+    {"special", "IDS", "the dataset's", "comma-separated special ids, never masked"},
+    {"vocab-size", "V", "the dataset's", "vocabulary size", 1},
+    {"epochs", "N", "2", "epochs", 1},
+    {"batch-size", "N", "32", "samples a step", 1},
+    {"dim", "N", "64", "model width", 1},
+    {"layers", "N", "2", "transformer layers", 1},
+    {"heads", "N", "4", "attention heads", 1},
+    {"lr", "X", "0.001", "Adam's learning rate"},
+    {"max-steps", "N", "none", "stop after this many steps", 1},
+    {"log-every", "N", "20", "a progress line every N steps", 1},
+    {"seed", "S", "0", "seed of the order, the masks and the model", 0},
+    {"threads", "N", "0", "loader threads; 0: the cores the process may use", 0},
+};
+
 int run(const examples::Args& args) {
   const std::string dir = args.str("data");
-  if (dir.empty()) {
-    std::fprintf(stderr, "usage: train_mlm --data DIR [--mask-id M] [--special a,b,c] ...\n");
-    return 2;
-  }
-  torch::manual_seed(static_cast<uint64_t>(args.num("seed", 0)));
+  if (dir.empty()) throw examples::UsageError("--data DIR is required");
+  torch::manual_seed(static_cast<uint64_t>(args.num("seed")));
   const auto ds = shardkit::Dataset::open(dir);
   const shardkit::Field* ids_field = ds.schema().find("input_ids");
   if (!ids_field || ids_field->shape.size() != 1) {
@@ -90,17 +109,17 @@ int run(const examples::Args& args) {
     return 2;
   }
   LoaderOptions o;
-  o.batch_size = static_cast<uint64_t>(args.num("batch-size", 32));
-  o.seed = static_cast<uint64_t>(args.num("seed", 0));
-  o.threads = static_cast<unsigned>(args.num("threads", 0));
+  o.batch_size = static_cast<uint64_t>(args.num("batch-size"));
+  o.seed = static_cast<uint64_t>(args.num("seed"));
+  o.threads = static_cast<unsigned>(args.num("threads"));
   o.fields = {"input_ids"};
   if (ds.schema().find("length")) o.fields.push_back("length");
   o.mlm.enabled = true;
   // Unless given, [MASK], the vocabulary size and the special ids come from the dataset's
   // tokenizer (its DatasetInfo), as the loader would fill them.
-  o.mlm.mask_token_id = args.num("mask-id", -1);
-  o.mlm.vocab_size = static_cast<uint64_t>(args.num("vocab-size", 0));
-  o.mlm.special_ids = parse_ids(args.str("special", ""));
+  o.mlm.mask_token_id = args.has("mask-id") ? args.num("mask-id") : -1;
+  o.mlm.vocab_size = args.has("vocab-size") ? static_cast<uint64_t>(args.num("vocab-size")) : 0;
+  if (args.has("special")) o.mlm.special_ids = parse_ids(args.str("special"));
   o = shardkit::loader::with_dataset_defaults(std::move(o), ds.info());
   if (o.mlm.mask_token_id < 0 || o.mlm.vocab_size == 0) {
     std::fprintf(stderr,
@@ -109,12 +128,12 @@ int run(const examples::Args& args) {
   }
   const int64_t vocab = static_cast<int64_t>(o.mlm.vocab_size);
   const int64_t max_len = ids_field->shape[0];
-  MaskedLm model(vocab, max_len, args.num("dim", 64), args.num("layers", 2), args.num("heads", 4));
-  torch::optim::Adam opt(model->parameters(), torch::optim::AdamOptions(args.real("lr", 1e-3)));
+  MaskedLm model(vocab, max_len, args.num("dim"), args.num("layers"), args.num("heads"));
+  torch::optim::Adam opt(model->parameters(), torch::optim::AdamOptions(args.real("lr")));
   TorchLoader loader(dir, o);
-  const int epochs = static_cast<int>(args.num("epochs", 2));
-  const int64_t max_steps = args.num("max-steps", INT64_MAX);
-  const int64_t log_every = args.num("log-every", 20);
+  const int epochs = static_cast<int>(args.num("epochs"));
+  const int64_t max_steps = args.has("max-steps") ? args.num("max-steps") : INT64_MAX;
+  const int64_t log_every = args.num("log-every");
   std::printf("vocab %lld, max_len %lld, mask id %lld, %llu batches per epoch, %u loader threads\n",
               static_cast<long long>(vocab), static_cast<long long>(max_len),
               static_cast<long long>(o.mlm.mask_token_id),
@@ -156,7 +175,15 @@ int run(const examples::Args& args) {
 int main(int argc, char** argv) {
   examples::keep_freed_tensor_memory();
   try {
-    return run(examples::Args(argc, argv));
+    const examples::Args args(argc, argv, kSynopsis, kFlags);
+    if (args.wants_help()) {
+      std::fputs(args.help().c_str(), stdout);
+      return 0;
+    }
+    return run(args);
+  } catch (const examples::UsageError& e) {
+    std::fprintf(stderr, "train_mlm: %s (--help lists the flags)\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "train_mlm: %s\n", e.what());
     return 1;

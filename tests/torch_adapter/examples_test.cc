@@ -135,3 +135,32 @@ TEST_CASE("train_mlm's masked-LM loss falls") {
   CHECK(first > 0);
   CHECK(last < 0.6 * first);
 }
+
+TEST_CASE("the examples list their flags and refuse a misspelt or out-of-range one") {
+  TempDir tmp("ex");
+  write_progressions(tmp / "lm", 200);
+  write_classification(tmp / "cls", 200, 1);
+  for (const char* name : {"train_classifier", "train_mlm"}) {
+    CAPTURE(name);
+    std::string out;
+    CHECK(shardkit::testing::run_command(example(name) + " --help", &out) == 0);
+    CHECK(out.find("--log-every N") != std::string::npos);
+    CHECK(out.find("--batch-size N") != std::string::npos);
+    CHECK(out.find("(default 32)") != std::string::npos);
+    // Real datasets, so that what a flag was left to do would run: refused before any step.
+    const std::string run =
+        example(name) +
+        (std::string(name) == "train_mlm"
+             ? " --data " + (tmp / "lm").string() + " --mask-id 3 --vocab-size 100 --max-steps 3"
+             : " --train " + (tmp / "cls").string() + " --valid " + (tmp / "cls").string()) +
+        " --epochs 1 --threads 1";
+    CHECK(shardkit::testing::run_command(run + " --log-evry 100", &out) == 2);
+    CHECK_MESSAGE(
+        out.find("unknown flag --log-evry; did you mean --log-every?") != std::string::npos, out);
+    // A progress line every 0 steps divided by zero (SIGFPE) in train_mlm.
+    CHECK(shardkit::testing::run_command(run + " --log-every 0", &out) == 2);
+    CHECK_MESSAGE(out.find("--log-every must be at least 1, not 0") != std::string::npos, out);
+    CHECK(shardkit::testing::run_command(run + " --batch-size x", &out) == 2);
+    CHECK_MESSAGE(out.find("--batch-size takes an integer, not 'x'") != std::string::npos, out);
+  }
+}
