@@ -1,6 +1,8 @@
 // `shard-inspect order` prints what the loader delivers, for several ranks, options and ranges.
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -195,4 +197,45 @@ TEST_CASE("shard-inspect order: the nodes plan's ranks, and --blocks, each node'
   for (const auto& blocks : node_blocks) total += blocks.size();
   CHECK(total <= geo.blocks() + 3);  // four nodes' shares meet in at most three blocks
   CHECK(out.find("# node 3 reads ") != std::string::npos);
+}
+
+TEST_CASE("shard-inspect order: --start and --count apply to --resume-from, or are refused") {
+  TempDir tmp("ordrange");
+  t::write_fixture(tmp / "ds", {.records = 300, .block_bytes = 3000, .shard_bytes = 20000});
+  {
+    std::ofstream state(tmp / "state.json");
+    state << R"({"seed": 5, "epoch": 1, "samples_consumed": 40})";
+  }
+  const std::string order = t::tool_path("shard-inspect") + " order " + (tmp / "ds").string();
+  const std::string resume =
+      order + " --resume-from " + (tmp / "state.json").string() + " --world-size 2 --batch-size 8";
+  std::string all, some;
+  REQUIRE(t::run_command(resume, &all) == 0);
+  REQUIRE(t::run_command(resume + " --start 3 --count 4", &some) == 0);
+  // Each rank's lines from its 4th sample on, 4 of them.
+  std::vector<std::string> expect;
+  std::map<std::string, int> seen;
+  std::istringstream in(all);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const std::string rank = line.substr(0, line.find(' '));
+    const int k = seen[rank]++;
+    if (k >= 3 && k < 7) expect.push_back(line);
+  }
+  std::vector<std::string> printed;
+  std::istringstream got(some);
+  for (std::string line; std::getline(got, line);)
+    if (!line.empty() && line[0] != '#') printed.push_back(line);
+  CHECK(expect.size() == 8);
+  CHECK(printed == expect);
+
+  std::string out;
+  CHECK(t::run_command(order + " --blocks --count 1 --start 3", &out) != 0);
+  CHECK_MESSAGE(out.find("--blocks shows each node's blocks over the whole epoch: --start and "
+                         "--count do not apply") != std::string::npos,
+                out);
+  CHECK(t::run_command(resume + " --epoch 2", &out) != 0);
+  CHECK_MESSAGE(out.find("--epoch does not apply") != std::string::npos, out);
+  CHECK(t::run_command(resume + " --blocks", &out) != 0);
+  CHECK_MESSAGE(out.find("give one") != std::string::npos, out);
 }

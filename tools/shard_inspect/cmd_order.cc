@@ -14,8 +14,9 @@
 // --blocks prints instead which blocks each node reads in each window (partition, --world-size,
 // --ranks-per-node), and each node's share of the dataset.
 // --resume-from prints what every rank of a run resumed from a saved state_dict (JSON) at this
-// world size and batch size reads: "RANK BATCH [SOURCE] RECORD" lines after a "#" line; with
-// --max-tokens it reads the rows' lengths to find where the budget ends the epoch.
+// world size and batch size reads: "RANK BATCH [SOURCE] RECORD" lines after a "#" line (--start
+// and --count per rank); with --max-tokens it reads the rows' lengths to find where the budget
+// ends the epoch.
 #include <simdjson.h>
 
 #include <cstdio>
@@ -61,6 +62,7 @@ struct OrderArgs {
   uint64_t count = UINT64_MAX;
   uint64_t shares = 0;
   bool blocks = false;
+  bool epoch_given = false, range_given = false;  // --epoch; --start or --count
   bool print_options = false;
 };
 
@@ -252,15 +254,20 @@ void print_resume(const Sources& s, loader::LoaderOptions options, const OrderAr
       ": samples " + std::to_string(st.samples_consumed) + ".." + std::to_string(end) + " of " +
       std::to_string(n) + " left, " + std::to_string(options.world_size) + " ranks x " +
       std::to_string(options.batch_size) + " = " + std::to_string(global) + " a step\n";
+  // --start and --count apply to each rank's samples from the resumed position on.
   for (uint32_t r = 0; r < options.world_size; ++r) {
     options.rank = r;
     const loader::EpochPlan plan(s.stream, s.shapes, options, st.epoch, st.samples_consumed,
                                  options.max_tokens > 0, end);
-    for (uint64_t b = 0; b < plan.batches(); ++b) {
+    uint64_t seen = 0, printed = 0;
+    for (uint64_t b = 0; b < plan.batches() && printed < args.count; ++b) {
       const loader::PlannedRows rows = plan.rows(b);
-      for (size_t row = 0; row < rows.size(); ++row)
-        out +=
-            std::to_string(r) + " " + std::to_string(b) + " " + row_text(rows, row, s.mixed) + "\n";
+      for (size_t row = 0; row < rows.size() && printed < args.count; ++row)
+        if (seen++ >= args.start) {
+          out += std::to_string(r) + " " + std::to_string(b) + " " + row_text(rows, row, s.mixed) +
+                 "\n";
+          ++printed;
+        }
       flush_if_large(out);
     }
   }
@@ -318,6 +325,22 @@ void print_blocks(const Sources& s, loader::LoaderOptions options, const OrderAr
   std::fputs(out.c_str(), stdout);
 }
 
+// Flags the chosen output would silently ignore are refused instead.
+void check_combination(const OrderArgs& args) {
+  auto refuse = [](const std::string& why) { throw Error(ErrorCode::kInvalidArgument, "", why); };
+  const bool resume = !args.resume_from.empty(), shares = args.shares > 0;
+  if (int(resume) + int(args.blocks) + int(shares) > 1)
+    refuse("--resume-from, --blocks and --shares each print another view: give one");
+  if (resume && args.epoch_given)
+    refuse("--resume-from continues the saved state's epoch: --epoch does not apply");
+  if (args.blocks && args.range_given)
+    refuse(
+        "--blocks shows each node's blocks over the whole epoch: --start and --count do not "
+        "apply");
+  if (shares && args.range_given)
+    refuse("--shares counts the whole epoch's samples: --start and --count do not apply");
+}
+
 void run_order(OrderArgs& args) {
   loader::LoaderOptions options = args.options;
   // The rank the command shows is the one asked for, never the environment's.
@@ -332,6 +355,7 @@ void run_order(OrderArgs& args) {
     std::printf("%s\n", loader::loader_option_table().to_json(options).c_str());
     return;
   }
+  check_combination(args);
   const Sources s =
       shard_inspect::load_stream_sources(args.dir, args.mixture, options, args.seed_given);
   if (!args.resume_from.empty()) return print_resume(s, options, args);
@@ -374,8 +398,10 @@ const shard_inspect::RegisterCommand kOrder([](CLI::App& app) {
   cmd->add_flag("--print-options", args->print_options,
                 "Print the loader options as resolved (JSON), and exit");
   const auto apply_source_flags = shard_inspect::add_source_flags(cmd);
-  cmd->callback([args, apply_source_flags] {
+  cmd->callback([args, apply_source_flags, cmd] {
     apply_source_flags();
+    args->epoch_given = cmd->count("--epoch") > 0;
+    args->range_given = cmd->count("--start") + cmd->count("--count") > 0;
     run_order(*args);
   });
 });
