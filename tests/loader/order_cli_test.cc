@@ -239,3 +239,11 @@ TEST_CASE("shard-inspect order: --start and --count apply to --resume-from, or a
   CHECK(t::run_command(resume + " --blocks", &out) != 0);
   CHECK_MESSAGE(out.find("give one") != std::string::npos, out);
 }
+
+TEST_CASE("shard-inspect order with neither a dataset nor a mixture says what is missing") {
+  std::string out;
+  CHECK(t::run_command(t::tool_path("shard-inspect") + " order --count 4", &out) != 0);
+  CHECK_MESSAGE(out.find("no data: give a dataset DIR or --mixture SPEC.json") != std::string::npos,
+                out);
+  CHECK(out.find("not both") == std::string::npos);
+}

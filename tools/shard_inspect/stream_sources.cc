@@ -13,7 +13,10 @@ namespace loader = shardkit::loader;
 
 StreamSources load_stream_sources(const std::string& dir, const std::string& mixture,
                                   loader::LoaderOptions& options, bool seed_given) {
-  if (dir.empty() == mixture.empty())
+  if (dir.empty() && mixture.empty())
+    throw shardkit::Error(shardkit::ErrorCode::kInvalidArgument, "",
+                          "no data: give a dataset DIR or --mixture SPEC.json");
+  if (!dir.empty() && !mixture.empty())
     throw shardkit::Error(shardkit::ErrorCode::kInvalidArgument, "",
                           "give a dataset DIR or --mixture SPEC.json, not both");
   StreamSources s;
