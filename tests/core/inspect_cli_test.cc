@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 #include <simdjson.h>
 
+#include <fstream>
 #include <sstream>
 
 #include "core/dataset_writer.h"
@@ -78,5 +79,25 @@ TEST_CASE("info, dump and verify describe what was written") {
     CHECK(out.find("must be a whole number, 0 or more, not -") != std::string::npos);
   }
   CHECK(testing::run_command(tool + " info " + (tmp / "nope").string(), &out) == 1);
+  CHECK(out.find("no such dataset: the path does not exist") != std::string::npos);
+}
+
+TEST_CASE("verify of a directory that holds no dataset says so, as info does") {
+  TempDir tmp("cli-plain");
+  const std::string tool = testing::tool_path("shard-inspect");
+  std::string out;
+  // Not a damaged dataset: verify says what info says (not FAULT lines), and fails.
+  std::filesystem::create_directories(tmp / "plain");
+  std::ofstream(tmp / "plain" / "notes.txt") << "not a dataset\n";
+  REQUIRE(testing::run_command(tool + " info " + (tmp / "plain").string(), &out) == 1);
+  CHECK(out.find("not a shardkit dataset (no manifest.json)") != std::string::npos);
+  for (const char* json : {"", " --json"}) {
+    CHECK(testing::run_command(tool + " verify" + json + " " + (tmp / "plain").string(), &out) ==
+          1);
+    CHECK_MESSAGE(out.find("not a shardkit dataset (no manifest.json)") != std::string::npos, out);
+    CHECK_MESSAGE(out.find("FAULT") == std::string::npos, out);
+    CHECK_MESSAGE(out.find("fault(s)") == std::string::npos, out);
+  }
+  CHECK(testing::run_command(tool + " verify " + (tmp / "nope").string(), &out) == 1);
   CHECK(out.find("no such dataset: the path does not exist") != std::string::npos);
 }

@@ -78,7 +78,19 @@ void print_json(const VerifyArgs& args, const shardkit::VerifyReport& r) {
   std::printf("%s\n", out.dump(2).c_str());
 }
 
+// A path that holds no dataset (no manifest, no such directory, a file) is not a damaged
+// dataset: the error says so, as `info` does, rather than a fault of a manifest that never was.
+// A manifest that is there but damaged is a fault, reported with the others.
+void check_is_dataset(const std::string& dir) {
+  try {
+    shardkit::open_store(dir, shard_inspect::source_options())->load_manifest();
+  } catch (const shardkit::Error& e) {
+    if (e.code() == shardkit::ErrorCode::kIo) throw;
+  }
+}
+
 void run_verify(const VerifyArgs& args) {
+  check_is_dataset(args.dir);
   shardkit::ProgressReporter reporter("verify", shardkit::ProgressUnit::items("blocks"),
                                       args.progress);
   const shardkit::VerifyReport r = shardkit::verify_dataset(
