@@ -101,3 +101,30 @@ TEST_CASE("verify of a directory that holds no dataset says so, as info does") {
   CHECK(testing::run_command(tool + " verify " + (tmp / "nope").string(), &out) == 1);
   CHECK(out.find("no such dataset: the path does not exist") != std::string::npos);
 }
+
+TEST_CASE("report refuses the mixture's step options without --mixture") {
+  TempDir tmp("cli-report");
+  const std::string tool = testing::tool_path("shard-inspect");
+  std::string out;
+  // report's --batch-size and --max-samples shape a mixture's steps: without one, refused.
+  {
+    const Schema schema({{"input_ids", DType::kU16, {4}}, {"length", DType::kU16, {}}});
+    DatasetWriter w(tmp / "ds", schema, WriterOptions{});
+    const uint16_t rec[5] = {1, 2, 3, 0, 3};
+    for (int i = 0; i < 20; ++i) w.append(reinterpret_cast<const unsigned char*>(rec));
+    w.set_info(DatasetInfo::infer(schema));
+    w.finish();
+  }
+  const std::string html = (tmp / "x.html").string();
+  CHECK(testing::run_command(tool + " report " + (tmp / "ds").string() + " -o " + html +
+                                 " --batch-size 7 --max-samples 9",
+                             &out) != 0);
+  CHECK_MESSAGE(out.find("--batch-size and --max-samples set a mixture's steps: they need "
+                         "--mixture") != std::string::npos,
+                out);
+  CHECK(!std::filesystem::exists(html));
+  CHECK_MESSAGE(
+      testing::run_command(tool + " report " + (tmp / "ds").string() + " -o " + html, &out) == 0,
+      out);
+  CHECK(std::filesystem::exists(html));
+}

@@ -31,6 +31,7 @@ struct ReportArgs {
   shardkit::loader::LoaderOptions options;
   size_t top = 20;
   bool force = false;
+  bool mixture_options_given = false;  // --batch-size or --max-samples
   shardkit::ProgressOptions progress;
 };
 
@@ -106,6 +107,11 @@ void write_new_file(const std::string& out, const std::string& text, bool force)
 }
 
 void run_report(const ReportArgs& args) {
+  // They shape the mixture's steps only: without one they would change nothing, silently.
+  if (args.mixture.empty() && args.mixture_options_given)
+    throw shardkit::Error(shardkit::ErrorCode::kInvalidArgument, "",
+                          "--batch-size and --max-samples set a mixture's steps: they need "
+                          "--mixture");
   const ReportData d = gather(args);
   write_new_file(args.out, report_html(d), args.force);
   if (!d.verify.ok()) {
@@ -139,8 +145,9 @@ const shard_inspect::RegisterCommand kReport([](CLI::App& app) {
   cmd->add_flag("--force", args->force, "Replace an existing output file");
   shardkit::tools::add_progress_options(cmd, args->progress);
   const auto apply_source_flags = shard_inspect::add_source_flags(cmd);
-  cmd->callback([args, apply_source_flags] {
+  cmd->callback([args, apply_source_flags, cmd] {
     apply_source_flags();
+    args->mixture_options_given = cmd->count("--batch-size") + cmd->count("--max-samples") > 0;
     run_report(*args);
   });
 });
