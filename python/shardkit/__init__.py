@@ -463,6 +463,7 @@ class Loader:
         # Values are checked in C++: a negative or out-of-range one raises ShardkitError naming
         # the field and its valid range. tokens_consumed is absent from states saved before
         # budgets existed.
+        _check_state_keys(state)
         self._open().restore(state["seed"], state["epoch"], state["samples_consumed"],
                              state.get("tokens_consumed", 0), state.get("fingerprint"),
                              state.get("blocks_skipped", 0))
@@ -471,6 +472,22 @@ class Loader:
 
     def planned_records(self, batch: int) -> List[int]:
         return list(self._open().planned_records(batch))
+
+
+# The keys every state_dict() has held; the others were added later and default when absent.
+_STATE_REQUIRED = ("seed", "epoch", "samples_consumed")
+
+
+def _check_state_keys(state: Mapping[str, Any]) -> None:
+    """A state that is not one (a dict of something else, a state missing keys) is refused with
+    what a state holds, rather than a bare KeyError or TypeError from inside."""
+    held = ("a state is what Loader.state_dict() returned: {seed, epoch, samples_consumed, "
+            "tokens_consumed, fingerprint, blocks_skipped}")
+    if not isinstance(state, _abc.Mapping):
+        raise ShardkitError(f"load_state_dict takes a dict, not {type(state).__name__}: {held}")
+    missing = [k for k in _STATE_REQUIRED if k not in state]
+    if missing:
+        raise ShardkitError(f"the state has no {', '.join(repr(k) for k in missing)}: {held}")
 
 
 def _auto_collating_dataloader() -> bool:
@@ -546,6 +563,7 @@ class IterableDataset(_data.IterableDataset):  # type: ignore[type-arg]
         return self._get_loader().state_dict()
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        _check_state_keys(state)  # now, not at the pass that applies it
         if self._loader is None:
             self._pending_state = dict(state)
         else:

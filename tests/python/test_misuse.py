@@ -1,8 +1,9 @@
 """Misuse is refused with an error that names what is wrong, never a crash or a silent default:
 an absurd thread count, threads the system cannot start, NaN as a probability, a value of the
-wrong type, a misspelt keyword; and the command line's habits: a misspelt flag or subcommand
-gets a did-you-mean, `dump --decode` refuses a tokenizer other than the dataset's, and a
-classification corpus without the label field says which field it read and what the rows have."""
+wrong type, a misspelt keyword, a state that is not one; and the command line's habits: a
+misspelt flag or subcommand gets a did-you-mean, `dump --decode` refuses a tokenizer other than
+the dataset's, and a classification corpus without the label field says which field it read and
+what the rows have."""
 import json
 import os
 import subprocess
@@ -94,6 +95,20 @@ def test_mixture_values(path):
     print("  mixture values: bad weight, repeat, choose and schedule points named")
 
 
+def test_state_that_is_not_one(path):
+    # A dict that lacks a state's keys, or something else altogether: refused naming what is
+    # missing and what a state holds, not a bare KeyError from inside.
+    for make in (lambda: shardkit.Loader(path), lambda: shardkit.IterableDataset(path)):
+        target = make()
+        e = refused(lambda: target.load_state_dict({"seed": 1}), shardkit.ShardkitError,
+                    "'epoch', 'samples_consumed'", "state_dict()", "tokens_consumed")
+        assert "'seed'" not in e.split(":")[0], e
+        refused(lambda: target.load_state_dict([1, 2]), shardkit.ShardkitError,
+                "takes a dict, not list")
+        target.load_state_dict(target.state_dict())  # a real one still resumes
+    print("  load_state_dict of a state missing keys, or of a list: refused saying what it holds")
+
+
 def test_threads_the_system_cannot_start(path):
     # Under an address-space limit the threads' stacks do not fit: an error, not an abort.
     child = textwrap.dedent(f"""
@@ -152,6 +167,7 @@ def main():
     test_loader_keywords(path)
     test_mixture_values(path)
     test_threads_the_system_cannot_start(path)
+    test_state_that_is_not_one(path)
     test_cli_habits(path, tmp)
     print("misuse: all passed")
 
