@@ -39,7 +39,8 @@ import numbers as _numbers
 import operator as _operator
 import os as _os
 import sys as _sys
-import typing as _typing
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence,
+                    Tuple, TypeVar, Union)
 
 import numpy as _np
 import torch as _torch
@@ -51,25 +52,30 @@ from ._shardkit import OptionError, ShardkitError
 
 __version__: str = _shardkit.__version__
 
+# The type aliases of the public signatures are public too (the stub declares them).
 __all__ = ["Dataset", "Loader", "Source", "read_mixture", "IterableDataset", "ShardkitError",
-           "OptionError", "write_dataset"]
+           "OptionError", "write_dataset", "PathLike", "Batch", "State", "SourceLike"]
 
-# Names for type checkers only (the annotations are strings): the package's public names at
-# run time are exactly __all__.
-if _typing.TYPE_CHECKING:
-    from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional,
-                        Sequence, Tuple, TypeVar, Union)
+# The annotations are strings (PEP 563) evaluated in this module by typing.get_type_hints():
+# the typing names above and these aliases are bound at run time for it.
+PathLike = Union[str, "_os.PathLike[str]"]
+_T = TypeVar("_T")
+Batch = Dict[str, _torch.Tensor]
+State = Dict[str, Any]
+SourceLike = Union["Source", Mapping[str, Any], PathLike]
+# A source's weight schedule as the C++ module takes it: (axis, linear, tokens_per_sample,
+# [(at, weight), ...]).
+_ScheduleTuple = Tuple[str, bool, int, List[Tuple[int, float]]]
+_SourceTuple = Tuple[str, Optional[float], Optional[float], Optional[int],
+                     Optional[_ScheduleTuple]]
+# Imported for the annotations above, not part of the package: dir(shardkit) (what an editor
+# completes) lists __all__ and the module's own private names.
+_ANNOTATION_NAMES = frozenset(["Any", "Callable", "Dict", "Iterable", "Iterator", "List",
+                               "Mapping", "Optional", "Sequence", "Tuple", "TypeVar", "Union"])
 
-    PathLike = Union[str, "_os.PathLike[str]"]
-    _T = TypeVar("_T")
-    Batch = Dict[str, _torch.Tensor]
-    State = Dict[str, Any]
-    SourceLike = Union["Source", Mapping[str, Any], PathLike]
-    # A source's weight schedule as the C++ module takes it: (axis, linear, tokens_per_sample,
-    # [(at, weight), ...]).
-    ScheduleTuple = Tuple[str, bool, int, List[Tuple[int, float]]]
-    SourceTuple = Tuple[str, Optional[float], Optional[float], Optional[int],
-                        Optional[ScheduleTuple]]
+
+def __dir__() -> List[str]:
+    return sorted(n for n in globals() if n not in _ANNOTATION_NAMES)
 
 
 def _tensors(arrays: Mapping[str, Any]) -> Batch:
@@ -190,7 +196,7 @@ def _checked_number(value: Any, what: str, whole: bool = False) -> float:
     return value
 
 
-def _source_tuple(item: SourceLike, schedule: Optional[ScheduleTuple] = None) -> SourceTuple:
+def _source_tuple(item: SourceLike, schedule: Optional[_ScheduleTuple] = None) -> _SourceTuple:
     if isinstance(item, Source):
         src = item
     elif isinstance(item, _abc.Mapping):
@@ -205,7 +211,7 @@ def _source_tuple(item: SourceLike, schedule: Optional[ScheduleTuple] = None) ->
 
 
 def _schedules(schedule: Sequence[Mapping[str, Any]], sources: int, interpolation: str = "step",
-               tokens_per_sample: Optional[int] = None) -> List[ScheduleTuple]:
+               tokens_per_sample: Optional[int] = None) -> List[_ScheduleTuple]:
     """A mixture's ``schedule`` (points {"at_samples" or "at_tokens": x, "weights": [...]}, as in
     a mixture spec) as each source's (axis, linear, tokens_per_sample, [(at, weight), ...])."""
     if interpolation not in ("step", "linear"):
@@ -232,7 +238,7 @@ def _schedules(schedule: Sequence[Mapping[str, Any]], sources: int, interpolatio
             for points in per_source]
 
 
-def _schedule_options(sources: List[SourceTuple]) -> Dict[str, Any]:
+def _schedule_options(sources: List[_SourceTuple]) -> Dict[str, Any]:
     """Sources read from a spec, each with its schedule, as the Loader options that give it."""
     first = sources[0][4] if sources else None
     if first is None:
@@ -313,7 +319,7 @@ class Loader:
             raise ShardkitError("interpolation= and tokens_per_sample= shape a schedule: give "
                                 "schedule= too")
         if isinstance(path, (list, tuple)):
-            per_source: List[Optional[ScheduleTuple]] = (
+            per_source: List[Optional[_ScheduleTuple]] = (
                 list(_schedules(schedule, len(path), interpolation, tokens_per_sample))
                 if schedule is not None else [None] * len(path))
             sources = [_source_tuple(s, w) for s, w in zip(path, per_source)]

@@ -7,9 +7,9 @@ object on one line, read by the same field rules as a JSONL file (text_field, pa
 label_field as dotted paths, QA answers), so that rows convert exactly as the same rows written
 as JSONL. A row that cannot become JSON is handed over as a problem (row number and reason).
 """
+import collections.abc as _abc
 import json as _json
 import sys as _sys
-from collections.abc import Mapping as _Mapping
 
 CHUNK_ROWS = 1024  # DataFrame rows made into dicts at a time
 
@@ -30,8 +30,9 @@ _c_encoder = getattr(_json.encoder, "c_make_encoder", None)
 if _c_encoder is not None:
     # The C encoder made once: JSONEncoder.encode() builds it again for every row (a third of
     # the per-row cost on short rows; bench_shardify's Python row).
-    _c_encoder = _c_encoder(None, _plain, _json.encoder.c_encode_basestring, None, ":", ",",
-                            False, False, False)
+    # Both private to json.encoder (typeshed declares neither), hence getattr.
+    _c_encoder = _c_encoder(None, _plain, getattr(_json.encoder, "c_encode_basestring"), None,
+                            ":", ",", False, False, False)
 
     def _encode(row):
         return "".join(_c_encoder(row, 0))
@@ -65,7 +66,7 @@ class _NotARow(TypeError):
 
 
 def _as_dict(row):
-    if isinstance(row, _Mapping):
+    if isinstance(row, _abc.Mapping):
         return dict(row)
     if hasattr(row, "_asdict"):  # a namedtuple, e.g. from DataFrame.itertuples()
         return row._asdict()

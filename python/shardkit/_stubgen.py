@@ -11,12 +11,10 @@ from __future__ import annotations
 import ast
 import os
 import sys
-from typing import Dict, List
-
-import _shardkit  # type: ignore[import]
+from typing import Dict, List, Tuple
 
 # Whose options a ``**options`` stands for, and keywords Python adds to them.
-_OPTIONS = {
+_OPTIONS: Dict[str, Tuple[str, List[str]]] = {
     "Loader.__init__": ("loader_options", []),
     "IterableDataset.__init__": ("loader_options", [
         "epoch: int = ...", "schedule: Optional[Sequence[Mapping[str, Any]]] = ...",
@@ -50,6 +48,10 @@ import torch.utils.data as _data
 
 
 def _option_params(table: str, extra: List[str], explicit: List[str]) -> List[str]:
+    # Imported here, not at the top: the build runs this file as a script beside the extension
+    # module alone, and a module of the package must import without it too (mypy.stubtest).
+    import _shardkit  # type: ignore[import]
+
     params = list(extra)
     for spec in getattr(_shardkit, table)():
         if spec["name"] in explicit:
@@ -78,7 +80,9 @@ def _signature(fn: ast.FunctionDef, qualname: str) -> str:
         out.append("*")
         out += _option_params(table, extra, [a.arg for a in positional])
     elif args.kwarg:
-        out.append(f"**{args.kwarg.arg}: {ast.unparse(args.kwarg.annotation)}")
+        annotation = args.kwarg.annotation
+        out.append(f"**{args.kwarg.arg}: {ast.unparse(annotation)}"
+                   if annotation else f"**{args.kwarg.arg}")
     returns = f" -> {ast.unparse(fn.returns)}" if fn.returns else ""
     return f"def {fn.name}({', '.join(out)}){returns}: ..."
 
@@ -120,10 +124,7 @@ def stub(source: str) -> str:
             exported = set(ast.literal_eval(node.value))
     lines.append("__version__: str")
     lines += _NATIVE
-    # The aliases are defined for type checkers only (under `if TYPE_CHECKING:`).
-    checking = [n for n in tree.body
-                if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test)]
-    for node in tree.body + [n for block in checking for n in block.body]:
+    for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
                 node.targets[0], ast.Name) and node.targets[0].id in _ALIASES:
             lines.append(ast.unparse(node))
