@@ -1,5 +1,6 @@
 #include "shardify/example_batcher.h"
 
+#include <algorithm>
 #include <string>
 
 #include "shardify/read_ahead_source.h"
@@ -49,10 +50,22 @@ bool ExampleBatcher::cut_into_parts(Example& ex) {
     part.text_file = ex.text_file;
     part.continues = cut < whole.size();
     part.after_cut = begin > 0;
+    parts_text_left_ += cut - begin;
     parts_.push_back(std::move(part));
     begin = cut;
   }
   return true;
+}
+
+uint64_t ExampleBatcher::bytes_done() const {
+  if (!reader_) return bytes_before_file_;
+  // A document cut into parts was read whole, but its parts not handed out yet are not done:
+  // their share of the file's bytes read (compressed bytes for a compressed file) is left out.
+  const uint64_t consumed = reader_->file_bytes_consumed();
+  const uint64_t text = reader_->text_bytes_read();
+  const uint64_t pending =
+      text ? static_cast<uint64_t>(static_cast<double>(parts_text_left_) * consumed / text) : 0;
+  return bytes_before_file_ + consumed - std::min(pending, consumed);
 }
 
 bool ExampleBatcher::next(std::vector<Example>& examples, EncodedBatch& batch) {
@@ -60,6 +73,7 @@ bool ExampleBatcher::next(std::vector<Example>& examples, EncodedBatch& batch) {
   for (;;) {
     if (!parts_.empty()) {
       batch.file_index = parts_.front().file_index;
+      parts_text_left_ -= parts_.front().text_view.size();
       examples.push_back(std::move(parts_.front()));
       parts_.pop_front();
       return true;

@@ -35,9 +35,8 @@ class ExampleBatcher {
 
   // The next batch (possibly empty when it only ends a file); false after the last file.
   bool next(std::vector<Example>& examples, EncodedBatch& batch);
-  uint64_t bytes_done() const {
-    return bytes_before_file_ + (reader_ ? reader_->file_bytes_consumed() : 0);
-  }
+  // Input bytes done, for progress (the file's size is its total).
+  uint64_t bytes_done() const;
   // Decompressed bytes of the files read to the end.
   uint64_t text_bytes() const { return text_bytes_; }
 
@@ -59,7 +58,8 @@ class ExampleBatcher {
   std::unique_ptr<ExampleReader> reader_;
   std::future<std::unique_ptr<ExampleReader>> next_reader_;  // file next_file_'s, opening
   size_t next_file_ = 0;
-  std::deque<Example> parts_;  // of the document being handed out, one per batch
+  std::deque<Example> parts_;     // of the document being handed out, one per batch
+  uint64_t parts_text_left_ = 0;  // their text bytes
   uint64_t bytes_before_file_ = 0;
   uint64_t text_bytes_ = 0;
 };

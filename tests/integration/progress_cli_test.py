@@ -77,6 +77,20 @@ def main():
                  "--progress-interval", "0.001")
     assert parsed(err, "shardify") and " took " not in err, err  # auto: lines, no last one
 
+    # One whole-file document, cut into parts that threads tokenize: its progress rises part by
+    # part, not 100% from the first line (the file is read, or mapped, at once). Plain and .gz.
+    document = os.path.join(work, "book.txt")
+    with open(document, "w") as f:
+        for _ in range(40000):
+            f.write(" ".join(rng.choice(words) for _ in range(12)) + "\n")
+    subprocess.run(["gzip", "-k", "-f", document], check=True)
+    for path in (document, document + ".gz"):
+        _, err = run(shardify, "--input", path, *common, "--out", path + ".ds", "--threads", "1",
+                     "--progress", "always", "--progress-interval", "0.0001")
+        shares = [float(LINE.match(line)["share"]) for line in parsed(err, "shardify")]
+        assert len(shares) >= 3 and shares == sorted(shares), (path, shares)
+        assert shares[0] < 50 and shares[-1] == 100.0, (path, shares)
+
     # merge: records of the parts, merged.
     parts = []
     for i in range(2):
