@@ -15,42 +15,7 @@ foreach(f "${SCRIPTS}" "${AGE}")
   endif()
 endforeach()
 
-# Zero-padded decimal, so that list(SORT) orders code points numerically.
-function(pad7 out hex)
-  math(EXPR v "0x${hex}")
-  string(LENGTH "${v}" n)
-  while(n LESS 7)
-    string(PREPEND v "0")
-    math(EXPR n "${n} + 1")
-  endwhile()
-  set(${out} "${v}" PARENT_SCOPE)
-endfunction()
-function(unpad out v)
-  math(EXPR v "1${v} - 10000000")
-  set(${out} "${v}" PARENT_SCOPE)
-endfunction()
-
-# The data lines "XXXX[..YYYY] ; value" of a UCD file, ';' turned into ':' (CMake's list
-# separator) and comments dropped.
-function(ucd_lines out file)
-  file(READ "${file}" text)
-  string(REPLACE ";" ":" text "${text}")
-  string(REGEX MATCHALL "\n[0-9A-F]+(\\.\\.[0-9A-F]+)? *: *[A-Za-z0-9_.]+" lines "${text}")
-  set(${out} "${lines}" PARENT_SCOPE)
-endfunction()
-
-# One such line as "first-last-value", the code points zero-padded (a single one is first = last).
-function(ucd_range out line)
-  string(REGEX MATCH "([0-9A-F]+)(\\.\\.([0-9A-F]+))? *: *([A-Za-z0-9_.]+)" _ "${line}")
-  set(a "${CMAKE_MATCH_1}")
-  set(b "${CMAKE_MATCH_3}")
-  if(b STREQUAL "")
-    set(b "${a}")
-  endif()
-  pad7(pa "${a}")
-  pad7(pb "${b}")
-  set(${out} "${pa}-${pb}-${CMAKE_MATCH_4}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/ucd.cmake)
 
 file(STRINGS "${SCRIPTS}" first_line LIMIT_COUNT 1)
 string(REGEX REPLACE "^# *" "" source "${first_line}")

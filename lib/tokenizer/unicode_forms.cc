@@ -40,6 +40,8 @@ bool composes_to_itself(char32_t cp, utf8proc_option_t options) {
 }
 
 // Everything the forms need that utf8proc does not expose directly, built once.
+#include "unicode_forms_age.inc"
+
 struct Tables {
   std::unordered_map<uint64_t, char32_t> compose;  // (first << 21 | second) -> composite
   std::vector<uint8_t> flags;                      // per code point, kUnstable* bits
@@ -48,8 +50,13 @@ struct Tables {
   // character that composes back (a Hangul syllable, "é") decomposes, yet NFC and NFKC leave it
   // as it is unless a character after it composes with it or is not a starter, which makes that
   // one unstable and the region start before it.
+  // kCompatKept: a compatibility mapping newer than HF's forms (Unicode 11.0), which NFKC and
+  // NFKD leave out as HF does (U+1F16C stays U+1F16C).
   static constexpr uint8_t kDecomposes = 1, kCompatDecomposes = 2, kNonStarter = 4,
-                           kComposesAsSecond = 8, kNfcChanges = 16, kNfkcChanges = 32;
+                           kComposesAsSecond = 8, kNfcChanges = 16, kNfkcChanges = 32,
+                           kCompatKept = 64;
+
+  void keep_newer_compat_mappings();
 
   Tables() : flags(0x110000, 0) {
     utf8proc_int32_t buf[32];
@@ -70,6 +77,7 @@ struct Tables {
           static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT), &bound);
       if (m > 1 || (m == 1 && static_cast<char32_t>(buf[0]) != cp)) flags[cp] |= kCompatDecomposes;
     }
+    keep_newer_compat_mappings();
     for (char32_t cp = 0; cp < 0x110000; ++cp) {
       if (!(flags[cp] & (kDecomposes | kCompatDecomposes))) continue;
       if (cp >= kHangulSBase && cp < kHangulSBase + kHangulSCount) continue;
@@ -106,6 +114,13 @@ struct Tables {
       flags[cp] |= kComposesAsSecond;
   }
 };
+
+void Tables::keep_newer_compat_mappings() {
+  for (const auto& [first, last] : kAssignedAfterFormsVersion)
+    for (char32_t cp = first; cp <= last; ++cp)
+      if ((flags[cp] & kCompatDecomposes) && !(flags[cp] & kDecomposes))
+        flags[cp] = static_cast<uint8_t>((flags[cp] & ~kCompatDecomposes) | kCompatKept);
+}
 
 const Tables& tables() {
   static const Tables t;
@@ -146,9 +161,10 @@ void decompose(std::string_view text, bool compat, std::vector<Decomposed>& out)
   for (size_t i = 0; i < text.size();) {
     char32_t cp = decode_utf8(text, i);
     int bound = 0;
+    const bool mapped = compat && !(tables().flags[cp] & Tables::kCompatKept);
     utf8proc_ssize_t n = utf8proc_decompose_char(
         static_cast<utf8proc_int32_t>(cp), buf, 32,
-        static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | (compat ? UTF8PROC_COMPAT : 0)),
+        static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | (mapped ? UTF8PROC_COMPAT : 0)),
         &bound);
     if (n <= 0) {
       buf[0] = static_cast<utf8proc_int32_t>(cp);
