@@ -60,7 +60,7 @@ bool is_punct(char32_t c) {
   if (c < 0x80)
     return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) ||
            (c >= 123 && c <= 126);
-  return is_punctuation(c);
+  return is_bert_punctuation(c);
 }
 
 void split_piece(const PreTokenizer::Piece& p, const Matches& m, SplitBehavior behavior,

@@ -4,7 +4,9 @@
 
 #include <utf8proc.h>
 
+#include <algorithm>
 #include <array>
+#include <iterator>
 
 #include "core/error.h"
 
@@ -152,6 +154,40 @@ bool is_other_control(char32_t cp) {
   auto c = category(cp);
   return c == UTF8PROC_CATEGORY_CC || c == UTF8PROC_CATEGORY_CF || c == UTF8PROC_CATEGORY_CO ||
          c == UTF8PROC_CATEGORY_CS;
+}
+
+namespace {
+
+#include "unicode_bert_age.inc"
+
+bool newer_than_bert_categories(char32_t cp) {
+  const auto* end = std::end(kAssignedAfterBertVersion);
+  const auto* it = std::upper_bound(std::begin(kAssignedAfterBertVersion), end, cp,
+                                    [](char32_t c, const char32_t(&r)[2]) { return c < r[0]; });
+  return it != std::begin(kAssignedAfterBertVersion) && cp <= (it - 1)[0][1];
+}
+
+// Unicode 8.0's category where it differs from today's: U+166D and U+111C9 were Po, U+1734 Mn,
+// U+1885 and U+1886 Lo, U+A9BD Mc.
+bool punctuation_in_8(char32_t cp) { return cp == 0x166D || cp == 0x111C9; }
+bool nonspacing_mark_in_8(char32_t cp) { return cp == 0x1734; }
+bool other_category_in_8(char32_t cp) {
+  return cp == 0x1885 || cp == 0x1886 || cp == 0xA9BD || cp == 0x111C9;
+}
+
+}  // namespace
+
+bool is_bert_punctuation(char32_t cp) {
+  if (punctuation_in_8(cp)) return true;
+  return is_punctuation(cp) && !newer_than_bert_categories(cp);
+}
+bool is_bert_nonspacing_mark(char32_t cp) {
+  if (nonspacing_mark_in_8(cp)) return true;
+  if (other_category_in_8(cp)) return false;
+  return is_nonspacing_mark(cp) && !newer_than_bert_categories(cp);
+}
+bool is_bert_control(char32_t cp) {
+  return is_other_control(cp) && !newer_than_bert_categories(cp);
 }
 
 bool is_chinese_char(char32_t cp) {

@@ -61,6 +61,12 @@ bool is_decimal_or_letter_number(char32_t cp);  // Nd, Nl
 bool is_connector_punctuation(char32_t cp);     // Pc
 // Cc, Cf, Co, Cs: what HF BertNormalizer's clean_text removes (besides NUL and U+FFFD).
 bool is_other_control(char32_t cp);
+// HF's BERT components (BertNormalizer, BertPreTokenizer, Punctuation) take categories from the
+// unicode_categories crate, which is Unicode 8.0's: a code point assigned since has none there,
+// and six changed category since (these keep 8.0's).
+bool is_bert_punctuation(char32_t cp);      // P*
+bool is_bert_nonspacing_mark(char32_t cp);  // Mn
+bool is_bert_control(char32_t cp);          // Cc, Cf, Co, Cs
 // The CJK ideograph blocks BERT surrounds with spaces.
 bool is_chinese_char(char32_t cp);
 

@@ -50,7 +50,7 @@ uint64_t ascii_lower(uint64_t x) {
 }
 
 bool is_bert_punct(char32_t cp) {
-  return cp < 128 ? is_ascii_punct(static_cast<unsigned char>(cp)) : is_punctuation(cp);
+  return cp < 128 ? is_ascii_punct(static_cast<unsigned char>(cp)) : is_bert_punctuation(cp);
 }
 
 // BertNormalizer on one code point: canonical decomposition and removal of nonspacing marks
@@ -65,7 +65,7 @@ int normalize_char(char32_t cp, const BertNormalizerOptions& n, char32_t* out) {
   int count = 0;
   for (int k = 0; k < nd; ++k) {
     const char32_t c = decomposed[k];
-    if (n.strip_accents && is_nonspacing_mark(c)) continue;
+    if (n.strip_accents && is_bert_nonspacing_mark(c)) continue;
     if (n.lowercase)
       count += to_lower_full(c, out + count);
     else
@@ -222,7 +222,7 @@ void WordPieceTokenizer::tokenize_word(WordState& w, std::vector<uint32_t>& ids,
 WordPieceTokenizer::CharEntry WordPieceTokenizer::classify(char32_t cp) const {
   const BertNormalizerOptions& n = config_.normalizer;
   CharEntry e;
-  if (n.clean_text && (cp == 0xFFFD || is_other_control(cp))) {
+  if (n.clean_text && (cp == 0xFFFD || is_bert_control(cp))) {
     e.kind = CharEntry::kDrop;
     return e;
   }
@@ -263,7 +263,7 @@ void WordPieceTokenizer::add_codepoint(WordState& w, char32_t cp, uint32_t start
     w.clear();
   };
   if (n.clean_text) {
-    if (cp == 0xFFFD || is_other_control(cp)) return;
+    if (cp == 0xFFFD || is_bert_control(cp)) return;
   }
   if (is_white_space(cp)) {
     flush();

@@ -147,6 +147,27 @@ TEST_CASE("WordPiece word memos and ASCII runs: lengths at the limit, controls, 
   std::filesystem::remove(input);
 }
 
+TEST_CASE("BERT's character classes are Unicode 8.0's, as HF's: newer marks, controls, signs") {
+  // Marks, format characters and punctuation assigned after Unicode 8.0 (U+08CA, U+0890,
+  // U+1E944, U+13430, U+061D, U+2E52) have no category in HF's BERT components, and six
+  // characters changed category since (U+166D, U+111C9 were punctuation; U+1734 a nonspacing
+  // mark; U+1885, U+1886, U+A9BD not): each beside letters, alone and after spaces, cased and
+  // uncased.
+  const std::string lines =
+      "a\u08CA b \u08CA c\u0890d \u0890 e\U0001E944f\U00013430g\n"
+      "a\u061D b\u2E52c \u061D \u2E52 x\u166Dy \u166D z\U000111C9w\n"
+      "k\u1734l \u1734 m\u1885n\u1886o p\uA9BDq \u1885\u1886\uA9BD caf\u00E9\u0301\n";
+  const auto input = oracle_files() / ("bert-classes-" + std::to_string(::getpid()) + ".txt");
+  write_file(input, lines);
+  for (const char* file : {"bert-base-uncased.json", "bert-base-cased-settings.json"})
+    check_full({std::string("bert_classes_") + file,
+                oracle_files() / file,
+                {},
+                oracle_files() / file,
+                input});
+  std::filesystem::remove(input);
+}
+
 TEST_CASE("WordPiece's ASCII windows go on past English punctuation with HF's ids") {
   // Seeded lines of words, spaces and punctuation in which the only non-ASCII characters are
   // U+2010-U+2027 (all of them, some outside the vocabulary: [UNK]), which the windows take as
