@@ -127,10 +127,12 @@ struct KeepingLoader : loader::Loader {
   using loader::Loader::Loader;
 
   py::object next() {
+    // First: if anything below throws, hand_back() must not bring back the batch of the call
+    // before, which the caller already has.
+    last_.reset();
     const loader::LoaderState before = state();
     std::shared_ptr<loader::Batch> b = std::move(kept_);
     kept_.reset();
-    last_.reset();
     if (!b) {
       py::gil_scoped_release release;
       b = loader::Loader::next(raise_if_signalled);

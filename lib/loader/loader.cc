@@ -238,6 +238,13 @@ struct Loader::Impl {
                       "read records with a shardkit.Dataset, which works after fork()");
   }
 
+  // The lock of the loader's state, taken in the process that made the loader only: in a child
+  // after fork() a worker of the parent may have held it at the fork, and no one would release it.
+  std::unique_lock<std::mutex> lock_in_owner() const {
+    check_process();
+    return std::unique_lock(mu);
+  }
+
   std::string where() const {
     return src.size() == 1 ? src[0].ds.path().string()
                            : "mixture of " + std::to_string(src.size()) + " datasets";
@@ -656,7 +663,7 @@ struct Loader::Impl {
   }
 
   LoaderState state() const {
-    std::lock_guard lock(mu);
+    const auto lock = lock_in_owner();
     uint64_t consumed =
         consumer_next == 0 ? plan->start() : plan->consumed_after(consumer_next - 1);
     if (budget_spent) consumed = plan->size();
@@ -688,24 +695,24 @@ uint64_t Loader::window_blocks() const {
 void Loader::set_epoch(uint64_t epoch) { impl_->reset(epoch, 0, 0, 0); }
 
 uint64_t Loader::epoch() const {
-  std::lock_guard lock(impl_->mu);
+  const auto lock = impl_->lock_in_owner();
   return impl_->plan->epoch();
 }
 
 uint64_t Loader::batches() const {
-  std::lock_guard lock(impl_->mu);
+  const auto lock = impl_->lock_in_owner();
   return impl_->plan->batches();
 }
 
 uint64_t Loader::batches_left() const {
-  std::lock_guard lock(impl_->mu);
+  const auto lock = impl_->lock_in_owner();
   if (impl_->budget_spent) return 0;
   if (impl_->opt.max_tokens && impl_->tokens_consumed >= impl_->opt.max_tokens) return 0;
   return impl_->plan->batches() - std::min(impl_->consumer_next, impl_->plan->batches());
 }
 
 uint64_t Loader::epoch_batches() const {
-  std::lock_guard lock(impl_->mu);
+  const auto lock = impl_->lock_in_owner();
   return EpochPlan(impl_->stream, impl_->shapes, impl_->opt, impl_->plan->epoch(), 0).batches();
 }
 
@@ -725,7 +732,7 @@ void Loader::restore(const LoaderState& state) {
                     (impl_->src.size() == 1 && !impl_->opt.max_samples ? " (the dataset's records)"
                                                                        : " (the epoch's samples)"));
   {
-    std::lock_guard lock(impl_->mu);
+    const auto lock = impl_->lock_in_owner();
     std::string data;
     for (const Impl::Source& s : impl_->src)
       data += (data.empty() ? "" : ", ") + s.ds.path().string();
@@ -742,7 +749,7 @@ std::vector<uint64_t> Loader::planned_records(uint64_t batch) const {
 PlannedRows Loader::planned_rows(uint64_t batch) const {
   std::shared_ptr<const EpochPlan> p;
   {
-    std::lock_guard lock(impl_->mu);
+    const auto lock = impl_->lock_in_owner();
     p = impl_->plan;
   }
   if (batch >= p->batches())
@@ -756,7 +763,7 @@ LoaderStats Loader::stats() const {
   LoaderStats s;
   s.blocks_decoded = impl_->decoded.load();
   {
-    std::lock_guard lock(impl_->mu);
+    const auto lock = impl_->lock_in_owner();
     s.batches_built = impl_->batches_built;
   }
   for (const Impl::Source& src : impl_->src)

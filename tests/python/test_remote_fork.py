@@ -132,6 +132,14 @@ def loader_after_fork(url, local):
             except shardkit.ShardkitError as e:
                 code = 0 if "fork()" in str(e) and "threads do not survive" in str(e) else 3
                 print("child:", e, flush=True)
+            # Nor wait for its lock, which a worker of the parent may have held at the fork.
+            for use in (loader.state_dict, lambda: len(loader), lambda: loader.epoch,
+                        lambda: next(iter(loader))):
+                try:
+                    use()
+                    code = code or 5
+                except shardkit.ShardkitError as e:
+                    code = code or (0 if "fork()" in str(e) else 6)
             # A Loader made in the child reads; the inherited one is dropped without a hang.
             fresh = shardkit.Loader(url, batch_size=BATCH, seed=3)
             if fresh.next_with_records()[1] != first[1]:
@@ -142,7 +150,8 @@ def loader_after_fork(url, local):
             os._exit(code)
     assert loader.next_with_records() is not None, "the parent's loader goes on"
     wait_children([pid], time.monotonic() + 60)
-    print("a Loader used after fork() is refused in the child, naming fork(); one made there reads")
+    print("a Loader used after fork() is refused in the child, naming fork(), by each of its "
+          "methods; one made there reads")
 
 
 def scenario(name, url, local):
