@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -126,5 +127,26 @@ class Args {
   std::map<std::string, std::string> values_;
   bool help_ = false;
 };
+
+// An example's main(): its flags read, --help answered, `run` called; a usage mistake exits 2
+// with a hint of --help, any other error 1, each line starting with the example's name.
+template <typename Run>
+int run_example(const char* name, int argc, char** argv, const char* synopsis,
+                const std::vector<Flag>& flags, Run&& run) {
+  try {
+    const Args args(argc, argv, synopsis, flags);
+    if (args.wants_help()) {
+      std::fputs(args.help().c_str(), stdout);
+      return 0;
+    }
+    return run(args);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s: %s (--help lists the flags)\n", name, e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", name, e.what());
+    return 1;
+  }
+}
 
 }  // namespace examples

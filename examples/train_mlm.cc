@@ -174,18 +174,5 @@ int run(const examples::Args& args) {
 
 int main(int argc, char** argv) {
   examples::keep_freed_tensor_memory();
-  try {
-    const examples::Args args(argc, argv, kSynopsis, kFlags);
-    if (args.wants_help()) {
-      std::fputs(args.help().c_str(), stdout);
-      return 0;
-    }
-    return run(args);
-  } catch (const examples::UsageError& e) {
-    std::fprintf(stderr, "train_mlm: %s (--help lists the flags)\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "train_mlm: %s\n", e.what());
-    return 1;
-  }
+  return examples::run_example("train_mlm", argc, argv, kSynopsis, kFlags, run);
 }
