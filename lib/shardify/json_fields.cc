@@ -59,6 +59,12 @@ void JsonFields::read(std::string_view json, Example& ex, bool lend_text) {
     ex.error = error_ == simdjson::UTF8_ERROR
                    ? utf8_problem(json, "the line")
                    : std::string("malformed JSON: ") + simdjson::error_message(error_);
+    // Python's json reads 1e400 and 20-digit integers; simdjson holds 64-bit integers and
+    // finite doubles only, in every field, read or not.
+    if (error_ == simdjson::NUMBER_ERROR)
+      ex.error +=
+          " (or a number beyond 64-bit integers and doubles, such as 1e400 or "
+          "18446744073709551616, in any field of the line: such numbers are not read)";
     if (ex.error.empty()) ex.error = "malformed JSON: invalid UTF-8";
     return;
   }

@@ -303,6 +303,24 @@ TEST_CASE("JSONL: a field whose key appears twice is a bad row; other repeated k
   CHECK(ex[1].error == "key 't' appears twice on the path of field 'm.t'");
 }
 
+TEST_CASE("JSONL: a number beyond 64-bit integers and doubles is named as such") {
+  // All five lines are valid JSON (Python's json.loads reads each); simdjson holds the last two.
+  TempDir tmp("jsonl_numbers");
+  write_file(
+      tmp / "a.jsonl",
+      "{\"text\":\"a\",\"x\":1e400}\n{\"text\":\"b\",\"id\":123456789012345678901234567890}\n"
+      "{\"text\":\"c\",\"x\":18446744073709551616}\n{\"text\":\"d\",\"x\":-1e-400}\n"
+      "{\"text\":\"e\",\"x\":18446744073709551615}\n");
+  auto ex = read_examples(tmp / "a.jsonl", ReaderOptions{});
+  REQUIRE(ex.size() == 5);
+  for (size_t i = 0; i < 3; ++i)
+    CHECK_MESSAGE(
+        ex[i].error.find("a number beyond 64-bit integers and doubles") != std::string::npos,
+        ex[i].error);
+  CHECK(ex[3].text == "d");
+  CHECK(ex[4].text == "e");
+}
+
 TEST_CASE("a reader that reuses its example starts each one afresh") {
   // read_examples() hands every reader one Example again and again, as the label pre-pass does:
   // nothing of a bad row may stay in the next one.
