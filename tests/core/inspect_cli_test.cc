@@ -72,8 +72,8 @@ TEST_CASE("info, dump and verify describe what was written") {
   CHECK(out.find("OK") != std::string::npos);
   // A negative count or index is refused, not read as the largest one.
   for (const std::string& args : {" dump " + (tmp / "ds").string() + " --count -1",
-                                 " dump " + (tmp / "ds").string() + " --from -2",
-                                 " order " + (tmp / "ds").string() + " --epoch -1"}) {
+                                  " dump " + (tmp / "ds").string() + " --from -2",
+                                  " order " + (tmp / "ds").string() + " --epoch -1"}) {
     CAPTURE(args);
     CHECK(testing::run_command(tool + args, &out) != 0);
     CHECK(out.find("must be a whole number, 0 or more, not -") != std::string::npos);
