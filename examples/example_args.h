@@ -75,34 +75,31 @@ class Args {
   }
   // An integer flag, given or its declared default; refused below the declared minimum.
   int64_t num(const std::string& k) const {
-    const std::string text = str(k);
-    size_t used = 0;
-    int64_t v = 0;
-    try {
-      v = std::stoll(text, &used);
-    } catch (const std::exception&) {
-    }
-    if (used == 0 || used != text.size())
-      throw UsageError("--" + k + " takes an integer, not '" + text + "'");
+    const int64_t v = number<int64_t>(k, shardkit::options::Kind::kInt, "an integer");
     const Flag& f = flag(k);
     if (f.min && v < *f.min)
-      throw UsageError("--" + k + " must be at least " + std::to_string(*f.min) + ", not " + text);
+      throw UsageError("--" + k + " must be at least " + std::to_string(*f.min) + ", not " +
+                       str(k));
     return v;
   }
   double real(const std::string& k) const {
-    const std::string text = str(k);
-    size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(text, &used);
-    } catch (const std::exception&) {
-    }
-    if (used == 0 || used != text.size())
-      throw UsageError("--" + k + " takes a number, not '" + text + "'");
-    return v;
+    return number<double>(k, shardkit::options::Kind::kReal, "a number");
   }
 
  private:
+  // A number flag read by the parser of the tools' option tables (core/option_table.h).
+  template <typename T>
+  T number(const std::string& k, shardkit::options::Kind kind, const char* what) const {
+    const std::string text = str(k);
+    try {
+      const auto v = shardkit::options::parse_text("--" + k, kind, {text});
+      return std::get<T>(
+          shardkit::options::checked_value("--" + k, kind, {}, std::nullopt, std::nullopt, v));
+    } catch (const shardkit::options::OptionError&) {
+      throw UsageError("--" + k + " takes " + what + ", not '" + text + "'");
+    }
+  }
+
   const Flag& flag(const std::string& k) const {
     for (const Flag& f : flags_)
       if (f.name == k) return f;
