@@ -21,16 +21,7 @@ file(STRINGS "${SCRIPTS}" first_line LIMIT_COUNT 1)
 string(REGEX REPLACE "^# *" "" source "${first_line}")
 
 # Code points assigned by MAX_AGE: sorted, adjacent ranges merged.
-ucd_lines(age_lines "${AGE}")
-set(assigned "")
-foreach(l IN LISTS age_lines)
-  ucd_range(r "${l}")
-  string(REGEX MATCH "^([0-9]+-[0-9]+)-(.*)$" _ "${r}")
-  if(CMAKE_MATCH_2 VERSION_LESS_EQUAL MAX_AGE)
-    list(APPEND assigned "${CMAKE_MATCH_1}")
-  endif()
-endforeach()
-list(SORT assigned)
+ucd_age_ranges(assigned "${AGE}" VERSION_LESS_EQUAL "${MAX_AGE}")
 
 # Script ranges, sorted.
 ucd_lines(script_lines "${SCRIPTS}")
