@@ -20,7 +20,7 @@ include(${CMAKE_CURRENT_LIST_DIR}/ucd.cmake)
 file(STRINGS "${SCRIPTS}" first_line LIMIT_COUNT 1)
 string(REGEX REPLACE "^# *" "" source "${first_line}")
 
-# Code points assigned by MAX_AGE: sorted, adjacent ranges merged.
+# Code points assigned by MAX_AGE, sorted.
 ucd_age_ranges(assigned "${AGE}" VERSION_LESS_EQUAL "${MAX_AGE}")
 
 # Script ranges, sorted.
