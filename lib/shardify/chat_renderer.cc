@@ -19,6 +19,7 @@
 
 #include "core/checksum.h"
 #include "core/error.h"
+#include "core/regular_file.h"
 
 namespace shardkit::shardify {
 namespace fs = std::filesystem;
@@ -38,12 +39,7 @@ const char* spans_arg(ChatRenderer::Spans s) {
 }
 
 std::string read_file(const fs::path& path) {
-  // As for the tokenizer: a device never ends (/dev/zero) and a FIFO blocks the open itself.
-  std::error_code ec;
-  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec))
-    throw Error(ErrorCode::kInvalidArgument, path.string(),
-                "not a chat template file but a directory, pipe or device: name the "
-                "tokenizer_config.json");
+  check_regular_file(path, "chat template file", "the tokenizer_config.json");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorCode::kInvalidArgument, path.string(), "cannot open the chat template");
   std::ostringstream s;

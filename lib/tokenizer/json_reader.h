@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 
 namespace shardkit::tok {
 
@@ -23,12 +24,8 @@ using simdjson::dom::object;
 // The file's bytes, read once into a string with room for simdjson's padding after them (see
 // padded()): a 33 MB tokenizer.json is not copied again to be parsed.
 inline std::string read_all(const std::filesystem::path& path) {
-  // A directory opens as a stream whose size reads as the largest offset.
-  std::error_code ec;
-  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-    throw Error(ErrorCode::kInvalidArgument, path.string(),
-                "not a tokenizer file but a directory or device: name the tokenizer.json, "
-                "vocab.txt, encoder.json or .model file");
+  check_regular_file(path, "tokenizer file",
+                     "the tokenizer.json, vocab.txt, encoder.json or .model file");
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw Error(ErrorCode::kIo, path.string(), "cannot open tokenizer file");
   const std::streamoff size = in.tellg();
