@@ -59,6 +59,9 @@ void check_names(const std::vector<InputFile>& files) {
                   "UTF-8 text: rename the file (or its directory)");
 }
 
+// A directory walk skips hidden entries, and what lies under them.
+bool hidden(const std::string& name) { return name.size() > 1 && name[0] == '.' && name != ".."; }
+
 // The regular files under `dir`, hidden entries skipped, in byte order of their paths. A
 // directory that cannot be read is an error naming it (the iterator's own names no path).
 std::vector<InputFile> walk_directory(const std::string& dir) {
@@ -71,7 +74,7 @@ std::vector<InputFile> walk_directory(const std::string& dir) {
     std::error_code entry_ec;  // a dangling link is no file, and no error either
     const bool is_dir = it->is_directory(entry_ec);
     at = is_dir ? it->path() : it->path().parent_path();
-    if (!name.empty() && name[0] == '.') {
+    if (hidden(name)) {
       if (is_dir) it.disable_recursion_pending();
       at = it->path().parent_path();
       continue;
@@ -146,11 +149,8 @@ std::optional<fs::path> below(const fs::path& inner, const fs::path& outer) {
 
 // Whether a directory walk reaches `rel` below its root: no part of it is hidden.
 bool walked(const fs::path& rel) {
-  for (const fs::path& part : rel) {
-    const std::string name = part.string();
-    if (!name.empty() && name[0] == '.' && name != ".") return false;
-  }
-  return true;
+  return std::none_of(rel.begin(), rel.end(),
+                      [](const fs::path& part) { return hidden(part.string()); });
 }
 
 }  // namespace
