@@ -336,44 +336,72 @@ void StagedDirectory::publish() {
   if (exists) remove_replaced(staging_, replaced);  // now holds the old dataset, marked
 }
 
+namespace {
+
+// The thread that waits for the signals below. SIGPIPE goes to the thread whose write found the
+// pipe closed, where sigwait() in another thread never sees it: its handler passes it on.
+pthread_t signal_waiter;
+
+void forward_to_signal_waiter(int sig) { ::pthread_kill(signal_waiter, sig); }
+
+bool ignored_on_entry(int sig) {
+  // One ignored on entry (`trap '' INT`, `nohup`, a shell's background job) stays ignored:
+  // sigwait() would take it even so.
+  struct sigaction was {};
+  return ::sigaction(sig, nullptr, &was) == 0 && was.sa_handler == SIG_IGN;
+}
+
+[[noreturn]] void remove_live_staging_and_die(int sig) {
+  // Kept locked to the end: no staging directory is created or published any more.
+  registry().mutex.lock();
+  for (const std::string& dir : registry().live) {
+    std::error_code ec;
+    // Writer threads may add a file while it goes: a few passes.
+    for (int pass = 0; pass < 5 && fs::exists(fs::symlink_status(dir, ec)); ++pass)
+      remove_staging(dir);
+    if (auto it = registry().created_parents.find(dir); it != registry().created_parents.end())
+      remove_created_parents(it->second);
+  }
+  ::signal(sig, SIG_DFL);
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, sig);
+  ::pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+  ::raise(sig);
+  ::_exit(128 + sig);
+}
+
+}  // namespace
+
 void remove_staging_on_signals() {
   static std::once_flag once;
   std::call_once(once, [] {
     sigset_t signals;
     sigemptyset(&signals);
-    bool any = false;
-    for (const int sig : {SIGINT, SIGTERM}) {
-      // One ignored on entry (`trap '' INT`, or a shell's background job) stays ignored:
-      // sigwait() would take it even so.
-      struct sigaction was {};
-      if (::sigaction(sig, nullptr, &was) == 0 && was.sa_handler == SIG_IGN) continue;
-      sigaddset(&signals, sig);
-      any = true;
-    }
-    if (!any) return;
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE})
+      if (!ignored_on_entry(sig)) sigaddset(&signals, sig);
+    if (sigisemptyset(&signals)) return;
+    // The waiter inherits the whole set blocked; this thread, and those it starts, keep SIGPIPE
+    // unblocked so that its handler runs where the write failed.
     ::pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-    std::thread([signals] {
+    std::thread waiter([signals] {
       int sig = 0;
       while (::sigwait(&signals, &sig) != 0) {
       }
-      // Kept locked to the end: no staging directory is created or published any more.
-      registry().mutex.lock();
-      for (const std::string& dir : registry().live) {
-        std::error_code ec;
-        // Writer threads may add a file while it goes: a few passes.
-        for (int pass = 0; pass < 5 && fs::exists(fs::symlink_status(dir, ec)); ++pass)
-          remove_staging(dir);
-        if (auto it = registry().created_parents.find(dir); it != registry().created_parents.end())
-          remove_created_parents(it->second);
-      }
-      ::signal(sig, SIG_DFL);
-      sigset_t one;
-      sigemptyset(&one);
-      sigaddset(&one, sig);
-      ::pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
-      ::raise(sig);
-      ::_exit(128 + sig);
-    }).detach();
+      remove_live_staging_and_die(sig);
+    });
+    signal_waiter = waiter.native_handle();
+    waiter.detach();
+    if (sigismember(&signals, SIGPIPE)) {
+      struct sigaction forward {};
+      forward.sa_handler = forward_to_signal_waiter;
+      sigemptyset(&forward.sa_mask);
+      ::sigaction(SIGPIPE, &forward, nullptr);
+      sigset_t pipe;
+      sigemptyset(&pipe);
+      sigaddset(&pipe, SIGPIPE);
+      ::pthread_sigmask(SIG_UNBLOCK, &pipe, nullptr);
+    }
   });
 }
 

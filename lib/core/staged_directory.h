@@ -42,15 +42,15 @@ class StagedDirectory {
 // fsync on a directory, so that renames and creations inside it are durable.
 void fsync_directory(const std::filesystem::path& dir);
 
-// For programs (shardify): blocks SIGINT and SIGTERM in the calling thread, which must be the
-// only one so far (threads started later inherit the mask), and starts a thread that waits for
-// them. It removes the staging and scratch directories this process is building, then ends the
-// process by the same signal. A signal ignored on entry stays ignored. Once; later calls do
-// nothing.
+// For programs (shardify): blocks SIGINT, SIGTERM and SIGHUP in the calling thread, which must
+// be the only one so far (threads started later inherit the mask), and starts a thread that waits
+// for them and for SIGPIPE (a closed terminal or pipe). It removes the staging and scratch
+// directories this process is building, then ends the process by the same signal. A signal
+// ignored on entry stays ignored. Once; later calls do nothing.
 void remove_staging_on_signals();
 // A working directory that is never published (the local copy of an s3:// output), made and
 // marked under `parent` as the staging directory of a target `name` that never appears. So it is
-// removed by its destructor and on SIGINT and SIGTERM, and one that a killed run left is removed
+// removed by its destructor and on the signals above, and one that a killed run left is removed
 // by the next writer there, as a staging directory is.
 class ScratchDirectory {
  public:

@@ -1,10 +1,10 @@
 // Staging directories (issue 28, item 17; format/SPEC.md "Writing a dataset safely"). shardify
-// interrupted by SIGINT or SIGTERM removes the one it was building and ends by that signal; a
-// new writer removes the staging directories beside its target that writers which are gone left
-// (any target's, recognised by their marker), and nothing else: not a folder that only has the
-// name, not a live writer's, not another host's, never through a link. Before, an interrupted
-// conversion left a 17 MB hidden folder until the next writer of the same name, and that writer
-// removed whatever had the name and a dead pid.
+// interrupted by SIGINT, SIGTERM, SIGHUP or SIGPIPE removes the one it was building and ends by
+// that signal; a new writer removes the staging directories beside its target that writers which
+// are gone left (any target's, recognised by their marker), and nothing else: not a folder that
+// only has the name, not a live writer's, not another host's, never through a link. Before, an
+// interrupted conversion left a 17 MB hidden folder until the next writer of the same name, and
+// that writer removed whatever had the name and a dead pid.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -115,14 +115,15 @@ fs::path long_corpus(const fs::path& dir) {
 
 }  // namespace
 
-TEST_CASE("SIGINT and SIGTERM remove the staging directory of a running conversion") {
+TEST_CASE("SIGINT, SIGTERM and SIGHUP remove the staging directory of a running conversion") {
   testing::TempDir tmp("staging-signal");
   const fs::path vocab = write_vocab(tmp.path());
   const fs::path input = tmp / "corpus.txt";
   std::string corpus;
   for (int part = 0; part < 8; ++part) corpus += corpus_lines(40000, part);
   testing::write_file(input, corpus);
-  for (const int sig : {SIGINT, SIGTERM}) {
+  // SIGHUP: the terminal or ssh connection of the conversion went away.
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
     INFO("signal ", sig);
     // Inside parents that do not exist yet: the conversion makes them, and removes them too.
     const fs::path made = tmp / ("new-" + std::to_string(sig));
@@ -383,6 +384,30 @@ TEST_CASE("SIGINT ignored on entry stays ignored; SIGTERM still removes the stag
     CHECK(WTERMSIG(status) == SIGTERM);
   }
   CHECK(staging_dirs(out).empty());
+}
+
+TEST_CASE("a progress line into a closed pipe (SIGPIPE) removes the staging directory") {
+  // `shardify ... 2>&1 | head`: the reader goes, and the next progress line raises SIGPIPE in
+  // whichever thread writes it.
+  testing::TempDir tmp("staging-sigpipe");
+  const fs::path vocab = write_vocab(tmp.path());
+  const fs::path fifo = tmp / "stderr.fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  REQUIRE(reader >= 0);
+  const fs::path out = tmp / "out";
+  fs::path staging;
+  const pid_t pid = start_long_conversion(
+      {"/bin/sh", "-c",
+       "exec \"$@\" --progress always --progress-interval 0.05 2>" + shell_quote(fifo.string()),
+       "sh"},
+      vocab, long_corpus(tmp.path()), out, tmp / "log", &staging);
+  ::close(reader);
+  const int status = wait_for(pid);
+  CHECK(WIFSIGNALED(status));
+  if (WIFSIGNALED(status)) CHECK(WTERMSIG(status) == SIGPIPE);
+  CHECK(staging_dirs(out).empty());
+  CHECK_FALSE(fs::exists(out));
 }
 
 }  // namespace shardkit::reliability

@@ -5,7 +5,8 @@
 #include "shardify/commands.h"
 
 int main(int argc, char** argv) {
-  // Ctrl-C and SIGTERM remove the dataset being built (before any thread starts).
+  // Ctrl-C, SIGTERM, a hangup and a closed pipe remove the dataset being built (set before any
+  // thread starts).
   shardkit::remove_staging_on_signals();
   // Inputs are mapped, not read: an input another program shortens meanwhile is then an error
   // naming it, not a SIGBUS.
