@@ -1,6 +1,7 @@
 #include "core/staged_directory.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -26,8 +28,17 @@ namespace shardkit {
 namespace fs = std::filesystem;
 namespace {
 
+// The longest `.partial-PID-RANDOM`: a pid of up to 10 digits and RANDOM of up to 8.
+constexpr size_t kStagingSuffixMax = std::string_view(".partial-").size() + 10 + 1 + 8;
+
+// `.NAME.partial-`, with NAME cut (at a UTF-8 character's start) so that the whole staging name
+// fits in NAME_MAX as the target's own name does: the marker, not the name, identifies it.
 std::string staging_prefix(const fs::path& final_path) {
-  return "." + final_path.filename().string() + ".partial-";
+  const std::string name = final_path.filename().string();
+  size_t keep = std::min(name.size(), size_t{NAME_MAX} - 1 - kStagingSuffixMax);
+  while (keep > 0 && keep < name.size() && (static_cast<unsigned char>(name[keep]) & 0xC0) == 0x80)
+    --keep;
+  return "." + name.substr(0, keep) + ".partial-";
 }
 
 // The directories this process is building: what the signal thread removes. Its mutex also

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -408,6 +409,31 @@ TEST_CASE("a progress line into a closed pipe (SIGPIPE) removes the staging dire
   if (WIFSIGNALED(status)) CHECK(WTERMSIG(status) == SIGPIPE);
   CHECK(staging_dirs(out).empty());
   CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE("an output name of 255 bytes, the most a directory entry holds, converts") {
+  // The staging name adds `.` and `.partial-PID-RANDOM`: a target name over 226 bytes used to fail
+  // with "cannot create staging directory: File name too long".
+  testing::TempDir tmp("staging-long-name");
+  const fs::path vocab = write_vocab(tmp.path());
+  testing::write_file(tmp / "good.jsonl", "{\"text\": \"fine\"}\n");
+  // U+00E9 takes two bytes, so a cut of the name can fall inside a character.
+  std::string longest = "x";
+  for (int i = 0; i < 127; ++i) longest += "\xC3\xA9";
+  REQUIRE(longest.size() == 255);
+  std::set<std::string> expected = {"vocab.txt", "good.jsonl"};
+  for (const std::string& name : {longest, longest.substr(0, 227), longest.substr(0, 226)}) {
+    INFO("name of ", name.size(), " bytes");
+    CHECK(run_shardify("--task lm --max-len 16 --tokenizer " + shell_quote(vocab.string()) +
+                       " --input " + shell_quote((tmp / "good.jsonl").string()) + " --out " +
+                       shell_quote((tmp / name).string())) == 0);
+    CHECK(fs::is_regular_file(tmp / name / "manifest.json"));
+    expected.insert(name);
+  }
+  std::set<std::string> found;
+  for (const auto& entry : fs::directory_iterator(tmp.path()))
+    found.insert(entry.path().filename().string());
+  CHECK(found == expected);  // no staging directory left
 }
 
 }  // namespace shardkit::reliability
