@@ -77,6 +77,10 @@ class RenderLimitError(Exception):
     """The rendering went past a limit of serve(): its bytes or its time."""
 
 
+class TurnSpanError(ValueError):
+    """Where an assistant turn starts cannot be found in a template without {% generation %}."""
+
+
 class _Timeout(BaseException):
     """Raised by SIGALRM inside a rendering; a BaseException, so that no ``except Exception`` in
     the path (a template's own or Jinja's) swallows it."""
@@ -218,23 +222,35 @@ class ChatTemplate:
         assistant turns; which="last" gives only the last one, "none" none."""
         if which == "none":
             return self.render(messages), []
+        turns = [i for i, m in enumerate(messages) if m.get("role") == "assistant"]
         if self.has_generation:
             text, spans = self._render_tracked(messages)
-            return text, spans[-1:] if which == "last" else spans
+            if which == "last" and turns:
+                # Every block of the last assistant message: those its rendering adds.
+                spans = spans[len(self._render_tracked(messages[:turns[-1]])[1]):]
+            return text, spans
         text = self.render(messages)
-        turns = [i for i, m in enumerate(messages) if m.get("role") == "assistant"]
         if which == "last":
             turns = turns[-1:]
-        spans = []
-        for i in turns:
-            start = _common_prefix(text, self.render(messages[:i], add_generation_prompt=True))
-            match = self._special.search(text, start) if self._special else None
-            if match:
-                end = match.end()
-            else:
-                end = _common_prefix(text, self.render(messages[:i + 1]))
-            spans.append((start, max(start, end)))
-        return text, spans
+        return text, [self._turn_span(text, messages, i) for i in turns]
+
+    def _turn_span(self, text, messages, i):
+        """The span of assistant message i in the rendering `text` of every message: what follows
+        the rendering of messages[:i] with the generation prompt, to the first special token."""
+        before = self.render(messages[:i], add_generation_prompt=True)
+        start = _common_prefix(text, before)
+        if start < len(before):
+            # A template that moves or drops earlier messages (Mistral's puts the system message
+            # in the last user turn, and drops it when an assistant turn ends the conversation):
+            # where the common part ends is not where the turn starts.
+            raise TurnSpanError(
+                f"the messages before assistant message {i} render differently on their own "
+                f"(from character {start}: {text[start:start + 40]!r} in the conversation, "
+                f"{before[start:start + 40]!r} alone), so where that turn starts is unknown; "
+                f"use a template that marks assistant turns with {{% generation %}}")
+        match = self._special.search(text, start) if self._special else None
+        end = match.end() if match else _common_prefix(text, self.render(messages[:i + 1]))
+        return start, max(start, end)
 
 
 def _byte_offsets(text, spans):
@@ -337,7 +353,7 @@ def serve(config_path, which, stdin=sys.stdin.buffer, stdout=sys.stdout.buffer, 
             return limits.run(line, render)
         except _Timeout:
             why = f"rendering took longer than {seconds:g} s (--render-timeout)"
-        except RenderLimitError as e:
+        except (RenderLimitError, TurnSpanError) as e:
             why = str(e)
         except MemoryError:
             why = "rendering ran out of the memory allowed to it"

@@ -154,31 +154,74 @@ TEST_CASE("prompt and response: without a template, and through the chat templat
 }
 
 TEST_CASE("{% generation %} marks the spans itself, as return_assistant_tokens_mask does") {
-  // Llama 3's template, rewritten with generation blocks around content + <|eot_id|>: the same
-  // text, so the spans it marks must equal the oracle's spans of the original template.
+  // Llama 3's template, rewritten with generation blocks around content and <|eot_id|>: the same
+  // text, so the spans it marks must equal the oracle's spans of the original template. Each
+  // turn has two blocks, and `last` takes both of the last turn's.
   TempDir tmp("sft-gen");
   const fs::path llama = family_dir("llama3");
   std::string config = read_file(llama / "tokenizer_config.json");
   const std::string tpl =
       "{% for message in messages %}{% if loop.index0 == 0 %}{{ bos_token }}{% endif %}"
       "{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n' }}"
-      "{% if message['role'] == 'assistant' %}{% generation %}"
-      "{{ message['content'] | trim + '<|eot_id|>' }}{% endgeneration %}"
+      "{% if message['role'] == 'assistant' %}"
+      "{% generation %}{{ message['content'] | trim }}{% endgeneration %}"
+      "{% generation %}{{ '<|eot_id|>' }}{% endgeneration %}"
       "{% else %}{{ message['content'] | trim + '<|eot_id|>' }}{% endif %}{% endfor %}"
       "{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}";
   auto j = nlohmann::json::parse(config);
   j["chat_template"] = tpl;
   write_file(tmp / "tokenizer_config.json", j.dump());
-  shardify_ok("--input " + q(kChat) + " --task sft --messages-field messages --chat-template " +
-              q(tmp / "tokenizer_config.json") + " --tokenizer " + q(llama / "tokenizer.json") +
-              " --max-len 512 --out " + q(tmp / "ds"));
-  const auto want = oracle(llama, kChat, "assistant");
-  const auto got = read_sft(tmp / "ds");
-  REQUIRE(got.size() == want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    CHECK(got[i].ids == want[i].ids);
-    CHECK(got[i].mask == want[i].mask);
+  auto want = oracle_modes(llama, kChat, "assistant,last");
+  for (const char* train_on : {"assistant", "last"}) {
+    CAPTURE(train_on);
+    const fs::path out = tmp / train_on;
+    shardify_ok("--input " + q(kChat) + " --task sft --messages-field messages --chat-template " +
+                q(tmp / "tokenizer_config.json") + " --tokenizer " + q(llama / "tokenizer.json") +
+                " --max-len 512 --train-on " + train_on + " --out " + q(out));
+    const auto got = read_sft(out);
+    REQUIRE(got.size() == want[train_on].size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      CHECK(got[i].ids == want[train_on][i].ids);
+      CHECK(got[i].mask == want[train_on][i].mask);
+    }
   }
+}
+
+TEST_CASE("a template that moves earlier messages has no known turn start: an error, not a mask") {
+  // Mistral's template puts the system message into the last user turn, so the conversation
+  // before an assistant turn renders differently alone, and the old span took the user's text.
+  TempDir tmp("sft-moved");
+  const fs::path one_turn = tmp / "plain.jsonl";
+  write_file(one_turn,
+             "{\"messages\": [{\"role\": \"user\", \"content\": \"What is the capital of "
+             "France?\"}, {\"role\": \"assistant\", \"content\": \"Paris.\"}]}\n");
+  write_file(tmp / "system.jsonl",
+             "{\"messages\": [{\"role\": \"system\", \"content\": \"Be brief.\"}, {\"role\": "
+             "\"user\", \"content\": \"Hi\"}, {\"role\": \"assistant\", \"content\": "
+             "\"Hello!\"}]}\n");
+  const fs::path mistral = family_dir("mistral_nemo");
+  // Without a system message the template keeps its prefixes, and the mask is the oracle's.
+  shardify_ok(chat_args("mistral_nemo", one_turn) + " --max-len 128 --out " + q(tmp / "plain"));
+  const auto want = oracle(mistral, one_turn, "assistant");
+  const auto got = read_sft(tmp / "plain");
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].ids == want[0].ids);
+  CHECK(got[0].mask == want[0].mask);
+  std::string log;
+  CHECK(shardify(chat_args("mistral_nemo", tmp / "system.jsonl") + " --max-len 128 --out " +
+                     q(tmp / "a"),
+                 &log) != 0);
+  CHECK_MESSAGE(log.find("system.jsonl:1: chat template: the messages before assistant message 2 "
+                         "render differently on their own") != std::string::npos,
+                log);
+  CHECK_MESSAGE(log.find("{% generation %}") != std::string::npos, log);
+  CHECK_FALSE(fs::exists(tmp / "a"));
+  write_file(tmp / "both.jsonl", read_file(tmp / "system.jsonl") + read_file(one_turn));
+  shardify_ok(chat_args("mistral_nemo", tmp / "both.jsonl") + " --on-error skip --max-len 128 " +
+                  "--out " + q(tmp / "b"),
+              &log);
+  CHECK(Dataset::open(tmp / "b").size() == 1);
+  CHECK(Dataset::open(tmp / "b").info().stats->skipped == 1);
 }
 
 TEST_CASE("packed sft: whole conversations, stored starts, labels and cu_seqlens from the loader") {
