@@ -8,11 +8,22 @@
 
 namespace shardkit::tools {
 
+inline bool whole_number(const std::string& text) {
+  return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+}
+
 inline const CLI::Validator kCount(
     [](std::string& text) -> std::string {
-      const bool digits =
-          !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
-      return digits ? std::string() : "must be a whole number, 0 or more, not " + text;
+      return whole_number(text) ? std::string() : "must be a whole number, 0 or more, not " + text;
+    },
+    "");
+
+// A count that must be at least 1 (histogram bins: 0 drew one bin).
+inline const CLI::Validator kPositiveCount(
+    [](std::string& text) -> std::string {
+      return whole_number(text) && text.find_first_not_of('0') != std::string::npos
+                 ? std::string()
+                 : "must be a whole number, 1 or more, not " + text;
     },
     "");
 

@@ -510,6 +510,53 @@ TEST_CASE("shard-inspect stats reports lengths, truncation and labels") {
   CHECK(out.find("neutral") != std::string::npos);
 }
 
+TEST_CASE("stats: each histogram bin holds the lengths it names; declared labels without records") {
+  // k words of one token each make a record of k + 2 tokens ([CLS], [SEP]), k times over: every
+  // length 3..20 has its own count, and max-len 20 is no multiple of the bins asked for.
+  TempDir tmp("stats-bins");
+  std::string csv = "text,label\n";
+  std::map<uint64_t, uint64_t> records_of_length;
+  const char* labels[] = {"a", "b", "c"};
+  for (int k = 1; k <= 18; ++k)
+    for (int copy = 0; copy < k; ++copy) {
+      std::string text = "the";
+      for (int w = 1; w < k; ++w) text += " the";
+      csv += text + "," + labels[(k + copy) % 3] + "\n";
+      ++records_of_length[k + 2];
+    }
+  write_file(tmp / "lengths.csv", csv);
+  shardify_ok("--input " + q(tmp / "lengths.csv") + " --task cls --max-len 20 --labels a,b,c,zzz" +
+              tok() + " --out " + q(tmp / "ds"));
+  for (const std::string bins : {"", " --bins 7", " --bins 20", " --bins 3"}) {
+    CAPTURE(bins);
+    std::string out;
+    REQUIRE(run_command(inspect_bin() + " stats --json" + bins + " " + q(tmp / "ds"), &out) == 0);
+    simdjson::dom::parser p;
+    auto root = p.parse(out).value();
+    uint64_t total = 0, expected_to = 0;
+    for (auto bin : as_array(root["length_histogram"])) {
+      const uint64_t from = bin["from"].get_uint64().value(), to = bin["to"].get_uint64().value();
+      CHECK(from == expected_to + 1);  // the bins tile 1..20
+      expected_to = to;
+      uint64_t want = 0;
+      for (auto [length, n] : records_of_length)
+        if (length >= from && length <= to) want += n;
+      CHECK_MESSAGE(bin["records"].get_uint64().value() == want, from << "-" << to);
+      total += bin["records"].get_uint64().value();
+    }
+    CHECK(expected_to == 20);
+    CHECK(total == 171);
+    std::map<std::string, uint64_t> per_label;
+    for (auto l : as_array(root["labels"]))
+      per_label[std::string(l["name"].get_string().value())] = l["records"].get_uint64().value();
+    CHECK(per_label ==
+          std::map<std::string, uint64_t>{{"a", 57}, {"b", 57}, {"c", 57}, {"zzz", 0}});
+  }
+  std::string out;
+  CHECK(run_command(inspect_bin() + " stats --bins 0 " + q(tmp / "ds"), &out) != 0);
+  CHECK_MESSAGE(out.find("must be a whole number, 1 or more, not 0") != std::string::npos, out);
+}
+
 TEST_CASE("a killed conversion leaves no dataset or a complete one, and the next run succeeds") {
   TempDir tmp("kill");
   write_file(tmp / "big.txt", many_docs(200000, 3));

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/location.h"
+#include "count_check.h"
 #include "shard_inspect/commands.h"
 #include "shard_inspect/dataset_stats.h"
 #include "shard_inspect/source_flags.h"
@@ -117,7 +118,8 @@ const shard_inspect::RegisterCommand kStats([](CLI::App& app) {
   cmd->add_option("dir", args->dir, "Dataset directory or URL (http://, https://, s3://)")
       ->required();
   cmd->add_flag("--json", args->json, "Print one JSON object");
-  cmd->add_option("--bins", args->bins, "Histogram bins over 1..max_len");
+  cmd->add_option("--bins", args->bins, "Histogram bins over 1..max_len")
+      ->check(shardkit::tools::kPositiveCount);
   const auto apply_source_flags = shard_inspect::add_source_flags(cmd);
   cmd->callback([args, apply_source_flags] {
     apply_source_flags();

@@ -73,6 +73,9 @@ DatasetStats compute_stats(const std::string& location, bool count_tokens) {
   }
   if (s.records == 0) s.min_length = 0;
   s.label_names = info.labels.names;
+  // A declared class without records is what a user looks for here: listed with 0.
+  if (s.has_labels)
+    for (size_t i = 0; i < s.label_names.size(); ++i) s.labels.try_emplace(int64_t(i), 0);
   if (info.stats) {
     s.examples = info.stats->examples;
     s.truncated = info.stats->truncated;
@@ -95,9 +98,12 @@ std::vector<HistogramBin> DatasetStats::histogram(unsigned bins) const {
   std::vector<HistogramBin> out(bins);
   for (unsigned i = 0; i < bins; ++i)
     out[i] = {uint64_t{i} * max_len / bins + 1, uint64_t{i + 1} * max_len / bins, 0};
+  // Bin i ends at floor((i + 1) * max_len / bins): a length goes to the first bin ending at or
+  // after it, ceil(len * bins / max_len) - 1.
   for (uint64_t len = 0; len < length_counts.size(); ++len) {
-    const uint64_t bin = len == 0 ? 0 : std::min<uint64_t>(bins - 1, (len - 1) * bins / max_len);
-    out[bin].records += length_counts[len];
+    const uint64_t ends_after = (len * bins + max_len - 1) / max_len;
+    out[std::min<uint64_t>(bins - 1, ends_after == 0 ? 0 : ends_after - 1)].records +=
+        length_counts[len];
   }
   return out;
 }
