@@ -390,7 +390,10 @@ class OptionTable {
       bool given = v != e.get(defaults) && !(e.automatic && v == e.automatic(s));
       if constexpr (requires { s.options_given; })
         for (const std::string& name : s.options_given) given = given || name == e.name;
-      if (given) throw OptionError(e.name, e.applies_text);
+      // Named as given: a switch set false is --no-pack (pack=False), not --pack.
+      if (given)
+        throw OptionError(e.kind == Kind::kBool && v == Value(false) ? "no_" + e.name : e.name,
+                          e.applies_text);
     }
   }
   // Gives every unset option with an automatic value that value.

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import warnings
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -32,6 +33,13 @@ CONVERT_TASK_OF = {"labels": ("cls",), "position_ids": ("lm",), "doc_stride": ("
                    "answers_field": ("qa",), "max_render_bytes": ("sft", *TEMPLATE),
                    "render_timeout": ("sft", *TEMPLATE)}
 ORDER_BASE_CLI = [pyutil.INSPECT, "order", "dataset-dir"]
+
+
+def write_to_nowhere(**options):
+    """write_dataset of one row into a directory that is removed after."""
+    with tempfile.TemporaryDirectory() as tmp:
+        shardkit.write_dataset([{"text": "a b", "label": "x"}], os.path.join(tmp, "ds"),
+                               tokenizer=pyutil.VOCAB, progress=False, **options)
 
 
 def run_cli(base, args):
@@ -167,6 +175,17 @@ def test_converter_options():
         else:
             raise AssertionError(f"{name} for task {other} was accepted")
         refused += 1
+    # A switch set false is named as given: --no-pack, pack=False.
+    cli, py = for_task(CONVERT_BASE_CLI, CONVERT_BASE_PY, ("cls",))
+    _, err = run_cli(cli, ["--no-pack"])
+    assert err is not None and "--no-pack is for --task lm and sft" in err, err
+    for call in (_shardkit.resolved_convert_options, write_to_nowhere):
+        try:
+            call(**{**py, "pack": False})
+        except shardkit.ShardkitError as e:
+            assert "pack=False is for task lm and sft" in str(e).replace("--", ""), str(e)
+        else:
+            raise AssertionError("pack=False for task cls was accepted")
     print(f"  converter: {checked} options alike on the CLI and in Python, {refused} bad values "
           "refused with the same reason")
 

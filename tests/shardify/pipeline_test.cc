@@ -302,7 +302,9 @@ TEST_CASE("flags of another task or input format are refused, not ignored") {
       {" --task lm --label-field label", "--label-field is for --task cls and pair"},
       {" --task cls --pair-field text_pair", "--pair-field is for --task pair"},
       {" --task cls --context-field c", "--context-field is for --task qa"},
-      {" --task cls --no-pack", "--pack is for --task lm and sft"},
+      // Named as given: --no-pack, not --pack.
+      {" --task cls --no-pack", "--no-pack is for --task lm and sft"},
+      {" --task cls --pack", "--pack is for --task lm and sft"},
       {" --task sft --render-timeout 3", "--render-timeout is for --task sft with --chat-template"},
       {" --task lm --max-render-bytes 99999", "--max-render-bytes is for --task sft with"}};
   for (const auto& [flags, message] : cases) {
