@@ -66,6 +66,36 @@ std::pair<int64_t, int64_t> scan_extent(const std::string& dir) {
   return {max_id + 1, max_label + 1};
 }
 
+// What the model is sized from: the manifest's vocabulary and labels (0 where it does not
+// say), after checking that the held-out split was made like the training one.
+struct Extent {
+  int64_t vocab = 0, labels = 0;
+};
+
+// An error message when `valid` cannot be scored by a model of `train`: another tokenizer or
+// other label names would index past the model, or silently score the wrong classes.
+std::string mismatch(const shardkit::DatasetInfo& train, const shardkit::DatasetInfo& valid) {
+  if (!train.tokenizer.fingerprint.empty() && !valid.tokenizer.fingerprint.empty() &&
+      train.tokenizer.fingerprint != valid.tokenizer.fingerprint)
+    return "was tokenized with another tokenizer than --train";
+  if (!train.labels.names.empty() && !valid.labels.names.empty() &&
+      train.labels.names != valid.labels.names)
+    return "has other label names than --train";
+  return "";
+}
+
+// The flag's value, refused when it is below what the manifest says the data holds.
+int64_t at_least_manifest(const examples::Args& args, const char* flag, int64_t from_manifest,
+                          const char* what) {
+  if (!args.has(flag)) return from_manifest;
+  const int64_t given = args.num(flag);
+  if (given < from_manifest)
+    throw examples::UsageError("--" + std::string(flag) + " " + std::to_string(given) +
+                               " is below the training set's " + std::to_string(from_manifest) +
+                               " " + what);
+  return given;
+}
+
 struct Eval {
   double loss = 0, accuracy = 0;
   int64_t examples = 0;
@@ -140,13 +170,25 @@ int run(const examples::Args& args) {
         return 2;
       }
   }
-  int64_t vocab = args.has("vocab-size") ? args.num("vocab-size") : 0;
-  int64_t labels = args.has("num-labels") ? args.num("num-labels") : 0;
-  {
-    const auto ds = shardkit::Dataset::open(train_dir);
-    if (!vocab) vocab = static_cast<int64_t>(ds.info().tokenizer.vocab_size);
-    if (!labels) labels = static_cast<int64_t>(ds.info().labels.names.size());
+  TorchLoader train(train_dir, o);
+  if (train.batches() == 0) {
+    std::fprintf(stderr,
+                 "train_classifier: %s holds no full batch of %llu (%llu records): lower "
+                 "--batch-size\n",
+                 train_dir.c_str(), static_cast<unsigned long long>(o.batch_size),
+                 static_cast<unsigned long long>(train.loader().dataset().size()));
+    return 2;
   }
+  const auto train_info = shardkit::Dataset::open(train_dir).info();
+  if (const std::string why = mismatch(train_info, shardkit::Dataset::open(valid_dir).info());
+      !why.empty()) {
+    std::fprintf(stderr, "train_classifier: --valid %s %s\n", valid_dir.c_str(), why.c_str());
+    return 2;
+  }
+  int64_t vocab = at_least_manifest(
+      args, "vocab-size", static_cast<int64_t>(train_info.tokenizer.vocab_size), "token ids");
+  int64_t labels = at_least_manifest(
+      args, "num-labels", static_cast<int64_t>(train_info.labels.names.size()), "labels");
   if (!vocab || !labels) {
     const auto [v, l] = scan_extent(train_dir);
     const auto [v2, l2] = scan_extent(valid_dir);
@@ -161,7 +203,6 @@ int run(const examples::Args& args) {
 
   Classifier model(vocab, dim, labels);
   torch::optim::Adam opt(model->parameters(), torch::optim::AdamOptions(args.real("lr")));
-  TorchLoader train(train_dir, o);
   std::printf("loader: %u threads, window %llu blocks, %llu batches per epoch; torch: %d threads\n",
               train.loader().threads(),
               static_cast<unsigned long long>(train.loader().window_blocks()),
@@ -192,7 +233,8 @@ int run(const examples::Args& args) {
       sum += value;
       window_sum += value;
       ++steps;
-      if (first_loss < 0 && steps == 10) first_loss = sum / 10;
+      // The mean of the first ten steps, or of all of them in a shorter first epoch.
+      if (epoch == 0 && steps <= 10) first_loss = sum / static_cast<double>(steps);
       if (steps % log_every == 0) {
         // Plain lines, no carriage returns: readable in a log file as on a terminal.
         std::printf("  epoch %d step %lld/%lld loss %.4f (%.1f s)\n", epoch + 1,

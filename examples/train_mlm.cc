@@ -122,8 +122,11 @@ int run(const examples::Args& args) {
   if (args.has("special")) o.mlm.special_ids = parse_ids(args.str("special"));
   o = shardkit::loader::with_dataset_defaults(std::move(o), ds.info());
   if (o.mlm.mask_token_id < 0 || o.mlm.vocab_size == 0) {
-    std::fprintf(stderr,
-                 "train_mlm: give --mask-id and --vocab-size (the manifest does not say)\n");
+    const bool no_mask = o.mlm.mask_token_id < 0, no_vocab = o.mlm.vocab_size == 0;
+    std::fprintf(stderr, "train_mlm: %s's manifest does not say %s%s%s: give %s%s%s\n", dir.c_str(),
+                 no_mask ? "the [MASK] id" : "", no_mask && no_vocab ? " or " : "",
+                 no_vocab ? "the vocabulary size" : "", no_mask ? "--mask-id" : "",
+                 no_mask && no_vocab ? " and " : "", no_vocab ? "--vocab-size" : "");
     return 2;
   }
   const int64_t vocab = static_cast<int64_t>(o.mlm.vocab_size);
@@ -164,6 +167,11 @@ int run(const examples::Args& args) {
       }
       if (step >= max_steps) break;
     }
+  }
+  // A run shorter than --log-every, or ending between two progress lines, still reports its steps.
+  if (in_window) {
+    last = window / static_cast<double>(in_window);
+    if (first < 0) first = last;
   }
   std::printf("RESULT first_mlm_loss %.4f last_mlm_loss %.4f steps %lld\n", first, last,
               static_cast<long long>(step));

@@ -33,7 +33,8 @@ double field(const std::string& text, const std::string& key) {
 
 // Label c plants three tokens from its own range [300 + 20c, 320 + 20c) among random ones,
 // with one of them in the second segment so token_type_ids matter only a little.
-void write_classification(const std::filesystem::path& dir, uint64_t records, uint64_t seed) {
+void write_classification(const std::filesystem::path& dir, uint64_t records, uint64_t seed,
+                          std::vector<std::string> label_names = {"a", "b", "c"}) {
   Schema schema({{"input_ids", DType::kU16, {kLen}},
                  {"length", DType::kU16, {}},
                  {"length_a", DType::kU16, {}},
@@ -61,7 +62,7 @@ void write_classification(const std::filesystem::path& dir, uint64_t records, ui
   }
   DatasetInfo info = DatasetInfo::infer(schema);
   info.fields[2].role = FieldRole::kFirstSegmentLength;
-  info.labels = {{"a", "b", "c"}, "given"};
+  info.labels = {std::move(label_names), "given"};
   w.set_info(info);
   w.finish();
 }
@@ -163,4 +164,43 @@ TEST_CASE("the examples list their flags and refuse a misspelt or out-of-range o
     CHECK(shardkit::testing::run_command(run + " --batch-size x", &out) == 2);
     CHECK_MESSAGE(out.find("--batch-size takes an integer, not 'x'") != std::string::npos, out);
   }
+}
+
+TEST_CASE("the examples refuse what would train nothing or index past the model") {
+  TempDir tmp("ex");
+  write_classification(tmp / "cls", 200, 1);
+  write_classification(tmp / "other", 200, 2, {"neg", "neutral", "pos"});
+  write_progressions(tmp / "lm", 200);
+  const std::string classifier = example("train_classifier") + " --train " +
+                                 (tmp / "cls").string() + " --epochs 1 --threads 1 --valid ";
+  std::string out;
+  // Every step is a full batch: a batch larger than the dataset made "0 batches" and exit 0.
+  CHECK(shardkit::testing::run_command(classifier + (tmp / "cls").string() + " --batch-size 1000",
+                                       &out) == 2);
+  CHECK_MESSAGE(out.find("holds no full batch of 1000 (200 records): lower --batch-size") !=
+                    std::string::npos,
+                out);
+  // Held-out labels of other names were scored against the training classes.
+  CHECK(shardkit::testing::run_command(classifier + (tmp / "other").string(), &out) == 2);
+  CHECK_MESSAGE(out.find("has other label names than --train") != std::string::npos, out);
+  // Fewer classes than the data holds ended in libtorch's "Target 2 is out of bounds".
+  CHECK(shardkit::testing::run_command(classifier + (tmp / "cls").string() + " --num-labels 2",
+                                       &out) == 2);
+  CHECK_MESSAGE(
+      out.find("--num-labels 2 is below the training set's 3 labels") != std::string::npos, out);
+  // One step, and fewer steps than --log-every: the RESULT line still reports their loss.
+  REQUIRE(shardkit::testing::run_command(classifier + (tmp / "cls").string() + " --batch-size 200",
+                                         &out) == 0);
+  CHECK_MESSAGE(field(out, "first_train_loss") > 0, out);
+  REQUIRE(shardkit::testing::run_command(example("train_mlm") + " --data " + (tmp / "lm").string() +
+                                             " --mask-id 3 --vocab-size 100 --epochs 1 "
+                                             "--max-steps 4 --log-every 5 --threads 1",
+                                         &out) == 0);
+  CHECK_MESSAGE(field(out, "first_mlm_loss") > 0, out);
+  CHECK_MESSAGE(field(out, "last_mlm_loss") > 0, out);
+  CHECK(shardkit::testing::run_command(example("train_mlm") + " --data " + (tmp / "lm").string() +
+                                           " --vocab-size 100 --max-steps 1",
+                                       &out) == 2);
+  CHECK_MESSAGE(
+      out.find("manifest does not say the [MASK] id: give --mask-id\n") != std::string::npos, out);
 }
