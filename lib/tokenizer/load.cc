@@ -151,6 +151,35 @@ void check_not_merges(std::string_view content, const std::string& source) {
                 "or the GPT-2 encoder.json with these merges beside it as vocab.bpe");
 }
 
+enum class FileKind { kTokenizerJson, kSentencePiece, kEncoderJson, kVocabTxt };
+
+const char* file_kind_name(FileKind kind) {
+  switch (kind) {
+    case FileKind::kTokenizerJson:
+      return "a tokenizer.json";
+    case FileKind::kSentencePiece:
+      return "a SentencePiece model";
+    case FileKind::kEncoderJson:
+      return "a GPT-2 encoder.json";
+    case FileKind::kVocabTxt:
+      return "a WordPiece vocab.txt";
+  }
+  return "";
+}
+
+// The options only one kind of file reads: given for another, they would be silently ignored.
+void check_options_apply(const Tokenizer::LoadOptions& options, FileKind kind,
+                         const std::string& source) {
+  const std::string is = std::string(", and this is ") + file_kind_name(kind);
+  if (options.merges_path && kind != FileKind::kEncoderJson)
+    throw Error(ErrorCode::kInvalidArgument, source,
+                "a merges file is for a GPT-2 encoder.json" + is);
+  if ((!options.lowercase || options.strip_accents) && kind != FileKind::kVocabTxt)
+    throw Error(ErrorCode::kInvalidArgument, source,
+                "keeping case or accents is a setting of a WordPiece vocab.txt" + is +
+                    ", whose own normalizer decides them");
+}
+
 }  // namespace
 
 std::unique_ptr<Tokenizer> Tokenizer::from_file(const std::filesystem::path& path,
@@ -163,17 +192,21 @@ std::unique_ptr<Tokenizer> Tokenizer::from_file(const std::filesystem::path& pat
   const bool caching = cache_dir && !cache_dir->empty();
   if (const auto hashed = caching ? hash_large_json(path) : std::nullopt) {
     cache.emplace(options.compiled_cache, options.compiled_cache_bytes);
-    if (auto form = cache->find(hashed->hash, hashed->size))
+    if (auto form = cache->find(hashed->hash, hashed->size)) {
+      check_options_apply(options, FileKind::kTokenizerJson, source);
       if (auto tokenizer = load_compiled(*form, source, hashed->hash)) {
         if (auto* base = dynamic_cast<TokenizerBase*>(tokenizer.get()))
           apply_tokenizer_config(*base, path.parent_path() / "tokenizer_config.json");
         return tokenizer;
       }
+    }
     if (!cache->usable()) cache.reset();
   }
   std::string content = read_all(path);
-  if (looks_like_sentencepiece(path, content))
+  if (looks_like_sentencepiece(path, content)) {
+    check_options_apply(options, FileKind::kSentencePiece, source);
     return load_sentencepiece(content, source, xxh3_64(content.data(), content.size()));
+  }
   size_t p = content.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
   if (p != std::string::npos && content[p] == '{') {
     Json j(source);
@@ -186,12 +219,14 @@ std::unique_ptr<Tokenizer> Tokenizer::from_file(const std::filesystem::path& pat
     // A tokenizer.json has a "model" object; an encoder.json maps tokens (even "model") to ids.
     element model;
     if (!o.at_key("model").get(model) && model.type() == element_type::OBJECT) {
+      check_options_apply(options, FileKind::kTokenizerJson, source);
       auto tokenizer = load_json_tokenizer(j, o, content, cache ? &*cache : nullptr);
       if (auto* base = dynamic_cast<TokenizerBase*>(tokenizer.get()))
         apply_tokenizer_config(*base, path.parent_path() / "tokenizer_config.json");
       return tokenizer;
     }
     check_encoder_json(o, path, source);
+    check_options_apply(options, FileKind::kEncoderJson, source);
     // Merges: --merges, else vocab.bpe or merges.txt beside it, else NAME-vocab.bpe for a
     // NAME-encoder.json.
     std::filesystem::path merges;
@@ -221,6 +256,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_file(const std::filesystem::path& pat
                 "not a tokenizer: a .json tokenizer is a JSON object (a tokenizer.json or a GPT-2 "
                 "encoder.json), and this file does not start with '{'");
   check_not_merges(content, source);
+  check_options_apply(options, FileKind::kVocabTxt, source);
   std::string keyed = content + '\0' + (options.lowercase ? "lower" : "cased") + '\0' +
                       (options.strip_accents.value_or(options.lowercase) ? "strip" : "keep");
   return load_vocab_txt(content, source, options, xxh3_64(keyed.data(), keyed.size()));

@@ -73,6 +73,38 @@ TEST_CASE("shardify tokenize fails naming the line with invalid UTF-8") {
   CHECK_MESSAGE(out.find("byte offset 4") != std::string::npos, out);
 }
 
+TEST_CASE("shardify tokenize refuses --merges and --cased for a file that does not read them") {
+  // They were silently ignored: --merges /nonexistent with a tokenizer.json printed its ids.
+  TempDir dir("tokcli");
+  write_file(dir / "in.txt", "Hello World\n");
+  const std::string tokenize = tool_path("shardify/shardify") + " tokenize --tokenizer ";
+  const std::string json = (oracle_files() / "bert-base-uncased.json").string();
+  const std::string encoder = (oracle_files() / "gpt2-encoder.json").string();
+  const std::string vocab = (oracle_files() / "bert-base-uncased-vocab.txt").string();
+  const std::string in = " < " + (dir / "in.txt").string();
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {json + " --merges /nonexistent",
+       "a merges file is for a GPT-2 encoder.json, and this is a tokenizer.json"},
+      {vocab + " --merges /nonexistent",
+       "a merges file is for a GPT-2 encoder.json, and this is a WordPiece vocab.txt"},
+      {json + " --cased",
+       "keeping case or accents is a setting of a WordPiece vocab.txt, and this is a "
+       "tokenizer.json"},
+      {encoder + " --cased",
+       "keeping case or accents is a setting of a WordPiece vocab.txt, and this is a GPT-2 "
+       "encoder.json"}};
+  for (const auto& [args, message] : refused) {
+    std::string out;
+    CHECK(run_command(tokenize + args + in, &out) != 0);
+    CHECK_MESSAGE(out.find(message) != std::string::npos, args, ": ", out);
+  }
+  // Where they apply they still work: the cased vocab.txt keeps "Hello" apart from "hello".
+  std::string cased, uncased;
+  CHECK(run_command(tokenize + vocab + " --cased" + in, &cased) == 0);
+  CHECK(run_command(tokenize + vocab + in, &uncased) == 0);
+  CHECK(cased != uncased);
+}
+
 namespace {
 
 // The ids an independent implementation gives each text: HF tokenizers for a tokenizer.json
