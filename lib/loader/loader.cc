@@ -12,6 +12,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -486,16 +487,21 @@ struct Loader::Impl {
     }
   }
 
+  // A wanted block per (source, block, pass): a damaged block read by two passes of its source
+  // in one batch lies in a different shuffle window in each, so each pass's rows need that
+  // pass's substitute (and pin).
+  using WantedKey = std::tuple<size_t, uint64_t, uint32_t>;
+
   // Each row's (wanted block index, record slot), adding the blocks not yet wanted.
-  std::vector<std::pair<size_t, uint32_t>> locate_rows(
-      const PlannedRows& rows, std::vector<Wanted>& wanted,
-      std::map<std::pair<size_t, uint64_t>, size_t>& index) const {
+  std::vector<std::pair<size_t, uint32_t>> locate_rows(const PlannedRows& rows,
+                                                       std::vector<Wanted>& wanted,
+                                                       std::map<WantedKey, size_t>& index) const {
     std::vector<std::pair<size_t, uint32_t>> where(rows.size());
     for (size_t r = 0; r < rows.size(); ++r) {
       const size_t s = rows.sources[r];
       const uint64_t rec = rows.records[r];
       const uint64_t block = src[s].geo.block_of_record(rec);
-      auto [it, fresh] = index.emplace(std::make_pair(s, block), wanted.size());
+      auto [it, fresh] = index.emplace(WantedKey{s, block, rows.passes[r]}, wanted.size());
       if (fresh) wanted.push_back({s, block, rows.windows[r]});
       where[r] = {it->second, static_cast<uint32_t>(rec - src[s].geo.block_first_record(block))};
     }
@@ -512,7 +518,7 @@ struct Loader::Impl {
     PlannedRows rows = p.rows(index);
     const size_t n = rows.size();
     std::vector<Wanted> wanted;
-    std::map<std::pair<size_t, uint64_t>, size_t> slot_of_block;
+    std::map<WantedKey, size_t> slot_of_block;
     auto where = locate_rows(rows, wanted, slot_of_block);
     // max_tokens: every rank's rows of the step are counted, the same sum on every rank.
     PlannedRows step;

@@ -7,8 +7,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "../remote/servers.h"
@@ -28,6 +30,21 @@ namespace t = shardkit::testing;
 
 namespace {
 
+// Flips one byte in the middle of the stored bytes of `block` of shard `shard` of `dir`.
+void flip_byte(const fs::path& dir, const Manifest& m, uint32_t shard, uint64_t block) {
+  const fs::path file = dir / m.shards[shard].name;
+  uint64_t offset;
+  {
+    auto s = ShardFile::open(file, m.schema, m.records_per_block, m.shards[shard]);
+    offset = s->index_entry(block).offset + s->index_entry(block).stored_size / 2;
+  }
+  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(static_cast<std::streamoff>(offset));
+  const char c = static_cast<char>(f.get());
+  f.seekp(static_cast<std::streamoff>(offset));
+  f.put(static_cast<char>(c ^ 0x5a));
+}
+
 // A clean dataset and a copy with bytes flipped in two blocks, both served by nginx.
 struct Damaged {
   TempDir tmp{"corrupt"};
@@ -46,19 +63,8 @@ struct Damaged {
     flip(m, g, g.shards() - 1, 0);
     nginx = std::make_unique<t::Nginx>(root, tmp / "nginx");
   }
-  // Flips one byte in the middle of a block's stored bytes.
   void flip(const Manifest& m, const Geometry& g, uint32_t shard, uint64_t block) {
-    const fs::path file = root / "damaged" / m.shards[shard].name;
-    uint64_t offset;
-    {
-      auto s = ShardFile::open(file, m.schema, m.records_per_block, m.shards[shard]);
-      offset = s->index_entry(block).offset + s->index_entry(block).stored_size / 2;
-    }
-    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekg(static_cast<std::streamoff>(offset));
-    const char c = static_cast<char>(f.get());
-    f.seekp(static_cast<std::streamoff>(offset));
-    f.put(static_cast<char>(c ^ 0x5a));
+    flip_byte(root / "damaged", m, shard, block);
     blocks.emplace_back(m.shards[shard].name, block);
     uint64_t global = block;
     for (uint32_t s = 0; s < shard; ++s) global += g.shard_blocks(s);
@@ -200,6 +206,105 @@ TEST_CASE("on_corrupt=skip: the same stream on every world size, none of the dam
       CHECK(r.steps == reference.steps);
       CHECK(r.skipped >= 2);  // each rank counts the damaged blocks its rows needed
     }
+}
+
+namespace {
+
+// Flips a byte in global block `block` of the dataset at `dir`.
+void flip_global_block(const fs::path& dir, uint64_t block) {
+  const Manifest m = Manifest::load(dir);
+  const Geometry g = Geometry::of(m);
+  uint32_t shard = 0;
+  while (block >= g.shard_blocks(shard)) block -= g.shard_blocks(shard++);
+  flip_byte(dir, m, shard, block);
+}
+
+// The labels (= record indices, as read) of every batch of one source read twice per epoch
+// (repeat 2) at world size 1, shuffle windows of two blocks.
+std::vector<uint64_t> read_twice(const std::string& dir, uint64_t batch) {
+  LoaderOptions o = options(1, 0, batch, true);
+  o.window_blocks = 2;
+  Loader loader(std::vector<MixtureSource>{MixtureSource{dir, {}, 2.0}}, o);
+  std::vector<uint64_t> labels;
+  while (auto b = loader.next())
+    for (size_t i = 0; i < b->size(); ++i)
+      labels.push_back(static_cast<uint64_t>(b->at("labels").get(i)));
+  return labels;
+}
+
+// The blocks of each shuffle window of a pass, from the pass's records in order: a window is a
+// run of consecutive positions holding every record of `k` blocks (the last one may hold fewer).
+std::vector<std::vector<uint64_t>> windows_of(const std::vector<uint64_t>& pass, const Geometry& g,
+                                              size_t k) {
+  std::vector<std::vector<uint64_t>> windows;
+  std::vector<uint64_t> positions;  // of each window
+  for (uint64_t rec : pass) {
+    const uint64_t block = g.block_of_record(rec);
+    const bool known =
+        !windows.empty() && std::count(windows.back().begin(), windows.back().end(), block) > 0;
+    if (!known && (windows.empty() || windows.back().size() == k)) {
+      windows.emplace_back();
+      positions.push_back(0);
+    }
+    if (!known) windows.back().push_back(block);
+    ++positions.back();
+  }
+  // Each window holds every record of its blocks: the cut is where the windows are.
+  for (size_t w = 0; w < windows.size(); ++w) {
+    uint64_t records = 0;
+    for (uint64_t b : windows[w]) records += g.block_records(b);
+    REQUIRE(positions[w] == records);
+  }
+  return windows;
+}
+
+// The other block of `block`'s two-block window, or none when its window holds it alone.
+std::optional<uint64_t> partner(const std::vector<std::vector<uint64_t>>& windows, uint64_t block) {
+  for (const auto& w : windows)
+    if (w.size() == 2 && (w[0] == block || w[1] == block)) return w[0] == block ? w[1] : w[0];
+  return std::nullopt;
+}
+
+}  // namespace
+
+TEST_CASE("on_corrupt=skip: a block read by two passes in one batch gets each pass's substitute") {
+  // One source read twice per epoch: its damaged block lies in a different shuffle window in
+  // each pass, so each pass replaces it by the other block of that pass's window (the next one
+  // after it, cyclically, in a window of two). A batch holding the whole epoch reads the block
+  // from both passes and must give what batches of one row give.
+  TempDir tmp{"corrupt-passes"};
+  t::write_fixture(tmp / "clean", {.records = 400, .block_bytes = 3000});
+  const Geometry g = Geometry::of(Manifest::load(tmp / "clean"));
+  REQUIRE(g.blocks() >= 8);
+  const std::vector<uint64_t> clean = read_twice((tmp / "clean").string(), 1);
+  const uint64_t n = g.records();
+  REQUIRE(clean.size() == 2 * n);
+  std::vector<std::vector<std::vector<uint64_t>>> windows;  // per pass
+  for (uint64_t p = 0; p < 2; ++p)
+    windows.push_back(windows_of(
+        std::vector<uint64_t>(clean.begin() + p * n, clean.begin() + (p + 1) * n), g, 2));
+  // A block whose window partner differs between the passes.
+  std::optional<uint64_t> damaged;
+  for (uint64_t b = 0; b < g.blocks() && !damaged; ++b) {
+    const auto first = partner(windows[0], b), second = partner(windows[1], b);
+    if (first && second && *first != *second) damaged = b;
+  }
+  REQUIRE(damaged);
+  const uint64_t subs[2] = {*partner(windows[0], *damaged), *partner(windows[1], *damaged)};
+  std::vector<uint64_t> want = clean;
+  for (uint64_t q = 0; q < want.size(); ++q) {
+    if (g.block_of_record(clean[q]) != *damaged) continue;
+    const uint64_t slot = clean[q] - g.block_first_record(*damaged), sub = subs[q / n];
+    want[q] = g.block_first_record(sub) + slot % g.block_records(sub);
+  }
+  fs::copy(tmp / "clean", tmp / "damaged");
+  flip_global_block(tmp / "damaged", *damaged);
+  for (uint64_t batch : {uint64_t{1}, 2 * n}) {
+    CAPTURE(batch);
+    std::vector<uint64_t> got;
+    capture_stderr(tmp / "stderr", [&] { got = read_twice((tmp / "damaged").string(), batch); });
+    CHECK(got == want);
+  }
 }
 
 TEST_CASE("on_corrupt=skip under partition=nodes: one stream at every world size") {
