@@ -1,8 +1,8 @@
 """on_corrupt from Python: "fail" (the default) raises ShardkitError naming the shard and block;
 "skip" gives the same global stream at world sizes 1 and 2 with none of the damaged block's
 records, counts it in state_dict()["blocks_skipped"], `shard-inspect verify --json` lists the
-block it replaces and `shard-inspect order --on-corrupt skip` prints the same records; a bad
-value is refused."""
+block it replaces and `shard-inspect order --on-corrupt skip` prints the same records, also for a
+run resumed from a state (--resume-from); a bad value is refused."""
 import json
 import os
 import shutil
@@ -40,6 +40,40 @@ def steps(path, world, **options):
         out.append([r for _, records in items for r in records])
 
 
+def resumed_order(path, cut, options):
+    """Saves a state after `cut` steps of 24 rows, checks that `shard-inspect order
+    --resume-from` prints what two ranks of 12 resumed from it read (and the samples left in its
+    header), and returns the resumed run's rows in global order."""
+    options = dict(options, seed=2, threads=2, on_corrupt="skip")
+    head = shardkit.Loader(path, batch_size=24, **options)
+    for _ in range(cut):
+        head.next_with_records()
+    state = os.path.join(os.path.dirname(path), "state.json")
+    with open(state, "w") as f:
+        json.dump(head.state_dict(), f)
+    resumed = []
+    for rank in range(2):
+        loader = shardkit.Loader(path, batch_size=12, rank=rank, world_size=2, **options)
+        loader.load_state_dict(head.state_dict())
+        batches = iter(loader.next_with_records, None)
+        resumed.append([(rank, b, r) for b, (_, records) in enumerate(batches) for r in records])
+    flags = [f"--{k.replace('_', '-')}={v}" for k, v in options.items() if k != "threads"]
+    printed = subprocess.run([pyutil.INSPECT, "order", path, "--batch-size", "12",
+                              "--world-size", "2", "--resume-from", state] + flags,
+                             check=True, capture_output=True, text=True).stdout.splitlines()
+    rows = [tuple(int(v) for v in line.split()) for line in printed[1:]]
+    assert rows == resumed[0] + resumed[1], (options, "order --resume-from --on-corrupt skip")
+    # "# epoch 0, seed 2: samples K..E of N left, ...": E - K positions, and fewer than one
+    # padding row per rank.
+    first, end = (int(v) for v in printed[0].split("samples ")[1].split(" ")[0].split(".."))
+    assert first == 24 * cut and end - first <= len(rows) < end - first + 2, (printed[0], options)
+
+    def step_rows(rank, step):
+        return [r for _, batch, r in resumed[rank] if batch == step]
+    return [r for step in range(resumed[0][-1][1] + 1) for rank in range(2)
+            for r in step_rows(rank, step)]
+
+
 def main():
     clean, _ = pyutil.dataset(800, seed=4)
     path = os.path.join(pyutil.scratch("shardkit-corrupt-"), "ds")
@@ -70,13 +104,22 @@ def main():
                                       "--start", "5", "--count", "30"],
                              check=True, capture_output=True, text=True).stdout.split()
     assert [int(r) for r in printed] == rank1[5:35]
+    # --resume-from a state saved before the damaged block's rows: each rank's rows as loaders
+    # resumed from it yield them, the rest of the uninterrupted stream, none damaged.
+    cut = next(i for i, (a, b) in enumerate(zip(flat, (r for s in whole for r in s))) if a != b)
+    cut //= 24
+    after = resumed_order(path, cut, {})
+    assert after[:len(flat) - 24 * cut] == flat[24 * cut:]
+    assert not set(after) & set(damaged)
+    # With a token budget, which the substitutes' lengths count towards.
+    resumed_order(path, cut, {"max_tokens": 9000})
     try:
         shardkit.Loader(path, on_corrupt="ignore")
     except shardkit.ShardkitError as e:
         assert "on_corrupt" in str(e), str(e)
     else:
         raise AssertionError("on_corrupt='ignore' was accepted")
-    print("5 passed, 0 failed")
+    print("6 passed, 0 failed")
 
 
 if __name__ == "__main__":

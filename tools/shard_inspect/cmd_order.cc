@@ -16,7 +16,8 @@
 // --resume-from prints what every rank of a run resumed from a saved state_dict (JSON) at this
 // world size and batch size reads: "RANK BATCH [SOURCE] RECORD" lines after a "#" line (--start
 // and --count per rank); with --max-tokens it reads the rows' lengths to find where the budget
-// ends the epoch.
+// ends the epoch, and with --on-corrupt skip each rank's Loader, resumed from the state, reads
+// the data.
 #include <simdjson.h>
 
 #include <cstdio>
@@ -229,6 +230,65 @@ uint64_t budget_end(const Sources& s, loader::LoaderOptions options, uint64_t ep
   return s.stream->size();
 }
 
+// --start and --count apply to each rank's samples from the resumed position on.
+struct ResumedRows {
+  const OrderArgs& args;
+  const Sources& s;
+  std::string& out;
+  uint32_t rank;
+  uint64_t seen = 0, printed = 0;
+
+  bool full() const { return printed >= args.count; }
+  void add(uint64_t batch, uint32_t source, uint64_t record) {
+    if (full() || seen++ < args.start) return;
+    out += std::to_string(rank) + " " + std::to_string(batch) + " " +
+           (s.mixed ? std::to_string(source) + " " : std::string()) + std::to_string(record) + "\n";
+    ++printed;
+  }
+};
+
+// A rank's rows of a run resumed from `st`, from the plan alone.
+void add_planned_resumed_rows(const Sources& s, const loader::LoaderOptions& options,
+                              const loader::LoaderState& st, uint64_t end, ResumedRows& rows) {
+  const loader::EpochPlan plan(s.stream, s.shapes, options, st.epoch, st.samples_consumed,
+                               options.max_tokens > 0, end);
+  for (uint64_t b = 0; b < plan.batches() && !rows.full(); ++b) {
+    const loader::PlannedRows planned = plan.rows(b);
+    for (size_t row = 0; row < planned.size() && !rows.full(); ++row)
+      rows.add(b, planned.sources[row], planned.records[row]);
+    flush_if_large(rows.out);
+  }
+}
+
+// With --on-corrupt skip a damaged block's rows read its substitute, which only reading tells: a
+// rank's rows as a Loader resumed from `st` yields them.
+void add_read_resumed_rows(const Sources& s, const loader::LoaderOptions& options,
+                           const loader::LoaderState& st, ResumedRows& rows) {
+  loader::Loader l(s.sources, options);
+  l.restore(st);
+  while (!rows.full()) {
+    const std::shared_ptr<loader::Batch> b = l.next();
+    if (!b) break;
+    for (size_t r = 0; r < b->records.size() && !rows.full(); ++r)
+      rows.add(b->index, b->sources[r], b->records[r]);
+    flush_if_large(rows.out);
+  }
+}
+
+// max_tokens with --on-corrupt skip: where the budget ends the epoch, counting the lengths of
+// the rows a Loader reads (a damaged block's substitute's): one rank reading one position a
+// step yields exactly the positions up to there.
+uint64_t budget_end_as_read(const Sources& s, loader::LoaderOptions options,
+                            const loader::LoaderState& st) {
+  options.rank = 0, options.world_size = 1, options.ranks_per_node = 1, options.batch_size = 1;
+  options.drop_last = false;
+  loader::Loader l(s.sources, options);
+  l.restore(st);
+  uint64_t end = st.samples_consumed;
+  while (const std::shared_ptr<loader::Batch> b = l.next()) end += b->records.size();
+  return end;
+}
+
 // What each rank of a run resumed from `state` at this world size and batch size reads.
 void print_resume(const Sources& s, loader::LoaderOptions options, const OrderArgs& args) {
   const loader::LoaderState st = read_state(args.resume_from);
@@ -243,33 +303,25 @@ void print_resume(const Sources& s, loader::LoaderOptions options, const OrderAr
     throw Error(ErrorCode::kInvalidArgument, args.resume_from,
                 "samples_consumed " + std::to_string(st.samples_consumed) +
                     " is past the epoch's end: the valid range is 0.." + std::to_string(n));
+  const bool read = options.on_corrupt == loader::OnCorrupt::kSkip;
   uint64_t end = n;
   if (options.max_tokens)
-    end = st.tokens_consumed >= options.max_tokens
-              ? st.samples_consumed
-              : budget_end(s, options, st.epoch, st.samples_consumed, st.tokens_consumed);
+    end = st.tokens_consumed >= options.max_tokens ? st.samples_consumed
+          : read                                   ? budget_end_as_read(s, options, st)
+                 : budget_end(s, options, st.epoch, st.samples_consumed, st.tokens_consumed);
   const uint64_t global = options.batch_size * options.world_size;
   std::string out =
       "# epoch " + std::to_string(st.epoch) + ", seed " + std::to_string(options.seed) +
       ": samples " + std::to_string(st.samples_consumed) + ".." + std::to_string(end) + " of " +
       std::to_string(n) + " left, " + std::to_string(options.world_size) + " ranks x " +
       std::to_string(options.batch_size) + " = " + std::to_string(global) + " a step\n";
-  // --start and --count apply to each rank's samples from the resumed position on.
   for (uint32_t r = 0; r < options.world_size; ++r) {
     options.rank = r;
-    const loader::EpochPlan plan(s.stream, s.shapes, options, st.epoch, st.samples_consumed,
-                                 options.max_tokens > 0, end);
-    uint64_t seen = 0, printed = 0;
-    for (uint64_t b = 0; b < plan.batches() && printed < args.count; ++b) {
-      const loader::PlannedRows rows = plan.rows(b);
-      for (size_t row = 0; row < rows.size() && printed < args.count; ++row)
-        if (seen++ >= args.start) {
-          out += std::to_string(r) + " " + std::to_string(b) + " " + row_text(rows, row, s.mixed) +
-                 "\n";
-          ++printed;
-        }
-      flush_if_large(out);
-    }
+    ResumedRows rows{args, s, out, r};
+    if (read)
+      add_read_resumed_rows(s, options, st, rows);
+    else
+      add_planned_resumed_rows(s, options, st, end, rows);
   }
   std::fputs(out.c_str(), stdout);
 }
