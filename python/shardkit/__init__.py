@@ -540,6 +540,17 @@ class IterableDataset(_data.IterableDataset):  # type: ignore[type-arg]
                 self._pending_state = None
         return self._loader
 
+    # Pickled (DataLoader workers started by spawn or forkserver) without its loader, whose
+    # threads cannot be: the copy makes its own at the loader's position when iterated, and a
+    # DataLoader worker's copy raises the error that says to use num_workers=0.
+    def __getstate__(self) -> Dict[str, Any]:
+        state = dict(self.__dict__)
+        loader = state.pop("_loader")
+        state["_loader"] = None
+        if loader is not None:
+            state["_pending_state"] = loader.state_dict()
+        return state
+
     def set_epoch(self, epoch: int) -> None:
         """As Loader.set_epoch(): the epoch of a state just loaded keeps its position."""
         if self._loader is not None:

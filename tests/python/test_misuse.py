@@ -109,6 +109,31 @@ def test_state_that_is_not_one(path):
     print("  load_state_dict of a state missing keys, or of a list: refused saying what it holds")
 
 
+def test_dataloader_workers(path):
+    """num_workers > 0 is refused with the error that says to use num_workers=0, under fork and
+    spawn, also once state_dict() has made the loader (whose threads cannot be pickled)."""
+    from torch.utils.data import DataLoader
+    for context in ("fork", "spawn"):
+        for made in (False, True):
+            ds = shardkit.IterableDataset(path, batch_size=8, seed=1)
+            if made:
+                ds.state_dict()
+            workers = DataLoader(ds, batch_size=None, num_workers=2,
+                                 multiprocessing_context=context, timeout=60)
+            refused(lambda: next(iter(workers)), RuntimeError, "num_workers=0")
+    # The dataset pickled with its loader's position: a copy continues where it was.
+    import pickle
+    ds = shardkit.IterableDataset(path, batch_size=8, seed=1)
+    whole = [b["input_ids"].tolist() for b in DataLoader(ds, batch_size=None)]
+    ds = shardkit.IterableDataset(path, batch_size=8, seed=1)
+    it = iter(DataLoader(ds, batch_size=None))
+    head = [next(it)["input_ids"].tolist() for _ in range(3)]
+    copy = pickle.loads(pickle.dumps(ds))
+    assert head + [b["input_ids"].tolist() for b in DataLoader(copy, batch_size=None)] == whole
+    print("  DataLoader(num_workers=2), fork and spawn, before and after state_dict(): refused "
+          "saying num_workers=0; a pickled copy continues the epoch")
+
+
 def test_threads_the_system_cannot_start(path):
     # Under an address-space limit the threads' stacks do not fit: an error, not an abort.
     child = textwrap.dedent(f"""
@@ -168,6 +193,7 @@ def main():
     test_mixture_values(path)
     test_threads_the_system_cannot_start(path)
     test_state_that_is_not_one(path)
+    test_dataloader_workers(path)
     test_cli_habits(path, tmp)
     print("misuse: all passed")
 
