@@ -159,6 +159,12 @@ void MixtureStream::init_counted(const std::vector<MixtureSource>& sources, uint
     if (chosen.back() > 0 && sizes_[i] == 0) refuse(s, i, "has no records to choose from");
   }
   size_ = std::accumulate(chosen.begin(), chosen.end(), uint64_t{0});
+  // Else every epoch would be empty, and reading it would blame the batch size.
+  if (size_ == 0 && std::any_of(sources.begin(), sources.end(),
+                                [](const MixtureSource& s) { return s.repeat || s.choose; }))
+    refuse_all(
+        "no source gives a sample per epoch (each one's choose is 0, or its repeat x its records "
+        "rounds to 0): give some source a repeat or choose that selects at least one sample");
   if (max_samples) size_ = std::min(size_, max_samples);
   if (sources.size() > 1 && size_ > 0) schedule_ = MixtureSchedule::exact(chosen);
 }

@@ -350,6 +350,21 @@ TEST_CASE("datasets that cannot be mixed are refused, naming both and the differ
   CHECK_THROWS_AS(Loader(std::vector<MixtureSource>{{cls, 1.0, 2.0, {}}}, {}), Error);
   CHECK_THROWS_AS(Loader(std::vector<MixtureSource>{{cls, -1.0, {}, {}}, {cls, 1.0, {}, {}}}, {}),
                   Error);
+  // Sources that give no sample at all (choose 0, repeat 0, a repeat that rounds to no record):
+  // refused naming repeat and choose, rather than an epoch without a batch.
+  for (const auto& none : {std::vector<MixtureSource>{{cls, {}, 0.0, {}}, {cls, {}, {}, 0}},
+                           std::vector<MixtureSource>{{cls, {}, 0.001, {}}}}) {
+    try {
+      Loader l(none, {});
+      FAIL("a mixture without samples was accepted");
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      CAPTURE(what);
+      CHECK(e.code() == ErrorCode::kInvalidArgument);
+      CHECK(what.find("repeat") != std::string::npos);
+      CHECK(what.find("choose") != std::string::npos);
+    }
+  }
 
   // Different layouts with the fields a batch reads in common: rows are repacked.
   const std::string plain = (tmp / "plain").string(), extra = (tmp / "extra").string();

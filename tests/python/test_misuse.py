@@ -92,7 +92,12 @@ def test_mixture_values(path):
             shardkit.OptionError, "at_samples must be a finite number")
     refused(lambda: shardkit.Loader(path, interpolation="linear"), shardkit.ShardkitError,
             "give schedule= too")
-    print("  mixture values: bad weight, repeat, choose and schedule points named")
+    # Sources that give no sample at all: refused as the mixture is made, naming repeat/choose.
+    refused(lambda: shardkit.Loader([shardkit.Source(path, repeat=0),
+                                     shardkit.Source(path, choose=0)]),
+            shardkit.ShardkitError, "no source gives a sample", "repeat", "choose")
+    print("  mixture values: bad weight, repeat, choose and schedule points named; no samples "
+          "at all refused")
 
 
 def test_state_that_is_not_one(path):
