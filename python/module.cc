@@ -78,6 +78,29 @@ uint64_t state_field(const py::handle& value, const char* name, const std::strin
   }
 }
 
+// A state_dict's "skipped_blocks": [source, block] pairs (None or absent: none), else a
+// ShardkitError naming the field.
+std::vector<std::pair<uint32_t, uint64_t>> skipped_blocks_field(const py::handle& value) {
+  std::vector<std::pair<uint32_t, uint64_t>> out;
+  if (value.is_none()) return out;
+  const auto invalid = [&] {
+    return Error(ErrorCode::kInvalidArgument, "",
+                 "state_dict \"skipped_blocks\" is " + py::repr(value).cast<std::string>() +
+                     ": it is a list of [source, block] pairs of non-negative integers");
+  };
+  if (!py::isinstance<py::sequence>(value) || py::isinstance<py::str>(value)) throw invalid();
+  for (const py::handle pair : value.cast<py::sequence>()) {
+    if (!py::isinstance<py::sequence>(pair) || py::isinstance<py::str>(pair) || py::len(pair) != 2)
+      throw invalid();
+    const py::sequence p = pair.cast<py::sequence>();
+    const uint64_t source = state_field(p[0], "skipped_blocks", "source 0..2^32-1");
+    if (source > UINT32_MAX) throw invalid();
+    out.emplace_back(static_cast<uint32_t>(source),
+                     state_field(p[1], "skipped_blocks", "block 0..2^64-1"));
+  }
+  return out;
+}
+
 // `caller` is the class whose keywords these are, as a message about one names it.
 loader::LoaderOptions options_from(const py::dict& kw, const char* caller = "Loader") {
   loader::LoaderOptions o;
@@ -297,12 +320,13 @@ PYBIND11_MODULE(_shardkit, m) {
            [](const KeepingLoader& l) {
              loader::LoaderState s = l.state();
              return py::make_tuple(s.seed, s.epoch, s.samples_consumed, s.tokens_consumed,
-                                   s.fingerprint, s.blocks_skipped);
+                                   s.fingerprint, s.blocks_skipped, s.skipped_blocks);
            })
       .def(
           "restore",
           [](KeepingLoader& l, py::object seed, py::object epoch, py::object consumed,
-             py::object tokens, py::object fingerprint, py::object skipped) {
+             py::object tokens, py::object fingerprint, py::object skipped,
+             py::object skipped_blocks) {
             const bool one = l.sources() == 1 && l.options().max_samples == 0;
             const std::string size = std::to_string(l.epoch_samples());
             l.restore(
@@ -312,11 +336,12 @@ PYBIND11_MODULE(_shardkit, m) {
                      "0.." + size + (one ? " (the dataset's records)" : " (the epoch's samples)")),
                  state_field(tokens, "tokens_consumed", "0..2^64-1"),
                  fingerprint.is_none() ? std::string() : py::str(fingerprint).cast<std::string>(),
-                 state_field(skipped, "blocks_skipped", "0..2^64-1")});
+                 state_field(skipped, "blocks_skipped", "0..2^64-1"),
+                 skipped_blocks_field(skipped_blocks)});
           },
           py::arg("seed"), py::arg("epoch"), py::arg("samples_consumed"),
           py::arg("tokens_consumed") = py::int_(0), py::arg("fingerprint") = py::none(),
-          py::arg("blocks_skipped") = py::int_(0))
+          py::arg("blocks_skipped") = py::int_(0), py::arg("skipped_blocks") = py::none())
       .def("planned_records", &loader::Loader::planned_records, py::arg("batch"));
 
   python::bind_write_dataset(m);

@@ -53,13 +53,22 @@ void DamagedBlocks::delivered(const std::vector<std::pair<size_t, uint64_t>>& re
 
 uint64_t DamagedBlocks::skipped() const {
   std::lock_guard lock(mu_);
-  return skipped_before_ + skipped_.size();
+  return skipped_unnamed_ + skipped_.size();
 }
 
-void DamagedBlocks::begin_epoch(uint64_t already_skipped) {
+std::vector<std::pair<uint32_t, uint64_t>> DamagedBlocks::skipped_blocks() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::pair<uint32_t, uint64_t>> out;
+  for (const auto& [source, block] : skipped_) out.emplace_back(uint32_t(source), block);
+  return out;
+}
+
+void DamagedBlocks::begin_epoch(uint64_t already_skipped,
+                                const std::vector<std::pair<uint32_t, uint64_t>>& named) {
   std::lock_guard lock(mu_);
   skipped_.clear();
-  skipped_before_ = already_skipped;
+  for (const auto& [source, block] : named) skipped_.insert({source, block});
+  skipped_unnamed_ = already_skipped - std::min<uint64_t>(already_skipped, skipped_.size());
 }
 
 }  // namespace shardkit::loader

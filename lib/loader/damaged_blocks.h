@@ -42,15 +42,21 @@ class DamagedBlocks {
   // Counts the damaged blocks whose records a batch just delivered had replaced (batches built
   // ahead count once delivered, so that the count follows the state).
   void delivered(const std::vector<std::pair<size_t, uint64_t>>& replaced);
-  // Damaged blocks replaced in batches delivered since begin_epoch(), plus the count it was given.
+  // The damaged blocks counted this epoch: those begin_epoch() was given and those replaced in
+  // batches delivered since, each once, plus the ones a count without their names stands for.
   uint64_t skipped() const;
-  void begin_epoch(uint64_t already_skipped);
+  // Those named, (source, block), in order.
+  std::vector<std::pair<uint32_t, uint64_t>> skipped_blocks() const;
+  // Starts counting an epoch from a saved count of `already_skipped` blocks, `named` of them
+  // (a state saved before the names were recorded names none, and its count adds to the new).
+  void begin_epoch(uint64_t already_skipped = 0,
+                   const std::vector<std::pair<uint32_t, uint64_t>>& named = {});
 
  private:
   mutable std::mutex mu_;
   std::set<std::pair<size_t, uint64_t>> damaged_;
   std::set<std::pair<size_t, uint64_t>> skipped_;  // this epoch
-  uint64_t skipped_before_ = 0;
+  uint64_t skipped_unnamed_ = 0;  // counted in a saved state that does not name them
 };
 
 }  // namespace shardkit::loader

@@ -165,7 +165,7 @@ struct Loader::Impl {
     depth = std::max<size_t>(depth, 1);
     // Dropped batches' buffers serve the next ones, within the bytes of the batches in flight.
     buffers = BufferPool::create(depth * batch_bytes);
-    reset(0, 0, 0, 0);
+    reset(0);
     check_nodes_memory(plan->reading());
     warn_if_nodes_share(plan->reading());
     start_workers();
@@ -246,23 +246,37 @@ struct Loader::Impl {
     return std::unique_lock(mu);
   }
 
+  // A state's damaged blocks name blocks of this loader's sources.
+  void check_skipped_blocks(const std::vector<std::pair<uint32_t, uint64_t>>& named) const {
+    for (const auto& [source, block] : named)
+      if (source >= src.size() || block >= src[source].geo.blocks())
+        throw Error(ErrorCode::kInvalidArgument, where(),
+                    "the state's skipped_blocks name block " + std::to_string(block) +
+                        " of source " + std::to_string(source) + ", which is not in the " +
+                        (source < src.size()
+                             ? "source's " + std::to_string(src[source].geo.blocks()) + " blocks"
+                             : "loader's " + std::to_string(src.size()) + " sources"));
+  }
+
   std::string where() const {
     return src.size() == 1 ? src[0].ds.path().string()
                            : "mixture of " + std::to_string(src.size()) + " datasets";
   }
 
-  void reset(uint64_t epoch, uint64_t start, uint64_t tokens, uint64_t skipped) {
+  // Starts `epoch` at `from`'s position and counts (set_epoch(): a state of the epoch's start).
+  void reset(uint64_t epoch, const LoaderState& from = {}) {
     check_process();
+    const uint64_t start = from.samples_consumed;
     {
       std::lock_guard lock(mu);
       ++generation;
       budget_spent = false;
       batch_failed = false;
-      damaged.begin_epoch(skipped);
+      damaged.begin_epoch(from.blocks_skipped, from.skipped_blocks);
       plan =
           std::make_shared<const EpochPlan>(stream, shapes, opt, epoch, start, opt.max_tokens > 0);
       next_sched = consumer_next = 0;
-      tokens_consumed = tokens;
+      tokens_consumed = from.tokens_consumed;
       in_flight.clear();
       ready.clear();
       low_cursor.reset();
@@ -673,8 +687,9 @@ struct Loader::Impl {
     uint64_t consumed =
         consumer_next == 0 ? plan->start() : plan->consumed_after(consumer_next - 1);
     if (budget_spent) consumed = plan->size();
-    return LoaderState{plan->seed(),    plan->epoch(), consumed,
-                       tokens_consumed, fingerprint,   damaged.skipped()};
+    return LoaderState{
+        plan->seed(),      plan->epoch(),           consumed, tokens_consumed, fingerprint,
+        damaged.skipped(), damaged.skipped_blocks()};
   }
 };
 
@@ -698,7 +713,7 @@ uint64_t Loader::window_blocks() const {
   return window_blocks_for(i.src[0].geo, i.record_size, i.opt, i.opt.memory_budget / i.src.size());
 }
 
-void Loader::set_epoch(uint64_t epoch) { impl_->reset(epoch, 0, 0, 0); }
+void Loader::set_epoch(uint64_t epoch) { impl_->reset(epoch); }
 
 uint64_t Loader::epoch() const {
   const auto lock = impl_->lock_in_owner();
@@ -745,7 +760,8 @@ void Loader::restore(const LoaderState& state) {
     check_resumable(state.fingerprint, state.seed, impl_->fingerprint, impl_->opt.seed, data);
     impl_->opt.seed = state.seed;  // a state saved before fingerprints brings its seed
   }
-  impl_->reset(state.epoch, state.samples_consumed, state.tokens_consumed, state.blocks_skipped);
+  impl_->check_skipped_blocks(state.skipped_blocks);
+  impl_->reset(state.epoch, state);
 }
 
 std::vector<uint64_t> Loader::planned_records(uint64_t batch) const {

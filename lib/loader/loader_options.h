@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/block_source.h"
@@ -183,17 +184,23 @@ struct LoaderState {
   std::string fingerprint;
   // Damaged blocks this rank's batches had replaced this epoch (on_corrupt = kSkip).
   uint64_t blocks_skipped = 0;
+  // Which they are, (source, block): a block whose rows lie on both sides of the saved position
+  // is counted once across a resume. Empty in states saved before they were recorded, whose
+  // count a restore adds to as before.
+  std::vector<std::pair<uint32_t, uint64_t>> skipped_blocks;
 
   // So that {seed, epoch, samples_consumed, tokens_consumed} keeps meaning what it did.
   LoaderState(uint64_t seed_ = 0, uint64_t epoch_ = 0, uint64_t samples_consumed_ = 0,
               uint64_t tokens_consumed_ = 0, std::string fingerprint_ = {},
-              uint64_t blocks_skipped_ = 0)
+              uint64_t blocks_skipped_ = 0,
+              std::vector<std::pair<uint32_t, uint64_t>> skipped_blocks_ = {})
       : seed(seed_),
         epoch(epoch_),
         samples_consumed(samples_consumed_),
         tokens_consumed(tokens_consumed_),
         fingerprint(std::move(fingerprint_)),
-        blocks_skipped(blocks_skipped_) {}
+        blocks_skipped(blocks_skipped_),
+        skipped_blocks(std::move(skipped_blocks_)) {}
   bool operator==(const LoaderState&) const = default;
 };
 

@@ -454,12 +454,13 @@ class Loader:
 
     def state_dict(self) -> State:
         """Where the run is: seed, epoch, samples_consumed (all ranks), tokens_consumed, the
-        fingerprint of the data and order it is a position in, and blocks_skipped. It resumes
-        at any world size and batch size; a state at the end of an epoch resumes with the next
-        one."""
-        seed, epoch, consumed, tokens, fingerprint, skipped = self._open().state()
+        fingerprint of the data and order it is a position in, blocks_skipped and which they
+        are (skipped_blocks: [source, block] pairs). It resumes at any world size and batch
+        size; a state at the end of an epoch resumes with the next one."""
+        seed, epoch, consumed, tokens, fingerprint, skipped, blocks = self._open().state()
         return {"seed": seed, "epoch": epoch, "samples_consumed": consumed,
-                "tokens_consumed": tokens, "fingerprint": fingerprint, "blocks_skipped": skipped}
+                "tokens_consumed": tokens, "fingerprint": fingerprint, "blocks_skipped": skipped,
+                "skipped_blocks": [list(b) for b in blocks]}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Continues from ``state``: the next pass yields the rest of its epoch. A state of other
@@ -468,11 +469,11 @@ class Loader:
         taken as before (its seed adopted)."""
         # Values are checked in C++: a negative or out-of-range one raises ShardkitError naming
         # the field and its valid range. tokens_consumed is absent from states saved before
-        # budgets existed.
+        # budgets existed, skipped_blocks from those saved before it was recorded.
         _check_state_keys(state)
         self._open().restore(state["seed"], state["epoch"], state["samples_consumed"],
                              state.get("tokens_consumed", 0), state.get("fingerprint"),
-                             state.get("blocks_skipped", 0))
+                             state.get("blocks_skipped", 0), state.get("skipped_blocks"))
         self._next_epoch = None
         self._restored_epoch = int(state["epoch"])
 
@@ -488,7 +489,7 @@ def _check_state_keys(state: Mapping[str, Any]) -> None:
     """A state that is not one (a dict of something else, a state missing keys) is refused with
     what a state holds, rather than a bare KeyError or TypeError from inside."""
     held = ("a state is what Loader.state_dict() returned: {seed, epoch, samples_consumed, "
-            "tokens_consumed, fingerprint, blocks_skipped}")
+            "tokens_consumed, fingerprint, blocks_skipped, skipped_blocks}")
     if not isinstance(state, _abc.Mapping):
         raise ShardkitError(f"load_state_dict takes a dict, not {type(state).__name__}: {held}")
     missing = [k for k in _STATE_REQUIRED if k not in state]

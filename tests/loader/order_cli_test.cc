@@ -247,3 +247,27 @@ TEST_CASE("shard-inspect order with neither a dataset nor a mixture says what is
                 out);
   CHECK(out.find("not both") == std::string::npos);
 }
+
+TEST_CASE(
+    "shard-inspect order --resume-from: a state's skipped_blocks are read, bad ones refused") {
+  TempDir tmp("ordskipped");
+  t::write_fixture(tmp / "ds", {.records = 300, .block_bytes = 3000});
+  const std::filesystem::path state = tmp / "state.json";
+  const std::string resume = t::tool_path("shard-inspect") + " order " + (tmp / "ds").string() +
+                             " --resume-from " + state.string() + " --batch-size 8";
+  const auto run_with = [&](const std::string& fields, std::string* out) {
+    std::ofstream(state) << R"({"seed": 5, "epoch": 0, "samples_consumed": 40)" << fields << "}";
+    return t::run_command(resume, out);
+  };
+  std::string before, out;
+  REQUIRE(run_with("", &before) == 0);  // a state saved before skipped_blocks was recorded
+  CHECK(run_with(R"(, "blocks_skipped": 1, "skipped_blocks": [[0, 2]])", &out) == 0);
+  CHECK(out == before);
+  for (const char* bad : {"[[0]]", "[[0, -1]]", R"([["0", 1]])", "{}", "[[4294967296, 0]]"}) {
+    CAPTURE(bad);
+    CHECK(run_with(std::string(R"(, "skipped_blocks": )") + bad, &out) != 0);
+    CHECK_MESSAGE(
+        out.find("\"skipped_blocks\" must be a list of [source, block] pairs") != std::string::npos,
+        out);
+  }
+}

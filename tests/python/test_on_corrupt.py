@@ -1,6 +1,7 @@
 """on_corrupt from Python: "fail" (the default) raises ShardkitError naming the shard and block;
 "skip" gives the same global stream at world sizes 1 and 2 with none of the damaged block's
-records, counts it in state_dict()["blocks_skipped"], `shard-inspect verify --json` lists the
+records, counts it in state_dict()["blocks_skipped"] (once, however often the run resumes, and
+names it in "skipped_blocks"), `shard-inspect verify --json` lists the
 block it replaces and `shard-inspect order --on-corrupt skip` prints the same records, also for a
 run resumed from a state (--resume-from); a bad value is refused."""
 import json
@@ -15,8 +16,9 @@ import shardkit  # noqa: E402
 
 
 def damage(path):
-    """Flips a byte inside block 0 of the second shard; returns the shard's name and the global
-    index range of the block's records (from `shard-inspect verify --json`)."""
+    """Flips a byte inside block 0 of the second shard; returns the shard's name, the global
+    index range of the block's records and its global block index (from `shard-inspect verify
+    --json`)."""
     shard = sorted(f for f in os.listdir(path) if f.endswith(".shard"))[1]
     data = bytearray(open(os.path.join(path, shard), "rb").read())
     data[200] ^= 0x40  # inside block 0's stored bytes
@@ -26,7 +28,8 @@ def damage(path):
     report = json.loads(out.stdout)
     [block] = report["damaged_blocks"]
     assert block["file"].endswith(shard) and block["block"] == 0 and report["skip_replaces_all"]
-    return shard, range(block["first_record"], block["first_record"] + block["records"])
+    return (shard, range(block["first_record"], block["first_record"] + block["records"]),
+            block["global_block"])
 
 
 def steps(path, world, **options):
@@ -74,11 +77,27 @@ def resumed_order(path, cut, options):
             for r in step_rows(rank, step)]
 
 
+def resumed_after_every_step(path, steps, keep_names=True):
+    """The state after `steps` steps of 24 rows, each read by a loader resumed from the state of
+    the step before; without keep_names each state is given as one saved before skipped_blocks
+    was recorded."""
+    state, records = None, []
+    for _ in range(steps):
+        loader = shardkit.Loader(path, batch_size=24, seed=2, threads=2, on_corrupt="skip")
+        if state is not None:
+            loader.load_state_dict(state)
+        records += loader.next_with_records()[1]
+        state = loader.state_dict()
+        if not keep_names:
+            del state["skipped_blocks"]
+    return state, records
+
+
 def main():
     clean, _ = pyutil.dataset(800, seed=4)
     path = os.path.join(pyutil.scratch("shardkit-corrupt-"), "ds")
     shutil.copytree(clean, path)
-    shard, damaged = damage(path)
+    shard, damaged, global_block = damage(path)
     try:
         steps(path, 1)
     except shardkit.ShardkitError as e:
@@ -94,6 +113,21 @@ def main():
     assert sum(a != b for a, b in zip(flat, (r for s in whole for r in s))) == len(damaged)
     two, _ = steps(path, 2, on_corrupt="skip")
     assert two == one
+    # Resumed after every step, the damaged block, read by several steps, still counts once.
+    state, records = resumed_after_every_step(path, len(one))
+    assert records == flat
+    assert state["blocks_skipped"] == 1 and state["skipped_blocks"] == [[0, global_block]], state
+    # States saved before skipped_blocks was recorded still load (their count is added to).
+    state, records = resumed_after_every_step(path, len(one), keep_names=False)
+    assert records == flat and state["blocks_skipped"] >= 1, state
+    fresh = shardkit.Loader(path, on_corrupt="skip")
+    for bad in ([[1, 0]], [[0, 10**6]], [[0]], [["0", 1]], "01"):
+        try:
+            fresh.load_state_dict(dict(fresh.state_dict(), skipped_blocks=bad))
+        except shardkit.ShardkitError as e:
+            assert "skipped_blocks" in str(e), str(e)
+        else:
+            raise AssertionError(f"skipped_blocks={bad!r} was accepted")
     # shard-inspect order prints what such a loader yields: it reads the blocks to know.
     order = [pyutil.INSPECT, "order", path, "--seed", "2", "--on-corrupt", "skip"]
     printed = subprocess.run(order + ["--batch-size", "24"], check=True, capture_output=True,
@@ -119,7 +153,7 @@ def main():
         assert "on_corrupt" in str(e), str(e)
     else:
         raise AssertionError("on_corrupt='ignore' was accepted")
-    print("6 passed, 0 failed")
+    print("7 passed, 0 failed")
 
 
 if __name__ == "__main__":

@@ -160,6 +160,26 @@ uint64_t state_value(simdjson::dom::element v, const std::string& key, const std
   return u;
 }
 
+// A state's "skipped_blocks": [source, block] pairs.
+std::vector<std::pair<uint32_t, uint64_t>> state_blocks(simdjson::dom::element v,
+                                                        const std::string& file) {
+  const Error invalid(ErrorCode::kInput, file,
+                      "state \"skipped_blocks\" must be a list of [source, block] pairs of "
+                      "non-negative integers");
+  simdjson::dom::array pairs;
+  if (v.get_array().get(pairs)) throw invalid;
+  std::vector<std::pair<uint32_t, uint64_t>> out;
+  for (simdjson::dom::element pair : pairs) {
+    simdjson::dom::array p;
+    uint64_t source, block;
+    if (pair.get_array().get(p) || p.size() != 2 || p.at(0).get_uint64().get(source) ||
+        p.at(1).get_uint64().get(block) || source > UINT32_MAX)
+      throw invalid;
+    out.emplace_back(static_cast<uint32_t>(source), block);
+  }
+  return out;
+}
+
 // A state_dict saved as JSON (json.dump(loader.state_dict(), f)).
 loader::LoaderState read_state(const std::string& file) {
   std::ifstream in(file, std::ios::binary);
@@ -184,6 +204,7 @@ loader::LoaderState read_state(const std::string& file) {
     std::string_view fp;
     bool known = key == "fingerprint" && !v.get_string().get(fp);
     if (known) st.fingerprint = std::string(fp);
+    if (key == "skipped_blocks") st.skipped_blocks = state_blocks(v, file), known = true;
     for (const auto& [name, field] : numbers)
       if (key == name) *field = state_value(v, key, file), known = true;
     if (!known) throw Error(ErrorCode::kInput, file, "unknown state key \"" + key + "\"");
