@@ -78,7 +78,10 @@ class DelimitedReader : public ExampleReader {
     return {};
   }
 
-  // Reads one record (possibly several lines). False at the end of the file.
+  // Reads one record (possibly several lines). A bad record is still read to its end, as
+  // Python's csv module reads it (a quoted field to its closing quote, text after a closing
+  // quote into the field), so that the next record starts where that reader starts it and not
+  // inside a quoted field; `problem` is its first fault. False at the end of the file.
   bool read_record(std::vector<std::string>& fields, std::string& problem) {
     std::string_view line;
     do {
@@ -87,8 +90,11 @@ class DelimitedReader : public ExampleReader {
     start_line_ = lines_->line_number();
     fields.clear();
     fields.emplace_back();
-    problem = utf8_problem(line, "the line");
-    if (!problem.empty()) return true;
+    problem.clear();
+    const auto note = [&problem](std::string fault) {
+      if (problem.empty()) problem = std::move(fault);
+    };
+    note(utf8_problem(line, "the line"));
     size_t i = 0;
     bool field_start = true;
     for (;;) {
@@ -109,13 +115,12 @@ class DelimitedReader : public ExampleReader {
             // RFC 4180 and Python's csv module keep a quoted line break as written.
             const char* line_break = lines_->line_ended_in_crlf() ? "\r\n" : "\n";
             if (!lines_->next(line)) {
-              problem = "malformed " + std::string(delim_ == ',' ? "CSV" : "TSV") +
-                        ": quoted field never closed" + kQuotingHint;
+              // The rest of the file is this record: that says more than a fault inside it.
+              problem = "malformed " + format_name() + ": quoted field never closed" + kQuotingHint;
               done_ = true;
               return true;
             }
-            problem = utf8_problem(line, "line " + std::to_string(lines_->line_number()));
-            if (!problem.empty()) return true;
+            note(utf8_problem(line, "line " + std::to_string(lines_->line_number())));
             fields.back().append(line_break);
             i = 0;
             continue;
@@ -139,12 +144,10 @@ class DelimitedReader : public ExampleReader {
           field_start = false;
           continue;
         }
-        if (i < line.size() && line[i] != delim_) {
-          problem = "malformed " + std::string(delim_ == ',' ? "CSV" : "TSV") +
-                    ": unexpected character after a closing quote on line " +
-                    std::to_string(lines_->line_number()) + kQuotingHint;
-          return true;
-        }
+        if (i < line.size() && line[i] != delim_)
+          note("malformed " + format_name() +
+               ": unexpected character after a closing quote on line " +
+               std::to_string(lines_->line_number()) + kQuotingHint);
         field_start = false;
         continue;
       }
@@ -153,6 +156,8 @@ class DelimitedReader : public ExampleReader {
       ++i;
     }
   }
+
+  std::string format_name() const { return delim_ == ',' ? "CSV" : "TSV"; }
 
   std::unique_ptr<LineReader> lines_;
   uint32_t file_index_;

@@ -371,6 +371,26 @@ TEST_CASE("labels: a whole number written as a float is that integer; no label a
   }
 }
 
+TEST_CASE("CSV: a bad record across lines is skipped whole; its lines give no rows or labels") {
+  // Python's csv module reads two records: the quoted field over lines 2-4 (label "neg", and
+  // holding the invalid byte 0xff), then ["good", "pos"]. Skipping the first leaves one row, and
+  // "pos" as the only label.
+  TempDir tmp("csv_bad_quoted");
+  write_file(tmp / "a.csv", "text,label\n\"bad \xff start\nmiddle line,pos\nend\",neg\ngood,pos\n");
+  std::string out;
+  shardify_ok("--input " + q(tmp / "a.csv") + " --task cls --max-len 8 --on-error skip --json" +
+                  tok() + " --out " + q(tmp / "out"),
+              &out);
+  simdjson::dom::parser p;
+  auto root = p.parse(out).value();
+  CHECK(root["documents"].get_uint64().value() == 1);
+  CHECK(root["skipped"].get_uint64().value() == 1);
+  CHECK(std::string(as_array(root["errors"]).at(0).get_string().value())
+            .find("a.csv:2: invalid UTF-8") != std::string::npos);
+  CHECK(shardkit::Manifest::load(tmp / "out").info.labels.names == std::vector<std::string>{"pos"});
+  CHECK(read_records(tmp / "out").size() == 1);
+}
+
 namespace {
 
 struct BadInput {

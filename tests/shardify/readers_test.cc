@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <map>
+#include <tuple>
 
 #include "core/error.h"
 #include "core/utf8.h"
@@ -262,6 +263,38 @@ TEST_CASE("CSV: a quoted field across lines reports its first line; TSV keeps in
   REQUIRE(ex.size() == 1);
   CHECK(ex[0].text == "says \"hi\" twice");
   CHECK(ex[0].error.empty());
+}
+
+TEST_CASE("CSV: a bad record is read to its end; the next starts where Python's csv does") {
+  // csv.reader(open(f, encoding="latin-1", newline="")) reads each file as two records after
+  // the header: the quoted field across lines 2-4 (2-5), which holds the invalid byte, then
+  // ["good", "pos"]. No line inside the quoted field starts a record.
+  TempDir tmp("csv_bad_quoted");
+  const std::vector<std::tuple<std::string, std::string, uint64_t>> files = {
+      {"text,label\n\"bad \xff start\nmiddle line,pos\nend\",neg\ngood,pos\n",
+       "invalid UTF-8 at byte 5 of the line", 5},
+      {"text,label\n\"fine start\nbad \xff middle\nmiddle2,pos\nend\",neg\ngood,pos\n",
+       "invalid UTF-8 at byte 4 of line 3", 6},
+      // Text after a closing quote joins the field (csv's strict=False), the quoted field that
+      // follows on the line included.
+      {"text,label\n\"a\"x,\"b\nc,pos\nd\"\ngood,pos\n", "after a closing quote on line 2", 5}};
+  for (const auto& [content, reason, good_line] : files) {
+    write_file(tmp / "a.csv", content);
+    ReaderOptions o;
+    o.format = InputFormat::kCsv;
+    o.label_field = "label";
+    for (const bool labels_only : {false, true}) {  // the label pass reads the same records
+      o.labels_only = labels_only;
+      const auto ex = read_examples(tmp / "a.csv", o);
+      REQUIRE(ex.size() == 2);
+      CHECK(ex[0].line == 2);
+      CHECK_MESSAGE(ex[0].error.find(reason) != std::string::npos, ex[0].error);
+      CHECK(ex[1].error.empty());
+      CHECK(ex[1].line == good_line);
+      CHECK(ex[1].label == "pos");
+      if (!labels_only) CHECK(ex[1].text == "good");
+    }
+  }
 }
 
 TEST_CASE("JSONL: dotted paths, label types, and a path through a non-object") {
