@@ -22,7 +22,7 @@ std::string fields_of_first_row(const ConvertInputs& in) {
 
 // The labels of every example read without error, and the first error met; none when a
 // compressed file turned out damaged after some of its damaged member's text was read
-// (ByteSource::handed_out_damaged_text).
+// (ByteSource::handed_out_damaged_text). A file that cannot be read at all stops the pass.
 struct LabelsRead {
   std::set<std::string> labels;
   std::optional<ExampleError> first_error;
@@ -35,6 +35,7 @@ std::optional<LabelsRead> labels_read(const ConvertInputs& in, const ReaderOptio
     Example ex;
     while (reader->next(ex)) {
       if (ex.after_damaged_text) return std::nullopt;
+      if (ex.file_unusable) throw input_error(in.files, error_of(ex, ex.error));
       if (ex.error.empty() && !ex.label.empty())
         read.labels.insert(ex.label);
       else if (!read.first_error)

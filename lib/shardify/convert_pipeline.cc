@@ -58,13 +58,8 @@ class RecordStage {
  private:
   void take_errors(const EncodedBatch& batch) {
     for (const ExampleError& e : batch.errors) {
-      if (o_.on_error == OnError::kFail) {
-        const ExampleError first = first_error(e);
-        std::string where = in_.files[first.file_index].path;
-        if (first.line) where += ":" + std::to_string(first.line);
-        throw Error(ErrorCode::kInput, where,
-                    (first.where.empty() ? "" : first.where + ": ") + first.reason);
-      }
+      if (o_.on_error == OnError::kFail || e.file_unusable)
+        throw input_error(in_.files, first_error(e));
       if (e.after_damaged_text) throw DamagedTextRead{};
       ++result_.stats.skipped;
       // Lost input is listed even past the first few errors (lines it garbled may fill them).

@@ -33,6 +33,7 @@ class DelimitedReader : public ExampleReader {
       if (problem.empty()) problem = resolve_columns();
       if (!problem.empty()) {
         ex.error = "header: " + problem;
+        ex.file_unusable = true;
         done_ = true;  // without a usable header no row can be read
         return true;
       }

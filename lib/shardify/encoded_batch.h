@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/convert_stats.h"
+#include "core/error.h"
 #include "shardify/example.h"
 #include "shardify/input_files.h"
 
@@ -20,6 +21,7 @@ struct ExampleError {
   std::string reason;
   bool rest_of_file_lost = false;   // a damaged compressed stream: always listed in the summary
   bool after_damaged_text = false;  // Example::after_damaged_text
+  bool file_unusable = false;       // Example::file_unusable: stops the conversion
 };
 
 // "file:line: reason" (or "file: where: reason").
@@ -31,6 +33,13 @@ inline std::string format_error(const std::vector<InputFile>& files, const Examp
   return s + e.reason;
 }
 
+// The error that stops a conversion at `e`: "file:line: reason" (or "file: where: reason").
+inline Error input_error(const std::vector<InputFile>& files, const ExampleError& e) {
+  std::string file = e.file_index < files.size() ? files[e.file_index].path : "?";
+  if (e.line) file += ":" + std::to_string(e.line);
+  return Error(ErrorCode::kInput, file, (e.where.empty() ? "" : e.where + ": ") + e.reason);
+}
+
 // The error of example `ex`, for `reason` (at `where`, else where `ex` is).
 inline ExampleError error_of(const Example& ex, std::string reason, std::string where = {}) {
   return {ex.file_index,
@@ -38,7 +47,8 @@ inline ExampleError error_of(const Example& ex, std::string reason, std::string 
           where.empty() ? ex.where : std::move(where),
           std::move(reason),
           ex.rest_of_file_lost,
-          ex.after_damaged_text};
+          ex.after_damaged_text,
+          ex.file_unusable};
 }
 
 struct EncodedRow {

@@ -37,6 +37,9 @@ struct Example {
   // ...and lines before it may hold text of the damaged member or frame, read unchecked
   // (ByteSource::handed_out_damaged_text): a conversion that keeps going reads the file again.
   bool after_damaged_text = false;
+  // The error leaves no example of the file readable (a CSV header without a selected column, a
+  // SQuAD file that is not JSON): it is the file's, not a row's, so no --on-error skips it.
+  bool file_unusable = false;
   // A text borrowed rather than owned (`text` is then empty): a line or a document of a plain
   // text file, or one part of a long document that the converter cut (example_batcher.h). Its
   // bytes lie in a buffer, which `text_owner` keeps, or in the file mapped, which `text_file`
@@ -59,14 +62,15 @@ struct Example {
   // a field added to Example does not compile until it is cleared here too.
   void reset() {
     auto& [file_index_, line_, where_, text_, text_pair_, messages_, label_, questions_, error_,
-           rest_of_file_lost_, after_damaged_text_, text_owner_, text_view_, text_file_, continues_,
-           after_cut_, json_unread_] = *this;
+           rest_of_file_lost_, after_damaged_text_, file_unusable_, text_owner_, text_view_,
+           text_file_, continues_, after_cut_, json_unread_] = *this;
     file_index_ = 0;
     line_ = 0;
     for (std::string* s : {&where_, &text_, &text_pair_, &messages_, &label_, &error_}) s->clear();
     questions_.clear();
     rest_of_file_lost_ = false;
     after_damaged_text_ = false;
+    file_unusable_ = false;
     text_owner_.reset();
     text_view_ = {};
     text_file_.reset();

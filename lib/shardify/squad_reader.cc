@@ -33,6 +33,7 @@ class SquadReader : public ExampleReader {
     // A UTF-8 byte-order mark is not JSON, but editors write it; the line readers drop it too.
     std::string_view json = text;
     if (json.starts_with("\xEF\xBB\xBF")) json.remove_prefix(3);
+    if (is_blank(json)) return;  // no examples, as an empty file of any other format
     simdjson::dom::element root;
     auto err = parser_.parse(json.data(), json.size(), true).get(root);
     if (err) {
@@ -40,12 +41,12 @@ class SquadReader : public ExampleReader {
                                 ? utf8_problem(text, "the file")
                                 : std::string("malformed JSON: ") + simdjson::error_message(err);
       if (problem.empty()) problem = "malformed JSON: invalid UTF-8";
-      fail("", problem);
+      fail_file(problem);
       return;
     }
     simdjson::dom::array data;
     if (root["data"].get_array().get(data)) {
-      fail("", "not SQuAD JSON: no 'data' array at the top level");
+      fail_file("not SQuAD JSON: no 'data' array at the top level");
       return;
     }
     size_t di = 0;
@@ -78,6 +79,12 @@ class SquadReader : public ExampleReader {
     ex.where = where;
     ex.error = problem;
     pending_.push_back(std::move(ex));
+  }
+
+  // The file as a whole is not SQuAD: one JSON document, so none of it can be read.
+  void fail_file(const std::string& problem) {
+    fail("", problem);
+    pending_.back().file_unusable = true;
   }
 
   void read_paragraph(simdjson::dom::element para, const std::string& where) {

@@ -154,27 +154,34 @@ TEST_CASE("SQuAD JSON: a wrong answer offset, an unterminated file, deep nesting
   c.check("bom.json", "\xEF\xBB\xBF" + with_bad_q, good_only, {"data[0].paragraphs[0].qas[1]"},
           {"example_index"});
 
-  // Whole-file failures: under skip the other input's examples all survive.
+  // A file that is not JSON as a whole has no question to read: the conversion stops under
+  // either policy, naming it. An empty file holds no question, as an empty file of any format.
   const std::vector<std::pair<std::string, std::string>> broken_files = {
       {"unterminated.json", with_bad_q.substr(0, 60)},
-      {"deep.json", "{\"data\": " + nested(5000) + "}"},
-      {"empty.json", ""}};
-  for (const auto& file : broken_files) {
-    const std::string& name = file.first;
-    const std::string& broken = file.second;
+      {"deep.json", "{\"data\": " + nested(5000) + "}"}};
+  const fs::path good_path = c.tmp / "good-only.json";
+  testing::write_file(good_path, good_only);
+  for (const auto& [name, broken] : broken_files) {
     INFO("broken file ", name);
-    const fs::path broken_path = c.tmp / name, good_path = c.tmp / "good-only.json";
+    const fs::path broken_path = c.tmp / name;
     testing::write_file(broken_path, broken);
-    testing::write_file(good_path, good_only);
+    for (const std::string policy : {"fail", "skip"}) {
+      std::string out;
+      const fs::path out_dir = c.tmp / (policy + "-" + name);
+      CHECK(run_shardify(c.command({good_path, broken_path}, out_dir, policy), &out) != 0);
+      CHECK_MESSAGE(out.find(broken_path.string() + ": malformed JSON") != std::string::npos, out);
+      CHECK_FALSE(fs::exists(out_dir));
+    }
+  }
+  const fs::path empty_path = c.tmp / "empty.json", ref = c.tmp / "r-empty";
+  testing::write_file(empty_path, "");
+  REQUIRE(run_shardify(c.command({good_path}, ref, "fail")) == 0);
+  for (const std::string policy : {"fail", "skip"}) {
     std::string out;
-    CHECK(run_shardify(c.command({good_path, broken_path}, c.tmp / ("f-" + name), "fail"), &out) !=
-          0);
-    CHECK(out.find(broken_path.string()) != std::string::npos);
-    const fs::path skip = c.tmp / ("s-" + name), ref = c.tmp / ("r-" + name);
-    REQUIRE(run_shardify(c.command({good_path, broken_path}, skip, "skip"), &out) == 0);
-    CHECK(summary_number(out, "skipped") >= 1);
-    REQUIRE(run_shardify(c.command({good_path}, ref, "fail")) == 0);
-    CHECK(compare_datasets(skip, ref).empty());
+    const fs::path out_dir = c.tmp / (policy + "-empty");
+    REQUIRE(run_shardify(c.command({good_path, empty_path}, out_dir, policy), &out) == 0);
+    CHECK(summary_number(out, "skipped") == 0);
+    CHECK(compare_datasets(out_dir, ref).empty());
   }
 }
 

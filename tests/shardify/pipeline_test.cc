@@ -427,10 +427,6 @@ TEST_CASE("bad input: fail names file:line and publishes nothing; skip counts an
        "--task cls", "after a closing quote", 3, 2},
       {"CSV wrong field count", "c.csv", "text,label\nfine,a\ntoo,many,fields\n", "--task cls",
        "expected 2 fields, found 3", 3, 1},
-      {"CSV missing column", "h.csv", "body,label\nfine,a\n", "--task cls",
-       "no column named 'text'", 1, 0},
-      {"CSV column named twice", "d.csv", "text,text,label\nfine,x,a\n", "--task cls",
-       "column 'text' appears twice", 1, 0},
       {"unknown label with --labels", "l.tsv", "text\tlabel\ngood\tpos\nodd\tmaybe\n",
        "--task cls --labels pos,neg", "unknown label 'maybe'", 3, 1},
       {"SQuAD answer not in the context", "s.json",
@@ -479,6 +475,64 @@ TEST_CASE("bad input: fail names file:line and publishes nothing; skip counts an
       REQUIRE(run_command(inspect_bin() + " verify " + q(tmp / "skip")) == 0);
     }
   }
+}
+
+TEST_CASE("a file that cannot be read at all stops the conversion under either --on-error") {
+  // A header without the selected column, or naming it twice, leaves no row of its file
+  // readable, and a SQuAD file that is not JSON no question: that is not one bad row to skip.
+  TempDir tmp("unusable");
+  struct Unusable {
+    const char* file;
+    std::string content, flags, expect;
+  };
+  const std::string kQa = "--task qa --max-len 32 --doc-stride 4 --max-query-len 8";
+  std::string rows;
+  for (int i = 1; i <= 1000; ++i) rows += "row " + std::to_string(i) + ",pos\n";
+  const std::vector<Unusable> cases = {
+      {"b.csv", "txt,label\n" + rows, "--task lm --max-len 16",
+       "b.csv:1: header: no column named 'text'"},
+      {"b.csv", "text,lbl\n" + rows, "--task cls --max-len 16",
+       "b.csv:1: header: no column named 'label'"},
+      {"b.csv", "text,text,label\n" + rows, "--task lm --max-len 16",
+       "b.csv:1: header: column 'text' appears twice"},
+      {"b.tsv", "body\tlabel\nfine\tpos\n", "--task lm --max-len 16",
+       "b.tsv:1: header: no column named 'text'"},
+      {"b.json", R"({"data": [{"paragraphs": [)", kQa, "b.json: malformed JSON"},
+      {"b.json", R"({"version": "1.1"})", kQa,
+       "b.json: not SQuAD JSON: no 'data' array at the top level"}};
+  for (const Unusable& c : cases) {
+    INFO(c.expect);
+    fs::remove_all(tmp / "in");
+    fs::create_directories(tmp / "in");
+    // A good file before it, whose rows alone would make a dataset.
+    const bool squad = std::string(c.file).ends_with(".json");
+    write_file(
+        tmp / "in" / (squad ? "a.json" : std::string("a") + fs::path(c.file).extension().string()),
+        squad
+            ? R"({"data": [{"paragraphs": [{"context": "Paris is in France.", "qas": [{"id": "1", "question": "Where?", "answers": [{"text": "France", "answer_start": 12}]}]}]}]})"
+            : std::string(fs::path(c.file).extension() == ".tsv" ? "text\tlabel\na\tpos\n"
+                                                                 : "text,label\na,pos\n"));
+    write_file(tmp / "in" / c.file, c.content);
+    for (const std::string policy : {"fail", "skip"}) {
+      std::string out;
+      CHECK(shardify("--input " + q(tmp / "in") + " " + c.flags + " --on-error " + policy + tok() +
+                         " --out " + q(tmp / "out"),
+                     &out) != 0);
+      CHECK_MESSAGE(out.find(c.expect) != std::string::npos, out);
+      CHECK_MESSAGE(out.find("no records to write") == std::string::npos, out);
+      CHECK(!fs::exists(tmp / "out"));
+    }
+  }
+  // An empty SQuAD file holds no question, as an empty file of any other format: not an error.
+  fs::remove_all(tmp / "in");
+  fs::create_directories(tmp / "in");
+  write_file(tmp / "in" / "empty.json", "");
+  std::string out;
+  shardify_ok("--input " + q(tmp / "in") + " " + kQa + " --on-error skip --allow-empty --json" +
+                  tok() + " --out " + q(tmp / "out"),
+              &out);
+  simdjson::dom::parser p;
+  CHECK(p.parse(out).value()["skipped"].get_uint64().value() == 0);
 }
 
 TEST_CASE("corrupt compressed input is an input error naming the file") {
