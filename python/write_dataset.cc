@@ -137,8 +137,8 @@ struct Interrupted {};
 // Pulls rows from a Python iterator, kChunkRows at a time, on the converter's threads (which
 // hold no GIL otherwise). A row is dropped as soon as its fields are taken (a chunk of live
 // rows would survive the GC's young collections and make it scan the old generations); the rows
-// it cannot take fields from go to encode_rows, which returns (bytes of JSON lines,
-// [(row in its list, reason)]). on_chunk(n), when not None, hears of every n rows pulled.
+// it cannot take fields from go to encode_rows(rows, keys read), which returns (bytes of JSON
+// lines, [(row in its list, reason)]). on_chunk(n), when not None, hears of every n rows pulled.
 class PythonRowFeed : public shardify::RowFeed {
  public:
   static constexpr size_t kChunkRows = 1024;
@@ -152,13 +152,14 @@ class PythonRowFeed : public shardify::RowFeed {
   ~PythonRowFeed() override {
     py::gil_scoped_acquire gil;
     rows_ = on_chunk_ = encode_rows_ = py::object();
-    text_ = pair_ = label_ = py::object();
+    text_ = pair_ = label_ = keys_read_ = py::object();
   }
 
   void start(const shardify::ReaderOptions& options) override {
+    py::gil_scoped_acquire gil;
+    keys_read_ = py::tuple(py::cast(shardify::keys_read(options)));
     const auto d = shardify::direct_fields(options);
     if (!d) return;
-    py::gil_scoped_acquire gil;
     direct_ = true;
     if (d->text) text_ = py::str(*d->text);
     if (d->pair) pair_ = py::str(*d->pair);
@@ -230,7 +231,7 @@ class PythonRowFeed : public shardify::RowFeed {
 
   // The JSON lines of `rows` (chunk rows `at`) and their problems.
   void add_json(RowChunk& chunk, const py::list& rows, const std::vector<size_t>& at) {
-    const auto parts = encode_rows_(rows).cast<py::tuple>();
+    const auto parts = encode_rows_(rows, keys_read_).cast<py::tuple>();
     char* data = nullptr;
     Py_ssize_t size = 0;
     if (PyBytes_AsStringAndSize(parts[0].ptr(), &data, &size) != 0) throw py::error_already_set();
@@ -245,6 +246,7 @@ class PythonRowFeed : public shardify::RowFeed {
   py::object rows_, on_chunk_, encode_rows_;
   bool direct_ = false, done_ = false;
   py::object text_, pair_, label_;  // the keys read directly (null: not read)
+  py::object keys_read_;            // tuple of shardify::keys_read(), for encode_rows
   std::vector<size_t> slow_rows_;
   const std::atomic<bool>& interrupted_;
 };
@@ -371,7 +373,7 @@ void bind_write_dataset(py::module_& m) {
       },
       py::arg("open_rows"), py::arg("encode_rows"), py::arg("out"),
       "Converts rows with shardify's converter; open_rows() returns (an iterator of rows, "
-      "on_chunk(n) or None) and encode_rows(list) writes rows as JSON lines (see "
+      "on_chunk(n) or None) and encode_rows(list, keys read) writes rows as JSON lines (see "
       "shardkit/_rows.py). Returns the summary as JSON.");
   m.def(
       "resolved_convert_options",

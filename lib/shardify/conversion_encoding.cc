@@ -45,9 +45,20 @@ std::optional<LabelsRead> labels_read(const ConvertInputs& in, const ReaderOptio
   return read;
 }
 
-// Why no label was found: the first row's error when rows failed, and the fields rows have.
+// Whether `reason` says that a row has no field at the label field's path (json_fields.cc).
+bool label_field_missing(const ConvertOptions& o, const std::string& reason) {
+  return reason.starts_with("missing field '" + o.label_field + "'") ||
+         reason.starts_with("field '" + o.label_field + "' not found");
+}
+
+// Why no label was found: when rows lack the label field, the fields rows have and the flag that
+// names another; when they failed otherwise, that they all failed, the first named.
 std::string no_labels_reason(const ConvertOptions& o, const ConvertInputs& in,
                              const LabelsRead& read) {
+  if (read.first_error && !label_field_missing(o, read.first_error->reason))
+    return "no labels found in the inputs: every row failed (the first: " +
+           format_error(in.files, *read.first_error) +
+           "); fix those rows, or pass --labels to name the labels";
   const std::string failed =
       read.first_error
           ? " (the first that failed: " + format_error(in.files, *read.first_error) + ")"

@@ -1,5 +1,6 @@
 #include "shardify/row_reader.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "shardify/json_fields.h"
@@ -92,6 +93,23 @@ std::optional<DirectFields> direct_fields(const ReaderOptions& options) {
   for (const auto* key : {&d.text, &d.pair, &d.label})
     if (*key && (*key)->find('.') != std::string::npos) return std::nullopt;
   return d;
+}
+
+std::vector<std::string> keys_read(const ReaderOptions& options) {
+  std::vector<const std::string*> paths;
+  if (!options.messages_field.empty())
+    paths = {&options.messages_field};
+  else if (options.qa)
+    paths = {&options.text_field, &options.question_field, &options.answers_field};
+  else
+    paths = {&options.text_field, &options.pair_field, &options.label_field};
+  std::vector<std::string> keys;
+  for (const std::string* path : paths) {
+    if (path->empty()) continue;
+    std::string key = path->substr(0, path->find('.'));
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(std::move(key));
+  }
+  return keys;
 }
 
 std::unique_ptr<ExampleReader> make_row_reader(std::unique_ptr<RowFeed> feed, uint32_t input_index,

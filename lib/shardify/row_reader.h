@@ -42,6 +42,11 @@ struct DirectFields {
 };
 std::optional<DirectFields> direct_fields(const ReaderOptions& options);
 
+// The top-level keys the JSON rules look into for these reader options (the first step of each
+// field path), for the labels-only pass too: a row's other keys are never read, so a feed may
+// leave out those of them whose values cannot be written as JSON.
+std::vector<std::string> keys_read(const ReaderOptions& options);
+
 class RowFeed {
  public:
   virtual ~RowFeed() = default;

@@ -5,7 +5,10 @@ plain values (str, int, float, bool, None, lists and dicts of them) has its fiel
 C++ (python/write_dataset.cc); every other row comes here, to encode_rows(), and becomes a JSON
 object on one line, read by the same field rules as a JSONL file (text_field, pair_field,
 label_field as dotted paths, QA answers), so that rows convert exactly as the same rows written
-as JSONL. A row that cannot become JSON is handed over as a problem (row number and reason).
+as JSONL. A value with no JSON form (a datetime, a Decimal, a Timedelta: what pandas columns of
+those types hold) in a field the conversion does not read is left out of the row, as if the
+column had been dropped before writing the JSONL; in a field it reads, the row cannot become
+JSON and is handed over as a problem (row number and reason, naming the field).
 """
 import collections.abc as _abc
 import json as _json
@@ -54,11 +57,41 @@ def _nan_as_none(value):
     return value
 
 
-def _encode_row(row):
+def _encode_value(value):
     try:
-        return _encode(row)
+        return _encode(value)
     except ValueError:  # NaN or an infinity; only an infinity still fails
-        return _encode(_nan_as_none(row))
+        return _encode(_nan_as_none(value))
+
+
+def _is_read(key, keys_read):
+    # A key that is not a str becomes one in JSON (7 is "7").
+    return key in keys_read or str(key) in keys_read
+
+
+def _without_unwritable(row, keys_read):
+    """The row less the fields not read whose values have no JSON form; such a value in a field
+    that is read is named (TypeError)."""
+    kept = {}
+    for key, value in row.items():
+        try:
+            _encode_value(value)
+        except TypeError as e:
+            if _is_read(key, keys_read):
+                raise TypeError(f"field '{key}': {e}; convert it to a str, int or float "
+                                "first") from None
+            continue
+        kept[key] = value
+    return kept
+
+
+def _encode_row(row, keys_read):
+    try:
+        return _encode_value(row)
+    except TypeError:
+        if keys_read is None:
+            raise
+    return _encode_value(_without_unwritable(row, keys_read))
 
 
 class _NotARow(TypeError):
@@ -103,12 +136,13 @@ def can_read_twice(rows):
         return False
 
 
-def encode_rows(rows):
-    """(JSON lines of the rows as UTF-8 bytes, [(row in rows, reason)] for those that have none)."""
+def encode_rows(rows, keys_read=None):
+    """(JSON lines of the rows as UTF-8 bytes, [(row in rows, reason)] for those that have none).
+    keys_read: the top-level keys the conversion reads (shardify::keys_read), None for all."""
     lines, problems = [], []
     for row in rows:
         try:
-            lines.append(_encode_row(row if type(row) is dict else _as_dict(row)))
+            lines.append(_encode_row(row if type(row) is dict else _as_dict(row), keys_read))
         except _NotARow as e:
             problems.append((len(lines), str(e)))
             lines.append("")

@@ -336,6 +336,52 @@ def test_dataframe(tmp):
     print("  DataFrame with missing values: row named, or skipped and counted")
 
 
+def test_values_without_json_form(tmp):
+    """Datetime, Decimal and Timedelta columns that the conversion does not read leave every row
+    as it would be without them; one that it reads makes a bad row naming the field."""
+    import decimal
+    rows = cls_rows(1200, seed=5)
+    frame = pandas.DataFrame(rows)
+    frame["sent"] = pandas.date_range("2024-01-01", periods=len(frame), freq="h")
+    frame.loc[3, "sent"] = pandas.NaT
+    frame["price"] = [decimal.Decimal(i) / 4 for i in range(len(frame))]
+    frame["age"] = pandas.to_timedelta(range(len(frame)), unit="s")
+    # The reference: pandas writes the JSONL of the frame without those columns.
+    jsonl = os.path.join(tmp, "dates.jsonl")
+    frame[["text", "label", "id"]].to_json(jsonl, orient="records", lines=True, force_ascii=False)
+    flags, options = ["--max-len", "40"], {"max_len": 40, "label_field": "label"}
+    compare(tmp, "dataframe-dates", None, lambda: frame, "cls", VOCAB, flags, options, jsonl=jsonl)
+    compare(tmp, "records-dates", None, lambda: frame.to_dict("records"), "cls", VOCAB, flags,
+            options, jsonl=jsonl)
+    # A dotted path reads its first key: a datetime beside it stays out of the way.
+    nested = [{"m": {"body": r["text"]}, "label": r["label"], "when": frame["sent"][1]}
+              for r in rows[:50]]
+    nested_jsonl = write_jsonl([{"m": {"body": r["text"]}, "label": r["label"]} for r in rows[:50]],
+                               os.path.join(tmp, "nested-dates.jsonl"))
+    compare(tmp, "nested-dates", None, lambda: nested, "cls", VOCAB,
+            flags + ["--text-field", "m.body"], dict(options, text_field="m.body"),
+            jsonl=nested_jsonl)
+    # In a field that is read, the value is named, under fail and under skip.
+    stamped = pandas.DataFrame({"text": ["fine", "also fine"],
+                                "label": pandas.to_datetime(["2024-01-01", "2024-01-02"])})
+    out = os.path.join(tmp, "dated-label")
+    expected = ("rows: row 0: cannot be written as JSON: field 'label': a value of type "
+                "Timestamp has no JSON form")
+    for on_error in ("fail", "skip"):
+        try:
+            shardkit.write_dataset(stamped, out, task="cls", tokenizer=VOCAB, progress=False,
+                                   label_field="label", on_error=on_error)
+            raise AssertionError("a Timestamp label was accepted")
+        except shardkit.ShardkitError as e:
+            message = str(e)
+            assert expected in message, message
+            # Every row failed: the message says so and does not ask for label_field.
+            assert "every row failed" in message and "label_field" not in message, message
+            assert "pass labels to name the labels" in message, message
+    assert not os.path.exists(out)
+    print("  datetime, Decimal and Timedelta columns not read: as without them; read: named")
+
+
 def test_bad_rows(tmp):
     good = {"text": "fine"}
     rows = [good, good, {"txt": "no text"}, good, {"text": 7}, b"not a row", {"text": b"bytes"},
@@ -529,6 +575,7 @@ def main():
         test_identical_to_cli(tmp)
         test_direct_and_json_rows(tmp)
         test_dataframe(tmp)
+        test_values_without_json_form(tmp)
         test_bad_rows(tmp)
         test_messages_name_keywords(tmp)
         test_one_shot_rows_need_labels(tmp)
