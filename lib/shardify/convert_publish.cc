@@ -5,9 +5,27 @@
 
 namespace shardkit::shardify {
 
+namespace {
+
+// A part of more parts than files may get no file: nothing in the input is to blame.
+[[noreturn]] void throw_part_without_files(const ConvertInputs& in) {
+  const std::string files = std::to_string(in.files.size());
+  const std::string parts = std::to_string(in.part.count);
+  throw Error(ErrorCode::kInput, "",
+              "part " + std::to_string(in.part.index) + "/" + parts +
+                  " has no input file: --part splits the " + files + " input files by count (" +
+                  parts + " parts of " + files +
+                  " files leave some empty); pass --allow-empty to write the empty part, "
+                  "which shardify merge takes with the others, or split into at most " +
+                  files + " parts");
+}
+
+}  // namespace
+
 void check_not_empty(const ConvertOptions& o, const ConvertInputs& in,
                      const ConvertResult& result) {
   if (result.stats.records > 0 || o.allow_empty) return;
+  if (result.files == 0 && o.part) throw_part_without_files(in);
   const std::string inputs = result.files == 1 ? in.files[in.first_file].path
                                                : std::to_string(result.files) + " input files";
   std::string why = std::to_string(result.stats.examples) + " examples, " +

@@ -143,6 +143,29 @@ TEST_CASE("--part i/N then merge is byte-identical to a single run") {
   }
 }
 
+TEST_CASE("--part i/3 over 2 files: the empty part says why, and --allow-empty writes it") {
+  // Parts take the files [i*F/N, (i+1)*F/N): with F = 2 and N = 3, part 0 gets [0, 0).
+  TempDir tmp("part_empty");
+  fs::create_directories(tmp / "in");
+  write_file(tmp / "in" / "a.jsonl", "{\"text\":\"a\"}\n");
+  write_file(tmp / "in" / "b.jsonl", "{\"text\":\"b\"}\n");
+  const std::string common = " --input " + q(tmp / "in") + " --task lm --max-len 16" + tok();
+  std::string out;
+  CHECK(shardify(common + " --part 0/3 --out " + q(tmp / "p0"), &out) != 0);
+  CHECK_MESSAGE(out.find("part 0/3 has no input file") != std::string::npos, out);
+  CHECK_MESSAGE(out.find("2 input files by count") != std::string::npos, out);
+  CHECK_MESSAGE(out.find("--allow-empty") != std::string::npos, out);
+  CHECK_MESSAGE(out.find("--text-field") == std::string::npos, out);
+  CHECK(!fs::exists(tmp / "p0"));
+  shardify_ok(common + " --out " + q(tmp / "single"));
+  for (int p = 0; p < 3; ++p)
+    shardify_ok(common + " --allow-empty --part " + std::to_string(p) + "/3 --out " +
+                q(tmp / ("p" + std::to_string(p))));
+  shardify_ok("merge " + q(tmp / "merged") + " " + q(tmp / "p0") + " " + q(tmp / "p1") + " " +
+              q(tmp / "p2"));
+  CHECK(same_records(read_records(tmp / "single"), read_records(tmp / "merged")));
+}
+
 TEST_CASE("--part auto reads the Slurm array's task from the environment, as i/N would") {
   TempDir tmp("partauto");
   fs::create_directories(tmp / "in");
