@@ -112,8 +112,8 @@ std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) 
     } else if (fs::is_regular_file(st)) {
       files.push_back({input, fs::file_size(input)});
     } else {
-      // A compressed file may be read again (convert.cc) and a conversion's parts are cut by
-      // file sizes: a stream cannot be either.
+      // A compressed file may be read again (convert.cc), cls and pair read every file for its
+      // labels before converting, and each file's size is recorded: a stream allows none of it.
       throw Error(ErrorCode::kInvalidArgument, input,
                   "not a regular file (a pipe, socket or device): inputs are files (a compressed "
                   "one is read as it is, .gz or .zst)");
