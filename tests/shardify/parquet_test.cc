@@ -135,6 +135,13 @@ TEST_CASE("a Hub-layout directory in five compressions equals the same rows as J
       &out);
   CHECK(json_count(out, "documents") == 3000);
   CHECK(json_count(out, "files") == 5);
+  // bytes_in is the text read (DuckDB's strlen counts UTF-8 bytes), bytes_in_compressed the
+  // files on disk, which also hold the other columns.
+  CHECK(json_count(out, "bytes_in") ==
+        std::stoull(sql.run("SELECT sum(strlen(text)) FROM rows").at(0)));
+  uint64_t on_disk = 0;
+  for (const auto& e : fs::directory_iterator(tmp / "hub" / "data")) on_disk += e.file_size();
+  CHECK(json_count(out, "bytes_in_compressed") == on_disk);
   shardify_ok("--input " + q(tmp / "hub" / "data") + " --format parquet" + flags +
               " --threads 3 --out " + q(tmp / "pq3"));
   // A glob in the Hub layout, quoted so that shardify (not the shell) expands it.
