@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "shardify/first_row_fields.h"
 
 namespace shardkit::shardify {
 namespace {
@@ -23,12 +24,17 @@ InputFormat resolve_format(const ConvertOptions& o, const std::vector<InputFile>
   return *first;
 }
 
-void check_task_and_format(Task task, InputFormat fmt) {
+void check_task_and_format(Task task, InputFormat fmt, const std::vector<InputFile>& files) {
   if (task == Task::kQa && fmt != InputFormat::kSquad && fmt != InputFormat::kJsonl &&
       fmt != InputFormat::kParquet)
     throw Error(ErrorCode::kInvalidArgument, "", "--task qa reads SQuAD JSON, JSONL or Parquet");
-  if (task != Task::kQa && fmt == InputFormat::kSquad)
+  if (task != Task::kQa && fmt == InputFormat::kSquad) {
+    if (!files.empty() && file_starts_as_json_lines(files.front().path))
+      throw Error(ErrorCode::kInvalidArgument, files.front().path,
+                  "SQuAD JSON input is for --task qa, and this file holds JSON Lines (one "
+                  "object per line, as datasets' to_json writes them): pass --format jsonl");
     throw Error(ErrorCode::kInvalidArgument, "", "SQuAD JSON input is for --task qa");
+  }
   if ((task == Task::kCls || task == Task::kPair) && fmt == InputFormat::kText)
     throw Error(ErrorCode::kInvalidArgument, "",
                 "plain text has no labels; --task cls and pair read jsonl, tsv or csv");
@@ -106,7 +112,7 @@ ConvertInputs open_inputs(const ConvertOptions& o, std::vector<InputFile> files)
   ConvertInputs in;
   in.files = std::move(files);
   in.format = o.rows ? InputFormat::kJsonl : resolve_format(o, in.files);
-  check_task_and_format(o.task.task, in.format);
+  check_task_and_format(o.task.task, in.format, in.files);
   check_format_flags(o, in.format);
   in.reader = reader_options(o, in.format);
   in.open = [&o, files = in.files](size_t i, const ReaderOptions& r) {

@@ -28,7 +28,37 @@ std::vector<std::string> header_columns(std::string_view line, char separator) {
   return columns;
 }
 
+bool is_json_object(std::string_view line) {
+  simdjson::dom::parser parser;
+  simdjson::dom::object object;
+  return !parser.parse(line.data(), line.size(), true).get_object().get(object);
+}
+
+bool blank(std::string_view line) {
+  return line.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
+
 }  // namespace
+
+bool starts_as_json_lines(std::string_view text) {
+  const size_t end = text.find('\n');
+  return end != std::string_view::npos && !blank(text.substr(end)) &&
+         is_json_object(text.substr(0, end));
+}
+
+bool file_starts_as_json_lines(const std::string& path) {
+  try {
+    LineReader lines(ByteSource::open(path));
+    std::string_view line;
+    while (lines.next(line) && blank(line)) {
+    }
+    if (blank(line) || !is_json_object(line)) return false;
+    while (lines.next(line))
+      if (!blank(line)) return true;
+  } catch (const std::exception&) {
+  }
+  return false;
+}
 
 std::vector<std::string> first_row_fields(const std::string& path, InputFormat format) {
   if (format != InputFormat::kJsonl && format != InputFormat::kCsv && format != InputFormat::kTsv)

@@ -10,10 +10,15 @@
 #include "core/error.h"
 #include "core/utf8.h"
 #include "shardify/byte_source.h"
+#include "shardify/first_row_fields.h"
 #include "shardify/readers_internal.h"
 
 namespace shardkit::shardify {
 namespace {
+
+constexpr const char* kJsonLinesHint =
+    "; the file holds JSON Lines (one object per line, as datasets' to_json writes them): pass "
+    "--format jsonl";
 
 class SquadReader : public ExampleReader {
  public:
@@ -41,6 +46,7 @@ class SquadReader : public ExampleReader {
                                 ? utf8_problem(text, "the file")
                                 : std::string("malformed JSON: ") + simdjson::error_message(err);
       if (problem.empty()) problem = "malformed JSON: invalid UTF-8";
+      if (starts_as_json_lines(json)) problem += kJsonLinesHint;
       fail_file(problem);
       return;
     }

@@ -558,6 +558,32 @@ TEST_CASE("a file that cannot be read at all stops the conversion under either -
   CHECK(p.parse(out).value()["skipped"].get_uint64().value() == 0);
 }
 
+TEST_CASE("JSON Lines named .json: the message says to pass --format jsonl") {
+  // datasets' Dataset.to_json("x.json") writes one object per line.
+  TempDir tmp("json_lines");
+  write_file(tmp / "lines.json", "{\"text\": \"a\"}\n{\"text\": \"b\"}\n");
+  for (const std::string task :
+       {"--task lm --max-len 16", "--task qa --max-len 32 --doc-stride 4 --max-query-len 8"}) {
+    std::string out;
+    CHECK(shardify(
+              "--input " + q(tmp / "lines.json") + " " + task + tok() + " --out " + q(tmp / "out"),
+              &out) != 0);
+    CHECK_MESSAGE(out.find("lines.json") != std::string::npos, out);
+    CHECK_MESSAGE(out.find("JSON Lines") != std::string::npos, out);
+    CHECK_MESSAGE(out.find("pass --format jsonl") != std::string::npos, out);
+  }
+  shardify_ok("--input " + q(tmp / "lines.json") + " --format jsonl --task lm --max-len 16" +
+              tok() + " --out " + q(tmp / "out"));
+  // One SQuAD object on one line is not JSON Lines: the usual message.
+  write_file(tmp / "one.json", "{\"version\": \"1.1\", \"data\": []}\n");
+  std::string out;
+  CHECK(shardify("--input " + q(tmp / "one.json") + " --task lm --max-len 16" + tok() + " --out " +
+                     q(tmp / "out2"),
+                 &out) != 0);
+  CHECK_MESSAGE(out.find("SQuAD JSON input is for --task qa") != std::string::npos, out);
+  CHECK_MESSAGE(out.find("--format jsonl") == std::string::npos, out);
+}
+
 TEST_CASE("corrupt compressed input is an input error naming the file") {
   TempDir tmp("gz");
   write_file(tmp / "x.txt.gz", std::string("\x1f\x8b\x08\x00garbage-not-deflate-data", 28));
