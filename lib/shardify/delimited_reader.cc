@@ -30,6 +30,12 @@ class DelimitedReader : public ExampleReader {
       std::string problem;
       if (!read_record(header_, problem)) return stream_error_example(*lines_, file_index_, ex);
       ex.line = start_line_;
+      // The line reader ends lines at \n only: a file with CR endings is one line.
+      if (first_line_has_cr_)
+        problem =
+            "the line holds carriage returns (\\r) that end no line: the file uses CR line "
+            "endings (classic Mac OS), which are not read; convert them to \\n first (tr '\\r' "
+            "'\\n')";
       if (problem.empty()) problem = resolve_columns();
       if (!problem.empty()) {
         ex.error = "header: " + problem;
@@ -89,6 +95,7 @@ class DelimitedReader : public ExampleReader {
       if (!lines_->next(line)) return false;
     } while (line.empty());
     start_line_ = lines_->line_number();
+    first_line_has_cr_ = line.find('\r') != std::string_view::npos;
     fields.clear();
     fields.emplace_back();
     problem.clear();
@@ -169,6 +176,7 @@ class DelimitedReader : public ExampleReader {
   std::vector<std::string> header_;
   int text_col_ = -1, pair_col_ = -1, label_col_ = -1;
   uint64_t start_line_ = 0;
+  bool first_line_has_cr_ = false;  // of the record read last (a CRLF's \r is not in the line)
 };
 
 }  // namespace

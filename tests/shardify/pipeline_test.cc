@@ -558,6 +558,23 @@ TEST_CASE("a file that cannot be read at all stops the conversion under either -
   CHECK(p.parse(out).value()["skipped"].get_uint64().value() == 0);
 }
 
+TEST_CASE("a CSV with CR line endings is named as such, not blamed on --text-field") {
+  // Python's csv module splits "text,label\rhello,pos\rbye,neg\r" at each \r; shardify ends
+  // lines at \n only, so the file is one header line: it says so under either --on-error.
+  TempDir tmp("cr_csv");
+  write_file(tmp / "cr.csv", "text,label\rhello,pos\rbye,neg\r");
+  for (const std::string policy : {"fail", "skip"}) {
+    std::string out;
+    CHECK(shardify("--input " + q(tmp / "cr.csv") + " --task lm --max-len 16 --on-error " + policy +
+                       tok() + " --out " + q(tmp / "out"),
+                   &out) != 0);
+    CHECK_MESSAGE(
+        out.find("cr.csv:1: header: the line holds carriage returns") != std::string::npos, out);
+    CHECK_MESSAGE(out.find("CR line endings") != std::string::npos, out);
+    CHECK(!fs::exists(tmp / "out"));
+  }
+}
+
 TEST_CASE("JSON Lines named .json: the message says to pass --format jsonl") {
   // datasets' Dataset.to_json("x.json") writes one object per line.
   TempDir tmp("json_lines");
