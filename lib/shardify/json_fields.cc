@@ -35,6 +35,11 @@ simdjson::dom::element lookup(simdjson::dom::element root, const std::string& pa
     }
     if (obj.at_key(key).get(cur) != simdjson::SUCCESS) {
       problem = "missing field '" + path + "'";
+      simdjson::dom::element flat;
+      if (start == 0 && dot != std::string::npos && obj.at_key(path).get(flat) == simdjson::SUCCESS)
+        problem +=
+            " (a dotted path names nested fields; a key with a dot in its name, like this "
+            "row's, cannot be selected)";
       return {};
     }
     if (key_repeats(obj, key)) {

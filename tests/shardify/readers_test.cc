@@ -317,6 +317,20 @@ TEST_CASE("JSONL: dotted paths, label types, and a path through a non-object") {
   CHECK(ex[2].error == "field 'a' is not a string");
 }
 
+TEST_CASE("JSONL: a dotted path means nesting; a flat key with a dot is named, not selected") {
+  TempDir tmp("jsonl_dot");
+  write_file(tmp / "a.jsonl", "{\"a.b\":\"flat\"}\n{\"a\":{\"b\":\"nested\"}}\n");
+  ReaderOptions o;
+  o.format = InputFormat::kJsonl;
+  o.text_field = "a.b";
+  const auto ex = read_examples(tmp / "a.jsonl", o);
+  REQUIRE(ex.size() == 2);
+  CHECK(ex[0].error ==
+        "missing field 'a.b' (a dotted path names nested fields; a key with a dot in its name, "
+        "like this row's, cannot be selected)");
+  CHECK(ex[1].text == "nested");
+}
+
 TEST_CASE("JSONL: a field whose key appears twice is a bad row; other repeated keys are not") {
   // Python's json.loads keeps the last value, simdjson the first: neither may be guessed.
   TempDir tmp("jsonl_twice");
