@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include "core/checksum.h"
 #include "core/dataset.h"
 #include "core/dataset_store.h"
 #include "core/error.h"
@@ -252,6 +253,13 @@ PYBIND11_MODULE(_shardkit, m) {
       .def_property_readonly("bytes_on_disk",
                              [](const Dataset& d) { return d.manifest().bytes_on_disk(); })
       .def_property_readonly("info_json", [](const Dataset& d) { return d.info().to_json(); })
+      // XXH3 of the manifest's bytes: the same for a copy of the dataset, another for any
+      // other dataset (a pickled Dataset checks it where it is opened again).
+      .def_property_readonly("identity",
+                             [](const Dataset& d) {
+                               const std::string text = d.manifest().serialize();
+                               return checksum_hex(xxh3_64(text.data(), text.size()));
+                             })
       .def_property_readonly("metadata_json",
                              [](const Dataset& d) {
                                py::dict out;

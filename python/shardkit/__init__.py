@@ -106,17 +106,27 @@ class Dataset(_data.Dataset):  # type: ignore[type-arg]
         self.path: str = _os.fspath(path)
         self._options = dict(options)
         self._ds = _shardkit.Dataset(self.path, **options)
+        # Where a copy opens it again: a relative path as it resolves now, not in the cwd of
+        # whichever process unpickles it.
+        self._opened_at = self.path if "://" in self.path else _os.path.abspath(self.path)
 
-    # Pickled as its path and options (DataLoader workers started by spawn or forkserver): the
-    # copy opens the dataset again.
+    # Pickled as its location, options and identity (DataLoader workers started by spawn or
+    # forkserver): the copy opens the dataset again, and refuses another dataset found there
+    # (one replaced since), whose records the parent's indices and len() do not describe.
     def __getstate__(self) -> Dict[str, Any]:
         state = dict(self.__dict__)
-        del state["_ds"]
+        state["_identity"] = state.pop("_ds").identity
         return state
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
+        identity = state.pop("_identity", None)
         self.__dict__.update(state)
-        self._ds = _shardkit.Dataset(self.path, **self._options)
+        self.__dict__.setdefault("_opened_at", self.path)
+        self._ds = _shardkit.Dataset(self._opened_at, **self._options)
+        if identity is not None and self._ds.identity != identity:
+            raise ShardkitError(f"{self.path}: the dataset there is not the one this Dataset "
+                                f"was pickled from (manifest {self._ds.identity}, pickled "
+                                f"{identity}): it was replaced since")
 
     def __len__(self) -> int:
         return int(len(self._ds))

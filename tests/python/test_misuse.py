@@ -139,6 +139,37 @@ def test_dataloader_workers(path):
           "saying num_workers=0; a pickled copy continues the epoch")
 
 
+def test_pickled_dataset_is_the_same_one(path, tmp):
+    """A pickled Dataset (what spawn workers get) opens the dataset it was made on: a relative
+    path as it resolved then, not in another cwd; and refuses one replaced since, whose records
+    the parent's len() and indices do not describe. Before, both served the other dataset's
+    records without an error."""
+    import pickle
+    import shutil
+    other, _ = pyutil.dataset(n=350, seed=9)
+    os.makedirs(os.path.join(tmp, "a"))
+    os.makedirs(os.path.join(tmp, "b"))
+    shutil.copytree(path, os.path.join(tmp, "a", "ds"))
+    shutil.copytree(other, os.path.join(tmp, "b", "ds"))
+    cwd = os.getcwd()
+    try:
+        os.chdir(os.path.join(tmp, "a"))
+        ds = shardkit.Dataset("ds")
+        first = ds[0]["input_ids"].tolist()
+        pickled = pickle.dumps(ds)
+        os.chdir(os.path.join(tmp, "b"))
+        copy = pickle.loads(pickled)
+        assert len(copy) == len(ds) == 300 and copy[0]["input_ids"].tolist() == first
+        shutil.rmtree(os.path.join(tmp, "a", "ds"))
+        shutil.copytree(other, os.path.join(tmp, "a", "ds"))
+        refused(lambda: pickle.loads(pickled), shardkit.ShardkitError,
+                "ds: the dataset there is not the one this Dataset was pickled from",
+                "it was replaced since")
+    finally:
+        os.chdir(cwd)
+    print("  a pickled Dataset opens where it was made, and refuses a dataset replaced since")
+
+
 def test_threads_the_system_cannot_start(path):
     # Under an address-space limit the threads' stacks do not fit: an error, not an abort.
     child = textwrap.dedent(f"""
@@ -199,6 +230,7 @@ def main():
     test_threads_the_system_cannot_start(path)
     test_state_that_is_not_one(path)
     test_dataloader_workers(path)
+    test_pickled_dataset_is_the_same_one(path, tmp)
     test_cli_habits(path, tmp)
     print("misuse: all passed")
 
