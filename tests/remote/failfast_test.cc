@@ -1,17 +1,20 @@
 // Answers that another try would only repeat fail on the first one: a server that ignores Range
 // (python -m http.server, which sent the whole shard 785 times in a row before) and a manifest
 // over max_manifest_bytes (a 1 GiB one was read whole, twice, into 1.28 GB of memory), and a
-// shard whose server never answers (each block read ahead tried it again, for minutes).
+// shard whose server never answers (each block read ahead tried it again, for minutes), and an
+// object sent with Content-Encoding (its ranges were retried as short reads).
 #include <doctest/doctest.h>
 #include <sys/resource.h>
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include "core/dataset.h"
 #include "core/error.h"
 #include "core/remote/http_transport.h"
+#include "core/verify.h"
 #include "remote_test_util.h"
 #include "servers.h"
 #include "test_util.h"
@@ -185,4 +188,49 @@ TEST_CASE("a server that never answers for a shard: a loader fails after one req
                        &out) != 0);
   CHECK_MESSAGE(out.find("Timeout was reached") != std::string::npos, out);
   CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - cli_start).count() < 10.0);
+}
+
+TEST_CASE("a manifest or shard sent with Content-Encoding: gzip fails at once, naming both") {
+  // As S3 serves an object uploaded with Content-Encoding metadata: its stored bytes
+  // compressed. Before, the manifest failed its checksum line, and a shard's ranges were
+  // retried 6 times as short reads.
+  TempDir tmp("encoded");
+  t::write_remote_fixture(tmp / "www" / "ds");
+  t::FaultServer manifest(tmp / "manifest",
+                          {tmp / "www", 0, {R"({"path": "manifest", "encoding": "gzip"})"}, {}});
+  const std::string secret_query = "?token=QueryTokenSecret";
+  try {
+    Dataset::open(manifest.url("ds") + secret_query);
+    FAIL("a gzip-encoded manifest was read");
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    INFO(message);
+    CHECK(e.code() == ErrorCode::kUnsupported);
+    CHECK(e.file() == manifest.url("ds/manifest.json") + "?***");
+    CHECK(message.find("Content-Encoding: gzip") != std::string::npos);
+    CHECK(message.find("must be served without Content-Encoding") != std::string::npos);
+    CHECK(message.find("QueryTokenSecret") == std::string::npos);
+  }
+  CHECK(manifest.requests("manifest").size() == 1);
+
+  t::FaultServer shards(tmp / "shards",
+                        {tmp / "www", 0, {R"({"path": "\\.shard$", "encoding": "gzip"})"}, {}});
+  SourceOptions o;
+  o.remote_retries = 5;
+  const VerifyReport report = verify_dataset(shards.url("ds"), o);
+  REQUIRE_FALSE(report.ok());
+  for (const VerifyFault& f : report.faults) {
+    INFO(f.message);
+    CHECK(f.file.rfind(shards.url("ds/shard-"), 0) == 0);
+    CHECK(f.message.find("Content-Encoding: gzip") != std::string::npos);
+    CHECK(f.message.find("attempts") == std::string::npos);
+  }
+  // No range retried (before: 6 attempts of each, 34 requests): at most a prefetch's request
+  // and the read's own, which does not trust a failed prefetch.
+  std::map<std::pair<std::string, std::string>, int> asked;
+  for (const auto& r : shards.requests(".shard")) ++asked[{r.path, r.range}];
+  MESSAGE(shards.requests(".shard").size()
+          << " shard requests for " << report.faults.size() << " faults");
+  for (const auto& [range, times] : asked) CHECK_MESSAGE(times <= 2, range.first, range.second);
+  CHECK(asked.size() <= 2 * report.faults.size());
 }

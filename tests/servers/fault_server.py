@@ -13,12 +13,16 @@ Rules (JSON, first match on the request path wins):
   {"path": RE, "whole": true}             Range ignored: 200 with the whole file
   {"path": RE, "no_length": true}         200 with the whole file, no Content-Length (the
                                           end is the connection's close)
+  {"path": RE, "encoding": "gzip"}        the answer (whole file or range) gzip-compressed, with
+                                          Content-Encoding: gzip, as S3 serves an object stored
+                                          with that metadata
 
 Each request is logged when it arrives, one line, tab-separated: monotonic seconds, method,
 path, Range or -, the rule's action or "serve", and the names of the credential headers it
 carried (authorization, x-amz-*) or -."""
 import argparse
 import datetime
+import gzip
 import http.client
 import http.server
 import json
@@ -53,7 +57,7 @@ class Rule:
                     return None
                 self.left -= 1
             return "fail"
-        for name in ("stall", "redirect", "whole", "no_length"):
+        for name in ("stall", "redirect", "whole", "no_length", "encoding"):
             if name in self.spec:
                 return name
         return None
@@ -140,14 +144,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if self.command != "HEAD":
                 self.wfile.write(data)
             return
+        encoded = {"Content-Encoding": "gzip"} if action == "encoding" else {}
+        body = gzip.compress if encoded else bytes
         m = re.fullmatch(r"bytes=(\d+)-(\d*)", headers.get("range", "")) if action != "whole" else None
         if not m:
-            return self.answer(200, data)
+            return self.answer(200, body(data), encoded)
         first = int(m.group(1))
         last = min(int(m.group(2)) if m.group(2) else len(data) - 1, len(data) - 1)
         if first > last:
             return self.answer(416, b"", {"Content-Range": f"bytes */{len(data)}"})
-        self.answer(206, data[first:last + 1], {"Content-Range": f"bytes {first}-{last}/{len(data)}"})
+        self.answer(206, body(data[first:last + 1]),
+                    {"Content-Range": f"bytes {first}-{last}/{len(data)}", **encoded})
 
     def forward(self, headers, body):
         # s3rver looks the access key up (it checks no SigV4 signature): the request verified

@@ -66,6 +66,25 @@ std::string reason_in(const std::string& body) {
   return "";
 }
 
+std::string trimmed(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return std::string(s);
+}
+
+// Whether a response's Content-Encoding (empty when absent) leaves the stored bytes as they are.
+bool identity_encoding(const std::string& encoding) {
+  return encoding.empty() || strcasecmp(encoding.c_str(), "identity") == 0;
+}
+
+// Why a response with Content-Encoding is refused rather than decoded: ranges, sizes and
+// checksums are all of the object's stored bytes, and a decoded range is not a range of them.
+std::string encoded_response(const std::string& encoding) {
+  return "the server sent the object with Content-Encoding: " + encoding +
+         "; shardkit reads an object's stored bytes (by byte ranges), so it must be served "
+         "without Content-Encoding (for S3: stored without Content-Encoding metadata)";
+}
+
 const char* const kNoRanges =
     "the server does not support range requests: it answered a Range request with HTTP 200 and "
     "the whole object. Remote datasets are read by byte ranges (nginx, S3 and most object stores "
@@ -172,7 +191,9 @@ struct HttpTransport::Hop {
   std::string curl_error;
   std::string local_error;  // the request could not be made (an unreadable upload)
   bool range_ignored = false;
-  curl_off_t content_length = -1;       // as declared
+  std::string content_encoding;    // of the last response's headers; empty when none
+  bool encoded = false;            // a success whose Content-Encoding was not identity: refused
+  curl_off_t content_length = -1;  // as declared
   std::optional<uint64_t> object_size;  // Content-Range's complete length, when declared
   curl_off_t uploaded = 0;
 
@@ -197,13 +218,17 @@ struct HttpTransport::Hop {
   bool checked = false;
 
   // The body goes to the sink only for a success; an error page is kept apart for its reason.
-  // A 200 to a Range request is the whole object (but when the range was the whole object):
-  // refused at its first byte.
+  // A success with a Content-Encoding, and a 200 to a Range request (the whole object, but when
+  // the range was the whole object), are refused at their first byte.
   static size_t on_write(char* data, size_t one, size_t n, void* user) {
     Hop& hop = *static_cast<Hop*>(user);
     if (!hop.checked) {
       hop.checked = true;
       curl().easy_getinfo(hop.h, CURLINFO_RESPONSE_CODE, &hop.status);
+      if ((hop.status == 200 || hop.status == 206) && !identity_encoding(hop.content_encoding)) {
+        hop.encoded = true;
+        return 0;
+      }
       const auto& range = *hop.range_;
       if (range && hop.status == 200 &&
           !(range->first == 0 && hop.content_length == curl_off_t(range->second))) {
@@ -220,6 +245,10 @@ struct HttpTransport::Hop {
   static size_t on_header(char* data, size_t one, size_t n, void* user) {
     const std::string_view line(data, one * n);
     Hop& hop = *static_cast<Hop*>(user);
+    if (line.size() > 5 && strncasecmp(line.data(), "HTTP/", 5) == 0)
+      hop.content_encoding.clear();  // a new response (after a 100 Continue): its own headers
+    if (line.size() > 17 && strncasecmp(line.data(), "content-encoding:", 17) == 0)
+      hop.content_encoding = trimmed(line.substr(17)).substr(0, 100);
     if (line.size() > 15 && strncasecmp(line.data(), "content-length:", 15) == 0)
       hop.content_length = std::strtoll(line.data() + 15, nullptr, 10);
     if (line.size() > 14 && strncasecmp(line.data(), "content-range:", 14) == 0) {
@@ -297,6 +326,11 @@ HttpTransport::Attempt HttpTransport::judge(const Hop& hop, const Request& reque
   a.status = hop.status;
   if (!hop.local_error.empty()) {
     a.error = hop.local_error;
+    return a;
+  }
+  if (hop.encoded) {
+    a.code = ErrorCode::kUnsupported;
+    a.error = encoded_response(hop.content_encoding);
     return a;
   }
   if (hop.range_ignored) {

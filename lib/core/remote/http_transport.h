@@ -8,7 +8,9 @@
 //
 // What is not retried, because another try would get the same answer: 4xx but 408 and 429, a
 // server that answers a Range request with the whole object (it does not support ranges: every
-// later range request of the transport fails at once, without a request), a body over its
+// later range request of the transport fails at once, without a request), a success sent with
+// a Content-Encoding other than identity (gzip of an object stored with that metadata: its
+// ranges and checksums are of the stored bytes, which shardkit does not decode), a body over its
 // limit, a redirect that cannot be followed.
 #pragma once
 
