@@ -20,17 +20,23 @@ VerifyReport verify_dataset(const std::filesystem::path& dir,
 
 VerifyReport verify_dataset(const std::string& location, const SourceOptions& options,
                             const std::function<void(uint64_t, uint64_t)>& progress) {
-  VerifyReport report;
-  auto fault = [&](const Error& e) { report.faults.push_back({e.file(), e.block(), e.what()}); };
   Manifest manifest;
   std::shared_ptr<DatasetStore> store;
   try {
     store = open_store(location, options);
     manifest = store->load_manifest();
   } catch (const Error& e) {
-    fault(e);
+    VerifyReport report;
+    report.faults.push_back({e.file(), e.block(), e.what()});
     return report;
   }
+  return verify_shards(*store, manifest, progress);
+}
+
+VerifyReport verify_shards(const DatasetStore& store, const Manifest& manifest,
+                           const std::function<void(uint64_t, uint64_t)>& progress) {
+  VerifyReport report;
+  auto fault = [&](const Error& e) { report.faults.push_back({e.file(), e.block(), e.what()}); };
   BlockDecoder decoder;
   std::vector<unsigned char> buffer;
   // Blocks as the manifest counts them, so that a shard that fails to open still advances.
@@ -40,7 +46,7 @@ VerifyReport verify_dataset(const std::string& location, const SourceOptions& op
     const ShardEntry& entry = manifest.shards[i];
     shard_end += geometry.shard_blocks(static_cast<uint32_t>(i));
     try {
-      auto shard = ShardFile::open(store->open_shard(entry), manifest.schema,
+      auto shard = ShardFile::open(store.open_shard(entry), manifest.schema,
                                    manifest.records_per_block, entry);
       ++report.shards_checked;
       for (uint64_t b = 0; b < shard->block_count(); ++b) {

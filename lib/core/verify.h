@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "core/block_source.h"
+#include "core/dataset_store.h"
+#include "core/manifest.h"
 
 namespace shardkit {
 
@@ -36,6 +38,12 @@ VerifyReport verify_dataset(
 // The same for a directory or a remote dataset (http://, https://, s3://).
 VerifyReport verify_dataset(
     const std::string& location, const SourceOptions& options,
+    const std::function<void(uint64_t blocks, uint64_t total)>& progress = {});
+
+// The shards of `manifest`, already loaded from `store` by a caller that places the faults in
+// that same manifest (it is not loaded again, so it cannot change between the two).
+VerifyReport verify_shards(
+    const DatasetStore& store, const Manifest& manifest,
     const std::function<void(uint64_t blocks, uint64_t total)>& progress = {});
 
 }  // namespace shardkit

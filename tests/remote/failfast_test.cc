@@ -234,3 +234,44 @@ TEST_CASE("a manifest or shard sent with Content-Encoding: gzip fails at once, n
   for (const auto& [range, times] : asked) CHECK_MESSAGE(times <= 2, range.first, range.second);
   CHECK(asked.size() <= 2 * report.faults.size());
 }
+
+TEST_CASE("shard-inspect report and verify --json read with the remote flags, the manifest once") {
+  TempDir tmp("cliflags");
+  t::write_remote_fixture(tmp / "www" / "ds");
+  const std::string tool = "timeout 60 " + t::tool_path("shard-inspect");
+  const std::string flags = " --remote-timeout-ms 200 --remote-retries 1 --progress never";
+  {
+    // A server that never answers: each command gives up after 2 attempts of 200 ms (before:
+    // report loaded the manifest with the defaults, 6 attempts of 30 s).
+    t::FaultServer stalled(tmp / "stalled",
+                           {tmp / "www", 0, {R"({"path": ".", "stall": true})"}, {}});
+    const std::string report = (tmp / "report.html").string();
+    for (const std::string& cmd :
+         {"report " + stalled.url("ds") + " -o " + report, "verify --json " + stalled.url("ds")}) {
+      const size_t before = stalled.requests("manifest").size();
+      std::string out;
+      const auto start = std::chrono::steady_clock::now();
+      CHECK(t::run_command(tool + " " + cmd + flags, &out) == 1);
+      const double seconds = seconds_since(start);
+      INFO(cmd, ": ", out);
+      CHECK(out.find("manifest.json: Timeout was reached") != std::string::npos);
+      CHECK(out.find("(after 2 attempts)") != std::string::npos);
+      CHECK(seconds < 10.0);
+      CHECK(stalled.requests("manifest").size() - before == 2);
+    }
+    CHECK_FALSE(fs::exists(report));
+  }
+  // A manifest over --max-manifest-bytes: report refuses it (before: read whole for the page).
+  t::FaultServer served(tmp / "served", {tmp / "www", 0, {}, {}});
+  std::string out;
+  CHECK(t::run_command(tool + " report " + served.url("ds") + " -o " +
+                           (tmp / "small.html").string() + " --max-manifest-bytes 100" + flags,
+                       &out) == 1);
+  CHECK_MESSAGE(out.find("over the limit of 100 bytes (max_manifest_bytes") != std::string::npos,
+                out);
+  CHECK_FALSE(fs::exists(tmp / "small.html"));
+  // verify --json reads the manifest once and places the faults in that one (before: 3 GETs).
+  const size_t before = served.requests("manifest").size();
+  REQUIRE(t::run_command(tool + " verify --json " + served.url("ds") + flags, &out) == 0);
+  CHECK(served.requests("manifest").size() - before == 1);
+}

@@ -51,13 +51,15 @@ std::unique_ptr<shardkit::tok::Tokenizer> dataset_tokenizer(const std::string& f
 ReportData gather(const ReportArgs& args) {
   ReportData d;
   d.dir = shardkit::without_secrets(args.dir);
-  d.manifest = shardkit::open_store(args.dir)->load_manifest();
+  // The checksum pass checks the shards against the manifest the page shows.
+  const auto store = shardkit::open_store(args.dir, shard_inspect::source_options());
+  d.manifest = store->load_manifest();
   const auto tok = dataset_tokenizer(args.decode, d.manifest);
   {
     shardkit::ProgressReporter reporter("report: verify", shardkit::ProgressUnit::items("blocks"),
                                         args.progress);
-    d.verify = shardkit::verify_dataset(
-        args.dir, shard_inspect::source_options(),
+    d.verify = shardkit::verify_shards(
+        *store, d.manifest,
         [&reporter](uint64_t done, uint64_t total) { reporter.update(done, total); });
   }
   if (!d.verify.ok()) return d;

@@ -2,7 +2,9 @@
 // prints the report as one JSON object, with the damaged blocks a loader's on_corrupt=skip
 // would replace (shard, block in it, global block and the records it holds).
 #include <cstdio>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "core/dataset_store.h"
@@ -47,27 +49,22 @@ nlohmann::json damaged_block(const shardkit::VerifyFault& f, const shardkit::Man
   return nullptr;
 }
 
-void print_json(const VerifyArgs& args, const shardkit::VerifyReport& r) {
+// `m`: the manifest the shards were verified against; null when it could not be read (the
+// report's one fault says why).
+void print_json(const shardkit::VerifyReport& r, const shardkit::Manifest* m) {
   nlohmann::json out = {{"ok", r.ok()},
                         {"shards_checked", r.shards_checked},
                         {"blocks_checked", r.blocks_checked},
                         {"records_checked", r.records_checked},
                         {"faults", nlohmann::json::array()},
                         {"damaged_blocks", nlohmann::json::array()}};
-  shardkit::Manifest m;
-  bool have_manifest = true;
-  try {
-    m = shardkit::open_store(args.dir)->load_manifest();
-  } catch (const shardkit::Error&) {
-    have_manifest = false;  // reported among the faults
-  }
-  const shardkit::Geometry g = have_manifest ? shardkit::Geometry::of(m) : shardkit::Geometry();
-  bool all_skippable = have_manifest;
+  const shardkit::Geometry g = m ? shardkit::Geometry::of(*m) : shardkit::Geometry();
+  bool all_skippable = m != nullptr;
   for (const auto& f : r.faults) {
     out["faults"].push_back({{"file", f.file},
                              {"block", f.block ? nlohmann::json(*f.block) : nlohmann::json()},
                              {"message", f.message}});
-    nlohmann::json d = have_manifest ? damaged_block(f, m, g) : nullptr;
+    nlohmann::json d = m ? damaged_block(f, *m, g) : nullptr;
     if (d.is_null())
       all_skippable = false;
     else
@@ -78,27 +75,43 @@ void print_json(const VerifyArgs& args, const shardkit::VerifyReport& r) {
   std::printf("%s\n", out.dump(2).c_str());
 }
 
-// A path that holds no dataset (no manifest, no such directory, a file) is not a damaged
-// dataset: the error says so, as `info` does, rather than a fault of a manifest that never was.
-// A manifest that is there but damaged is a fault, reported with the others.
-void check_is_dataset(const std::string& dir) {
+// The dataset's store and manifest, loaded once: the shards are verified against it and the
+// faults placed in it. A path that holds no dataset (no manifest, no such directory, a file) is
+// not a damaged dataset: the error says so, as `info` does, rather than a fault of a manifest
+// that never was. A manifest that is there but damaged is a fault, reported with the others.
+struct Loaded {
+  std::shared_ptr<shardkit::DatasetStore> store;
+  std::optional<shardkit::Manifest> manifest;
+  std::optional<shardkit::VerifyFault> fault;
+};
+
+Loaded load_dataset(const std::string& dir) {
+  Loaded d;
   try {
-    shardkit::open_store(dir, shard_inspect::source_options())->load_manifest();
+    d.store = shardkit::open_store(dir, shard_inspect::source_options());
+    d.manifest = d.store->load_manifest();
   } catch (const shardkit::Error& e) {
     if (e.code() == shardkit::ErrorCode::kIo) throw;
+    d.fault = shardkit::VerifyFault{e.file(), e.block(), e.what()};
   }
+  return d;
 }
 
 void run_verify(const VerifyArgs& args) {
-  check_is_dataset(args.dir);
-  shardkit::ProgressReporter reporter("verify", shardkit::ProgressUnit::items("blocks"),
-                                      args.progress);
-  const shardkit::VerifyReport r = shardkit::verify_dataset(
-      args.dir, shard_inspect::source_options(),
-      [&reporter](uint64_t done, uint64_t total) { reporter.update(done, total); });
-  reporter.finish();
+  const Loaded d = load_dataset(args.dir);
+  shardkit::VerifyReport r;
+  if (d.manifest) {
+    shardkit::ProgressReporter reporter("verify", shardkit::ProgressUnit::items("blocks"),
+                                        args.progress);
+    r = shardkit::verify_shards(*d.store, *d.manifest, [&reporter](uint64_t done, uint64_t total) {
+      reporter.update(done, total);
+    });
+    reporter.finish();
+  } else {
+    r.faults.push_back(*d.fault);
+  }
   if (!r.ok()) shard_inspect::exit_code() = 1;
-  if (args.json) return print_json(args, r);
+  if (args.json) return print_json(r, d.manifest ? &*d.manifest : nullptr);
   for (const auto& f : r.faults) std::printf("FAULT %s\n", f.message.c_str());
   if (r.ok()) {
     if (!args.quiet)
