@@ -18,12 +18,17 @@ VerifyReport verify_dataset(const std::filesystem::path& dir,
   return verify_dataset(dir.string(), SourceOptions{}, progress);
 }
 
+SourceOptions verify_options(SourceOptions options) {
+  options.cache_dir.clear();
+  return options;
+}
+
 VerifyReport verify_dataset(const std::string& location, const SourceOptions& options,
                             const std::function<void(uint64_t, uint64_t)>& progress) {
   Manifest manifest;
   std::shared_ptr<DatasetStore> store;
   try {
-    store = open_store(location, options);
+    store = open_store(location, verify_options(options));
     manifest = store->load_manifest();
   } catch (const Error& e) {
     VerifyReport report;

@@ -35,15 +35,21 @@ struct VerifyReport {
 VerifyReport verify_dataset(
     const std::filesystem::path& dir,
     const std::function<void(uint64_t blocks, uint64_t total)>& progress = {});
-// The same for a directory or a remote dataset (http://, https://, s3://).
+// The same for a directory or a remote dataset (http://, https://, s3://). It reads what is at
+// the location: `options.cache_dir` is not used (verify_options()).
 VerifyReport verify_dataset(
     const std::string& location, const SourceOptions& options,
     const std::function<void(uint64_t blocks, uint64_t total)>& progress = {});
 
 // The shards of `manifest`, already loaded from `store` by a caller that places the faults in
-// that same manifest (it is not loaded again, so it cannot change between the two).
+// that same manifest (it is not loaded again, so it cannot change between the two). Open the
+// store with verify_options().
 VerifyReport verify_shards(
     const DatasetStore& store, const Manifest& manifest,
     const std::function<void(uint64_t blocks, uint64_t total)>& progress = {});
+
+// The options a verification reads with: `options` without the block cache, which would hand
+// back the bytes of an earlier read, so that a location damaged since would pass.
+SourceOptions verify_options(SourceOptions options);
 
 }  // namespace shardkit

@@ -189,6 +189,45 @@ TEST_CASE("a shard longer or shorter than the manifest says fails verify over HT
   }
 }
 
+TEST_CASE("verify and report with a cache_dir check the server's bytes, not the cache's") {
+  // A training run's flags: the cache holds every block of the dataset, then one byte of a
+  // shard changes on the server. The local copy of the server's files is the reference.
+  Served s;
+  const fs::path cache = s.tmp / "cache";
+  LoaderOptions o = t::remote_options();
+  o.source.cache_dir = cache.string();
+  Loader loader(s.url(), o);
+  t::all_batches(loader);
+  REQUIRE(cached_bytes(cache) > 0);
+  const Manifest m = Manifest::load(s.local());
+  const fs::path shard = s.local() / m.shards[1].name;
+  std::string bytes = t::read_file(shard);
+  bytes[bytes.size() / 2] ^= 0xff;
+  t::write_file(shard, bytes);
+  const VerifyReport local = verify_dataset(s.local().string(), SourceOptions{});
+  REQUIRE(local.faults.size() == 1);
+  REQUIRE(local.faults[0].block.has_value());
+
+  SourceOptions with_cache;
+  with_cache.cache_dir = cache.string();
+  const VerifyReport remote = verify_dataset(s.url(), with_cache);
+  REQUIRE(remote.faults.size() == 1);
+  CHECK(remote.faults[0].file == s.url() + "/" + m.shards[1].name);
+  CHECK(remote.faults[0].block == local.faults[0].block);
+
+  const std::string tool = t::tool_path("shard-inspect");
+  const std::string cache_flag = " --cache-dir '" + cache.string() + "' --progress never";
+  std::string out;
+  CHECK(t::run_command(tool + " verify " + s.url() + cache_flag, &out) == 1);
+  CHECK_MESSAGE(out.find("FAULT " + s.url() + "/" + m.shards[1].name + ": block " +
+                         std::to_string(*local.faults[0].block)) != std::string::npos,
+                out);
+  const fs::path report = s.tmp / "report.html";
+  CHECK(t::run_command(tool + " report " + s.url() + " -o '" + report.string() + "'" + cache_flag,
+                       &out) == 1);
+  CHECK_MESSAGE(out.find("1 checksum fault(s)") != std::string::npos, out);
+}
+
 TEST_CASE("nginx stopped mid-epoch and restarted: the loader resumes with the same batches") {
   Served s;
   LoaderOptions o = t::remote_options(3);

@@ -51,8 +51,10 @@ std::unique_ptr<shardkit::tok::Tokenizer> dataset_tokenizer(const std::string& f
 ReportData gather(const ReportArgs& args) {
   ReportData d;
   d.dir = shardkit::without_secrets(args.dir);
-  // The checksum pass checks the shards against the manifest the page shows.
-  const auto store = shardkit::open_store(args.dir, shard_inspect::source_options());
+  // The checksum pass reads what is at the location, not a cached copy (verify_options()), and
+  // checks the shards against the manifest the page shows.
+  const auto store =
+      shardkit::open_store(args.dir, shardkit::verify_options(shard_inspect::source_options()));
   d.manifest = store->load_manifest();
   const auto tok = dataset_tokenizer(args.decode, d.manifest);
   {

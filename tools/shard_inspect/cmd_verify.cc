@@ -88,7 +88,7 @@ struct Loaded {
 Loaded load_dataset(const std::string& dir) {
   Loaded d;
   try {
-    d.store = shardkit::open_store(dir, shard_inspect::source_options());
+    d.store = shardkit::open_store(dir, shardkit::verify_options(shard_inspect::source_options()));
     d.manifest = d.store->load_manifest();
   } catch (const shardkit::Error& e) {
     if (e.code() == shardkit::ErrorCode::kIo) throw;
