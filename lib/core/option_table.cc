@@ -5,6 +5,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/json_text.h"
+
 namespace shardkit::options {
 namespace {
 
@@ -330,7 +332,7 @@ std::string flag_name(std::string_view name) {
 std::string values_to_json(const std::vector<std::pair<std::string, Value>>& values) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
   for (const auto& [name, v] : values) j[name] = to_json_value(v);
-  return j.dump();
+  return json_text(j);
 }
 
 }  // namespace shardkit::options

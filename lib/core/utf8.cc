@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -118,6 +119,17 @@ bool contains_byte_in_parallel(std::string_view text, char byte) {
     if (std::memchr(text.data() + begin, byte, end - begin)) found = true;
   });
   return found;
+}
+
+std::string escape_invalid_utf8(std::string_view text) {
+  std::string out;
+  while (const std::optional<size_t> bad = first_invalid_utf8(text)) {
+    char hex[5];
+    std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned char>(text[*bad]));
+    out.append(text.substr(0, *bad)).append(hex);
+    text.remove_prefix(*bad + 1);
+  }
+  return out.append(text);
 }
 
 }  // namespace shardkit

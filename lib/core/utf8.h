@@ -3,12 +3,16 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace shardkit {
 
 // The byte offset of the first invalid UTF-8 sequence, or nullopt when `text` is valid.
 std::optional<size_t> first_invalid_utf8(std::string_view text);
+
+// `text` with each byte that is not part of valid UTF-8 written as \xNN, for a message.
+std::string escape_invalid_utf8(std::string_view text);
 
 // The same for a large text, checked a range at a time on the calling thread's task arena
 // (core/parallel_ranges.h). Each range starts at a byte that is not a continuation byte, so the

@@ -38,23 +38,11 @@ std::vector<InputFile> expand_glob(const std::string& pattern) {
   return found;
 }
 
-// `name` with each byte that is not UTF-8 written as \xNN, for a message.
-std::string escaped_name(std::string_view name) {
-  std::string out;
-  while (const std::optional<size_t> bad = first_invalid_utf8(name)) {
-    char hex[5];
-    std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned char>(name[*bad]));
-    out.append(name.substr(0, *bad)).append(hex);
-    name.remove_prefix(*bad + 1);
-  }
-  return out.append(name);
-}
-
 // The dataset records its inputs' names as JSON text: refused before any work, not after it.
 void check_names(const std::vector<InputFile>& files) {
   for (const InputFile& f : files)
     if (first_invalid_utf8(f.path))
-      throw Error(ErrorCode::kInvalidArgument, escaped_name(f.path),
+      throw Error(ErrorCode::kInvalidArgument, escape_invalid_utf8(f.path),
                   "the file's name is not UTF-8, and a dataset records its inputs' names as "
                   "UTF-8 text: rename the file (or its directory)");
 }

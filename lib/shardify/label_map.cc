@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "core/utf8.h"
 
 namespace shardkit::shardify {
 namespace {
@@ -43,9 +44,15 @@ LabelMap LabelMap::from_list(const std::vector<std::string>& names) {
   LabelMap m;
   m.order_ = "given";
   m.names_ = names;
-  for (const std::string& name : names)
+  for (const std::string& name : names) {
     if (name.empty())
       throw Error(ErrorCode::kInvalidArgument, "", "--labels has an empty label name");
+    // The names go into the manifest, which is JSON: UTF-8 only.
+    if (first_invalid_utf8(name))
+      throw Error(ErrorCode::kInvalidArgument, "",
+                  "--labels: the label '" + escape_invalid_utf8(name) +
+                      "' is not UTF-8, and the dataset records its labels as UTF-8 text");
+  }
   m.build_index();
   if (m.index_.size() != m.names_.size())
     throw Error(ErrorCode::kInvalidArgument, "", "--labels names a label twice");

@@ -7,6 +7,7 @@
 #include "core/dataset.h"
 #include "core/dataset_writer.h"
 #include "core/error.h"
+#include "core/json_text.h"
 #include "core/ordered_pipeline.h"
 
 namespace shardkit::shardify {
@@ -54,9 +55,8 @@ void refuse_part_as_output(const std::string& out, const std::vector<std::string
 }  // namespace
 
 std::string MergeResult::to_json() const {
-  return nlohmann::ordered_json{
-      {"parts", parts}, {"shards", shards}, {"records", records}, {"bytes", bytes}}
-      .dump();
+  return json_text(nlohmann::ordered_json{
+      {"parts", parts}, {"shards", shards}, {"records", records}, {"bytes", bytes}});
 }
 
 MergeResult merge_parts(const std::string& out, const std::vector<std::string>& dirs, bool force,

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/dataset_info_json.h"
+#include "core/json_text.h"
 #include "shardify/convert.h"
 
 namespace shardkit::shardify {
@@ -27,7 +28,7 @@ std::string ConvertResult::to_json() const {
   j["seconds"] = seconds;
   j["errors"] = first_errors;
   j["read_again_checked"] = read_again_checked;
-  return j.dump();
+  return json_text(j);
 }
 
 std::string ConvertResult::to_text() const {

@@ -128,3 +128,53 @@ TEST_CASE("report refuses the mixture's step options without --mixture") {
       out);
   CHECK(std::filesystem::exists(html));
 }
+
+TEST_CASE("--json stays valid JSON when a path is not UTF-8: each such byte becomes U+FFFD") {
+  // A Latin-1 directory name, "lat" + 0xE9, as README's --json rule writes it: "lat" + U+FFFD
+  // (EF BF BD in UTF-8).
+  TempDir tmp("cli-latin1");
+  const std::string dir = (tmp / "lat\xE9").string();
+  const std::string shown = (tmp / "lat\xEF\xBF\xBD").string();
+  {
+    const Schema schema({{"input_ids", DType::kU16, {4}}, {"length", DType::kU16, {}}});
+    WriterOptions opt;
+    opt.block_bytes = 200;
+    DatasetWriter w(dir, schema, opt);
+    for (uint16_t i = 0; i < 300; ++i) {
+      const uint16_t rec[5] = {i, 2, 3, 0, 3};
+      w.append(reinterpret_cast<const unsigned char*>(rec));
+    }
+    w.set_info(DatasetInfo::infer(schema));
+    w.finish();
+  }
+  const std::string tool = testing::tool_path("shard-inspect");
+  const std::string quoted = "'" + dir + "'";
+  std::string out;
+  simdjson::dom::parser parser;
+  REQUIRE(testing::run_command(tool + " info --json " + quoted, &out) == 0);
+  simdjson::dom::element info;
+  REQUIRE_MESSAGE(parser.parse(out).get(info) == simdjson::SUCCESS, out);
+  CHECK(std::string_view(info["path"]) == shown);
+
+  // A damaged shard: the fault report survives the path (before: a raw exception, no report).
+  const std::string shard = dir + "/shard-00000.shard";
+  std::string bytes = testing::read_file(shard);
+  bytes[bytes.size() / 2] ^= 0x55;
+  testing::write_file(shard, bytes);
+  CHECK(testing::run_command(tool + " verify --json --progress never " + quoted, &out) == 1);
+  simdjson::dom::element verify;
+  REQUIRE_MESSAGE(parser.parse(out).get(verify) == simdjson::SUCCESS, out);
+  CHECK_FALSE(bool(verify["ok"]));
+  simdjson::dom::array faults = verify["faults"];
+  REQUIRE(faults.size() >= 1);
+  for (simdjson::dom::element f : faults)
+    CHECK(std::string_view(f["file"]) == shown + "/shard-00000.shard");
+
+  // An option's value, in --print-options.
+  REQUIRE(testing::run_command(tool + " order " + quoted + " --print-options --cache-dir '" +
+                                   (tmp / "c\xFF").string() + "'",
+                               &out) == 0);
+  simdjson::dom::element options;
+  REQUIRE_MESSAGE(parser.parse(out).get(options) == simdjson::SUCCESS, out);
+  CHECK(std::string_view(options["cache_dir"]) == (tmp / "c\xEF\xBF\xBD").string());
+}

@@ -348,6 +348,18 @@ TEST_CASE("an input whose name is not UTF-8 is refused at once, naming it") {
   CHECK(!fs::exists(tmp / "ds"));
 }
 
+TEST_CASE("a --labels name that is not UTF-8 is refused naming --labels and the label") {
+  TempDir tmp("label-names");
+  write_file(tmp / "g.tsv", "text\tlabel\ngood day\tgood\n");
+  std::string out;
+  CHECK(shardify("--input " + q(tmp / "g.tsv") + " --task cls --max-len 16" + tok() +
+                     " --labels 'good,bad\xFF' --out " + q(tmp / "ds"),
+                 &out) != 0);
+  CHECK_MESSAGE(out.find("--labels: the label 'bad\\xFF' is not UTF-8") != std::string::npos, out);
+  CHECK_MESSAGE(out.find("json.exception") == std::string::npos, out);
+  CHECK(!fs::exists(tmp / "ds"));
+}
+
 TEST_CASE("labels: a whole number written as a float is that integer; no label at all says why") {
   TempDir tmp("labels");
   write_file(tmp / "floats.jsonl",

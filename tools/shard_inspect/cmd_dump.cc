@@ -9,6 +9,7 @@
 
 #include "core/dataset.h"
 #include "core/error.h"
+#include "core/json_text.h"
 #include "core/record_json.h"
 #include "count_check.h"
 #include "shard_inspect/commands.h"
@@ -93,9 +94,7 @@ void run_dump(const DumpArgs& args) {
       for (uint32_t id : ids) tokens.push_back(tok->id_to_token(id));
       text = tok->decode(ids, false);
     }
-    const auto json_text = [](const nlohmann::ordered_json& j) {
-      return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-    };
+    const auto json_text = [](const nlohmann::ordered_json& j) { return shardkit::json_text(j); };
     if (args.json) {
       nlohmann::ordered_json j = shardkit::record_json(schema, record.data(), i);
       if (tok) {

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include "core/dataset.h"
+#include "core/json_text.h"
 #include "core/location.h"
 
 #include "shard_inspect/commands.h"
@@ -63,7 +64,7 @@ void run_info(const InfoArgs& args) {
     o["dataset"] = ordered_json::parse(m.info.to_json());
     ordered_json& meta = o["metadata"] = ordered_json::object();
     for (const auto& [key, value] : m.metadata) meta[key] = ordered_json::parse(value);
-    std::printf("%s\n", o.dump().c_str());
+    std::printf("%s\n", shardkit::json_text(o).c_str());
     return;
   }
   std::printf("dataset        %s\n", shardkit::without_secrets(args.dir).c_str());

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_text.h"
 #include "core/location.h"
 #include "count_check.h"
 #include "shard_inspect/commands.h"
@@ -56,7 +57,7 @@ void print_json(const DatasetStats& s, unsigned bins) {
       l.push_back(ordered_json{{"index", index}, {"name", s.label_name(index)}, {"records", n}});
   }
   if (s.has_answers) o["answerable_windows"] = s.answerable;
-  std::printf("%s\n", o.dump().c_str());
+  std::printf("%s\n", shardkit::json_text(o).c_str());
 }
 
 void print_text(const std::string& dir, const DatasetStats& s, unsigned bins) {

@@ -10,6 +10,7 @@
 #include "core/dataset_store.h"
 #include "core/error.h"
 #include "core/geometry.h"
+#include "core/json_text.h"
 #include "core/manifest.h"
 #include "core/progress.h"
 #include "core/verify.h"
@@ -72,7 +73,7 @@ void print_json(const shardkit::VerifyReport& r, const shardkit::Manifest* m) {
   }
   // Whether a loader with on_corrupt="skip" reads past every fault found.
   out["skip_replaces_all"] = all_skippable;
-  std::printf("%s\n", out.dump(2).c_str());
+  std::printf("%s\n", shardkit::json_text(out, 2).c_str());
 }
 
 // The dataset's store and manifest, loaded once: the shards are verified against it and the

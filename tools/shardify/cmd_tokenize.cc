@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 #include "core/error.h"
+#include "core/json_text.h"
 #include "shardify/commands.h"
 
 #include "tokenizer/tokenizer.h"
@@ -57,7 +58,7 @@ int run_tokenize(const TokenizeOptions& o) {
       for (uint32_t id : ids) pieces.push_back(tok->id_to_token(id));
       j["tokens"] = std::move(pieces);
       j["text"] = tok->decode(ids, false);
-      out += j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+      out += shardkit::json_text(j);
       out.push_back('\n');
     } else {
       out.push_back('[');
