@@ -254,3 +254,40 @@ TEST_CASE("a full disk: caching is skipped, batches are unchanged and the user's
   check_intact(files);
   fs::remove_all(full);
 }
+
+// Run under the shim as above, and on a real full tmpfs (on_full_tmpfs.sh, as root): cache_dir
+// is already full when the cache is first used, before shardkit-cache/ and its tag exist.
+TEST_CASE("a full disk when the cache is first used: caching is skipped, batches are unchanged") {
+  const char* full_dir = std::getenv("SHARDKIT_TEST_FULL_DIR");
+  REQUIRE_MESSAGE(full_dir != nullptr, "run by CTest on a full directory");
+  const fs::path full = full_dir;
+  // Emptied, not removed: it may be a mount point.
+  fs::create_directories(full);
+  for (const auto& e : fs::directory_iterator(full)) fs::remove_all(e.path());
+  uint64_t filled = 0;
+  {
+    FILE* f = fopen((full / "filler").c_str(), "w");
+    REQUIRE(f != nullptr);
+    const std::string chunk(4096, 'f');
+    for (size_t size : {chunk.size(), size_t{1}})
+      while (::write(fileno(f), chunk.data(), size) == ssize_t(size)) filled += size;
+    CHECK(errno == ENOSPC);
+    fclose(f);
+  }
+  MESSAGE("filled with " << filled << " bytes");
+  t::ServedDataset s;
+  LoaderOptions o = cached_options(full, 4ull << 30);
+  Loader local(s.local(), o);
+  Loader remote(s.url(), o);
+  CHECK(t::all_batches(remote) == t::all_batches(local));
+  const IoStats io = remote.dataset().io_stats();
+  MESSAGE("first use on a full disk: " << io.cache_write_failures << " skipped writes");
+  CHECK(io.cache_write_failures > 0);
+  CHECK(io.cache_hits == 0);
+  // Nothing left behind but the user's file, whole.
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(full)) left.push_back(e.path().filename().string());
+  CHECK(left == std::vector<std::string>{"filler"});
+  CHECK(fs::file_size(full / "filler") == filled);
+  for (const auto& e : fs::directory_iterator(full)) fs::remove_all(e.path());
+}

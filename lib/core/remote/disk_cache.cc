@@ -117,46 +117,72 @@ bool has_owner_tag(int dir_fd) {
          got.find(kTagOwner) != std::string_view::npos;
 }
 
+// A full disk, or a full quota: the cache is skipped, as a write that fails so later is.
+bool disk_full(int err) { return err == ENOSPC || err == EDQUOT; }
+
+// Writes the tag into the staging directory; 0, or the errno of what failed.
+int write_tag(int parent_fd, const std::string& staging) {
+  const int staging_fd = ::openat(parent_fd, staging.c_str(), O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (staging_fd < 0) return errno;
+  int err = 0;
+  const int tag = ::openat(staging_fd, DiskCache::kTagFile,
+                           O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (tag < 0) {
+    err = errno;
+  } else {
+    errno = 0;
+    if (!write_all(tag, reinterpret_cast<const unsigned char*>(kTagText.data()), kTagText.size()))
+      err = errno ? errno : EIO;
+    if (::close(tag) != 0 && err == 0) err = errno;
+  }
+  ::close(staging_fd);
+  return err;
+}
+
 // Makes parent/shardkit-cache whole: the directory and its tag are built under a temporary name
 // and renamed into place, so another process never sees the directory without its tag. Losing
-// the race to another process is fine: its directory is used.
-void create_owned_dir(int parent_fd, const std::string& parent) {
+// the race to another process is fine: its directory is used. False, with nothing left behind,
+// when the disk is full: the caller runs without a cache.
+bool create_owned_dir(int parent_fd, const std::string& parent) {
   const std::string staging = std::string(".") + DiskCache::kOwnedDir + ".new-" + unique_suffix();
-  if (::mkdirat(parent_fd, staging.c_str(), 0755) != 0)
+  if (::mkdirat(parent_fd, staging.c_str(), 0755) != 0) {
+    if (disk_full(errno)) return false;
     refuse(parent, std::string("cannot create the remote cache directory: ") + strerror(errno));
-  const int staging_fd = ::openat(parent_fd, staging.c_str(), O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  bool ok = staging_fd >= 0;
-  if (ok) {
-    const int tag = ::openat(staging_fd, DiskCache::kTagFile,
-                             O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-    ok = tag >= 0 &&
-         write_all(tag, reinterpret_cast<const unsigned char*>(kTagText.data()), kTagText.size());
-    if (tag >= 0 && ::close(tag) != 0) ok = false;
-    ::close(staging_fd);
   }
-  const int saved = errno;
-  if (ok && ::renameat(parent_fd, staging.c_str(), parent_fd, DiskCache::kOwnedDir) == 0) return;
+  const int err = write_tag(parent_fd, staging);
+  if (err == 0 && ::renameat(parent_fd, staging.c_str(), parent_fd, DiskCache::kOwnedDir) == 0)
+    return true;
   // Undo exactly what was made here: the tag, then the empty staging directory.
   const std::string tag_path = staging + "/" + DiskCache::kTagFile;
   ::unlinkat(parent_fd, tag_path.c_str(), 0);
   ::unlinkat(parent_fd, staging.c_str(), AT_REMOVEDIR);
-  if (!ok) refuse(parent, std::string("cannot write the remote cache's tag: ") + strerror(saved));
+  if (disk_full(err)) return false;
+  if (err != 0)
+    refuse(parent, std::string("cannot write the remote cache's tag: ") + strerror(err));
+  return true;  // the rename lost to another process's directory, opened next
 }
 
+// The descriptor of parent/shardkit-cache, or -1 when the disk is full before it exists.
 int open_owned_dir(const std::string& parent) {
   std::error_code ec;
   fs::create_directories(parent, ec);
+  if (ec && disk_full(ec.value())) return -1;
   // The user's own cache_dir may be a link (to a larger disk); what is inside is not followed.
   const int parent_fd = ::open(parent.c_str(), O_DIRECTORY | O_RDONLY | O_CLOEXEC);
   if (parent_fd < 0)
     refuse(parent, std::string("cannot open the remote cache directory: ") + strerror(errno));
   int fd = ::openat(parent_fd, DiskCache::kOwnedDir, O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT) {
+    bool created = false;
     try {
-      create_owned_dir(parent_fd, parent);
+      created = create_owned_dir(parent_fd, parent);
     } catch (...) {
       ::close(parent_fd);
       throw;
+    }
+    if (!created) {
+      ::close(parent_fd);
+      return -1;
     }
     fd = ::openat(parent_fd, DiskCache::kOwnedDir, O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   }
@@ -207,9 +233,12 @@ DiskCache::DiskCache(std::string dir, uint64_t limit_bytes)
   epoch_started_ = now_ns();
 }
 
-DiskCache::~DiskCache() { ::close(dir_fd_); }
+DiskCache::~DiskCache() {
+  if (dir_fd_ >= 0) ::close(dir_fd_);
+}
 
 uint64_t DiskCache::owned_bytes() const {
+  if (dir_fd_ < 0) return 0;
   uint64_t total = 0;
   for (const OwnedFile& f : list_owned(dir_fd_)) total += f.bytes;
   return total;
@@ -230,7 +259,7 @@ struct timespec DiskCache::consumed_stamp() const {
 }
 
 void DiskCache::mark_consumed(const std::string& key) {
-  if (!is_own_name(key)) return;
+  if (dir_fd_ < 0 || !is_own_name(key)) return;
   const struct timespec times[2] = {{0, UTIME_OMIT}, consumed_stamp()};
   ::utimensat(dir_fd_, key.c_str(), times, AT_SYMLINK_NOFOLLOW);
 }
@@ -241,7 +270,7 @@ std::string DiskCache::key(const std::string& url, uint64_t version, uint64_t of
 }
 
 bool DiskCache::get(const std::string& key, size_t size, unsigned char* out, bool consumed) {
-  if (!is_own_name(key)) return false;
+  if (dir_fd_ < 0 || !is_own_name(key)) return false;
   const int fd = open_regular(dir_fd_, key.c_str());
   if (fd < 0) return false;
   struct stat st {};
@@ -261,6 +290,10 @@ bool DiskCache::get(const std::string& key, size_t size, unsigned char* out, boo
 
 void DiskCache::put(const std::string& key, const unsigned char* data, size_t size, bool consumed) {
   if (size > limit_ || !is_own_name(key)) return;
+  if (dir_fd_ < 0) {  // the disk was full when the cache was first used: skipped
+    write_failures_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   const std::string tmp = std::string(kTmpPrefix) + unique_suffix();
   const int fd =
       ::openat(dir_fd_, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -299,6 +332,7 @@ void DiskCache::evict(uint64_t target_bytes) {
 }
 
 void DiskCache::evict_pass(uint64_t target_bytes) {
+  if (dir_fd_ < 0) return;
   const uint64_t counted_before = approx_bytes_.load();
   std::vector<OwnedFile> files = list_owned(dir_fd_);
   uint64_t total = 0;

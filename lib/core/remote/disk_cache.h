@@ -17,7 +17,9 @@
 //   - read in the current epoch: a stamp below every other (the older the read, the lower);
 //   - read only in earlier epochs (still needed in this one): stamps above those;
 //   - fetched ahead and not yet read (needed within a window or two): the real time, last.
-// A write that fails (disk full) evicts and is skipped: the bytes are still delivered.
+// A write that fails (disk full) evicts and is skipped: the bytes are still delivered. A disk
+// (or quota) already full when the cache is first used, before shardkit-cache/ and its tag
+// exist, skips caching for this cache's life the same way: every put counts a write failure.
 #pragma once
 
 #include <time.h>
@@ -43,8 +45,10 @@ class DiskCache {
   static constexpr const char* kOwnedDir = "shardkit-cache";
   static constexpr const char* kTagFile = "CACHEDIR.TAG";
 
-  // Opens (creating when missing) `dir`/shardkit-cache; throws Error(kIo, dir) when it cannot,
-  // and when a subdirectory of that name exists that shardkit did not create.
+  // Opens (creating when missing) `dir`/shardkit-cache; throws Error(kIo, dir) when it cannot
+  // (a missing or read-only parent, no permission), and when a subdirectory of that name exists
+  // that shardkit did not create. ENOSPC or EDQUOT while creating it is no error: the cache
+  // then holds nothing and skips every write.
   DiskCache(std::string dir, uint64_t limit_bytes);
   ~DiskCache();
   DiskCache(const DiskCache&) = delete;
@@ -76,7 +80,8 @@ class DiskCache {
   struct timespec consumed_stamp() const;
 
   std::string dir_;
-  int dir_fd_ = -1;  // every file operation is relative to it: the path is resolved once
+  int dir_fd_ = -1;  // every file operation is relative to it: the path is resolved once; -1:
+                     // the disk was full when the directory was to be created (no cache)
   uint64_t limit_;
   std::mutex evict_mu_;
   std::atomic<bool> evict_again_{false};
