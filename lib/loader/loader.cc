@@ -157,12 +157,14 @@ struct Loader::Impl {
     fingerprint = stream_fingerprint(manifests, sources, opt);
     labels_dtype = opt.int_output == IntOutput::kInt32 ? DType::kI32 : DType::kI64;
     source_dtype = opt.int_output == IntOutput::kInt64 ? DType::kI64 : DType::kI32;
-    // Batches in flight (built ahead plus being built) get a quarter of the budget.
+    // Batches in flight (built ahead plus being built) get a quarter of the budget, less a
+    // batch per thread. When the quarter holds no more than a batch per thread, one batch is in
+    // flight at a time: fewer threads build at once, but the bound holds, and the batches are
+    // the same at any depth. Below one batch in the quarter, that one batch is the minimum.
     const size_t batch_bytes = std::max<size_t>(1, collator->max_batch_bytes(opt.batch_size));
     const size_t fit = opt.memory_budget / 4 / batch_bytes;
     depth = opt.prefetch_batches ? opt.prefetch_batches : 2 * size_t{thread_count};
-    if (fit > thread_count) depth = std::min(depth, fit - thread_count);
-    depth = std::max<size_t>(depth, 1);
+    depth = std::min(depth, fit > thread_count ? fit - thread_count : 1);
     // Dropped batches' buffers serve the next ones, within the bytes of the batches in flight.
     buffers = BufferPool::create(depth * batch_bytes);
     reset(0);

@@ -126,7 +126,9 @@ std::vector<Option<O>> resource_options() {
           .range(0, 1024)
           .defaults_to("0 (the process's cores / ranks on the node)"),
       option<O>(
-          "prefetch_batches", "Batches built ahead; 0: 2 per thread, within the budget",
+          "prefetch_batches",
+          "Batches built ahead; 0: 2 per thread; at most what a quarter of memory_budget holds "
+          "less one per thread, and 1 where that leaves none",
           [](auto& o) -> auto& { return o.prefetch_batches; }),
       computed_option<O>(
           "timeout_ms", Kind::kUInt,

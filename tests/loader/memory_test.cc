@@ -99,6 +99,27 @@ TEST_CASE("RssAnon stays within the memory budget while streaming a larger datas
   if (kRssMeaningful) CHECK(s.peak_growth <= budget + (8u << 20));
 }
 
+TEST_CASE("more threads than the budget's quarter holds batches: still within the budget") {
+  TempDir tmp("mem");
+  const uint64_t records = (64u << 20) / 106;
+  t::write_fixture(tmp / "ds",
+                   {.records = records, .block_bytes = 256 << 10, .shard_bytes = 16 << 20});
+  const size_t budget = 8u << 20;
+  LoaderOptions o = streaming_options(budget);
+  // A batch of 4096 rows is at least its input_ids, length and labels (96 + 2 + 8 bytes a row):
+  // 424 KiB, so the 2 MiB quarter holds at most 4 batches, fewer than the 6 threads. The 64
+  // batches asked for ahead would hold all of two windows' rows (about 14 batches) at once.
+  o.batch_size = 4096;
+  o.threads = 6;
+  o.prefetch_batches = 64;
+  const Streamed s = stream(tmp / "ds", o);
+  CHECK(s.rows == records);
+  CHECK(s.resident <= budget);
+  MESSAGE("6 threads, 64 batches ahead asked for: RssAnon growth " << s.peak_growth / 1024
+                                                                   << " KiB");
+  if (kRssMeaningful) CHECK(s.peak_growth <= budget + (8u << 20));
+}
+
 TEST_CASE("partition=nodes: one rank holding every partition stays within the budget") {
   TempDir tmp("mem");
   // 64 MiB of records in blocks of 64 KiB; the budget is 32 MiB: the window is derived so that
