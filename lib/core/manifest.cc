@@ -191,26 +191,36 @@ Manifest Manifest::parse(const std::string& text, const std::string& path) {
   return m;
 }
 
+namespace {
+
+// Only a missing manifest.json says "not a shardkit dataset": any other failure to open it (out
+// of descriptors, an I/O error) is named as the system names it.
+[[noreturn]] void throw_manifest_open_error(const std::filesystem::path& dataset_dir,
+                                            const std::filesystem::path& path, int err) {
+  if (err == ELOOP)
+    throw Error(ErrorCode::kCorrupt, path.string(),
+                "is a symbolic link; the manifest must be a regular file");
+  if (err == ENOTDIR)
+    throw Error(ErrorCode::kIo, dataset_dir.string(),
+                "not a shardkit dataset: a dataset is a directory, this is a file");
+  if (err == EACCES) throw Error(ErrorCode::kIo, path.string(), "cannot open: permission denied");
+  if (err != ENOENT)
+    throw Error(ErrorCode::kIo, path.string(), std::string("cannot open: ") + std::strerror(err));
+  std::error_code ec;
+  if (!std::filesystem::exists(dataset_dir, ec))
+    throw Error(ErrorCode::kIo, dataset_dir.string(), "no such dataset: the path does not exist");
+  throw Error(ErrorCode::kIo, path.string(),
+              "cannot open: not a shardkit dataset (no manifest.json)");
+}
+
+}  // namespace
+
 Manifest Manifest::load(const std::filesystem::path& dataset_dir) {
   const std::filesystem::path path = dataset_dir / format::kManifestName;
   // Like shards, the manifest must be a regular file inside the directory: no symbolic link is
   // followed, and a FIFO is refused instead of blocking the open.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (fd < 0) {
-    if (errno == ELOOP)
-      throw Error(ErrorCode::kCorrupt, path.string(),
-                  "is a symbolic link; the manifest must be a regular file");
-    if (errno == ENOTDIR)
-      throw Error(ErrorCode::kIo, dataset_dir.string(),
-                  "not a shardkit dataset: a dataset is a directory, this is a file");
-    if (errno == EACCES)
-      throw Error(ErrorCode::kIo, path.string(), "cannot open: permission denied");
-    std::error_code ec;
-    if (errno == ENOENT && !std::filesystem::exists(dataset_dir, ec))
-      throw Error(ErrorCode::kIo, dataset_dir.string(), "no such dataset: the path does not exist");
-    throw Error(ErrorCode::kIo, path.string(),
-                "cannot open: not a shardkit dataset (no manifest.json)");
-  }
+  if (fd < 0) throw_manifest_open_error(dataset_dir, path, errno);
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
