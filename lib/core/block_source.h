@@ -76,7 +76,8 @@ struct SourceOptions {
 };
 
 // Opens a regular local file (symbolic links and non-regular files are refused, a FIFO without
-// blocking). Throws Error(kIo) or Error(kCorrupt) naming the path.
-std::unique_ptr<BlockSource> open_file_source(const std::filesystem::path& path, ReadMode mode);
+// blocking). Throws Error(kIo) or Error(kCorrupt) naming the file as `name` (default: `path`).
+std::unique_ptr<BlockSource> open_file_source(const std::filesystem::path& path, ReadMode mode,
+                                              const std::string& name = {});
 
 }  // namespace shardkit

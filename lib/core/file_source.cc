@@ -109,8 +109,9 @@ ReadMode parse_read_mode(const std::string& name) {
               "read mode '" + name + "' is not one of: pread, mmap");
 }
 
-std::unique_ptr<BlockSource> open_file_source(const std::filesystem::path& path, ReadMode mode) {
-  const std::string p = path.string();
+std::unique_ptr<BlockSource> open_file_source(const std::filesystem::path& path, ReadMode mode,
+                                              const std::string& name) {
+  const std::string p = name.empty() ? path.string() : name;
   // O_NONBLOCK: a FIFO in place of a shard must be refused below, not block this open.
   const int raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (raw < 0) {

@@ -1,5 +1,6 @@
-// Opening a local dataset's files: a manifest that cannot be opened says why. Limits are lowered
-// in a child process (fork), so that the test's own process keeps its descriptors.
+// Opening a local dataset's files: a relative path names the same dataset after the process
+// changes directory, and a manifest that cannot be opened says why. Limits are lowered in a
+// child process (fork), so that the test's own process keeps its descriptors.
 #include <doctest/doctest.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -38,6 +39,28 @@ void write_counting(const std::filesystem::path& dir, uint64_t records, int64_t 
   w.finish();
 }
 
+// No decoded block kept: every read goes to the shard's file.
+Dataset open_uncached(const std::filesystem::path& dir) {
+  DatasetOptions o;
+  o.cache_bytes = 0;
+  return Dataset::open(dir, o);
+}
+
+int64_t value(const Dataset& ds, uint64_t i) {
+  int64_t v = 0;
+  ds.read(i, &v);
+  return v;
+}
+
+// Records of `ds` from `first` on that do not hold base + i.
+uint64_t mismatches(const Dataset& ds, int64_t base, uint64_t first = 0) {
+  uint64_t bad = 0;
+  for (uint64_t i = first; i < ds.size(); ++i)
+    if (value(ds, i) != base + static_cast<int64_t>(i)) ++bad;
+  return bad;
+}
+
+// Runs `body` in a child process with RLIMIT_NOFILE at `limit` (soft and hard); the child's
 // exit status is body's return value, 99 for an exception (its message on stderr).
 int in_child_with_file_limit(rlim_t limit, const std::function<int()>& body) {
   std::fflush(nullptr);
@@ -62,7 +85,39 @@ int in_child_with_file_limit(rlim_t limit, const std::function<int()>& body) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// Changes directory for a scope.
+class WorkingDirectory {
+ public:
+  explicit WorkingDirectory(const std::filesystem::path& dir)
+      : saved_(std::filesystem::current_path()) {
+    std::filesystem::current_path(dir);
+  }
+  ~WorkingDirectory() { std::filesystem::current_path(saved_); }
+  void change(const std::filesystem::path& dir) const { std::filesystem::current_path(dir); }
+
+ private:
+  std::filesystem::path saved_;
+};
+
 }  // namespace
+
+TEST_CASE("a dataset opened by a relative path reads its own shards after a change of directory") {
+  TempDir tmp("open");
+  std::filesystem::create_directories(tmp / "a");
+  std::filesystem::create_directories(tmp / "b");
+  // Two datasets of the same name and schema: in b, another size and other values.
+  write_counting(tmp / "a" / "ds", 160, 0);
+  write_counting(tmp / "b" / "ds", 80, 1000000);
+  WorkingDirectory cwd(tmp / "a");
+  const Dataset ds = open_uncached("ds");
+  CHECK(value(ds, 0) == 0);  // opens shard 0 only
+  cwd.change(tmp / "b");
+  CHECK(mismatches(ds, 0) == 0);
+  // Errors still name the dataset as it was given.
+  CHECK(ds.path() == std::filesystem::path("ds"));
+  CHECK(ds.shard(3).path() ==
+        (std::filesystem::path("ds") / ds.manifest().shards[3].name).string());
+}
 
 TEST_CASE("a manifest that cannot be opened for want of descriptors says so, not 'no manifest'") {
   TempDir tmp("open");
