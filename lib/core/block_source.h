@@ -77,6 +77,9 @@ struct SourceOptions {
 
 // Opens a regular local file (symbolic links and non-regular files are refused, a FIFO without
 // blocking). Throws Error(kIo) or Error(kCorrupt) naming the file as `name` (default: `path`).
+// A relative path is made absolute now: the process may change directory later. With pread
+// the process's open shard descriptors are bounded (half the soft RLIMIT_NOFILE): the least
+// recently read is closed, and opened again when read, refused if it is no longer the same file.
 std::unique_ptr<BlockSource> open_file_source(const std::filesystem::path& path, ReadMode mode,
                                               const std::string& name = {});
 

@@ -1,6 +1,7 @@
 // Opening a local dataset's files: a relative path names the same dataset after the process
-// changes directory, and a manifest that cannot be opened says why. Limits are lowered in a
-// child process (fork), so that the test's own process keeps its descriptors.
+// changes directory, a dataset of more shards than the process may open files reads whole, and
+// a manifest that cannot be opened says why. Limits are lowered in a child process (fork), so
+// that the test's own process keeps its descriptors.
 #include <doctest/doctest.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -117,6 +118,43 @@ TEST_CASE("a dataset opened by a relative path reads its own shards after a chan
   CHECK(ds.path() == std::filesystem::path("ds"));
   CHECK(ds.shard(3).path() ==
         (std::filesystem::path("ds") / ds.manifest().shards[3].name).string());
+}
+
+TEST_CASE("pread reads a dataset of more shards than the process may open files, twice") {
+  TempDir tmp("open");
+  write_counting(tmp / "ds", 8 * 200, 7);  // 200 shards
+  const int status = in_child_with_file_limit(64, [&] {
+    const Dataset ds = open_uncached(tmp / "ds");
+    if (ds.manifest().shards.size() != 200) return 10;
+    if (mismatches(ds, 7) != 0) return 11;
+    if (mismatches(ds, 7) != 0) return 12;  // the shards closed on the way are opened again
+    return 0;
+  });
+  CHECK(status == 0);
+}
+
+TEST_CASE("a shard opened again after its descriptor was closed must be the same file") {
+  TempDir tmp("open");
+  write_counting(tmp / "ds", 8 * 200, 0);
+  const std::string first_shard = (tmp / "ds" / "shard-00000.shard").string();
+  const int status = in_child_with_file_limit(64, [&] {
+    const Dataset ds = open_uncached(tmp / "ds");
+    if (ds.shard(0).path() != first_shard) return 10;
+    value(ds, 0);
+    if (mismatches(ds, 0, 8) != 0) return 11;  // the other shards close shard 0's descriptor
+    // The same bytes in another file, renamed over the shard.
+    std::filesystem::copy_file(first_shard, first_shard + ".copy");
+    std::filesystem::rename(first_shard + ".copy", first_shard);
+    try {
+      value(ds, 1);
+      return 12;
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kCorrupt || e.file() != first_shard) return 13;
+      if (e.reason().find("replaced") == std::string::npos) return 14;
+    }
+    return 0;
+  });
+  CHECK(status == 0);
 }
 
 TEST_CASE("a manifest that cannot be opened for want of descriptors says so, not 'no manifest'") {
