@@ -79,11 +79,15 @@ std::vector<Option<O>> order_options() {
           .range(1, O::kFromEnvironment - 1)
           .defaults_to("$LOCAL_WORLD_SIZE, else world_size"),
       option<O>(
-          "window_blocks", "Blocks mixed together by the shuffle; 0: from memory_budget",
+          "window_blocks",
+          "Blocks mixed together by the shuffle; 0: from memory_budget; set, it overrides "
+          "memory_budget for the decoded blocks: two windows of it stay resident",
           [](auto& o) -> auto& { return o.window_blocks; })
           .affects_order(),
       option<O>(
-          "memory_budget", "Bytes of decoded blocks and batches in flight",
+          "memory_budget",
+          "Bytes of decoded blocks and batches in flight; window_blocks, when set, overrides it "
+          "for the blocks (two windows of that many blocks stay resident, whatever the budget)",
           [](auto& o) -> auto& { return o.memory_budget; })
           .at_least(1 << 16)
           .defaults_to("512 MiB")

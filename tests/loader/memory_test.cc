@@ -8,6 +8,7 @@
 #include "core/buffer_pool.h"
 #include "core/error.h"
 #include "loader/loader.h"
+#include "loader/loader_option_table.h"
 #include "loader_fixture.h"
 #include "test_util.h"
 
@@ -118,6 +119,26 @@ TEST_CASE("more threads than the budget's quarter holds batches: still within th
   MESSAGE("6 threads, 64 batches ahead asked for: RssAnon growth " << s.peak_growth / 1024
                                                                    << " KiB");
   if (kRssMeaningful) CHECK(s.peak_growth <= budget + (8u << 20));
+}
+
+TEST_CASE("window_blocks set overrides memory_budget for decoded blocks, and the help says so") {
+  TempDir tmp("mem");
+  const uint64_t records = (64u << 20) / 106;
+  t::write_fixture(tmp / "ds",
+                   {.records = records, .block_bytes = 256 << 10, .shard_bytes = 16 << 20});
+  const size_t budget = 8u << 20;
+  LoaderOptions o = streaming_options(budget);
+  // One window alone is 12 MiB of 256 KiB blocks, past the 8 MiB budget: by a window's last
+  // batches nearly all its blocks have been read, and they stay until it ends.
+  o.window_blocks = 48;
+  const Streamed s = stream(tmp / "ds", o);
+  CHECK(s.rows == records);
+  CHECK(s.window_blocks == 48);
+  CHECK(s.resident > budget);
+  CHECK(s.resident <= 2 * 48 * (size_t{256} << 10));
+  const auto& table = loader_option_table();
+  CHECK(table.find("memory_budget")->help.find("window_blocks") != std::string::npos);
+  CHECK(table.find("window_blocks")->help.find("overrides memory_budget") != std::string::npos);
 }
 
 TEST_CASE("partition=nodes: one rank holding every partition stays within the budget") {
