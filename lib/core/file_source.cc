@@ -149,9 +149,11 @@ class PreadSource : public BlockSource {
     }
     auto fd = std::make_shared<const FileDescriptor>(raw);
     struct stat st {};
+    // kIo, not kCorrupt: the dataset was replaced, not damaged, and on_corrupt=skip must not
+    // stand other blocks in for every block of the new file.
     if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != device_ ||
         st.st_ino != inode_ || static_cast<uint64_t>(st.st_size) != size_)
-      throw Error(ErrorCode::kCorrupt, name_,
+      throw Error(ErrorCode::kIo, name_,
                   "was replaced or resized since it was first opened (its descriptor was closed "
                   "to stay within the open-file limit, and the file opened again is another)",
                   block);
@@ -194,9 +196,9 @@ void OpenShardFiles::adopt(PreadSource& source, std::shared_ptr<const FileDescri
     recent_.splice(recent_.begin(), recent_, source.place_);
     return;
   }
-  source.fd_ = std::move(fd);
-  recent_.push_front(&source);
+  recent_.push_front(&source);  // first: if it throws, the source stays unopened
   source.place_ = recent_.begin();
+  source.fd_ = std::move(fd);
   evict_past_limit_locked(&source);
 }
 
