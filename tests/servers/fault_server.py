@@ -15,7 +15,8 @@ Rules (JSON, first match on the request path wins):
                                           end is the connection's close)
   {"path": RE, "encoding": "gzip"}        the answer (whole file or range) gzip-compressed, with
                                           Content-Encoding: gzip, as S3 serves an object stored
-                                          with that metadata
+                                          with that metadata; any other name is sent as the
+                                          header alone, the bytes as stored
 
 Each request is logged when it arrives, one line, tab-separated: monotonic seconds, method,
 path, Range or -, the rule's action or "serve", and the names of the credential headers it
@@ -108,7 +109,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.answer(rule.spec.get("status", 302), b"", {"Location": location})
         if cfg.upstream:
             return self.forward(headers, body)
-        self.serve_file(path, headers, action)
+        self.serve_file(path, headers, action, rule.spec.get("encoding") if rule else None)
 
     def signed(self, headers, body):
         try:
@@ -129,7 +130,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    def serve_file(self, path, headers, action):
+    def serve_file(self, path, headers, action, encoding=None):
         root = self.server.cfg.root
         file = os.path.realpath(os.path.join(root, urllib.parse.unquote(path).lstrip("/")))
         if not file.startswith(root + os.sep) or not os.path.isfile(file):
@@ -144,8 +145,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if self.command != "HEAD":
                 self.wfile.write(data)
             return
-        encoded = {"Content-Encoding": "gzip"} if action == "encoding" else {}
-        body = gzip.compress if encoded else bytes
+        encoded = {"Content-Encoding": encoding} if action == "encoding" else {}
+        body = gzip.compress if encoding == "gzip" else bytes
         m = re.fullmatch(r"bytes=(\d+)-(\d*)", headers.get("range", "")) if action != "whole" else None
         if not m:
             return self.answer(200, body(data), encoded)

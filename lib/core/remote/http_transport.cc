@@ -72,9 +72,20 @@ std::string trimmed(std::string_view s) {
   return std::string(s);
 }
 
-// Whether a response's Content-Encoding (empty when absent) leaves the stored bytes as they are.
+// Whether a response's Content-Encoding (empty when absent; a comma-separated list) leaves the
+// stored bytes as they are. `aws-chunked` names how an upload was sent, not how the object is
+// stored: S3 drops it, and some S3-compatible stores keep it on intact objects.
 bool identity_encoding(const std::string& encoding) {
-  return encoding.empty() || strcasecmp(encoding.c_str(), "identity") == 0;
+  size_t at = 0;
+  while (at <= encoding.size()) {
+    const size_t comma = std::min(encoding.find(',', at), encoding.size());
+    const std::string one = trimmed(std::string_view(encoding).substr(at, comma - at));
+    if (!one.empty() && strcasecmp(one.c_str(), "identity") != 0 &&
+        strcasecmp(one.c_str(), "aws-chunked") != 0)
+      return false;
+    at = comma + 1;
+  }
+  return true;
 }
 
 // Why a response with Content-Encoding is refused rather than decoded: ranges, sizes and
