@@ -227,7 +227,8 @@ class ChatTemplate:
             text, spans = self._render_tracked(messages)
             if which == "last" and turns:
                 # Every block of the last assistant message: those its rendering adds.
-                spans = spans[len(self._render_tracked(messages[:turns[-1]])[1]):]
+                last = turns[-1]
+                spans = spans[len(self._render_tracked(messages[:last])[1]) if last else 0:]
             return text, spans
         text = self.render(messages)
         if which == "last":
@@ -239,14 +240,17 @@ class ChatTemplate:
         the rendering of messages[:i] with the generation prompt, to the first special token."""
         before = self.render(messages[:i], add_generation_prompt=True)
         start = _common_prefix(text, before)
-        if start < len(before):
-            # A template that moves or drops earlier messages (Mistral's puts the system message
-            # in the last user turn, and drops it when an assistant turn ends the conversation):
-            # where the common part ends is not where the turn starts.
+        # A generation prompt may open a turn otherwise than a finished turn opens (DeepSeek-R1's
+        # ends in "<think>\n"): the turn starts where they part. But a template that moves or
+        # drops earlier messages (Mistral's puts the system message in the last user turn, and
+        # drops it when an assistant turn ends the conversation) hides where it starts.
+        earlier = self.render(messages[:i]) if start < len(before) else ""
+        parted = _common_prefix(text, earlier)
+        if parted < len(earlier):
             raise TurnSpanError(
                 f"the messages before assistant message {i} render differently on their own "
-                f"(from character {start}: {text[start:start + 40]!r} in the conversation, "
-                f"{before[start:start + 40]!r} alone), so where that turn starts is unknown; "
+                f"(from character {parted}: {text[parted:parted + 40]!r} in the conversation, "
+                f"{earlier[parted:parted + 40]!r} alone), so where that turn starts is unknown; "
                 f"use a template that marks assistant turns with {{% generation %}}")
         match = self._special.search(text, start) if self._special else None
         end = match.end() if match else _common_prefix(text, self.render(messages[:i + 1]))

@@ -187,6 +187,38 @@ TEST_CASE("{% generation %} marks the spans itself, as return_assistant_tokens_m
   }
 }
 
+TEST_CASE("a generation prompt that opens a turn otherwise (<think>) still finds the turn") {
+  // Llama 3's template with DeepSeek-R1's habit: the generation prompt ends in "<think>\n",
+  // which a finished turn does not hold. The turn starts where the two part, so the mask is the
+  // original template's: the oracle's of Llama 3, without the header it writes at the end.
+  TempDir tmp("sft-think");
+  const fs::path llama = family_dir("llama3");
+  auto j = nlohmann::json::parse(read_file(llama / "tokenizer_config.json"));
+  std::string tpl = j["chat_template"];
+  const std::string prompt = "{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}";
+  REQUIRE(tpl.size() > prompt.size());
+  REQUIRE(tpl.compare(tpl.size() - prompt.size(), prompt.size(), prompt) == 0);
+  tpl.resize(tpl.size() - prompt.size());
+  tpl +=
+      "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n"
+      "<think>\\n' }}{% endif %}";
+  j["chat_template"] = tpl;
+  write_file(tmp / "tokenizer_config.json", j.dump());
+  shardify_ok("--input " + q(kChat) + " --task sft --messages-field messages --chat-template " +
+              q(tmp / "tokenizer_config.json") + " --tokenizer " + q(llama / "tokenizer.json") +
+              " --max-len 512 --out " + q(tmp / "ds"));
+  const auto want = oracle(llama, kChat, "assistant");
+  const auto got = read_sft(tmp / "ds");
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    CAPTURE(i);
+    REQUIRE(got[i].ids.size() + 4 == want[i].ids.size());  // the closing header's 4 tokens
+    CHECK(std::equal(got[i].ids.begin(), got[i].ids.end(), want[i].ids.begin()));
+    CHECK(std::equal(got[i].mask.begin(), got[i].mask.end(), want[i].mask.begin()));
+    CHECK(std::count(want[i].mask.begin() + got[i].mask.size(), want[i].mask.end(), 1) == 0);
+  }
+}
+
 TEST_CASE("a template that moves earlier messages has no known turn start: an error, not a mask") {
   // Mistral's template puts the system message into the last user turn, so the conversation
   // before an assistant turn renders differently alone, and the old span took the user's text.
