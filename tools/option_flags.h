@@ -67,8 +67,7 @@ class OptionFlags {
     if (!e.short_flag.empty()) names = e.short_flag + "," + names;
     const std::string help = e.help + describe_default(e);
     if (e.kind == options::Kind::kBool) {
-      const bool negatable = e.nullable || e.get(S{}) == options::Value(true);
-      if (negatable) names += ",!--no-" + options::flag_name(e.name).substr(2);
+      if (e.has_negated_flag()) names += ",!--no-" + options::flag_name(e.name).substr(2);
       app->add_flag_function(
           names, [g](int64_t n) { g->flag_count = n; }, help);
     } else {

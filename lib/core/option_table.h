@@ -102,6 +102,10 @@ struct Option {
     aliases.push_back({std::move(old_name), negated});
     return std::move(*this);
   }
+  // A switch a command line can also turn off, as --no-NAME: one that may be on by default.
+  bool has_negated_flag() const {
+    return kind == Kind::kBool && (nullable || get(S{}) == Value(true));
+  }
   Option&& flag(std::string short_name) && {
     short_flag = std::move(short_name);
     return std::move(*this);
@@ -392,7 +396,7 @@ class OptionTable {
         for (const std::string& name : s.options_given) given = given || name == e.name;
       // Named as given: a switch set false is --no-pack (pack=False), not --pack.
       if (given)
-        throw OptionError(e.kind == Kind::kBool && v == Value(false) ? "no_" + e.name : e.name,
+        throw OptionError(e.has_negated_flag() && v == Value(false) ? "no_" + e.name : e.name,
                           e.applies_text);
     }
   }

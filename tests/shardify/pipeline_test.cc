@@ -328,6 +328,7 @@ TEST_CASE("flags of another task or input format are refused, not ignored") {
       // Named as given: --no-pack, not --pack.
       {" --task cls --no-pack", "--no-pack is for --task lm and sft"},
       {" --task cls --pack", "--pack is for --task lm and sft"},
+      {" --task cls --position-ids=false", "--position-ids is for --task lm, packed"},
       {" --task sft --render-timeout 3", "--render-timeout is for --task sft with --chat-template"},
       {" --task lm --max-render-bytes 99999", "--max-render-bytes is for --task sft with"}};
   for (const auto& [flags, message] : cases) {
