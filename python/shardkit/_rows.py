@@ -70,8 +70,8 @@ def _is_read(key, keys_read):
 
 
 def _without_unwritable(row, keys_read):
-    """The row less the fields not read whose values have no JSON form; such a value in a field
-    that is read is named (TypeError)."""
+    """The row less the fields not read whose values have no JSON form (an object JSON cannot
+    hold, an infinity); such a value in a field that is read is named."""
     kept = {}
     for key, value in row.items():
         try:
@@ -81,6 +81,10 @@ def _without_unwritable(row, keys_read):
                 raise TypeError(f"field '{key}': {e}; convert it to a str, int or float "
                                 "first") from None
             continue
+        except ValueError as e:
+            if _is_read(key, keys_read):
+                raise ValueError(f"field '{key}': {e}") from None
+            continue
         kept[key] = value
     return kept
 
@@ -88,7 +92,7 @@ def _without_unwritable(row, keys_read):
 def _encode_row(row, keys_read):
     try:
         return _encode_value(row)
-    except TypeError:
+    except (TypeError, ValueError):
         if keys_read is None:
             raise
     return _encode_value(_without_unwritable(row, keys_read))

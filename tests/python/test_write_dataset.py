@@ -255,13 +255,15 @@ def test_direct_and_json_rows(tmp):
     good = [r for r in rows if not any(r is b for b in bad) and "big" not in r]
     compare_with_errors(tmp, "mixed-cls-derived", good, "cls", VOCAB, ["--max-len", "48"],
                         {"max_len": 48})
-    # An infinity has no JSON form, missing or not: a bad row, named.
-    summary = shardkit.write_dataset([{"text": "a", "label": "pos"}, {"text": "b", "x": -math.inf}],
+    # An infinity has no JSON form: in a field the conversion reads, a bad row naming the field;
+    # in one it does not read, left out like any value without a JSON form.
+    summary = shardkit.write_dataset([{"text": "a", "label": "pos"}, {"text": "b", "label": "pos", "x": -math.inf},
+                                      {"text": "c", "label": math.inf}],
                                      os.path.join(tmp, "infinity"), task="cls", tokenizer=VOCAB,
                                      labels=labels, progress=False, on_error="skip")
     errors = summary["errors"]
-    assert len(errors) == 1 and errors[0].startswith(  # Python 3.12 adds ": -inf"
-        "rows: row 1: cannot be written as JSON: Out of range float values"), errors
+    assert summary["skipped"] == 1 and len(errors) == 1 and errors[0].startswith(
+        "rows: row 2: cannot be written as JSON: field 'label': Out of range float values"), errors
     # The fields taken directly: bytes_in counts their bytes, not a JSON line's.
     plain = [{"text": "abc"}] * 10
     summary = shardkit.write_dataset(plain, os.path.join(tmp, "plain"), tokenizer=VOCAB,
