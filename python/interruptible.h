@@ -6,6 +6,7 @@
 // buffers start cold each time); a child after fork() makes its own.
 #pragma once
 
+#include <cxxabi.h>
 #include <pybind11/pybind11.h>
 #include <unistd.h>
 
@@ -18,12 +19,38 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 
 #include "core/interrupt.h"
 
 namespace shardkit::python {
 
 namespace py = pybind11;
+
+// Runs `work` without the GIL, then takes the GIL back. Not from a destructor, as
+// py::gil_scoped_release does: a thread that takes the GIL while the interpreter exits is ended
+// by pthread_exit (Python 3.11 to 3.13), and that unwinding aborts the process when it leaves a
+// destructor ("terminate called without an active exception": a daemon thread reading a Loader
+// as the program ended made it exit 134). From a plain call it ends the thread, as Python means.
+template <class Work>
+auto without_gil(Work work) -> decltype(work()) {
+  PyThreadState* saved = PyEval_SaveThread();
+  try {
+    if constexpr (std::is_void_v<decltype(work())>) {
+      work();
+      PyEval_RestoreThread(saved);
+    } else {
+      auto result = work();
+      PyEval_RestoreThread(saved);
+      return result;
+    }
+  } catch (const abi::__forced_unwind&) {
+    throw;  // this thread is being ended: the GIL is not to be taken back
+  } catch (...) {
+    PyEval_RestoreThread(saved);
+    throw;
+  }
+}
 
 // Throws py::error_already_set when a signal handler raised (KeyboardInterrupt). Call without
 // the GIL.
@@ -95,12 +122,13 @@ auto interruptible(Work work, Interrupt& stop) -> decltype(work()) {
   auto state = std::make_shared<std::atomic<int>>(Runner::kQueued);
   auto done = Runner::instance().post(std::move(work), state);
   std::exception_ptr signal;
-  {
-    py::gil_scoped_release release;
+  without_gil([&] {
     while (done.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
       if (signal) continue;
       try {
         raise_if_signalled();
+      } catch (const abi::__forced_unwind&) {
+        throw;
       } catch (...) {
         signal = std::current_exception();
         int queued = Runner::kQueued;
@@ -108,7 +136,7 @@ auto interruptible(Work work, Interrupt& stop) -> decltype(work()) {
         stop.set();
       }
     }
-  }
+  });
   stop.clear();
   if (signal) std::rethrow_exception(signal);
   return done.get();

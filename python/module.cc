@@ -28,6 +28,7 @@ namespace py = pybind11;
 using namespace shardkit;
 using shardkit::python::interruptible;
 using shardkit::python::raise_if_signalled;
+using shardkit::python::without_gil;
 
 namespace {
 
@@ -157,10 +158,7 @@ struct KeepingLoader : loader::Loader {
     const loader::LoaderState before = state();
     std::shared_ptr<loader::Batch> b = std::move(kept_);
     kept_.reset();
-    if (!b) {
-      py::gil_scoped_release release;
-      b = loader::Loader::next(raise_if_signalled);
-    }
+    if (!b) b = without_gil([this] { return loader::Loader::next(raise_if_signalled); });
     if (!b) {
       ended_ = true;
       return py::none();
