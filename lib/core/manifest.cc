@@ -9,7 +9,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <type_traits>
+#include <unordered_set>
 
 #include "core/checksum.h"
 #include "core/dataset_info_json.h"
@@ -154,6 +156,8 @@ Manifest Manifest::parse(const std::string& text, const std::string& path) {
   m.records_per_block = static_cast<uint32_t>(rpb);
 
   uint64_t total = 0, total_bytes = 0;
+  // Names seen so far: a search of the list for each shard made opening 80,000 shards take 9 s.
+  std::unordered_set<std::string> names;
   for (simdjson::dom::element s : need(root["shards"].get_array(), "\"shards\"")) {
     ShardEntry e;
     e.name = std::string(need(s["name"].get_string(), "shard name"));
@@ -170,8 +174,8 @@ Manifest Manifest::parse(const std::string& text, const std::string& path) {
     total += e.records;
     total_bytes += e.bytes;
     if (total > kMaxRecords) corrupt(path, "manifest: record count overflows");
-    for (const ShardEntry& other : m.shards)
-      if (other.name == e.name) corrupt(path, "manifest: shard '" + e.name + "' listed twice");
+    if (!names.insert(e.name).second)
+      corrupt(path, "manifest: shard '" + e.name + "' listed twice");
     m.shards.push_back(std::move(e));
   }
   if (need(root["records"].get_uint64(), "\"records\"") != total)
