@@ -15,21 +15,24 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A part as the merge reads it. Its Dataset is opened when its blocks are read and closed after:
+// parts' manifests each list every input file of the conversion, so a thousand parts held open
+// at once took gigabytes.
 struct Part {
   std::string dir;
-  Dataset data;
-  const Manifest& manifest() const { return data.manifest(); }
+  uint32_t index = 0;
+  uint64_t records = 0;
 };
 
 // Blocks are decoded bypassing the cache: a merge holds only the blocks in flight in its
 // pipeline.
-Part load_part(const std::string& dir) {
+std::shared_ptr<const Dataset> open_part(const std::string& dir) {
   DatasetOptions read;
   read.cache_bytes = 0;
-  Part p{dir, Dataset::open(fs::path(dir), read)};
-  if (!p.manifest().info.part)
+  auto data = std::make_shared<const Dataset>(Dataset::open(fs::path(dir), read));
+  if (!data->manifest().info.part)
     throw Error(ErrorCode::kInvalidArgument, dir, "not a --part dataset (no part in its info)");
-  return p;
+  return data;
 }
 
 // What must agree between parts: everything but the part itself and its counts.
@@ -52,6 +55,64 @@ void refuse_part_as_output(const std::string& out, const std::vector<std::string
                   "is both a part and the output; merge into another directory");
 }
 
+// Throws unless `p` was written by the same conversion as `first`, the part first opened
+// (equality carries over, so every part then agrees with every other).
+void check_same_conversion(const Dataset& p, const std::string& dir, const Dataset& first,
+                           const std::string& first_dir) {
+  const std::string other =
+      "part " + std::to_string(first.manifest().info.part->index) + " (" + first_dir + ")";
+  if (p.manifest().info.part->count != first.manifest().info.part->count)
+    throw Error(ErrorCode::kInvalidArgument, dir,
+                "part " + std::to_string(p.manifest().info.part->index) + "/" +
+                    std::to_string(p.manifest().info.part->count) + " is of another split than " +
+                    other + ", of " + std::to_string(first.manifest().info.part->count));
+  if (!(p.manifest().schema == first.manifest().schema) ||
+      p.manifest().records_per_block != first.manifest().records_per_block ||
+      !same_encoding(*p.manifest().info.part, *first.manifest().info.part))
+    throw Error(ErrorCode::kInvalidArgument, dir,
+                "schema, block, shard or zstd settings differ from " + other);
+  if (!(shared_facts(p.manifest().info) == shared_facts(first.manifest().info)))
+    throw Error(ErrorCode::kInvalidArgument, dir,
+                "dataset info (task, tokenizer, labels or source) differs from " + other);
+  if (p.manifest().metadata != first.manifest().metadata)
+    throw Error(ErrorCode::kInvalidArgument, dir, "metadata differs from " + other);
+}
+
+struct Survey {
+  std::vector<Part> parts;                // in part order
+  std::shared_ptr<const Dataset> sample;  // one part, open: the settings all parts share
+  ConvertStats stats;
+  bool has_stats = false;
+};
+
+// Each part opened once, checked against the first, and closed, in part order after: the `count`
+// parts of one conversion, each exactly once.
+Survey survey_parts(const std::vector<std::string>& dirs) {
+  Survey s;
+  for (const auto& d : dirs) {
+    const auto data = open_part(d);
+    if (s.sample) check_same_conversion(*data, d, *s.sample, s.parts.front().dir);
+    s.parts.push_back({d, data->manifest().info.part->index, data->manifest().record_count()});
+    if (data->manifest().info.stats) s.stats.add(*data->manifest().info.stats);
+    s.has_stats = s.has_stats || data->manifest().info.stats.has_value();
+    if (!s.sample) s.sample = data;
+  }
+  std::sort(s.parts.begin(), s.parts.end(),
+            [](const Part& a, const Part& b) { return a.index < b.index; });
+  const uint32_t count = s.sample->manifest().info.part->count;
+  if (s.parts.size() != count)
+    throw Error(ErrorCode::kInvalidArgument, "",
+                "got " + std::to_string(s.parts.size()) + " parts of a " + std::to_string(count) +
+                    "-part conversion");
+  for (size_t i = 0; i < s.parts.size(); ++i)
+    if (s.parts[i].index != i)
+      throw Error(ErrorCode::kInvalidArgument, s.parts[i].dir,
+                  "part " + std::to_string(s.parts[i].index) + "/" + std::to_string(count) +
+                      " does not fit: expected part " + std::to_string(i) + "/" +
+                      std::to_string(count) + " (each part exactly once)");
+  return s;
+}
+
 }  // namespace
 
 std::string MergeResult::to_json() const {
@@ -63,41 +124,10 @@ MergeResult merge_parts(const std::string& out, const std::vector<std::string>& 
                         unsigned threads, const std::function<void(uint64_t, uint64_t)>& progress) {
   if (dirs.empty()) throw Error(ErrorCode::kInvalidArgument, "", "merge needs at least one part");
   refuse_part_as_output(out, dirs);
-  std::vector<Part> parts;
-  for (const auto& d : dirs) parts.push_back(load_part(d));
-  std::sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) {
-    return a.manifest().info.part->index < b.manifest().info.part->index;
-  });
-  const Part& base = parts.front();
+  const Survey survey = survey_parts(dirs);
+  const std::vector<Part>& parts = survey.parts;
+  const Dataset& base = *survey.sample;
   const PartInfo& base_part = *base.manifest().info.part;
-  const uint32_t count = base_part.count;
-  if (parts.size() != count)
-    throw Error(ErrorCode::kInvalidArgument, "",
-                "got " + std::to_string(parts.size()) + " parts of a " + std::to_string(count) +
-                    "-part conversion");
-  ConvertStats stats;
-  const DatasetInfo shared = shared_facts(base.manifest().info);
-  for (size_t i = 0; i < parts.size(); ++i) {
-    const Part& p = parts[i];
-    const PartInfo& pi = *p.manifest().info.part;
-    if (pi.count != count || pi.index != i)
-      throw Error(ErrorCode::kInvalidArgument, p.dir,
-                  "part " + std::to_string(pi.index) + "/" + std::to_string(pi.count) +
-                      " does not fit: expected part " + std::to_string(i) + "/" +
-                      std::to_string(count) + " (each part exactly once)");
-    if (!(p.manifest().schema == base.manifest().schema) ||
-        p.manifest().records_per_block != base.manifest().records_per_block ||
-        !same_encoding(pi, base_part))
-      throw Error(ErrorCode::kInvalidArgument, p.dir,
-                  "schema, block, shard or zstd settings differ from part 0");
-    if (!(shared_facts(p.manifest().info) == shared))
-      throw Error(ErrorCode::kInvalidArgument, p.dir,
-                  "dataset info (task, tokenizer, labels or source) differs from part 0 (" +
-                      base.dir + ")");
-    if (p.manifest().metadata != base.manifest().metadata)
-      throw Error(ErrorCode::kInvalidArgument, p.dir, "metadata differs from part 0");
-    if (p.manifest().info.stats) stats.add(*p.manifest().info.stats);
-  }
 
   WriterOptions w;
   w.block_bytes = base.manifest().records_per_block * base.manifest().schema.record_size();
@@ -107,8 +137,8 @@ MergeResult merge_parts(const std::string& out, const std::vector<std::string>& 
   w.overwrite = force;
   w.threads = threads;
   DatasetWriter writer(out, base.manifest().schema, w);
-  DatasetInfo info = shared;
-  if (base.manifest().info.stats) info.stats = stats;
+  DatasetInfo info = shared_facts(base.manifest().info);
+  if (survey.has_stats) info.stats = survey.stats;
   writer.set_info(std::move(info));
   for (const auto& [key, raw_json] : base.manifest().metadata) writer.set_metadata(key, raw_json);
 
@@ -116,7 +146,7 @@ MergeResult merge_parts(const std::string& out, const std::vector<std::string>& 
   // cut into the writer's blocks in order, encoded on any thread, stored in order. A block that
   // fails to decode fails the merge when its turn comes, so the error is the first in part order.
   struct PartBlock {
-    const Part* part = nullptr;
+    std::shared_ptr<const Dataset> part;  // open while a block of it is in flight
     uint64_t global_block = 0;
     std::shared_ptr<const DecodedBlock> decoded;
     std::exception_ptr error;
@@ -126,27 +156,28 @@ MergeResult merge_parts(const std::string& out, const std::vector<std::string>& 
   PipelineItems<RawBlocks> blocks;
   size_t next_part = 0;
   uint64_t next_block = 0;
+  std::shared_ptr<const Dataset> reading = open_part(parts.front().dir);
   uint64_t records_total = 0, records_done = 0;
-  for (const Part& p : parts) records_total += p.manifest().record_count();
+  for (const Part& p : parts) records_total += p.records;
   const auto read = tbb::make_filter<void, PartBlockPtr>(
       tbb::filter_mode::serial_in_order, [&](tbb::flow_control& fc) -> PartBlockPtr {
-        while (next_part < parts.size() && next_block == parts[next_part].data.block_count()) {
-          ++next_part;
+        while (reading && next_block == reading->block_count()) {
+          reading = ++next_part < parts.size() ? open_part(parts[next_part].dir) : nullptr;
           next_block = 0;
         }
-        if (next_part == parts.size()) {
+        if (!reading) {
           fc.stop();
           return nullptr;
         }
         PartBlockPtr b = part_blocks.make();
-        b->part = &parts[next_part];
+        b->part = reading;
         b->global_block = next_block++;
         return b;
       });
   const auto decode =
       tbb::make_filter<PartBlockPtr, PartBlockPtr>(tbb::filter_mode::parallel, [](PartBlockPtr b) {
         try {
-          b->decoded = b->part->data.decode_block(b->global_block);
+          b->decoded = b->part->decode_block(b->global_block);
         } catch (...) {
           b->error = std::current_exception();
         }
