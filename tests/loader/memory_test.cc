@@ -79,14 +79,19 @@ Streamed stream(const std::filesystem::path& dir, const LoaderOptions& o) {
   return s;
 }
 
+// 64 MiB of records (record = 96 + 2 + 8 bytes) in blocks of `block_bytes`, shards of 16 MiB:
+// larger than the budgets below. Returns the record count.
+uint64_t write_64_mib(const std::filesystem::path& dir, uint32_t block_bytes = 256 << 10) {
+  const uint64_t records = (64u << 20) / 106;
+  t::write_fixture(dir, {.records = records, .block_bytes = block_bytes, .shard_bytes = 16 << 20});
+  return records;
+}
+
 }  // namespace
 
 TEST_CASE("RssAnon stays within the memory budget while streaming a larger dataset") {
   TempDir tmp("mem");
-  // 64 MiB of records (record = 96 + 2 + 8 bytes), blocks of 256 KiB.
-  const uint64_t records = (64u << 20) / 106;
-  t::write_fixture(tmp / "ds",
-                   {.records = records, .block_bytes = 256 << 10, .shard_bytes = 16 << 20});
+  const uint64_t records = write_64_mib(tmp / "ds");
   const size_t budget = 8u << 20;
   const Streamed s = stream(tmp / "ds", streaming_options(budget));
   CHECK(s.window_blocks >= 8);
@@ -102,9 +107,7 @@ TEST_CASE("RssAnon stays within the memory budget while streaming a larger datas
 
 TEST_CASE("more threads than the budget's quarter holds batches: still within the budget") {
   TempDir tmp("mem");
-  const uint64_t records = (64u << 20) / 106;
-  t::write_fixture(tmp / "ds",
-                   {.records = records, .block_bytes = 256 << 10, .shard_bytes = 16 << 20});
+  const uint64_t records = write_64_mib(tmp / "ds");
   const size_t budget = 8u << 20;
   LoaderOptions o = streaming_options(budget);
   // A batch of 4096 rows is at least its input_ids, length and labels (96 + 2 + 8 bytes a row):
@@ -123,9 +126,7 @@ TEST_CASE("more threads than the budget's quarter holds batches: still within th
 
 TEST_CASE("window_blocks set overrides memory_budget for decoded blocks, and the help says so") {
   TempDir tmp("mem");
-  const uint64_t records = (64u << 20) / 106;
-  t::write_fixture(tmp / "ds",
-                   {.records = records, .block_bytes = 256 << 10, .shard_bytes = 16 << 20});
+  const uint64_t records = write_64_mib(tmp / "ds");
   const size_t budget = 8u << 20;
   LoaderOptions o = streaming_options(budget);
   // One window alone is 12 MiB of 256 KiB blocks, past the 8 MiB budget: by a window's last
@@ -145,9 +146,7 @@ TEST_CASE("partition=nodes: one rank holding every partition stays within the bu
   TempDir tmp("mem");
   // 64 MiB of records in blocks of 64 KiB; the budget is 32 MiB: the window is derived so that
   // each of the 64 partitions' windows, one block longer than its share, fits.
-  const uint64_t records = (64u << 20) / 106;
-  t::write_fixture(tmp / "ds",
-                   {.records = records, .block_bytes = 64 << 10, .shard_bytes = 16 << 20});
+  const uint64_t records = write_64_mib(tmp / "ds", 64 << 10);
   const size_t budget = 32u << 20;
   LoaderOptions o = streaming_options(budget);
   o.partition = Partition::kNodes;
@@ -179,9 +178,7 @@ TEST_CASE("partition=nodes: one rank holding every partition stays within the bu
 
 TEST_CASE("with pread, RSS (anonymous plus file pages) stays within the memory budget") {
   TempDir tmp("mem");
-  const uint64_t records = (64u << 20) / 106;
-  t::write_fixture(tmp / "ds",
-                   {.records = records, .block_bytes = 256 << 10, .shard_bytes = 16 << 20});
+  const uint64_t records = write_64_mib(tmp / "ds");
   const size_t budget = 8u << 20;
   size_t peak_pread = 0, peak_mmap = 0;
   for (ReadMode mode : {ReadMode::kPread, ReadMode::kMmap}) {

@@ -220,6 +220,21 @@ TEST_CASE("eviction leaves another process's temporary file, and takes an abando
   CHECK_MESSAGE(!fs::exists(own / ".tmp-4243-1"), "an abandoned temporary file was kept");
 }
 
+namespace {
+
+// One epoch of a served dataset through a loader caching in `dir`, checked batch for batch
+// against the local copy; its I/O counts.
+IoStats remote_epoch_cached_in(const fs::path& dir) {
+  t::ServedDataset s;
+  LoaderOptions o = cached_options(dir, 4ull << 30);
+  Loader local(s.local(), o);
+  Loader remote(s.url(), o);
+  CHECK(t::all_batches(remote) == t::all_batches(local));
+  return remote.dataset().io_stats();
+}
+
+}  // namespace
+
 // Run with enospc_shim.c preloaded and SHARDKIT_TEST_FULL_DIR / SHARDKIT_TEST_FULL_BYTES set
 // (CMakeLists.txt): the directory behaves as a file system that is full past that many bytes.
 TEST_CASE("a full disk: caching is skipped, batches are unchanged and the user's files stay") {
@@ -241,12 +256,7 @@ TEST_CASE("a full disk: caching is skipped, batches are unchanged and the user's
     fs::remove(full / "probe");
   }
   const auto files = plant_user_files(full, {"keep.txt", "0123456789abcdef-0123456789abcdef-0-9"});
-  t::ServedDataset s;
-  LoaderOptions o = cached_options(full, 4ull << 30);
-  Loader local(s.local(), o);
-  Loader remote(s.url(), o);
-  CHECK(t::all_batches(remote) == t::all_batches(local));
-  const IoStats io = remote.dataset().io_stats();
+  const IoStats io = remote_epoch_cached_in(full);
   MESSAGE("full disk: " << io.cache_write_failures << " failed writes, " << io.cache_evictions
                         << " evictions");
   CHECK(io.cache_write_failures > 0);
@@ -275,12 +285,7 @@ TEST_CASE("a full disk when the cache is first used: caching is skipped, batches
     fclose(f);
   }
   MESSAGE("filled with " << filled << " bytes");
-  t::ServedDataset s;
-  LoaderOptions o = cached_options(full, 4ull << 30);
-  Loader local(s.local(), o);
-  Loader remote(s.url(), o);
-  CHECK(t::all_batches(remote) == t::all_batches(local));
-  const IoStats io = remote.dataset().io_stats();
+  const IoStats io = remote_epoch_cached_in(full);
   MESSAGE("first use on a full disk: " << io.cache_write_failures << " skipped writes");
   CHECK(io.cache_write_failures > 0);
   CHECK(io.cache_hits == 0);
