@@ -159,6 +159,12 @@ TEST_CASE("a shard opened again after its descriptor was closed must be the same
 }
 
 TEST_CASE("a manifest that cannot be opened for want of descriptors says so, not 'no manifest'") {
+#if defined(__SANITIZE_ADDRESS__)
+  // UBSan's runtime opens a pipe to check an object's dynamic type as the error is thrown, and
+  // with no descriptor left it reports a false "invalid vptr": this case runs in the plain build.
+  MESSAGE("not run under the sanitizers, which need a free descriptor themselves");
+  return;
+#endif
   TempDir tmp("open");
   write_counting(tmp / "ds", 16, 0);
   // What the system calls running out of descriptors, from the C library, not shardkit.
