@@ -179,7 +179,8 @@ int run(const examples::Args& args) {
                  static_cast<unsigned long long>(train.loader().dataset().size()));
     return 2;
   }
-  const auto train_info = shardkit::Dataset::open(train_dir).info();
+  // The training loader's dataset: opening it again would read its manifest a second time.
+  const shardkit::DatasetInfo& train_info = train.loader().dataset().info();
   if (const std::string why = mismatch(train_info, shardkit::Dataset::open(valid_dir).info());
       !why.empty()) {
     std::fprintf(stderr, "train_classifier: --valid %s %s\n", valid_dir.c_str(), why.c_str());
