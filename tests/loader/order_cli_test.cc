@@ -240,6 +240,46 @@ TEST_CASE("shard-inspect order: --start and --count apply to --resume-from, or a
   CHECK_MESSAGE(out.find("give one") != std::string::npos, out);
 }
 
+TEST_CASE("shard-inspect order --resume-from a state at its epoch's end prints the next epoch") {
+  TempDir tmp("ordend");
+  t::write_fixture(tmp / "ds", {.records = 300, .block_bytes = 3000, .shard_bytes = 20000});
+  // What each rank's loader yields in epoch 2, as "RANK BATCH RECORD" lines.
+  auto next_epoch = [&](bool drop_last) {
+    std::vector<std::string> lines;
+    for (uint32_t rank = 0; rank < 2; ++rank) {
+      LoaderOptions o;
+      o.seed = 5, o.rank = rank, o.world_size = 2, o.batch_size = 8, o.drop_last = drop_last;
+      Loader loader(tmp / "ds", o);
+      loader.set_epoch(2);
+      while (auto b = loader.next())
+        for (uint64_t r : b->records)
+          lines.push_back(std::to_string(rank) + " " + std::to_string(b->index) + " " +
+                          std::to_string(r));
+    }
+    return lines;
+  };
+  // The whole epoch read; and, with drop_last, fewer samples left than one step takes.
+  for (const auto& [consumed, drop_last] : {std::pair{300, false}, std::pair{291, true}}) {
+    CAPTURE(consumed);
+    {
+      std::ofstream state(tmp / "state.json");
+      state << R"({"seed": 5, "epoch": 1, "samples_consumed": )" << consumed << "}";
+    }
+    std::string out;
+    REQUIRE(t::run_command(t::tool_path("shard-inspect") + " order " + (tmp / "ds").string() +
+                               " --resume-from " + (tmp / "state.json").string() +
+                               " --world-size 2 --batch-size 8" + (drop_last ? " --drop-last" : ""),
+                           &out) == 0);
+    std::vector<std::string> printed;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty() && line[0] != '#') printed.push_back(line);
+    CHECK_MESSAGE(out.find("reads the next epoch from its start") != std::string::npos, out);
+    CHECK(printed.size() == (drop_last ? 288u : 300u));  // all 300, or 18 whole steps of 16
+    CHECK(printed == next_epoch(drop_last));
+  }
+}
+
 TEST_CASE("shard-inspect order with neither a dataset nor a mixture says what is missing") {
   std::string out;
   CHECK(t::run_command(t::tool_path("shard-inspect") + " order --count 4", &out) != 0);

@@ -310,9 +310,41 @@ uint64_t budget_end_as_read(const Sources& s, loader::LoaderOptions options,
   return end;
 }
 
+// Where the epoch a run resumed from `st` reads ends: the epoch's last sample, or with max_tokens
+// where the budget ends it.
+uint64_t resumed_end(const Sources& s, const loader::LoaderOptions& options,
+                     const loader::LoaderState& st) {
+  if (!options.max_tokens) return s.stream->size();
+  if (st.tokens_consumed >= options.max_tokens) return st.samples_consumed;
+  if (options.on_corrupt == loader::OnCorrupt::kSkip) return budget_end_as_read(s, options, st);
+  return budget_end(s, options, st.epoch, st.samples_consumed, st.tokens_consumed);
+}
+
+// Whether the ranks have batches left of the state's epoch (they all have the same count: a
+// last short step is padded, or dropped for all with drop_last).
+bool batches_left(const Sources& s, loader::LoaderOptions options, const loader::LoaderState& st,
+                  uint64_t end) {
+  options.rank = 0;
+  return loader::EpochPlan(s.stream, s.shapes, options, st.epoch, st.samples_consumed,
+                           options.max_tokens > 0, end)
+             .batches() > 0;
+}
+
+// A state at its epoch's end resumes, as Loader's next pass does, with the next epoch's start.
+loader::LoaderState next_epoch_start(const loader::LoaderState& st) {
+  if (st.epoch == UINT64_MAX)
+    throw Error(ErrorCode::kInvalidArgument, "",
+                "epoch " + std::to_string(st.epoch) + " was the last one: epochs are 64-bit");
+  loader::LoaderState next;
+  next.seed = st.seed;
+  next.epoch = st.epoch + 1;
+  next.fingerprint = st.fingerprint;
+  return next;
+}
+
 // What each rank of a run resumed from `state` at this world size and batch size reads.
 void print_resume(const Sources& s, loader::LoaderOptions options, const OrderArgs& args) {
-  const loader::LoaderState st = read_state(args.resume_from);
+  loader::LoaderState st = read_state(args.resume_from);
   if (!args.seed_given) options.seed = st.seed;
   std::vector<const shardkit::Manifest*> manifests;
   for (const shardkit::Manifest& m : s.manifests) manifests.push_back(&m);
@@ -325,17 +357,20 @@ void print_resume(const Sources& s, loader::LoaderOptions options, const OrderAr
                 "samples_consumed " + std::to_string(st.samples_consumed) +
                     " is past the epoch's end: the valid range is 0.." + std::to_string(n));
   const bool read = options.on_corrupt == loader::OnCorrupt::kSkip;
-  uint64_t end = n;
-  if (options.max_tokens)
-    end = st.tokens_consumed >= options.max_tokens ? st.samples_consumed
-          : read                                   ? budget_end_as_read(s, options, st)
-                 : budget_end(s, options, st.epoch, st.samples_consumed, st.tokens_consumed);
+  uint64_t end = resumed_end(s, options, st);
+  std::string out;
+  if (!batches_left(s, options, st, end)) {
+    out = "# epoch " + std::to_string(st.epoch) + " has nothing left at samples_consumed " +
+          std::to_string(st.samples_consumed) +
+          ": the resumed run's next pass reads the next epoch from its start\n";
+    st = next_epoch_start(st);
+    end = resumed_end(s, options, st);
+  }
   const uint64_t global = options.batch_size * options.world_size;
-  std::string out =
-      "# epoch " + std::to_string(st.epoch) + ", seed " + std::to_string(options.seed) +
-      ": samples " + std::to_string(st.samples_consumed) + ".." + std::to_string(end) + " of " +
-      std::to_string(n) + " left, " + std::to_string(options.world_size) + " ranks x " +
-      std::to_string(options.batch_size) + " = " + std::to_string(global) + " a step\n";
+  out += "# epoch " + std::to_string(st.epoch) + ", seed " + std::to_string(options.seed) +
+         ": samples " + std::to_string(st.samples_consumed) + ".." + std::to_string(end) + " of " +
+         std::to_string(n) + " left, " + std::to_string(options.world_size) + " ranks x " +
+         std::to_string(options.batch_size) + " = " + std::to_string(global) + " a step\n";
   for (uint32_t r = 0; r < options.world_size; ++r) {
     options.rank = r;
     ResumedRows rows{args, s, out, r};
