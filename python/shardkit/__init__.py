@@ -598,7 +598,10 @@ class IterableDataset(_data.IterableDataset):  # type: ignore[type-arg]
             self._loader.load_state_dict(state)
 
     def close(self) -> None:
+        """Stops the loader's threads and frees its buffers. The position is kept: state_dict()
+        still returns it, and the next pass opens a new loader there."""
         if self._loader is not None:
+            self._pending_state = self._loader.state_dict()
             self._loader.close()
             self._loader = None
 

@@ -303,6 +303,26 @@ def test_close_and_context_manager(path):
             raise AssertionError("a closed loader was used")
 
 
+def test_iterable_dataset_close_keeps_its_position(path, ids):
+    """close() frees the threads, not the position: the next pass goes on where the last
+    batch taken left it, and state_dict() in between says so."""
+    expected = planned_epoch(path, 0) + planned_epoch(path, 1)
+    ds = shardkit.IterableDataset(path, batch_size=BATCH, seed=3, include_metadata=True)
+    got = []
+    for k, batch in enumerate(ds):
+        got += batch_records(batch, ids)
+        if k == 4:
+            break
+    ds.close()
+    assert ds.state_dict()["samples_consumed"] == 5 * BATCH, ds.state_dict()
+    got += [r for b in ds for r in batch_records(b, ids)]
+    ds.close()
+    assert ds.state_dict()["samples_consumed"] == len(planned_epoch(path, 0)), ds.state_dict()
+    got += [r for b in ds for r in batch_records(b, ids)]  # the epoch ended: the next one
+    assert got == expected
+    print("  IterableDataset.close() mid-epoch and at its end: the next pass continues")
+
+
 def test_map_style_dataset(path):
     ds = shardkit.Dataset(path)
     assert isinstance(ds, torch.utils.data.Dataset)
@@ -324,6 +344,7 @@ def main():
     test_resume_through_state_dict(path, ids)
     test_set_epoch_after_load_state_dict(path, ids)
     test_close_and_context_manager(path)
+    test_iterable_dataset_close_keeps_its_position(path, ids)
     test_map_style_dataset(path)
     test_interrupt_in_next_loses_no_batch()
     print("iteration: all passed")
