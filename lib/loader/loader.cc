@@ -163,8 +163,9 @@ struct Loader::Impl {
     // the same at any depth. Below one batch in the quarter, that one batch is the minimum.
     const size_t batch_bytes = std::max<size_t>(1, collator->max_batch_bytes(opt.batch_size));
     const size_t fit = opt.memory_budget / 4 / batch_bytes;
-    depth = opt.prefetch_batches ? opt.prefetch_batches : 2 * size_t{thread_count};
-    depth = std::min(depth, fit > thread_count ? fit - thread_count : 1);
+    const size_t asked = opt.prefetch_batches ? opt.prefetch_batches : 2 * size_t{thread_count};
+    depth = std::min(asked, fit > thread_count ? fit - thread_count : 1);
+    if (depth < asked) warn_if_threads_idle(fit, batch_bytes);
     // Dropped batches' buffers serve the next ones, within the bytes of the batches in flight.
     buffers = BufferPool::create(depth * batch_bytes);
     reset(0);
@@ -202,6 +203,21 @@ struct Loader::Impl {
                  "so each node reads %s of the dataset, not 1/%u (the order and resume are "
                  "unchanged; a new run with partitions a multiple of %u reads 1/%u)\n",
                  r.nodes, opt.partitions, share.c_str(), r.nodes, r.nodes, r.nodes);
+  }
+
+  // Fewer batches in flight than threads leave threads idle (a batch is built by one), and a
+  // run that asked for them reads several times slower with no other sign. Said once per
+  // process, on stderr.
+  void warn_if_threads_idle(size_t fit, size_t batch_bytes) const {
+    static std::atomic<bool> said{false};
+    if (depth >= thread_count || said.exchange(true)) return;
+    const size_t every_thread = (8 * size_t{thread_count} * batch_bytes + (1 << 20) - 1) >> 20;
+    std::fprintf(stderr,
+                 "shardkit: a quarter of memory_budget (%zu MiB) holds %zu batch(es) of %zu KiB, "
+                 "so %zu of the %u loader threads build batches at a time; a memory_budget of "
+                 "%zu MiB keeps every thread building\n",
+                 opt.memory_budget >> 20, fit, batch_bytes >> 10, depth, thread_count,
+                 every_thread);
   }
 
   // A thread that cannot start (a process or memory limit) stops the ones that did, and is an

@@ -218,6 +218,31 @@ def test_threads_the_system_cannot_start(path):
     print("  1000 threads under a 256 MiB address-space margin: " + p.stdout.strip()[:90])
 
 
+def test_a_budget_that_idles_threads_says_so(path):
+    """A memory_budget too small for a batch per thread builds one batch at a time: said on
+    stderr with the budget that keeps every thread building, which then says nothing."""
+    child = textwrap.dedent("""
+        import sys, shardkit
+        loader = shardkit.Loader(sys.argv[1], batch_size=64, threads=4, shuffle=False,
+                                 memory_budget=int(sys.argv[2]))
+        print(sum(int(b["input_ids"].shape[0]) for b in loader))
+    """)
+
+    def run(budget):
+        p = subprocess.run([sys.executable, "-c", child, path, str(budget)], capture_output=True,
+                           text=True, timeout=120)
+        assert p.returncode == 0, p.stderr[-2000:]
+        return int(p.stdout), p.stderr
+
+    rows, said = run(1 << 18)
+    assert rows == 300, rows  # every sample still comes, one batch at a time
+    assert "of the 4 loader threads build batches at a time" in said, said
+    advised = int(said.split("a memory_budget of ")[1].split(" MiB")[0])
+    rows, said_again = run(advised << 20)
+    assert rows == 300 and "shardkit:" not in said_again, said_again
+    print(f"  memory_budget=256 KiB at 4 threads: said so; the advised {advised} MiB: silent")
+
+
 def test_cli_habits(path, tmp):
     p = subprocess.run([pyutil.SHARDIFY, "--input", "x", "--max-length", "256"],
                        capture_output=True, text=True)
@@ -256,6 +281,7 @@ def main():
     test_loader_keywords(path)
     test_mixture_values(path)
     test_threads_the_system_cannot_start(path)
+    test_a_budget_that_idles_threads_says_so(path)
     test_state_that_is_not_one(path)
     test_dataloader_workers(path)
     test_pickled_dataset_is_the_same_one(path, tmp)
