@@ -102,6 +102,41 @@ TEST_CASE("verify of a directory that holds no dataset says so, as info does") {
   CHECK(out.find("no such dataset: the path does not exist") != std::string::npos);
 }
 
+TEST_CASE("verify notes .shard files the manifest does not list, and still passes") {
+  TempDir tmp("cli-unlisted");
+  const Schema schema({{"input_ids", DType::kU16, {3}}});
+  {
+    WriterOptions opt;
+    opt.block_bytes = 60;
+    opt.shard_bytes = 120;
+    DatasetWriter w(tmp / "ds", schema, opt);
+    for (uint16_t i = 0; i < 40; ++i) {
+      const uint16_t ids[3] = {i, i, i};
+      w.append(reinterpret_cast<const unsigned char*>(ids));
+    }
+    w.finish();
+  }
+  // A shard of the dataset copied in under another name, and a file that is no shard.
+  std::filesystem::copy_file(tmp / "ds" / "shard-00000.shard", tmp / "ds" / "shard-extra.shard");
+  std::ofstream(tmp / "ds" / "README.txt") << "notes\n";
+  const std::string tool = testing::tool_path("shard-inspect"), dir = (tmp / "ds").string();
+  std::string out;
+  CHECK(testing::run_command(tool + " verify " + dir, &out) == 0);
+  CHECK_MESSAGE(out.find("NOTE shard-extra.shard is in the directory but not in manifest.json: "
+                         "no reader reads it") != std::string::npos,
+                out);
+  CHECK(out.find("README.txt") == std::string::npos);
+  CHECK(out.find("OK:") != std::string::npos);
+  CHECK(testing::run_command(tool + " verify --quiet " + dir, &out) == 0);
+  CHECK(out.find("NOTE") == std::string::npos);
+  REQUIRE(testing::run_command(tool + " verify --json --progress never " + dir, &out) == 0);
+  simdjson::dom::parser parser;
+  simdjson::dom::element report = parser.parse(out);
+  simdjson::dom::array unlisted = report["unlisted_shard_files"];
+  REQUIRE(unlisted.size() == 1);
+  CHECK(std::string_view(unlisted.at(0)) == "shard-extra.shard");
+}
+
 TEST_CASE("report refuses the mixture's step options without --mixture") {
   TempDir tmp("cli-report");
   const std::string tool = testing::tool_path("shard-inspect");

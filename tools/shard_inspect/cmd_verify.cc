@@ -1,16 +1,21 @@
 // shard-inspect verify DIR: every checksum, every block decoded; exit 1 on any fault. --json
 // prints the report as one JSON object, with the damaged blocks a loader's on_corrupt=skip
 // would replace (shard, block in it, global block and the records it holds).
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "core/dataset_store.h"
 #include "core/error.h"
 #include "core/geometry.h"
 #include "core/json_text.h"
+#include "core/location.h"
 #include "core/manifest.h"
 #include "core/progress.h"
 #include "core/verify.h"
@@ -50,9 +55,36 @@ nlohmann::json damaged_block(const shardkit::VerifyFault& f, const shardkit::Man
   return nullptr;
 }
 
+// Files of a local dataset's directory named like shards that its manifest does not list. No
+// reader reads them, so a shard copied in by hand, or left there from another dataset, is said
+// rather than passed over in silence. Not a fault: the dataset itself is intact.
+std::vector<std::string> unlisted_shard_files(const std::string& dir, const shardkit::Manifest& m) {
+  if (shardkit::is_remote_location(dir)) return {};
+  std::set<std::string> listed;
+  for (const auto& shard : m.shards) listed.insert(shard.name);
+  std::vector<std::string> unlisted;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.path().extension() == ".shard" && !listed.count(name)) unlisted.push_back(name);
+  }
+  std::sort(unlisted.begin(), unlisted.end());
+  return unlisted;
+}
+
+void print_unlisted(const std::vector<std::string>& unlisted) {
+  const size_t shown = std::min<size_t>(unlisted.size(), 10);
+  for (size_t i = 0; i < shown; ++i)
+    std::printf("NOTE %s is in the directory but not in manifest.json: no reader reads it\n",
+                unlisted[i].c_str());
+  if (unlisted.size() > shown)
+    std::printf("NOTE %zu more unlisted .shard files\n", unlisted.size() - shown);
+}
+
 // `m`: the manifest the shards were verified against; null when it could not be read (the
 // report's one fault says why).
-void print_json(const shardkit::VerifyReport& r, const shardkit::Manifest* m) {
+void print_json(const shardkit::VerifyReport& r, const shardkit::Manifest* m,
+                const std::vector<std::string>& unlisted) {
   nlohmann::json out = {{"ok", r.ok()},
                         {"shards_checked", r.shards_checked},
                         {"blocks_checked", r.blocks_checked},
@@ -73,6 +105,7 @@ void print_json(const shardkit::VerifyReport& r, const shardkit::Manifest* m) {
   }
   // Whether a loader with on_corrupt="skip" reads past every fault found.
   out["skip_replaces_all"] = all_skippable;
+  out["unlisted_shard_files"] = unlisted;
   std::printf("%s\n", shardkit::json_text(out, 2).c_str());
 }
 
@@ -112,8 +145,11 @@ void run_verify(const VerifyArgs& args) {
     r.faults.push_back(*d.fault);
   }
   if (!r.ok()) shard_inspect::exit_code() = 1;
-  if (args.json) return print_json(r, d.manifest ? &*d.manifest : nullptr);
+  const std::vector<std::string> unlisted =
+      d.manifest ? unlisted_shard_files(args.dir, *d.manifest) : std::vector<std::string>();
+  if (args.json) return print_json(r, d.manifest ? &*d.manifest : nullptr, unlisted);
   for (const auto& f : r.faults) std::printf("FAULT %s\n", f.message.c_str());
+  if (!args.quiet) print_unlisted(unlisted);
   if (r.ok()) {
     if (!args.quiet)
       std::printf("OK: %llu shards, %llu blocks, %llu records verified\n",
