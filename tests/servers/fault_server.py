@@ -17,6 +17,23 @@ Rules (JSON, first match on the request path wins):
                                           Content-Encoding: gzip, as S3 serves an object stored
                                           with that metadata; any other name is sent as the
                                           header alone, the bytes as stored
+  {"path": RE, "huge_header": BYTES}      the answer with one more header line of BYTES bytes
+  {"path": RE, "many_headers": N}         the answer with N more header lines (about 40 bytes
+                                          each)
+  {"path": RE, "extra": N, "extra_delay_ms": MS}
+                                          the answer, then N more bytes past its Content-Length
+                                          (an HTML fragment), MS ms later (default 0: at once)
+  {"path": RE, "short_length": N}         the answer with a Content-Length N bytes shorter than
+                                          the body it sends
+  {"path": RE, "cut_headers": true}       the status line and half a header, then the
+                                          connection closed
+  {"path": RE, "no_headers_end": true}    the status line and the headers without the blank line
+                                          that ends them, then the connection closed
+  {"path": RE, "bad_chunked": true}       Transfer-Encoding: chunked with a chunk size that is
+                                          not hexadecimal
+  {"path": RE, "not_http": true}          a line that is not an HTTP status line, then the
+                                          connection closed
+Any rule but "fail" applies to every matching request, or with "times": N to the first N.
 
 Each request is logged when it arrives, one line, tab-separated: monotonic seconds, method,
 path, Range or -, the rule's action or "serve", and the names of the credential headers it
@@ -38,6 +55,11 @@ import urllib.parse
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sigv4  # noqa: E402
 
+ACTIONS = ("fail", "stall", "redirect", "whole", "no_length", "encoding", "huge_header",
+           "many_headers", "extra", "short_length", "cut_headers", "no_headers_end",
+           "bad_chunked", "not_http")
+# Actions that answer with a broken response of their own rather than the file's.
+BROKEN = ("cut_headers", "no_headers_end", "bad_chunked", "not_http")
 CREDENTIAL_HEADERS = ("authorization", "x-amz-security-token", "x-amz-date", "x-amz-content-sha256")
 
 
@@ -45,23 +67,30 @@ class Rule:
     def __init__(self, spec):
         self.pattern = re.compile(spec["path"])
         self.spec = spec
-        self.left = spec.get("fail", 0)
+        self.left = spec.get("fail", spec.get("times"))
         self.lock = threading.Lock()
 
     def action(self, path):
         """The action for this request, or None when the rule does not apply (any more)."""
         if not self.pattern.search(path):
             return None
-        if "fail" in self.spec:
+        if self.left is not None:
             with self.lock:
                 if self.left <= 0:
                     return None
                 self.left -= 1
-            return "fail"
-        for name in ("stall", "redirect", "whole", "no_length", "encoding"):
+        for name in ACTIONS:
             if name in self.spec:
                 return name
         return None
+
+
+def padding_headers(spec):
+    """The header lines a huge_header or many_headers rule adds."""
+    if spec.get("huge_header"):
+        yield "X-Padding", "p" * spec["huge_header"]
+    for i in range(spec.get("many_headers", 0)):
+        yield f"X-Padding-{i:06d}", "header line of a misconfigured server"
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -107,9 +136,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if action == "redirect":
             location = rule.pattern.sub(rule.spec["redirect"], path, count=1)
             return self.answer(rule.spec.get("status", 302), b"", {"Location": location})
+        if action in BROKEN:
+            return self.send_broken(action)
         if cfg.upstream:
             return self.forward(headers, body)
-        self.serve_file(path, headers, action, rule.spec.get("encoding") if rule else None)
+        self.serve_file(path, headers, action, rule.spec if rule else {})
 
     def signed(self, headers, body):
         try:
@@ -121,16 +152,41 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.answer(403, f"<Error><Code>{e.code}</Code><Message>{e.message}</Message></Error>".encode())
             return False
 
-    def answer(self, status, body, extra=None):
+    def answer(self, status, body, extra=None, spec=None):
+        spec = spec or {}
         self.send_response(status)
         for k, v in (extra or {}).items():
             self.send_header(k, v)
-        self.send_header("Content-Length", str(len(body)))
+        for k, v in padding_headers(spec):
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(max(0, len(body) - spec.get("short_length", 0))))
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+        if spec.get("extra"):
+            self.send_extra(spec["extra"], spec.get("extra_delay_ms", 0))
 
-    def serve_file(self, path, headers, action, encoding=None):
+    def send_extra(self, n, delay_ms):
+        self.wfile.flush()
+        time.sleep(delay_ms / 1000)
+        self.wfile.write((b"<html><body>trailing</body></html>\n" * (n // 35 + 1))[:n])
+
+    def send_broken(self, action):
+        """Raw bytes that are no well-formed HTTP/1.1 response; the connection then closes
+        (but for bad_chunked, whose end the client cannot find)."""
+        self.close_connection = True
+        if action == "cut_headers":
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-str")
+        elif action == "no_headers_end":
+            self.wfile.write(b"HTTP/1.1 206 Partial Content\r\nContent-Length: 100\r\n")
+        elif action == "bad_chunked":
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                             b"zz\r\nnot a chunk size\r\n")
+        elif action == "not_http":
+            self.wfile.write(b"<html><body>Service Unavailable</body></html>\r\n")
+        self.wfile.flush()
+
+    def serve_file(self, path, headers, action, spec):
         root = self.server.cfg.root
         file = os.path.realpath(os.path.join(root, urllib.parse.unquote(path).lstrip("/")))
         if not file.startswith(root + os.sep) or not os.path.isfile(file):
@@ -145,17 +201,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if self.command != "HEAD":
                 self.wfile.write(data)
             return
+        encoding = spec.get("encoding")
         encoded = {"Content-Encoding": encoding} if action == "encoding" else {}
         body = gzip.compress if encoding == "gzip" else bytes
         m = re.fullmatch(r"bytes=(\d+)-(\d*)", headers.get("range", "")) if action != "whole" else None
         if not m:
-            return self.answer(200, body(data), encoded)
+            return self.answer(200, body(data), encoded, spec)
         first = int(m.group(1))
         last = min(int(m.group(2)) if m.group(2) else len(data) - 1, len(data) - 1)
         if first > last:
             return self.answer(416, b"", {"Content-Range": f"bytes */{len(data)}"})
         self.answer(206, body(data[first:last + 1]),
-                    {"Content-Range": f"bytes {first}-{last}/{len(data)}", **encoded})
+                    {"Content-Range": f"bytes {first}-{last}/{len(data)}", **encoded}, spec)
 
     def forward(self, headers, body):
         # s3rver looks the access key up (it checks no SigV4 signature): the request verified
