@@ -1,8 +1,9 @@
 // Answers that another try would only repeat fail on the first one: a server that ignores Range
 // (python -m http.server, which sent the whole shard 785 times in a row before) and a manifest
 // over max_manifest_bytes (a 1 GiB one was read whole, twice, into 1.28 GB of memory), and a
-// shard whose server never answers (each block read ahead tried it again, for minutes), and an
-// object sent with Content-Encoding (its ranges were retried as short reads).
+// shard whose server never answers (each block read ahead tried it again, for minutes), an
+// object sent with Content-Encoding (its ranges were retried as short reads), and response
+// headers over libcurl's limits (reported as running out of memory, or retried).
 #include <doctest/doctest.h>
 #include <sys/resource.h>
 
@@ -281,4 +282,48 @@ TEST_CASE("shard-inspect report and verify --json read with the remote flags, th
   const size_t before = served.requests("manifest").size();
   REQUIRE(t::run_command(tool + " verify --json " + served.url("ds") + flags, &out) == 0);
   CHECK(served.requests("manifest").size() - before == 1);
+}
+
+TEST_CASE("response headers too large for libcurl: named as the server's, with the URL, once") {
+  // One 200 KB header line on the manifest; 20,000 header lines (1.2 MB) on every shard's range.
+  // Before: "Out of memory", and "Failure when receiving data from the peer (Too large response
+  // headers: 307252 > 307200) (after 4 attempts)".
+  TempDir tmp("bigheaders");
+  t::write_remote_fixture(tmp / "www" / "ds");
+  t::FaultServer manifest(tmp / "manifest",
+                          {tmp / "www", 0, {R"({"path": "manifest", "huge_header": 204800})"}, {}});
+  DatasetOptions o;
+  o.source.remote_retries = 3;
+  const std::string secret_query = "?token=QueryTokenSecret";
+  try {
+    Dataset::open(manifest.url("ds") + secret_query, o);
+    FAIL("a manifest with a 200 KB header line was read");
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    INFO(message);
+    CHECK(e.code() == ErrorCode::kIo);
+    CHECK(e.file() == manifest.url("ds/manifest.json") + "?***");
+    CHECK(e.reason().rfind("the server's response headers are too large", 0) == 0);
+    CHECK(message.find("QueryTokenSecret") == std::string::npos);
+  }
+  CHECK(manifest.requests("manifest").size() == 1);
+
+  t::FaultServer shards(tmp / "shards",
+                        {tmp / "www", 0, {R"({"path": "\\.shard$", "many_headers": 20000})"}, {}});
+  const Dataset ds = Dataset::open(shards.url("ds"), o);
+  std::vector<unsigned char> record(ds.schema().record_size());
+  try {
+    ds.read(0, record.data());
+    FAIL("a shard answered with 1.2 MB of headers was read");
+  } catch (const Error& e) {
+    INFO(std::string(e.what()));
+    CHECK(e.file().rfind(shards.url("ds/shard-"), 0) == 0);
+    CHECK(e.reason().find("the server's response headers are too large") != std::string::npos);
+    CHECK(e.reason().find("attempts") == std::string::npos);
+  }
+  // No range retried: at most a prefetch's request and the read's own, which does not trust a
+  // failed prefetch (before: 4 attempts of each).
+  std::map<std::pair<std::string, std::string>, int> asked;
+  for (const auto& r : shards.requests(".shard")) ++asked[{r.path, r.range}];
+  for (const auto& [range, times] : asked) CHECK_MESSAGE(times <= 2, range.first, range.second);
 }

@@ -72,6 +72,12 @@ std::string trimmed(std::string_view s) {
   return std::string(s);
 }
 
+std::string lowercase(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
 // Whether a response's Content-Encoding (empty when absent; a comma-separated list) leaves the
 // stored bytes as they are. `aws-chunked` names how an upload was sent, not how the object is
 // stored: S3 drops it, and some S3-compatible stores keep it on intact objects.
@@ -94,6 +100,22 @@ std::string encoded_response(const std::string& encoding) {
   return "the server sent the object with Content-Encoding: " + encoding +
          "; shardkit reads an object's stored bytes (by byte ranges), so it must be served "
          "without Content-Encoding (for S3: stored without Content-Encoding metadata)";
+}
+
+// A response's headers past this size are refused, whatever the libcurl version's own limits
+// (100 KB a line; since 8.3, 300 KB in all): no real object store sends more than a few KB.
+constexpr uint64_t kMaxHeaderBytes = 256 << 10;
+
+// CURLE_TOO_LARGE, which libcurl 8.6 and later return for a header line over its limit where
+// earlier versions return CURLE_OUT_OF_MEMORY; not in the headers of the libcurl built against.
+constexpr int kCurlTooLarge = 100;
+
+std::string headers_too_large_message(uint64_t received, const std::string& curl_said) {
+  return "the server's response headers are too large: " + std::to_string(received) +
+         " bytes of header lines received, and more came (one line over 100 KB, or over " +
+         std::to_string(kMaxHeaderBytes >> 10) +
+         " KiB in all, is refused; a misconfigured server or proxy)" +
+         (curl_said.empty() ? "" : "; libcurl reported it as \"" + curl_said + "\"");
 }
 
 const char* const kNoRanges =
@@ -206,7 +228,68 @@ struct HttpTransport::Hop {
   bool encoded = false;            // a success whose Content-Encoding was not identity: refused
   curl_off_t content_length = -1;  // as declared
   std::optional<uint64_t> object_size;  // Content-Range's complete length, when declared
+  std::optional<uint64_t> range_bytes;  // the length of Content-Range's span, when declared
   curl_off_t uploaded = 0;
+  // How far the response got, for the message when it broke off.
+  bool request_sent = false;
+  bool reused_connection = false;  // sent on a connection kept open from an earlier request
+  bool status_line = false;
+  bool headers_ended = false;  // the blank line after the last response's headers arrived
+  bool headers_too_large = false;
+  bool chunked = false;
+  uint64_t header_bytes = 0;
+
+  // Why the transfer failed, or its response broke off, as far as the server's part is known.
+  struct Failure {
+    std::string error;
+    bool retry = false;
+    bool new_connection = false;  // the retry goes on a connection of its own
+  };
+
+  // libcurl's code and its own words, for the message.
+  std::string curl_said() const {
+    if (code == CURLE_OK) return "";
+    return std::string(curl().easy_strerror(code)) +
+           (curl_error.empty() ? "" : " (" + curl_error + ")");
+  }
+  // Over kMaxHeaderBytes in all, or one line over libcurl's limit, which it reports as
+  // running out of memory (CURLE_TOO_LARGE from 8.6 on).
+  bool headers_over_limit() const {
+    if (headers_too_large) return true;
+    return !headers_ended && (code == CURLE_OUT_OF_MEMORY || int(code) == kCurlTooLarge);
+  }
+  // For a failed transfer, or one that ended before its headers did.
+  Failure failure(bool overflow) const {
+    const std::string said = curl_said();
+    const std::string in_parens = said.empty() ? "" : " (" + said + ")";
+    if (overflow) return {"the response is longer than the range asked for", true};
+    if (request_sent && !status_line &&
+        (code == CURLE_UNSUPPORTED_PROTOCOL || code == CURLE_WEIRD_SERVER_REPLY))
+      return not_http(in_parens);
+    if (status_line && !headers_ended)
+      return {"the server closed the connection in the middle of its response headers, after " +
+                  std::to_string(header_bytes) + " bytes of them" + in_parens,
+              true};
+    if (code == CURLE_OK)  // libcurl took a connection closed before any header for an answer
+      return {"the server closed the connection before the end of its response headers", true};
+    if (chunked && code == CURLE_RECV_ERROR)
+      return {"the server's chunked response body broke off or is malformed" + in_parens, true};
+    return {said, transient(code)};
+  }
+  // Bytes that are no status line where a response should begin. On a connection kept open,
+  // they are most likely the rest of the response before, longer than its Content-Length said:
+  // a new connection does not have them.
+  Failure not_http(const std::string& in_parens) const {
+    if (reused_connection)
+      return {
+          "the answer began with bytes that are no HTTP status line, on a connection kept "
+          "open from an earlier request: most likely the end of the server's previous "
+          "response, longer than its Content-Length" +
+              in_parens,
+          true, true};
+    return {"the server's answer is not HTTP: it began with no status line" + in_parens, true,
+            true};
+  }
 
   // Routes the response to this hop and `sink`.
   void listen(CURL* handle, const std::optional<std::pair<uint64_t, size_t>>& range, Sink& s) {
@@ -256,25 +339,45 @@ struct HttpTransport::Hop {
   static size_t on_header(char* data, size_t one, size_t n, void* user) {
     const std::string_view line(data, one * n);
     Hop& hop = *static_cast<Hop*>(user);
-    if (line.size() > 5 && strncasecmp(line.data(), "HTTP/", 5) == 0)
-      hop.content_encoding.clear();  // a new response (after a 100 Continue): its own headers
+    hop.header_bytes += line.size();
+    if (hop.header_bytes > kMaxHeaderBytes) {
+      hop.headers_too_large = true;
+      return 0;  // aborts the transfer
+    }
+    if (line.size() > 5 && strncasecmp(line.data(), "HTTP/", 5) == 0) {
+      // A new response (after a 100 Continue): its own headers.
+      hop.content_encoding.clear();
+      hop.status_line = true;
+      hop.headers_ended = false;
+      hop.chunked = false;
+    }
+    if (line == "\r\n" || line == "\n") hop.headers_ended = true;
+    if (line.size() > 18 && strncasecmp(line.data(), "transfer-encoding:", 18) == 0)
+      hop.chunked = lowercase(line.substr(18)).find("chunked") != std::string::npos;
     if (line.size() > 17 && strncasecmp(line.data(), "content-encoding:", 17) == 0)
       hop.content_encoding = trimmed(line.substr(17)).substr(0, 100);
     if (line.size() > 15 && strncasecmp(line.data(), "content-length:", 15) == 0)
       hop.content_length = std::strtoll(line.data() + 15, nullptr, 10);
-    if (line.size() > 14 && strncasecmp(line.data(), "content-range:", 14) == 0) {
-      const size_t slash = line.find('/');
-      if (slash != std::string_view::npos && slash + 1 < line.size() &&
-          std::isdigit(static_cast<unsigned char>(line[slash + 1])))
-        hop.object_size = std::strtoull(line.data() + slash + 1, nullptr, 10);
-    }
+    if (line.size() > 14 && strncasecmp(line.data(), "content-range:", 14) == 0)
+      hop.read_content_range(trimmed(line.substr(14)));
     return one * n;
+  }
+  // "bytes FIRST-LAST/SIZE", either side of the slash possibly "*".
+  void read_content_range(const std::string& value) {
+    unsigned long long first = 0, last = 0;
+    if (std::sscanf(value.c_str(), "bytes %llu-%llu/", &first, &last) == 2 && last >= first)
+      range_bytes = last - first + 1;
+    const size_t slash = value.find('/');
+    if (slash != std::string::npos && slash + 1 < value.size() &&
+        std::isdigit(static_cast<unsigned char>(value[slash + 1])))
+      object_size = std::strtoull(value.c_str() + slash + 1, nullptr, 10);
   }
 };
 
 struct HttpTransport::Attempt {
   bool ok = false;
   bool retry = false;
+  bool new_connection = false;  // the retry goes on a connection of its own
   long status = 0;
   ErrorCode code = ErrorCode::kIo;
   std::string error;  // why it failed, for the message
@@ -312,6 +415,12 @@ HttpTransport::Hop HttpTransport::send(const std::string& url, bool sign, const 
   curl().easy_setopt(h, CURLOPT_HTTPHEADER, headers.list);
   for (const std::string& r : connect_to_) routes.add(r);
   if (routes.list) curl().easy_setopt(h, CURLOPT_CONNECT_TO, routes.list);
+  if (request.new_connection) {
+    // The kept connection may hold leftovers of an earlier response; this one is closed after
+    // its answer, in case that answer leaves some too.
+    curl().easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
+    curl().easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
+  }
   hop.listen(h, request.range, sink);
 
   requests_.fetch_add(1, std::memory_order_relaxed);
@@ -324,6 +433,11 @@ HttpTransport::Hop HttpTransport::send(const std::string& url, bool sign, const 
   }
   hop.curl_error = errbuf;
   hop.uploaded = upload.size;
+  long new_connections = 0, request_bytes = 0;
+  curl().easy_getinfo(h, CURLINFO_NUM_CONNECTS, &new_connections);
+  curl().easy_getinfo(h, CURLINFO_REQUEST_SIZE, &request_bytes);
+  hop.request_sent = request_bytes > 0;
+  hop.reused_connection = hop.request_sent && new_connections == 0;
   curl().easy_setopt(h, CURLOPT_ERRORBUFFER, nullptr);
   curl().easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
   curl().easy_setopt(h, CURLOPT_CONNECT_TO, nullptr);
@@ -355,11 +469,17 @@ HttpTransport::Attempt HttpTransport::judge(const Hop& hop, const Request& reque
     a.error = over_limit(*request.limit, hop.content_length);
     return a;
   }
-  if (hop.code != CURLE_OK) {
-    a.retry = transient(hop.code);
-    a.error = sink.overflow ? "the response is longer than the range asked for"
-                            : std::string(curl().easy_strerror(hop.code)) +
-                                  (hop.curl_error.empty() ? "" : " (" + hop.curl_error + ")");
+  if (hop.headers_over_limit()) {
+    // Another try would get the same headers. libcurl's words only where they were its own.
+    a.error =
+        headers_too_large_message(hop.header_bytes, hop.headers_too_large ? "" : hop.curl_said());
+    return a;
+  }
+  if (hop.code != CURLE_OK || !hop.headers_ended) {
+    const Hop::Failure f = hop.failure(sink.overflow);
+    a.error = f.error;
+    a.retry = f.retry;
+    a.new_connection = f.new_connection;
     return a;
   }
   for (long ok : accepted)
@@ -388,6 +508,13 @@ HttpTransport::Attempt HttpTransport::judge(const Hop& hop, const Request& reque
     a.retry = true;
     a.error = "short read: " + std::to_string(sink.received) + " of " +
               std::to_string(request.range->second) + " bytes";
+    if (hop.range_bytes && hop.content_length >= 0 &&
+        uint64_t(hop.content_length) < *hop.range_bytes) {
+      a.error += ": the response's Content-Length (" + std::to_string(hop.content_length) +
+                 ") is shorter than its Content-Range (" + std::to_string(*hop.range_bytes) +
+                 " bytes)";
+      a.new_connection = true;  // the rest may still come on this connection
+    }
     return a;
   }
   bytes_.fetch_add(sink.received + static_cast<uint64_t>(hop.uploaded), std::memory_order_relaxed);
@@ -404,7 +531,7 @@ HttpTransport::Attempt HttpTransport::attempt(const std::string& url, const std:
     const bool sign = signing_.has_value() && (redirects == 0 || same_origin(url, at));
     const Hop hop = send(at, sign, request, sink, urgent, display);
     if (hop.code == CURLE_ABORTED_BY_CALLBACK) stop_.check(display);
-    if (hop.code != CURLE_OK || !is_redirect(hop.status))
+    if (hop.code != CURLE_OK || !hop.headers_ended || !is_redirect(hop.status))
       return judge(hop, request, sink, accepted);
     Attempt a;
     a.status = hop.status;
@@ -434,11 +561,13 @@ long HttpTransport::fetch(const std::string& url, const std::string& display,
                           bool urgent, std::initializer_list<long> accepted) {
   thread_local std::mt19937_64 jitter(std::random_device{}());
   const auto& range = request.range;
+  Request next = request;
   Attempt a;
   for (unsigned tries = 0;; ++tries) {
-    a = attempt(url, display, request, sink, urgent, accepted);
+    a = attempt(url, display, next, sink, urgent, accepted);
     if (a.ok) return a.status;
     if (!a.retry || tries >= options_.remote_retries) break;
+    next.new_connection = a.new_connection;
     retries_.fetch_add(1, std::memory_order_relaxed);
     stop_.sleep_for(retry_backoff(tries, std::uniform_real_distribution<double>(0.5, 1.0)(jitter)),
                     display);

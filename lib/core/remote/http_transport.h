@@ -4,14 +4,19 @@
 // retries with exponential backoff and jitter on timeouts, connection failures, 5xx and short
 // reads, and optional AWS SigV4 signing (CURLOPT_AWS_SIGV4 plus x-amz-content-sha256). Every
 // wait watches SourceOptions::interrupt. Errors name the object as the caller displays it (a
-// URL, never a credential).
+// URL, never a credential), and say what the server did where libcurl's words would mislead:
+// headers broken off, an answer that is not HTTP, a malformed chunked body. An answer that
+// begins with stray bytes on a kept connection (most likely the end of the response before,
+// longer than its Content-Length), or whose Content-Length falls short of its Content-Range,
+// is retried on a new connection, which is not kept after it.
 //
 // What is not retried, because another try would get the same answer: 4xx but 408 and 429, a
 // server that answers a Range request with the whole object (it does not support ranges: every
 // later range request of the transport fails at once, without a request), a success sent with
 // a Content-Encoding other than identity (gzip of an object stored with that metadata: its
 // ranges and checksums are of the stored bytes, which shardkit does not decode), a body over its
-// limit, a redirect that cannot be followed.
+// limit, response headers over 256 KiB (or a header line over libcurl's 100 KB, which libcurl
+// 7.x reports as running out of memory), a redirect that cannot be followed.
 #pragma once
 
 #include <atomic>
@@ -98,6 +103,7 @@ class HttpTransport {
     const std::string* upload = nullptr;               // PUT of this file
     const BodyLimit* limit = nullptr;                  // a whole object's cap
     std::optional<uint64_t> object_size;               // the size a range's object must have
+    bool new_connection = false;  // not on a kept connection, and none kept after it
   };
   // Returns the HTTP status of the final attempt; throws after the last retry fails, except
   // for the statuses in `accepted` besides 200/206 (a HEAD's 404).
