@@ -205,18 +205,18 @@ struct Loader::Impl {
                  r.nodes, opt.partitions, share.c_str(), r.nodes, r.nodes, r.nodes);
   }
 
-  // Fewer batches in flight than threads leave threads idle (a batch is built by one), and a
-  // run that asked for them reads several times slower with no other sign. Said once per
-  // process, on stderr.
+  // Fewer batches in flight than threads leave threads idle (a batch is built by one), which
+  // nothing else shows: a run that asked for its threads would not know it builds on fewer.
+  // Said once per process, on stderr.
   void warn_if_threads_idle(size_t fit, size_t batch_bytes) const {
     static std::atomic<bool> said{false};
     if (depth >= thread_count || said.exchange(true)) return;
     const size_t every_thread = (8 * size_t{thread_count} * batch_bytes + (1 << 20) - 1) >> 20;
     std::fprintf(stderr,
                  "shardkit: a quarter of memory_budget (%zu MiB) holds %zu batch(es) of %zu KiB, "
-                 "so %zu of the %u loader threads build batches at a time; a memory_budget of "
-                 "%zu MiB keeps every thread building\n",
-                 opt.memory_budget >> 20, fit, batch_bytes >> 10, depth, thread_count,
+                 "so the %u loader threads build only %zu batch(es) at a time; a memory_budget "
+                 "of %zu MiB keeps every thread building\n",
+                 opt.memory_budget >> 20, fit, batch_bytes >> 10, thread_count, depth,
                  every_thread);
   }
 

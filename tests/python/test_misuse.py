@@ -236,7 +236,7 @@ def test_a_budget_that_idles_threads_says_so(path):
 
     rows, said = run(1 << 18)
     assert rows == 300, rows  # every sample still comes, one batch at a time
-    assert "of the 4 loader threads build batches at a time" in said, said
+    assert "so the 4 loader threads build only 1 batch(es) at a time" in said, said
     advised = int(said.split("a memory_budget of ")[1].split(" MiB")[0])
     rows, said_again = run(advised << 20)
     assert rows == 300 and "shardkit:" not in said_again, said_again
