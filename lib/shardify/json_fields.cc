@@ -1,10 +1,13 @@
 #include "shardify/json_fields.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
+#include "shardify/json_wide_numbers.h"
 #include "shardify/readers_internal.h"
 
 namespace shardkit::shardify {
@@ -53,10 +56,111 @@ simdjson::dom::element lookup(simdjson::dom::element root, const std::string& pa
   return cur;
 }
 
+// The two-character escape JSON has for a control character, or 0 when it has none.
+char short_escape(char c) {
+  switch (c) {
+    case '\b':
+      return 'b';
+    case '\t':
+      return 't';
+    case '\n':
+      return 'n';
+    case '\f':
+      return 'f';
+    case '\r':
+      return 'r';
+    default:
+      return 0;
+  }
+}
+
+// `s` as a JSON string, escaped as simdjson::minify escapes it.
+void append_json_string(std::string_view s, std::string& out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  for (const char c : s) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (byte >= 0x20) {
+      out += c;
+    } else if (const char escape = short_escape(c)) {
+      out += '\\';
+      out += escape;
+    } else {
+      out += "\\u00";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 15];
+    }
+  }
+  out += '"';
+}
+
 }  // namespace
 
 void JsonFields::parse(std::string_view json) {
+  wide_numbers_.clear();
   error_ = parser_.parse(json.data(), json.size(), false).get(root_);
+  // A malformed number is a NUMBER_ERROR too: the lines that hold either take the slow path.
+  if (error_ == simdjson::NUMBER_ERROR) parse_with_wide_numbers_quoted(json);
+}
+
+void JsonFields::parse_with_wide_numbers_quoted(std::string_view json) {
+  std::vector<size_t> ordinals;
+  if (!quote_wide_numbers(json, parser_, quoted_, ordinals)) return;  // a malformed number
+  error_ = parser_.parse(quoted_.data(), quoted_.size() - kPadding, false).get(root_);
+  if (!error_) wide_numbers_ = strings_at(root_, ordinals);
+}
+
+std::optional<std::string_view> JsonFields::wide_number(simdjson::dom::element e) const {
+  std::string_view s;
+  if (wide_numbers_.empty() || e.get_string().get(s) != simdjson::SUCCESS) return std::nullopt;
+  if (!std::binary_search(wide_numbers_.begin(), wide_numbers_.end(), s.data(), std::less<>()))
+    return std::nullopt;
+  return s;
+}
+
+bool JsonFields::read_string(simdjson::dom::element e, std::string_view& out) const {
+  return e.get_string().get(out) == simdjson::SUCCESS && !wide_number(e);
+}
+
+std::string JsonFields::minify(simdjson::dom::element e) const {
+  if (wide_numbers_.empty()) return simdjson::minify(e);
+  std::string out;
+  write_json(e, out);
+  return out;
+}
+
+void JsonFields::write_json(simdjson::dom::element e, std::string& out) const {
+  if (const auto wide = wide_number(e)) {
+    out += *wide;
+    return;
+  }
+  simdjson::dom::array items;
+  simdjson::dom::object fields;
+  char separator = 0;
+  if (e.get_array().get(items) == simdjson::SUCCESS) {
+    out += '[';
+    for (simdjson::dom::element item : items) {
+      if (separator) out += separator;
+      separator = ',';
+      write_json(item, out);
+    }
+    out += ']';
+  } else if (e.get_object().get(fields) == simdjson::SUCCESS) {
+    out += '{';
+    for (simdjson::dom::key_value_pair field : fields) {
+      if (separator) out += separator;
+      separator = ',';
+      append_json_string(field.key, out);
+      out += ':';
+      write_json(field.value, out);
+    }
+    out += '}';
+  } else {
+    out += simdjson::minify(e);
+  }
 }
 
 void JsonFields::read(std::string_view json, Example& ex, bool lend_text) {
@@ -64,12 +168,6 @@ void JsonFields::read(std::string_view json, Example& ex, bool lend_text) {
     ex.error = error_ == simdjson::UTF8_ERROR
                    ? utf8_problem(json, "the line")
                    : std::string("malformed JSON: ") + simdjson::error_message(error_);
-    // Python's json reads 1e400 and 20-digit integers; simdjson holds 64-bit integers and
-    // finite doubles only, in every field, read or not.
-    if (error_ == simdjson::NUMBER_ERROR)
-      ex.error +=
-          " (or a number beyond 64-bit integers and doubles, such as 1e400 or "
-          "18446744073709551616, in any field of the line: such numbers are not read)";
     if (ex.error.empty()) ex.error = "malformed JSON: invalid UTF-8";
     return;
   }
@@ -105,7 +203,7 @@ bool JsonFields::string_field(simdjson::dom::element root, const std::string& pa
                               std::string_view& out, std::string& problem) {
   simdjson::dom::element e = lookup(root, path, problem);
   if (!problem.empty()) return false;
-  if (e.get_string().get(out) != simdjson::SUCCESS) {
+  if (!read_string(e, out)) {
     problem = "field '" + path + "' is not a string";
     return false;
   }
@@ -141,19 +239,19 @@ void JsonFields::read_messages(simdjson::dom::element root, Example& ex) {
   size_t i = 0;
   for (simdjson::dom::element m : messages) {
     const std::string at = options_.messages_field + "[" + std::to_string(i++) + "]";
-    simdjson::dom::element content;
-    std::string_view role;
-    if (!m.is_object() || m["role"].get_string().get(role)) {
+    simdjson::dom::element role, content;
+    std::string_view role_name;
+    if (!m.is_object() || m["role"].get(role) || !read_string(role, role_name)) {
       ex.error = at + " needs a string 'role'";
       return;
     }
-    if (m["content"].get(content) ||
+    if (m["content"].get(content) || wide_number(content) ||
         !(content.is_string() || content.is_null() || content.is_array())) {
       ex.error = at + " needs a 'content' that is a string, null or a list";
       return;
     }
   }
-  ex.messages = simdjson::minify(e);
+  ex.messages = minify(e);
 }
 
 void JsonFields::read_qa(simdjson::dom::element root, Example& ex) {
@@ -165,6 +263,7 @@ void JsonFields::read_qa(simdjson::dom::element root, Example& ex) {
   if (!ex.error.empty()) return;
   // HF datasets: {"text": [...], "answer_start": [...]}; SQuAD: [{"text", "answer_start"}].
   simdjson::dom::array texts, starts, list;
+  simdjson::dom::element answer_text;
   std::string_view text;
   int64_t start = -1;
   bool any = false;
@@ -176,15 +275,16 @@ void JsonFields::read_qa(simdjson::dom::element root, Example& ex) {
       return;
     }
     if ((any = texts.size() > 0) &&
-        (texts.at(0).get_string().get(text) || starts.at(0).get_int64().get(start) || start < 0)) {
+        (texts.at(0).get(answer_text) || !read_string(answer_text, text) ||
+         starts.at(0).get_int64().get(start) || start < 0)) {
       ex.error = "the first answer needs a 'text' string and a non-negative integer 'answer_start'";
       return;
     }
   } else if (answers.get_array().get(list) == simdjson::SUCCESS) {
     if ((any = list.size() > 0)) {
       simdjson::dom::element first = list.at(0);
-      if (first["text"].get_string().get(text) || first["answer_start"].get_int64().get(start) ||
-          start < 0) {
+      if (first["text"].get(answer_text) || !read_string(answer_text, text) ||
+          first["answer_start"].get_int64().get(start) || start < 0) {
         ex.error =
             "the first answer needs a 'text' string and a non-negative integer 'answer_start'";
         return;
@@ -225,6 +325,12 @@ std::string json_kind(simdjson::dom::element e) {
 void JsonFields::label_field(simdjson::dom::element root, Example& ex) {
   simdjson::dom::element e = lookup(root, options_.label_field, ex.error);
   if (!ex.error.empty()) return;
+  if (const auto wide = wide_number(e)) {
+    ex.error = "label field '" + options_.label_field +
+               "' must be a string, an integer or a boolean, not " + std::string(*wide) +
+               " (a number beyond 64-bit integers and doubles)";
+    return;
+  }
   std::string_view s;
   int64_t i;
   uint64_t u;

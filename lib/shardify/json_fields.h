@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,10 @@ class JsonFields {
 
   // Parses `json` in place: kPadding readable bytes must follow it. The parsed document keeps
   // its own copy of the strings, so `json` may go before read().
+  //
+  // A number beyond 64-bit integers and doubles (1e400, 18446744073709551616), which Python's
+  // json reads, fails simdjson's parse: such a line alone is parsed again with those numbers set
+  // aside (json_wide_numbers.h), and a field read where one stands is not of the type asked for.
   void parse(std::string_view json);
   bool parsed_ok() const { return !error_; }
   // The parsed object's fields into `ex` (ex.error when it has none usable). `json` is the text
@@ -36,9 +41,20 @@ class JsonFields {
   // one thread that reads the input.
   void read(std::string_view json, Example& ex, bool lend_text = false);
   // Frees the parser's buffers (sized by the longest text so far).
-  void release_buffers() { parser_ = simdjson::dom::parser{}; }
+  void release_buffers() {
+    parser_ = simdjson::dom::parser{};
+    std::string().swap(quoted_);
+  }
 
  private:
+  void parse_with_wide_numbers_quoted(std::string_view json);
+  // The characters of the number set aside at `e`, or nullopt when none is.
+  std::optional<std::string_view> wide_number(simdjson::dom::element e) const;
+  // A string of the line (not a number set aside that stands as one in the parsed copy).
+  bool read_string(simdjson::dom::element e, std::string_view& out) const;
+  // `e` as minified JSON, with the numbers set aside written as they came.
+  std::string minify(simdjson::dom::element e) const;
+  void write_json(simdjson::dom::element e, std::string& out) const;
   bool string_field(simdjson::dom::element root, const std::string& path, std::string_view& out,
                     std::string& problem);
   bool string_field(simdjson::dom::element root, const std::string& path, std::string& out,
@@ -53,6 +69,10 @@ class JsonFields {
   simdjson::dom::parser parser_;
   simdjson::dom::element root_;
   simdjson::error_code error_ = simdjson::SUCCESS;
+  // A line parsed again: its copy with the wide numbers as strings, and where those strings lie
+  // in the parsed document (ascending); empty for every line simdjson parses as it is.
+  std::string quoted_;
+  std::vector<const char*> wide_numbers_;
   uint32_t next_question_ = 0;  // QA: ordinal of the question within its input
 };
 

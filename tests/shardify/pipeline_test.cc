@@ -455,6 +455,13 @@ TEST_CASE("bad input: fail names file:line and publishes nothing; skip counts an
        "missing field 'text'", 2, 1},
       {"field of the wrong type", "w.jsonl", "{\"text\":\"ok\"}\n\n{\"text\":42}\n", "--task lm",
        "field 'text' is not a string", 3, 1},
+      {"a label beyond 64-bit integers", "big.jsonl",
+       "{\"text\":\"ok\",\"label\":\"pos\",\"id\":18446744073709551616}\n{\"text\":\"bad\","
+       "\"label\":18446744073709551616}\n{\"text\":\"fine\",\"label\":\"neg\",\"x\":-1e400}\n",
+       "--task cls",
+       "label field 'label' must be a string, an integer or a boolean, not "
+       "18446744073709551616 (a number beyond 64-bit integers and doubles)",
+       2, 2},
       {"empty document", "e.jsonl", "{\"text\":\"ok\"}\n{\"text\":\"   \"}\n", "--task lm",
        "empty document", 2, 1},
       {"CSV quote never closed", "q.csv", "text,label\n\"fine\",a\n\"open quote,b\nmore\n",
@@ -509,6 +516,53 @@ TEST_CASE("bad input: fail names file:line and publishes nothing; skip counts an
       CHECK(first.find(where) != std::string::npos);
       CHECK(first.find(c.expect) != std::string::npos);
       REQUIRE(run_command(inspect_bin() + " verify " + q(tmp / "skip")) == 0);
+    }
+  }
+}
+
+TEST_CASE(
+    "JSONL: numbers beyond 64-bit integers and doubles in fields not read convert as "
+    "without them") {
+  // Python's json reads 1e400 as inf and 18446744073709551616 exactly: an id or a score so
+  // large takes nothing from its row. Every odd row holds such numbers and only odd rows carry
+  // the labels "neg" and "neutral": the label pass reads those rows too.
+  TempDir tmp("wide_numbers");
+  std::string with, without;
+  for (int i = 0; i < 300; ++i) {
+    const std::string label = i % 2 == 0 ? "pos" : i % 4 == 1 ? "neg" : "neutral";
+    const std::string fields = "\"text\":" + json_string("row " + std::to_string(i) + " reads") +
+                               ",\"label\":\"" + label + "\"";
+    without += "{" + fields + "}\n";
+    if (i % 2 == 0)
+      with += "{" + fields + "}\n";
+    else
+      with += "{\"id\":1844674407370955161" + std::to_string(6 + i % 4) + "," + fields +
+              ",\"score\":[1e400,-9223372036854775809]}\n";
+  }
+  write_file(tmp / "with.jsonl", with);
+  write_file(tmp / "without.jsonl", without);
+  for (const std::string task : {"cls", "lm"}) {
+    CAPTURE(task);
+    std::vector<std::vector<Rec>> records;
+    for (const std::string name : {"with", "without"}) {
+      const fs::path out = tmp / (task + "-" + name);
+      std::string summary;
+      shardify_ok("--input " + q(tmp / (name + ".jsonl")) + " --task " + task +
+                      " --max-len 16 --threads 2 --json" + tok() + " --out " + q(out),
+                  &summary);
+      simdjson::dom::parser p;
+      CHECK(p.parse(summary).value()["skipped"].get_uint64().value() == 0);
+      records.push_back(read_records(out));
+      if (task == "cls")
+        CHECK(shardkit::Manifest::load(out).info.labels.names ==
+              std::vector<std::string>{"neg", "neutral", "pos"});
+    }
+    REQUIRE(records[0].size() == records[1].size());
+    REQUIRE(!records[0].empty());
+    if (task == "cls") CHECK(records[0].size() == 300);
+    for (size_t i = 0; i < records[0].size(); ++i) {
+      CHECK(records[0][i].input_ids == records[1][i].input_ids);
+      CHECK(records[0][i].labels == records[1][i].labels);
     }
   }
 }

@@ -350,22 +350,194 @@ TEST_CASE("JSONL: a field whose key appears twice is a bad row; other repeated k
   CHECK(ex[1].error == "key 't' appears twice on the path of field 'm.t'");
 }
 
-TEST_CASE("JSONL: a number beyond 64-bit integers and doubles is named as such") {
-  // All five lines are valid JSON (Python's json.loads reads each); simdjson holds the last two.
-  TempDir tmp("jsonl_numbers");
-  write_file(
-      tmp / "a.jsonl",
-      "{\"text\":\"a\",\"x\":1e400}\n{\"text\":\"b\",\"id\":123456789012345678901234567890}\n"
-      "{\"text\":\"c\",\"x\":18446744073709551616}\n{\"text\":\"d\",\"x\":-1e-400}\n"
-      "{\"text\":\"e\",\"x\":18446744073709551615}\n");
-  auto ex = read_examples(tmp / "a.jsonl", ReaderOptions{});
-  REQUIRE(ex.size() == 5);
-  for (size_t i = 0; i < 3; ++i)
-    CHECK_MESSAGE(
-        ex[i].error.find("a number beyond 64-bit integers and doubles") != std::string::npos,
-        ex[i].error);
-  CHECK(ex[3].text == "d");
-  CHECK(ex[4].text == "e");
+namespace {
+
+// Python's json.loads on each line of `file`: "bad" when it refuses the line, else the values of
+// `keys` joined by tabs (a str as itself, other values as json.dumps writes them).
+std::vector<std::string> python_json_reads(const fs::path& file, const std::string& keys) {
+  const std::string script =
+      "import json, sys\n"
+      "for line in open(sys.argv[1], encoding=\"utf-8\"):\n"
+      "    try:\n"
+      "        row = json.loads(line)\n"
+      "    except ValueError:\n"
+      "        print(\"bad\")\n"
+      "        continue\n"
+      "    values = [row.get(k) for k in sys.argv[2:]]\n"
+      "    print(\"\\t\".join(v if isinstance(v, str) else json.dumps(v) for v in values))\n";
+  std::string out;
+  REQUIRE(run_command("python3 -c '" + script + "' '" + file.string() + "' " + keys, &out) == 0);
+  std::vector<std::string> lines;
+  for (size_t start = 0, end; (end = out.find('\n', start)) != std::string::npos; start = end + 1)
+    lines.push_back(out.substr(start, end - start));
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "JSONL: numbers beyond 64-bit integers and doubles in fields not read leave the row as "
+    "without them") {
+  // Python's json reads 1e400 as inf and big integers exactly: these rows convert as the same
+  // rows without those fields do, read by the reader or left unread for the tokenizing threads.
+  // 1e-400 underflows to 0.0 for Python and simdjson alike.
+  TempDir tmp("jsonl_wide_numbers");
+  const std::string digits400(400, '9');
+  const std::vector<std::pair<std::string, std::string>> rows = {
+      {R"({"text":"a","x":1e400,"y":"pos"})", R"({"text":"a","y":"pos"})"},
+      {R"({"x":-1e400,"text":"b","y":7})", R"({"text":"b","y":7})"},
+      {R"({"text":"c","id":18446744073709551616,"y":true})", R"({"text":"c","y":true})"},
+      {R"({"text":"d","id":-9223372036854775809,"y":18446744073709551615})",
+       R"({"text":"d","y":18446744073709551615})"},
+      {R"({"text":"e","n":)" + digits400 + R"(,"y":-9223372036854775808})",
+       R"({"text":"e","y":-9223372036854775808})"},
+      {R"({"meta":{"ids":[1e400, -1E+999 ,18446744073709551616],"s":"1e400 \"2e999\""},)"
+       R"("text":"f \"1e400\\","y":"1.5e999"})",
+       R"({"text":"f \"1e400\\","y":"1.5e999"})"},
+      {R"({"text":"g","x":[{"y":1.0e+400}],"y":"neg","z":1e-400})",
+       R"({"text":"g","y":"neg","z":1e-400})"},
+  };
+  std::string with, without;
+  for (const auto& [row, row_without] : rows) {
+    with += row + "\n";
+    without += row_without + "\n";
+  }
+  write_file(tmp / "with.jsonl", with);
+  write_file(tmp / "without.jsonl", without);
+  const std::vector<std::string> texts = {"a", "b", "c", "d", "e", "f \"1e400\\", "g"};
+  const std::vector<std::string> labels = {
+      "pos", "7", "true", "18446744073709551615", "-9223372036854775808", "1.5e999", "neg"};
+  const auto python = python_json_reads(tmp / "with.jsonl", "text y");
+  REQUIRE(python.size() == rows.size());
+  for (const bool defer : {false, true}) {
+    CAPTURE(defer);
+    ReaderOptions o;
+    o.label_field = "y";
+    o.defer_json = defer;
+    auto got = read_examples(tmp / "with.jsonl", o);
+    auto expected = read_examples(tmp / "without.jsonl", o);
+    read_unread_json(got, o);
+    read_unread_json(expected, o);
+    REQUIRE(got.size() == rows.size());
+    REQUIRE(expected.size() == rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      CAPTURE(rows[i].first.substr(0, 100));
+      CHECK_MESSAGE(got[i].error.empty(), got[i].error);
+      CHECK(got[i].text == texts[i]);
+      CHECK(got[i].label == labels[i]);
+      CHECK(got[i].text == expected[i].text);
+      CHECK(got[i].label == expected[i].label);
+      CHECK(python[i] == texts[i] + "\t" + labels[i]);
+    }
+  }
+}
+
+TEST_CASE(
+    "JSONL: a read field holding such a number is a bad row saying so; malformed JSON "
+    "beside one still is") {
+  TempDir tmp("jsonl_wide_numbers_bad");
+  const std::string beyond = " (a number beyond 64-bit integers and doubles)";
+  struct Row {
+    std::string line, error;
+    bool python_reads;  // Python's json keeps the last of repeated keys
+  };
+  const std::vector<Row> rows = {
+      {R"({"text":1e400,"y":"pos"})", "field 'text' is not a string", true},
+      {R"({"text":"a","y":18446744073709551616})",
+       "label field 'y' must be a string, an integer or a boolean, not 18446744073709551616" +
+           beyond,
+       true},
+      {R"({"text":"a","y":-1e400})",
+       "label field 'y' must be a string, an integer or a boolean, not -1e400" + beyond, true},
+      {R"({"text":"a","y":"pos","x":1e400,})", "malformed JSON: ", false},
+      {R"({1e400:"a","text":"b","y":"pos"})", "malformed JSON: ", false},
+      {R"({"text":"a","y":"pos","x":1e400,1e400:1})", "malformed JSON: ", false},
+      {R"({"text":"a","y":"pos","x":[-1e400,{1e400:1}]})", "malformed JSON: ", false},
+      {R"({"text":"a","y":"pos","1e400":1e400 1})", "malformed JSON: ", false},
+      {R"({"text":"a","y":"pos","x":[1e400 2]})", "malformed JSON: ", false},
+      {R"({"text":"a","y":"pos","x":01,"z":1e400})", "malformed JSON: ", false},
+      {R"({"text":"a","y":"pos","x":1e400x})", "malformed JSON: ", false},
+      {R"({"text":"a","y":"pos","x":1.e400})", "malformed JSON: ", false},
+      {R"({"text":"a","y":"pos","x":+1e400})", "malformed JSON: ", false},
+      {R"({"text":"a","y":"pos","x":-1e400e1})", "malformed JSON: ", false},
+      {R"({"text":"a","y":"pos","x":1e400,"text":"b"})", "key 'text' appears twice", true},
+      {R"(1e400)", "malformed JSON: the line is not a JSON object", true},
+  };
+  std::string file;
+  for (const Row& r : rows) file += r.line + "\n";
+  write_file(tmp / "a.jsonl", file);
+  const auto python = python_json_reads(tmp / "a.jsonl", "");
+  REQUIRE(python.size() == rows.size());
+  ReaderOptions o;
+  o.label_field = "y";
+  const auto ex = read_examples(tmp / "a.jsonl", o);
+  REQUIRE(ex.size() == rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    CAPTURE(rows[i].line);
+    CHECK(ex[i].line == i + 1);
+    CHECK_MESSAGE(ex[i].error.starts_with(rows[i].error), ex[i].error);
+    CHECK((python[i] != "bad") == rows[i].python_reads);
+  }
+
+  // Invalid UTF-8 is named first, as on any line.
+  write_file(tmp / "utf8.jsonl", "{\"text\":\"a\xFF\",\"x\":1e400}\n");
+  const auto utf8 = read_examples(tmp / "utf8.jsonl", ReaderOptions{});
+  REQUIRE(utf8.size() == 1);
+  CHECK(utf8[0].error == "invalid UTF-8 at byte 10 of the line");
+}
+
+TEST_CASE("JSONL chat and QA rows: such numbers pass through where not read, refused where read") {
+  TempDir tmp("jsonl_wide_numbers_tasks");
+  // A message's other keys reach the chat template as they were written: the messages of the
+  // first two rows are these characters of their lines (written as simdjson::minify would).
+  const std::string plain = R"([{"role":"user","content":"hi"}])";
+  const std::string tool_call =
+      R"([{"role":"assistant","content":null,"tool_calls":[{"function":{"name":"f","arguments":)"
+      R"({"n":18446744073709551616,"x":-1E+999,"k\"ey\n":"v\u0001","h":0.5,"i":[3,-1e400]}}}]}])";
+  write_file(tmp / "chat.jsonl",
+             R"({"id":18446744073709551616,"messages":)" + plain + "}\n" + R"({"messages":)" +
+                 tool_call + R"(,"score":1e400})" + "\n" +
+                 R"({"messages":[{"role":"user","content":1e400}]})" + "\n" +
+                 R"({"messages":[{"role":18446744073709551616,"content":"x"}]})" + "\n");
+  ReaderOptions chat;
+  chat.messages_field = "messages";
+  auto ex = read_examples(tmp / "chat.jsonl", chat);
+  REQUIRE(ex.size() == 4);
+  CHECK_MESSAGE(ex[0].error.empty(), ex[0].error);
+  CHECK(ex[0].messages == plain);
+  CHECK_MESSAGE(ex[1].error.empty(), ex[1].error);
+  CHECK(ex[1].messages == tool_call);
+  CHECK(ex[2].error == "messages[0] needs a 'content' that is a string, null or a list");
+  CHECK(ex[3].error == "messages[0] needs a string 'role'");
+
+  const std::string answers = R"({"text":["France"],"answer_start":[12]})";
+  write_file(tmp / "qa.jsonl",
+             R"({"id":18446744073709551616,"context":"Paris is in France.","question":"Where?",)"
+             R"("answers":)" +
+                 answers + "}\n" +
+                 R"({"context":"Paris is in France.","question":"Where?","answers":)" + answers +
+                 "}\n" +
+                 R"({"context":"Paris.","question":"Where?","answers":{"text":["Paris"],)"
+                 R"("answer_start":[18446744073709551616]}})" +
+                 "\n" +
+                 R"({"context":"Paris.","question":"Where?","answers":[{"text":1e400,)"
+                 R"("answer_start":0}]})" +
+                 "\n");
+  ReaderOptions qa;
+  qa.qa = true;
+  qa.text_field = "context";
+  ex = read_examples(tmp / "qa.jsonl", qa);
+  REQUIRE(ex.size() == 4);
+  for (size_t i : {0, 1}) {
+    CHECK_MESSAGE(ex[i].error.empty(), ex[i].error);
+    REQUIRE(ex[i].questions.size() == 1);
+    CHECK(ex[i].questions[0].answer_text == "France");
+    CHECK(ex[i].questions[0].answer_start == 12);
+  }
+  const std::string bad_answer =
+      "the first answer needs a 'text' string and a non-negative integer 'answer_start'";
+  CHECK(ex[2].error == bad_answer);
+  CHECK(ex[3].error == bad_answer);
 }
 
 TEST_CASE("a reader that reuses its example starts each one afresh") {
