@@ -35,6 +35,16 @@ def batch_records(batch, ds_ids):
     return [ds_ids[tuple(row[:n].tolist())] for row, n in zip(batch["input_ids"], batch["length"])]
 
 
+def records_of_first_batches(passes, ids, count):
+    """The records of a pass's first ``count`` batches, the pass left there (a break)."""
+    records = []
+    for k, batch in enumerate(passes):
+        records += batch_records(batch, ids)
+        if k + 1 == count:
+            break
+    return records
+
+
 def ids_index(path):
     ds = shardkit.Dataset(path)
     index = {}
@@ -77,11 +87,7 @@ def test_three_epochs_in_a_plain_loop(path, ids):
 
 def test_interrupted_pass_continues(path, ids):
     loader = shardkit.Loader(path, batch_size=BATCH, seed=3, include_metadata=True)
-    first = []
-    for k, batch in enumerate(loader):
-        first += batch_records(batch, ids)
-        if k == 4:
-            break
+    first = records_of_first_batches(loader, ids, 5)
     left = len(loader)
     rest = [r for b in loader for r in batch_records(b, ids)]
     assert first + rest == planned_epoch(path, 0), "a pass after a break continues the epoch"
@@ -308,11 +314,7 @@ def test_iterable_dataset_close_keeps_its_position(path, ids):
     batch taken left it, and state_dict() in between says so."""
     expected = planned_epoch(path, 0) + planned_epoch(path, 1)
     ds = shardkit.IterableDataset(path, batch_size=BATCH, seed=3, include_metadata=True)
-    got = []
-    for k, batch in enumerate(ds):
-        got += batch_records(batch, ids)
-        if k == 4:
-            break
+    got = records_of_first_batches(ds, ids, 5)
     ds.close()
     assert ds.state_dict()["samples_consumed"] == 5 * BATCH, ds.state_dict()
     got += [r for b in ds for r in batch_records(b, ids)]
