@@ -46,6 +46,12 @@ class SquadReader : public ExampleReader {
                                 ? utf8_problem(text, "the file")
                                 : std::string("malformed JSON: ") + simdjson::error_message(err);
       if (problem.empty()) problem = "malformed JSON: invalid UTF-8";
+      // JSON Lines set such numbers aside row by row; one document has no rows to do that by.
+      if (err == simdjson::NUMBER_ERROR)
+        problem +=
+            " (or a number beyond 64-bit integers and doubles, such as 1e400 or "
+            "18446744073709551616, anywhere in the file: JSON Lines input reads rows holding "
+            "such numbers in fields it does not read)";
       if (starts_as_json_lines(json)) problem += kJsonLinesHint;
       fail_file(problem);
       return;
