@@ -1,6 +1,7 @@
 // Added tokens found in text before the model sees it, as HF's AddedVocabulary matches them:
-// leftmost-longest, non-overlapping; single_word tokens only between non-word characters;
-// lstrip/rstrip take the White_Space around them.
+// leftmost-longest, non-overlapping contents; single_word tokens only between non-word
+// characters; lstrip/rstrip take the White_Space around them, rstrip's perhaps the start of the
+// next token too.
 #pragma once
 
 #include <array>
@@ -85,7 +86,9 @@ void AddedTokenMatcher::split(std::string_view text, Sink&& sink) const {
     if (start > seg) sink(false, seg, start, 0u);
     sink(true, start, end, hit->id);
     seg = end;
-    i = std::max(i + hit->content.size(), end);
+    // The search goes on after the match itself, not after the white space an rstrip took: as
+    // HF's automaton, so a token may start inside that white space (then both hold it).
+    i += hit->content.size();
   }
   if (seg < n) sink(false, seg, n, 0u);
 }
