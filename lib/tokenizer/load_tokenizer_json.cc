@@ -105,11 +105,9 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const Json& j, object root, uint6
     }
     if (post.byte_level_trim || post.roberta_trim)
       j.unsupported("post_processor: ByteLevel/RobertaProcessing offset trimming with WordPiece");
-    if (has_normalizer && any_normalized_added)
-      j.unsupported("added_tokens: normalized added tokens with BertNormalizer are not supported");
     auto t = std::make_unique<WordPieceTokenizer>(std::move(c), j.source());
     std::optional<uint32_t> unk = t->unk_id();
-    t->set_added_tokens(std::move(added));
+    t->set_bert_added_tokens(std::move(added));
     t->set_post_processor(std::move(post));
     t->set_fingerprint(fingerprint, "wordpiece");
     t->resolve_special_tokens(unk);

@@ -73,6 +73,9 @@ class Tokenizer {
   virtual Encoding post_process(Encoding first, std::optional<Encoding> second) const = 0;
   // How many tokens post_process adds for a single text or a pair.
   virtual size_t added_tokens(bool pair) const = 0;
+  // HF's decode: a normalized added token reads as its normalized content (lowercase behind an
+  // uncased BERT), as does id_to_token, and is skipped as special only when that is a special
+  // token's content.
   virtual std::string decode(std::span<const uint32_t> ids, bool skip_special_tokens) const = 0;
   // The first position at or after `from` where the valid UTF-8 `text` may be cut so that the
   // ids of its parts, joined, are the ids of the whole: no added token, normalization,

@@ -26,6 +26,7 @@ void TokenizerBase::set_added_tokens(std::vector<AddedToken> tokens,
   added_ = std::move(tokens);
   added_by_content_ = StringIdMap{};
   added_by_id_.clear();
+  added_strings_.clear();
   std::vector<AddedToken> plain, normalized;
   size_t k = 0;
   for (size_t i = 0; i < added_.size(); ++i) {
@@ -39,6 +40,7 @@ void TokenizerBase::set_added_tokens(std::vector<AddedToken> tokens,
     } else {
       plain.push_back(t);
     }
+    added_strings_.push_back(t.normalized ? normalized.back().content : t.content);
   }
   std::sort(added_by_id_.begin(), added_by_id_.end());
   added_token_crosses_newline_ = false;
@@ -188,9 +190,9 @@ std::string TokenizerBase::decode(std::span<const uint32_t> ids, bool skip_speci
     auto it = std::lower_bound(added_by_id_.begin(), added_by_id_.end(),
                                std::pair<uint32_t, size_t>{id, 0});
     if (it != added_by_id_.end() && it->first == id) {
-      const AddedToken& t = added_[it->second];
-      if (skip_special_tokens && t.special) continue;
-      tokens.push_back(t.content);
+      const std::string& token = added_strings_[it->second];
+      if (skip_special_tokens && names_special_token(token)) continue;
+      tokens.push_back(token);
       continue;
     }
     if (auto t = model_id_to_token(id)) tokens.push_back(std::move(*t));
@@ -213,8 +215,14 @@ std::optional<uint32_t> TokenizerBase::token_to_id(std::string_view token) const
 std::string TokenizerBase::id_to_token(uint32_t id) const {
   auto it = std::lower_bound(added_by_id_.begin(), added_by_id_.end(),
                              std::pair<uint32_t, size_t>{id, 0});
-  if (it != added_by_id_.end() && it->first == id) return added_[it->second].content;
+  if (it != added_by_id_.end() && it->first == id) return added_strings_[it->second];
   return model_id_to_token(id).value_or(std::string());
+}
+
+bool TokenizerBase::names_special_token(std::string_view token) const {
+  const uint32_t id = added_by_content_.find(token);
+  const AddedToken* t = id == StringIdMap::kNone ? nullptr : added_token(id);
+  return t && t->special;
 }
 
 bool TokenizerBase::is_special(uint32_t id) const {

@@ -111,8 +111,15 @@ class TokenizerBase : public Tokenizer {
  private:
   template <typename Sink>
   void split_added(std::string_view text, Sink&& sink) const;
+  // Whether `token` is the content of a special added token: what HF's decode skips, by the
+  // string (a normalized special token whose normalized content differs is kept).
+  bool names_special_token(std::string_view token) const;
 
   std::vector<AddedToken> added_;
+  // Each added token as HF's decoder and id_to_token see it (AddedVocabulary's
+  // simple_id_to_token): a normalized token's content as the normalizer makes it, else its
+  // content.
+  std::vector<std::string> added_strings_;
   StringIdMap added_by_content_;
   std::vector<std::pair<uint32_t, size_t>> added_by_id_;  // sorted (id, index in added_)
   AddedTokenMatcher matcher_, normalized_matcher_;

@@ -53,27 +53,6 @@ bool is_bert_punct(char32_t cp) {
   return cp < 128 ? is_ascii_punct(static_cast<unsigned char>(cp)) : is_bert_punctuation(cp);
 }
 
-// BertNormalizer on one code point: canonical decomposition and removal of nonspacing marks
-// (strip_accents), then full lowercasing (lowercase). At most 8 decomposed characters, each
-// lowercasing to at most 2. Shared by the character table and the slow path so they agree.
-constexpr int kMaxNormalizedChars = 16;
-int normalize_char(char32_t cp, const BertNormalizerOptions& n, char32_t* out) {
-  char32_t decomposed[8];
-  int nd = 1;
-  decomposed[0] = cp;
-  if (n.strip_accents) nd = decompose_nfd(cp, decomposed, 8);
-  int count = 0;
-  for (int k = 0; k < nd; ++k) {
-    const char32_t c = decomposed[k];
-    if (n.strip_accents && is_bert_nonspacing_mark(c)) continue;
-    if (n.lowercase)
-      count += to_lower_full(c, out + count);
-    else
-      out[count++] = c;
-  }
-  return count;
-}
-
 }  // namespace
 
 WordPieceTokenizer::WordPieceTokenizer(WordPieceConfig config, const std::string& source)
@@ -231,8 +210,8 @@ WordPieceTokenizer::CharEntry WordPieceTokenizer::classify(char32_t cp) const {
     return e;
   }
   const bool isolate = n.handle_chinese_chars && is_chinese_char(cp);
-  char32_t normalized[kMaxNormalizedChars];
-  const int count = normalize_char(cp, n, normalized);
+  char32_t normalized[kMaxBertNormalizedChars];
+  const int count = bert_normalize_char(cp, n, normalized);
   std::string bytes;
   int chars = 0;
   bool punct = false;
@@ -271,8 +250,8 @@ void WordPieceTokenizer::add_codepoint(WordState& w, char32_t cp, uint32_t start
   }
   const bool isolate = n.handle_chinese_chars && is_chinese_char(cp);
   if (isolate) flush();
-  char32_t normalized[kMaxNormalizedChars];
-  const int count = normalize_char(cp, n, normalized);
+  char32_t normalized[kMaxBertNormalizedChars];
+  const int count = bert_normalize_char(cp, n, normalized);
   for (int k = 0; k < count; ++k) {
     const char32_t x = normalized[k];
     if (is_white_space(x)) {
@@ -405,8 +384,62 @@ void WordPieceTokenizer::end_word(Memo* memo, WordState& w, std::vector<uint32_t
   w.clear();
 }
 
+void WordPieceTokenizer::set_bert_added_tokens(std::vector<AddedToken> tokens) {
+  std::vector<std::string> contents;
+  normalized_added_holds_space_ = false;
+  for (const AddedToken& t : tokens) {
+    if (!t.normalized) continue;
+    NormalizedString content(t.content, false);
+    bert_normalize(content, config_.normalizer);
+    contents.push_back(content.text());
+    if (config_.normalizer.clean_text)
+      for (size_t i = 0; i < t.content.size();)
+        normalized_added_holds_space_ |= is_white_space(decode_utf8(t.content, i));
+  }
+  set_added_tokens(std::move(tokens), contents);
+}
+
 void WordPieceTokenizer::encode_segment(std::string_view full, size_t begin, size_t end,
                                         std::vector<uint32_t>& ids, Encoding* detail) const {
+  if (config_.normalizer.any() && !normalized_added().empty()) {
+    encode_normalized(full, begin, end, ids, detail);
+    return;
+  }
+  encode_fused(full, begin, end, ids, detail);
+}
+
+// encode_fused normalizes again what it is given: that leaves BertNormalizer's output as it is
+// (each character's normalization is normalized; the spaces around ideographs only end words),
+// as bert_added_test checks against HF on every scalar value. Its offsets, in the normalized
+// text, are mapped back to the original.
+void WordPieceTokenizer::encode_normalized(std::string_view full, size_t begin, size_t end,
+                                           std::vector<uint32_t>& ids, Encoding* detail) const {
+  NormalizedString s(full.substr(begin, end - begin), detail != nullptr);
+  bert_normalize(s, config_.normalizer);
+  auto original = [&](size_t b, size_t e) {
+    const Span o = s.original_span(b, e);
+    return std::pair<uint32_t, uint32_t>{static_cast<uint32_t>(begin + o.first),
+                                         static_cast<uint32_t>(begin + o.second)};
+  };
+  normalized_added().split(s.text(), [&](bool is_token, size_t b, size_t e, uint32_t id) {
+    if (is_token) {
+      ids.push_back(id);
+      if (detail) {
+        detail->offsets.push_back(original(b, e));
+        detail->word_ids.push_back(detail->word_ids.empty() ? 0 : detail->word_ids.back() + 1);
+      }
+      return;
+    }
+    const size_t mark = detail ? detail->offsets.size() : 0;
+    encode_fused(s.text(), b, e, ids, detail);
+    if (detail)
+      for (size_t k = mark; k < detail->offsets.size(); ++k)
+        detail->offsets[k] = original(detail->offsets[k].first, detail->offsets[k].second);
+  });
+}
+
+void WordPieceTokenizer::encode_fused(std::string_view full, size_t begin, size_t end,
+                                      std::vector<uint32_t>& ids, Encoding* detail) const {
   WordState& w = thread_word_state();
   w.clear();
   w.track = detail != nullptr;

@@ -7,18 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "tokenizer/bert_normalizer.h"
 #include "tokenizer/byte_key_cache.h"
 #include "tokenizer/string_map.h"
 #include "tokenizer/tokenizer_base.h"
 
 namespace shardkit::tok {
-
-struct BertNormalizerOptions {
-  bool clean_text = true;
-  bool handle_chinese_chars = true;
-  bool strip_accents = true;
-  bool lowercase = true;
-};
 
 struct WordPieceConfig {
   std::vector<std::string> vocab;  // index = id; empty strings for holes
@@ -38,6 +32,9 @@ class WordPieceTokenizer : public TokenizerBase {
   WordPieceTokenizer(WordPieceConfig config, const std::string& source);
 
   std::optional<uint32_t> unk_id() const { return unk_id_; }
+  // The added tokens, as HF's AddedVocabulary matches them behind a BertNormalizer: normalized
+  // ones in each normalized segment between the others, their contents normalized too.
+  void set_bert_added_tokens(std::vector<AddedToken> tokens);
 
  protected:
   void encode_segment(std::string_view full, size_t begin, size_t end, std::vector<uint32_t>& ids,
@@ -47,10 +44,21 @@ class WordPieceTokenizer : public TokenizerBase {
   std::optional<std::string> model_id_to_token(uint32_t id) const override;
   size_t model_vocab_size() const override { return config_.vocab.size(); }
   // BertPreTokenizer splits at every White_Space character; BertNormalizer works per character.
-  bool cuts_after_newlines() const override { return true; }
+  // A normalized added token that holds white space matches a newline that clean_text made a
+  // space, across the cut.
+  bool cuts_after_newlines() const override { return !normalized_added_holds_space_; }
+  // Behind a normalizer, normalized added tokens are found in the normalized text.
+  bool matches_normalized_added() const override { return config_.normalizer.any(); }
 
  private:
   struct WordState;
+  // BertNormalizer, BertPreTokenizer and WordPiece over full[begin, end) in one pass.
+  void encode_fused(std::string_view full, size_t begin, size_t end, std::vector<uint32_t>& ids,
+                    Encoding* detail) const;
+  // The segment normalized whole, its normalized added tokens found, and the text between them
+  // encoded by encode_fused, whose normalization leaves normalized text as it is.
+  void encode_normalized(std::string_view full, size_t begin, size_t end,
+                         std::vector<uint32_t>& ids, Encoding* detail) const;
   static WordState& thread_word_state();  // the calling thread's
   // The thread's words (ASCII, up to 16 bytes, normalized) and their ids: up to three in the
   // hot table, any number in the map behind it.
@@ -97,6 +105,7 @@ class WordPieceTokenizer : public TokenizerBase {
   // BertNormalizer's every setting: the ASCII windows then go on past them (bmp_ has the ids).
   bool wide_punctuation_isolated_ = false;
   uint64_t cache_owner_;  // names this tokenizer's word memos (byte_key_cache.h)
+  bool normalized_added_holds_space_ = false;
 };
 
 }  // namespace shardkit::tok

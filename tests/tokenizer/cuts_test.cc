@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 #include <random>
+#include <tuple>
 
 #include "oracle_util.h"
 #include "tokenizer/tokenizer.h"
@@ -158,6 +159,24 @@ void add_gpt2_variants(std::vector<Family>& families) {
                             {"gpt2 + newlines token", "\n\n", false, false, true}});
 }
 
+// BERT's file with a normalized added token (transformers' add_tokens), found in the text the
+// normalizer made: cuts as before. With one that holds a space, which the normalizer's clean_text
+// makes of a newline too ("a\na" is "a a"): no cuts.
+void add_bert_variants(std::vector<Family>& families) {
+  const nlohmann::json bert =
+      nlohmann::json::parse(read_file(oracle_files() / "bert-base-uncased.json"));
+  for (const auto& [name, content, cuts] : std::vector<std::tuple<std::string, std::string, bool>>{
+           {"bert + normalized token", "<|LX|>", true},
+           {"bert + normalized token with a space", "A A", false}}) {
+    nlohmann::json token = added_token(30522, content, false, false);
+    token["normalized"] = true;
+    token["special"] = false;
+    nlohmann::json variant = bert;
+    variant["added_tokens"].push_back(token);
+    add_variant(families, name, variant, cuts);
+  }
+}
+
 // Llama-2's file with an added token that may end at a cut (it ends with a newline, or takes
 // the white space after it): the text after it starts a segment, which the Prepend marks, so no
 // cuts. With another added token, cuts as before. And its model behind a Metaspace instead of
@@ -277,6 +296,7 @@ std::vector<Family> families() {
       // are normalized without it.
       {"llama2 (Prepend)", npm_tokenizer("llama2"), true, true},
   };
+  add_bert_variants(out);
   add_gpt2_variants(out);
   add_llama2_variants(out);
   add_sentencepiece_models(out);
