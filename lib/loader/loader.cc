@@ -39,6 +39,12 @@ struct Built {
   std::vector<std::pair<size_t, uint64_t>> replaced;  // damaged blocks (source, block) replaced
 };
 
+// A size as memory_budget would be given: "3 MiB", or "256 KiB" below a MiB; rounded up.
+std::string size_text(size_t bytes) {
+  if (bytes < (size_t{1} << 20)) return std::to_string((bytes + 1023) >> 10) + " KiB";
+  return std::to_string((bytes + (size_t{1} << 20) - 1) >> 20) + " MiB";
+}
+
 }  // namespace
 
 struct Loader::Impl {
@@ -211,13 +217,27 @@ struct Loader::Impl {
   void warn_if_threads_idle(size_t fit, size_t batch_bytes) const {
     static std::atomic<bool> said{false};
     if (depth >= thread_count || said.exchange(true)) return;
-    const size_t every_thread = (8 * size_t{thread_count} * batch_bytes + (1 << 20) - 1) >> 20;
-    std::fprintf(stderr,
-                 "shardkit: a quarter of memory_budget (%zu MiB) holds %zu batch(es) of %zu KiB, "
-                 "so the %u loader threads build only %zu batch(es) at a time; a memory_budget "
-                 "of %zu MiB keeps every thread building\n",
-                 opt.memory_budget >> 20, fit, batch_bytes >> 10, thread_count, depth,
-                 every_thread);
+    const std::string message =
+        "shardkit: a quarter of memory_budget (" + size_text(opt.memory_budget) + ") holds " +
+        std::to_string(fit) + " batch(es) of " + size_text(batch_bytes) + ", so the " +
+        std::to_string(thread_count) + " loader threads build only " + std::to_string(depth) +
+        " batch(es) at a time; a memory_budget of " +
+        size_text(8 * size_t{thread_count} * batch_bytes) + " keeps every thread building" +
+        same_order_advice() + "\n";
+    std::fputs(message.c_str(), stderr);
+  }
+
+  // memory_budget also sizes the shuffle windows unless window_blocks is set, and a window is
+  // part of the order: a budget raised alone would start another order, which the run's saved
+  // states do not resume.
+  std::string same_order_advice() const {
+    if (opt.window_blocks) return "";
+    if (src.size() > 1)
+      return " (it also sizes the sources' shuffle windows, part of the order: a new budget "
+             "starts a new order, so change it at an epoch's start)";
+    const uint64_t k = window_blocks_for(src[0].geo, record_size, opt, opt.memory_budget);
+    return " (with window_blocks=" + std::to_string(k) +
+           ": the budget also sizes the shuffle window, part of the order, and this keeps it)";
   }
 
   // A thread that cannot start (a process or memory limit) stops the ones that did, and is an

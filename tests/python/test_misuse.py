@@ -220,27 +220,42 @@ def test_threads_the_system_cannot_start(path):
 
 def test_a_budget_that_idles_threads_says_so(path):
     """A memory_budget too small for a batch per thread builds one batch at a time: said on
-    stderr with the budget that keeps every thread building, which then says nothing."""
+    stderr with the budget that keeps every thread building and the window_blocks that keeps
+    the order. Following that advice is silent, and resumes the first run's state."""
     child = textwrap.dedent("""
-        import sys, shardkit
-        loader = shardkit.Loader(sys.argv[1], batch_size=64, threads=4, shuffle=False,
-                                 memory_budget=int(sys.argv[2]))
-        print(sum(int(b["input_ids"].shape[0]) for b in loader))
+        import json, sys, shardkit
+        options = json.loads(sys.argv[2])
+        loader = shardkit.Loader(sys.argv[1], batch_size=64, threads=4, seed=5, **options)
+        rows = []
+        while (taken := loader.next_with_records()) is not None:
+            rows += taken[1]
+        resumed = shardkit.Loader(sys.argv[1], batch_size=64, threads=4, seed=5, **options)
+        resumed.load_state_dict(json.loads(sys.argv[3]))
+        print(json.dumps([rows, loader.state_dict()["fingerprint"]]))
     """)
 
-    def run(budget):
-        p = subprocess.run([sys.executable, "-c", child, path, str(budget)], capture_output=True,
-                           text=True, timeout=120)
+    def run(options, state=None):
+        state = state or {"seed": 5, "epoch": 0, "samples_consumed": 0}
+        p = subprocess.run([sys.executable, "-c", child, path, json.dumps(options),
+                            json.dumps(state)], capture_output=True, text=True, timeout=120)
         assert p.returncode == 0, p.stderr[-2000:]
-        return int(p.stdout), p.stderr
+        rows, fingerprint = json.loads(p.stdout)
+        return rows, fingerprint, p.stderr
 
-    rows, said = run(1 << 18)
-    assert rows == 300, rows  # every sample still comes, one batch at a time
+    rows, fingerprint, said = run({"memory_budget": 1 << 18})
+    assert sorted(rows) == list(range(300)), rows  # every sample still comes, one batch a time
+    assert "a quarter of memory_budget (256 KiB)" in said, said
     assert "so the 4 loader threads build only 1 batch(es) at a time" in said, said
-    advised = int(said.split("a memory_budget of ")[1].split(" MiB")[0])
-    rows, said_again = run(advised << 20)
-    assert rows == 300 and "shardkit:" not in said_again, said_again
-    print(f"  memory_budget=256 KiB at 4 threads: said so; the advised {advised} MiB: silent")
+    budget = said.split("a memory_budget of ")[1].split(" ")[:2]
+    advised = int(budget[0]) << (20 if budget[1] == "MiB" else 10)
+    window = int(said.split("with window_blocks=")[1].split(":")[0])
+    state = {"seed": 5, "epoch": 0, "samples_consumed": 64, "fingerprint": fingerprint}
+    same, same_fingerprint, said_again = run(
+        {"memory_budget": advised, "window_blocks": window}, state)
+    assert "shardkit:" not in said_again, said_again
+    assert same == rows and same_fingerprint == fingerprint, "the advice changed the order"
+    print(f"  memory_budget=256 KiB at 4 threads: said so; the advised {' '.join(budget)} with "
+          f"window_blocks={window}: silent, the same order, the state resumes")
 
 
 def test_cli_habits(path, tmp):
