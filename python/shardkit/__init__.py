@@ -542,12 +542,17 @@ class IterableDataset(_data.IterableDataset):  # type: ignore[type-arg]
             k: v for k, v in options.items() if k not in _PYTHON_LOADER_KEYWORDS})
         self._loader: Optional[Loader] = None
         self._pending_state: Optional[Mapping[str, Any]] = None
+        # Whether set_epoch() of the pending state's epoch keeps its position: yes for a state
+        # loaded (as Loader after load_state_dict()), no for one kept by close() mid-run.
+        self._pending_restored = False
 
     def _get_loader(self) -> Loader:
         if self._loader is None:
             self._loader = Loader(self.path, epoch=self._epoch, **self.options)
             if self._pending_state is not None:
                 self._loader.load_state_dict(self._pending_state)
+                if not self._pending_restored:  # a position, not a state the user loaded
+                    self._loader._restored_epoch = None
                 self._pending_state = None
         return self._loader
 
@@ -559,8 +564,19 @@ class IterableDataset(_data.IterableDataset):  # type: ignore[type-arg]
         loader = state.pop("_loader")
         state["_loader"] = None
         if loader is not None:
-            state["_pending_state"] = loader.state_dict()
+            state.update(self._position_of(loader))
         return state
+
+    @staticmethod
+    def _position_of(loader: Loader) -> Dict[str, Any]:
+        """What a new loader needs to go on where ``loader`` is: a set_epoch() made during a
+        pass starts its epoch, else the state, kept as restored only if nothing was taken
+        since it was loaded."""
+        if loader._next_epoch is not None:
+            return {"_epoch": loader._next_epoch, "_pending_state": None,
+                    "_pending_restored": False}
+        return {"_pending_state": loader.state_dict(),
+                "_pending_restored": loader._restored_epoch is not None}
 
     def set_epoch(self, epoch: int) -> None:
         """As Loader.set_epoch(): the epoch of a state just loaded keeps its position."""
@@ -568,7 +584,8 @@ class IterableDataset(_data.IterableDataset):  # type: ignore[type-arg]
             self._loader.set_epoch(epoch)
             return
         self._epoch = _checked_epoch(epoch, "IterableDataset")
-        if self._pending_state is not None and self._pending_state["epoch"] != epoch:
+        pending = self._pending_state
+        if pending is not None and (not self._pending_restored or pending["epoch"] != epoch):
             self._pending_state = None
 
     def __len__(self) -> int:
@@ -593,17 +610,17 @@ class IterableDataset(_data.IterableDataset):  # type: ignore[type-arg]
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         _check_state_keys(state)  # now, not at the pass that applies it
         if self._loader is None:
-            self._pending_state = dict(state)
+            self._pending_state, self._pending_restored = dict(state), True
         else:
             self._loader.load_state_dict(state)
 
     def close(self) -> None:
         """Stops the loader's threads and frees its buffers. The position is kept: state_dict()
         still returns it, and the next pass opens a new loader there."""
-        if self._loader is not None:
-            self._pending_state = self._loader.state_dict()
-            self._loader.close()
-            self._loader = None
+        loader, self._loader = self._loader, None
+        if loader is not None:
+            self.__dict__.update(self._position_of(loader))
+            loader.close()
 
 
 _LABELLED_TASKS = ("cls", "pair")

@@ -322,7 +322,23 @@ def test_iterable_dataset_close_keeps_its_position(path, ids):
     assert ds.state_dict()["samples_consumed"] == len(planned_epoch(path, 0)), ds.state_dict()
     got += [r for b in ds for r in batch_records(b, ids)]  # the epoch ended: the next one
     assert got == expected
-    print("  IterableDataset.close() mid-epoch and at its end: the next pass continues")
+    # As without close(): set_epoch() of the running epoch restarts it, and one made during a
+    # pass starts its epoch at the next.
+    for close in (False, True):
+        ds = shardkit.IterableDataset(path, batch_size=BATCH, seed=3, include_metadata=True)
+        records_of_first_batches(ds, ids, 3)
+        if close:
+            ds.close()
+        ds.set_epoch(0)
+        assert [r for b in ds for r in batch_records(b, ids)] == planned_epoch(path, 0), close
+        it = iter(ds)
+        next(it)
+        ds.set_epoch(2)
+        if close:
+            ds.close()
+        assert [r for b in ds for r in batch_records(b, ids)] == planned_epoch(path, 2), close
+    print("  IterableDataset.close() mid-epoch and at its end: the next pass continues; "
+          "set_epoch() around it as without it")
 
 
 def test_map_style_dataset(path):
