@@ -282,6 +282,8 @@ TEST_CASE("shard-inspect report and verify --json read with the remote flags, th
   const size_t before = served.requests("manifest").size();
   REQUIRE(t::run_command(tool + " verify --json " + served.url("ds") + flags, &out) == 0);
   CHECK(served.requests("manifest").size() - before == 1);
+  // A remote dataset's objects are not listed: no answer, rather than an empty list of strays.
+  CHECK_MESSAGE(out.find("\"unlisted_shard_files\": null") != std::string::npos, out);
 }
 
 TEST_CASE("response headers too large for libcurl: named as the server's, with the URL, once") {

@@ -57,9 +57,11 @@ nlohmann::json damaged_block(const shardkit::VerifyFault& f, const shardkit::Man
 
 // Files of a local dataset's directory named like shards that its manifest does not list. No
 // reader reads them, so a shard copied in by hand, or left there from another dataset, is said
-// rather than passed over in silence. Not a fault: the dataset itself is intact.
-std::vector<std::string> unlisted_shard_files(const std::string& dir, const shardkit::Manifest& m) {
-  if (shardkit::is_remote_location(dir)) return {};
+// rather than passed over in silence. Not a fault: the dataset itself is intact. Nothing for a
+// remote dataset, whose objects are not listed.
+std::optional<std::vector<std::string>> unlisted_shard_files(const std::string& dir,
+                                                             const shardkit::Manifest& m) {
+  if (shardkit::is_remote_location(dir)) return std::nullopt;
   std::set<std::string> listed;
   for (const auto& shard : m.shards) listed.insert(shard.name);
   std::vector<std::string> unlisted;
@@ -72,7 +74,9 @@ std::vector<std::string> unlisted_shard_files(const std::string& dir, const shar
   return unlisted;
 }
 
-void print_unlisted(const std::vector<std::string>& unlisted) {
+void print_unlisted(const std::optional<std::vector<std::string>>& files) {
+  if (!files) return;
+  const std::vector<std::string>& unlisted = *files;
   const size_t shown = std::min<size_t>(unlisted.size(), 10);
   for (size_t i = 0; i < shown; ++i)
     std::printf("NOTE %s is in the directory but not in manifest.json: no reader reads it\n",
@@ -84,7 +88,7 @@ void print_unlisted(const std::vector<std::string>& unlisted) {
 // `m`: the manifest the shards were verified against; null when it could not be read (the
 // report's one fault says why).
 void print_json(const shardkit::VerifyReport& r, const shardkit::Manifest* m,
-                const std::vector<std::string>& unlisted) {
+                const std::optional<std::vector<std::string>>& unlisted) {
   nlohmann::json out = {{"ok", r.ok()},
                         {"shards_checked", r.shards_checked},
                         {"blocks_checked", r.blocks_checked},
@@ -105,7 +109,8 @@ void print_json(const shardkit::VerifyReport& r, const shardkit::Manifest* m,
   }
   // Whether a loader with on_corrupt="skip" reads past every fault found.
   out["skip_replaces_all"] = all_skippable;
-  out["unlisted_shard_files"] = unlisted;
+  // null where the directory was not looked at: a remote dataset, or no manifest to compare.
+  out["unlisted_shard_files"] = unlisted ? nlohmann::json(*unlisted) : nlohmann::json();
   std::printf("%s\n", shardkit::json_text(out, 2).c_str());
 }
 
@@ -145,8 +150,8 @@ void run_verify(const VerifyArgs& args) {
     r.faults.push_back(*d.fault);
   }
   if (!r.ok()) shard_inspect::exit_code() = 1;
-  const std::vector<std::string> unlisted =
-      d.manifest ? unlisted_shard_files(args.dir, *d.manifest) : std::vector<std::string>();
+  const std::optional<std::vector<std::string>> unlisted =
+      d.manifest ? unlisted_shard_files(args.dir, *d.manifest) : std::nullopt;
   if (args.json) return print_json(r, d.manifest ? &*d.manifest : nullptr, unlisted);
   for (const auto& f : r.faults) std::printf("FAULT %s\n", f.message.c_str());
   if (!args.quiet) print_unlisted(unlisted);
