@@ -14,8 +14,9 @@
 // --blocks prints instead which blocks each node reads in each window (partition, --world-size,
 // --ranks-per-node), and each node's share of the dataset.
 // --resume-from prints what every rank of a run resumed from a saved state_dict (JSON) at this
-// world size and batch size reads: "RANK BATCH [SOURCE] RECORD" lines after a "#" line (--start
-// and --count per rank); with --max-tokens it reads the rows' lengths to find where the budget
+// world size and batch size reads: "RANK BATCH [SOURCE] RECORD" lines after "#" lines (--start
+// and --count per rank; a state at its epoch's end reads the next epoch from its start, as the
+// resumed Loader's next pass does); with --max-tokens it reads the rows' lengths to find where the budget
 // ends the epoch, and with --on-corrupt skip each rank's Loader, resumed from the state, reads
 // the data.
 #include <simdjson.h>
