@@ -16,9 +16,9 @@
 // --resume-from prints what every rank of a run resumed from a saved state_dict (JSON) at this
 // world size and batch size reads: "RANK BATCH [SOURCE] RECORD" lines after "#" lines (--start
 // and --count per rank; a state at its epoch's end reads the next epoch from its start, as the
-// resumed Loader's next pass does); with --max-tokens it reads the rows' lengths to find where the budget
-// ends the epoch, and with --on-corrupt skip each rank's Loader, resumed from the state, reads
-// the data.
+// resumed Loader's next pass does); with --max-tokens it reads the rows' lengths to find where the
+// budget ends the epoch, and with --on-corrupt skip each rank's Loader, resumed from the state,
+// reads the data.
 #include <simdjson.h>
 
 #include <cstdio>
