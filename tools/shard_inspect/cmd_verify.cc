@@ -64,11 +64,15 @@ std::optional<std::vector<std::string>> unlisted_shard_files(const std::string& 
   if (shardkit::is_remote_location(dir)) return std::nullopt;
   std::set<std::string> listed;
   for (const auto& shard : m.shards) listed.insert(shard.name);
+  // Named like the shards writers create (shard_file_name), whatever their number.
+  const std::filesystem::path shard_extension =
+      std::filesystem::path(shardkit::shard_file_name(0)).extension();
   std::vector<std::string> unlisted;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (entry.path().extension() == ".shard" && !listed.count(name)) unlisted.push_back(name);
+    if (entry.path().extension() == shard_extension && !listed.count(name))
+      unlisted.push_back(name);
   }
   std::sort(unlisted.begin(), unlisted.end());
   return unlisted;
