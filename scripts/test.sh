@@ -12,21 +12,31 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS
+# Each phase's time, printed with the total: the phases scale differently with the machine (the
+# builds with its cores, the tests partly with waits), so a slow run says where it was slow.
+phases=() phase_started=$SECONDS
+end_phase() {
+  phases+=("$1 $((SECONDS - phase_started)) s")
+  phase_started=$SECONDS
+}
 report_time() {
   local rc=$? elapsed=$((SECONDS - started))
   echo "test.sh: $([ "$rc" = 0 ] && echo passed || echo "failed (exit $rc)") in" \
-    "$((elapsed / 60)) min $((elapsed % 60)) s"
+    "$((elapsed / 60)) min $((elapsed % 60)) s ($(IFS=,; echo "${phases[*]/#/ }" | sed 's/^ //'))"
 }
 trap report_time EXIT
 scripts/install-deps.sh
+end_phase dependencies
 source scripts/configure.sh
 sanitizers=${SHARDKIT_SANITIZERS:-1}
 
 echo "test.sh: Release with torch and Python, every test ($BUILD)"
 shardkit_configure
 cmake --build "$BUILD" -j"$(nproc)"
+end_phase build
 # Under CI=true a test that did not run (a skip) fails the run (scripts/run_ctest.sh).
 scripts/run_ctest.sh "$BUILD" -j"$(nproc)" --output-on-failure --timeout 600
+end_phase tests
 [ "$sanitizers" = 0 ] && exit 0
 
 # Reliability (RELIABILITY.md). The benchmarks are kept compiling by the Release build.
@@ -36,11 +46,14 @@ echo "test.sh: every libFuzzer target for a few seconds each, under ASan and UBS
 cmake -S . -B "$BUILD-fuzz" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DSHARDKIT_FUZZ=ON "${NOTORCH[@]}" >/dev/null
 cmake --build "$BUILD-fuzz" -j"$(nproc)" --target fuzzers
+end_phase "fuzz build"
 scripts/run_ctest.sh "$BUILD-fuzz" -L '^fuzz$' -j"$(nproc)" --output-on-failure
+end_phase fuzzing
 
 if [ "$sanitizers" = full ]; then
   echo "test.sh: the torch-free suite under ASan and UBSan ($BUILD-asan)"
   cmake -S . -B "$BUILD-asan" -G Ninja -DSHARDKIT_SANITIZE=ON "${NOTORCH[@]}" >/dev/null
   cmake --build "$BUILD-asan" -j"$(nproc)"
   scripts/run_ctest.sh "$BUILD-asan" -j"$(nproc)" --output-on-failure --timeout 600
+  end_phase sanitizers
 fi
