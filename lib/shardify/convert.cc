@@ -39,7 +39,9 @@ ConvertResult convert(const ConvertOptions& options,
                       const std::function<void(const ConvertProgress&)>& progress) {
   const auto started = std::chrono::steady_clock::now();
   const ConvertOptions o = resolve(options);
-  ConvertInputs in = open_inputs(o, input_files(o));
+  std::vector<InputFile> files = input_files(o);
+  const std::vector<std::string> notes = repeated_input_notes(files);
+  ConvertInputs in = open_inputs(o, std::move(files));
   const Encoding encoding(o, in);
   // Compressed files are read unchecked. A damaged one under --on-error skip starts the run
   // again with every file checked before use (convert_pipeline.h: DamagedTextRead); the first
@@ -54,6 +56,7 @@ ConvertResult convert(const ConvertOptions& options,
       check_not_empty(o, in, result);
       publish(o, in, encoding, writer, result);
       result.read_again_checked = again;
+      result.notes = notes;
       result.seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       return result;

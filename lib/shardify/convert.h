@@ -88,6 +88,8 @@ struct ConvertResult {
   uint64_t bytes_out = 0;            // the dataset's shard bytes
   double seconds = 0;
   std::vector<std::string> first_errors;  // "file:line: reason"
+  // What the run did that may not be what was meant, and went on: an input file listed twice.
+  std::vector<std::string> notes;
   std::string out;
   // --on-error skip met a compressed file damaged inside a member or frame: the inputs were read
   // again, each checked before use, so that none of the damaged member's text is kept.

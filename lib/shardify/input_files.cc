@@ -1,11 +1,13 @@
 #include "shardify/input_files.h"
 
 #include <glob.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string_view>
 
@@ -117,6 +119,31 @@ std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) 
   }
   check_names(files);
   return files;
+}
+
+std::vector<std::string> repeated_input_notes(const std::vector<InputFile>& files) {
+  // A file is its device and inode: paths that differ, links and hard links included, meet there.
+  std::map<std::pair<dev_t, ino_t>, std::vector<size_t>> listings;
+  std::vector<std::pair<dev_t, ino_t>> order;
+  for (size_t i = 0; i < files.size(); ++i) {
+    struct stat st {};
+    if (::stat(files[i].path.c_str(), &st) != 0) continue;  // opening it names what is wrong
+    auto& at = listings[{st.st_dev, st.st_ino}];
+    if (at.size() == 1) order.push_back({st.st_dev, st.st_ino});
+    at.push_back(i);
+  }
+  std::vector<std::string> notes;
+  for (const auto& file : order) {
+    const std::vector<size_t>& at = listings[file];
+    std::string also;
+    for (size_t k = 1; k < at.size(); ++k)
+      if (files[at[k]].path != files[at[0]].path)
+        also += (also.empty() ? "" : ", ") + files[at[k]].path;
+    notes.push_back(files[at[0]].path + " is an input " + std::to_string(at.size()) + " times" +
+                    (also.empty() ? "" : " (also as " + also + ")") + ": its rows are converted " +
+                    std::to_string(at.size()) + " times");
+  }
+  return notes;
 }
 
 namespace {

@@ -18,6 +18,11 @@ struct InputFile {
 // Throws Error(kIo) for a missing path and Error(kInvalidArgument) when nothing is found.
 std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs);
 
+// One line for each file that `files` lists more than once (by another path, through a link, or
+// as a file and again in its directory): the run converts its rows once per listing. Kept, not
+// refused, since listing a file twice is also how some upsample it; empty when none repeats.
+std::vector<std::string> repeated_input_notes(const std::vector<InputFile>& files);
+
 // Throws Error(kInvalidArgument) when the output directory `out` lies where `inputs` are read:
 // inside an input directory (unless under a hidden entry, which is skipped), or holding one of
 // `files`. The next run would read the dataset back as input; --force would replace what is

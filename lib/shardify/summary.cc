@@ -28,6 +28,7 @@ std::string ConvertResult::to_json() const {
   j["seconds"] = seconds;
   j["errors"] = first_errors;
   j["read_again_checked"] = read_again_checked;
+  j["notes"] = notes;
   return json_text(j);
 }
 
@@ -59,6 +60,7 @@ std::string ConvertResult::to_text() const {
   if (read_again_checked)
     o += "  read twice (a compressed file was damaged inside a member or frame: the inputs were "
          "read again, each checked before use)\n";
+  for (const auto& note : notes) o += "  note: " + note + "\n";
   if (!first_errors.empty()) {
     o += "  first errors (skipped):\n";
     for (const auto& e : first_errors) o += "    " + e + "\n";

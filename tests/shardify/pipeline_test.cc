@@ -882,6 +882,36 @@ TEST_CASE("an output inside an input directory is refused before converting, nam
   CHECK(fs::exists(tmp / "ds" / "manifest.json"));
 }
 
+TEST_CASE("an input listed twice is converted twice, and the summary says so") {
+  TempDir tmp("repeated-input");
+  fs::create_directories(tmp / "data");
+  write_file(tmp / "data" / "a.txt", "one\ntwo\nthree\n");
+  write_file(tmp / "data" / "b.txt", "four\n");
+  fs::create_symlink(tmp / "data" / "a.txt", tmp / "link.txt");
+  const std::string common = " --doc-sep line" + tok() + " --max-len 16 --json --out ";
+  std::string out;
+  // The directory holds a.txt, listed again by name and through a link: 3 + 3 + 3 + 1 rows.
+  shardify_ok("--input " + q(tmp / "data") + " --input " + q(tmp / "data" / "a.txt") + " --input " +
+                  q(tmp / "link.txt") + common + q(tmp / "ds"),
+              &out);
+  const auto summary = nlohmann::json::parse(out.substr(out.rfind("\n{") + 1));
+  CHECK(summary["examples"] == 10);
+  REQUIRE(summary["notes"].size() == 1);
+  CHECK(summary["notes"][0] == (tmp / "data" / "a.txt").string() +
+                                   " is an input 3 times (also as " + (tmp / "link.txt").string() +
+                                   "): its rows are converted 3 times");
+  // The text summary shows it too; a run without repeats has no note.
+  shardify_ok("--input " + q(tmp / "data") + " --input " + q(tmp / "data" / "b.txt") +
+                  " --doc-sep line" + tok() + " --max-len 16 --out " + q(tmp / "ds2"),
+              &out);
+  CHECK_MESSAGE(
+      out.find("  note: " + (tmp / "data" / "b.txt").string() +
+               " is an input 2 times: its rows are converted 2 times") != std::string::npos,
+      out);
+  shardify_ok("--input " + q(tmp / "data") + common + q(tmp / "ds3"), &out);
+  CHECK(nlohmann::json::parse(out.substr(out.rfind("\n{") + 1))["notes"].empty());
+}
+
 TEST_CASE("--block-size is refused past the format's largest block (1 GiB), the limit named") {
   TempDir tmp("block-size");
   const std::string in = "--input " + q(shardify_data("docs.txt")) + tok() + " --max-len 16";
