@@ -1,11 +1,13 @@
 #include "loader/fingerprint.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/checksum.h"
 #include "core/error.h"
 #include "core/geometry.h"
 #include "loader/plan.h"
+#include "loader/weight_curve.h"
 
 namespace shardkit::loader {
 
@@ -50,8 +52,21 @@ uint64_t data_hash(const std::vector<const Manifest*>& manifests) {
   return h.digest();
 }
 
+// Whether every source has a constant weight, so that the order depends on the weights only
+// through their fixed-point shares (MixtureSchedule).
+bool constant_weights(const std::vector<MixtureSource>& sources) {
+  return !sources.empty() && std::all_of(sources.begin(), sources.end(),
+                                         [](const MixtureSource& s) { return s.weight; });
+}
+
+// How constant weights enter the hash: as the shares the sampler draws by, so that weights equal
+// in effect ([2, 1] and [4, 2]) give one fingerprint; or as written, as states saved before
+// shares were hashed recorded them.
+enum class Weights { kShares, kAsWritten };
+
 uint64_t order_hash(const std::vector<const Manifest*>& manifests,
-                    const std::vector<MixtureSource>& sources, const LoaderOptions& options) {
+                    const std::vector<MixtureSource>& sources, const LoaderOptions& options,
+                    Weights weights) {
   Hasher h;
   h.add(uint64_t{options.shuffle});
   // The rows plan adds nothing, so that states saved before the nodes plan existed still match.
@@ -60,11 +75,22 @@ uint64_t order_hash(const std::vector<const Manifest*>& manifests,
     h.add(uint64_t{options.partitions});
   }
   const size_t budget = options.memory_budget / std::max<size_t>(1, sources.size());
+  std::vector<uint64_t> shares;
+  if (weights == Weights::kShares && constant_weights(sources)) {
+    std::vector<double> written;
+    for (const MixtureSource& s : sources) written.push_back(*s.weight);
+    shares = fixed_point_shares(written);
+  }
   for (size_t i = 0; i < sources.size(); ++i) {
     const Manifest& m = *manifests[i];
     h.add(window_blocks_for(Geometry::of(m), m.schema.record_size(), options, budget));
     const MixtureSource& s = sources[i];
-    h.add(s.weight);
+    if (shares.empty()) {
+      h.add(s.weight);
+    } else {
+      h.add(uint64_t{1});  // as an optional that holds a value: the layout stays fixed-width
+      h.add(shares[i]);
+    }
     h.add(s.repeat);
     h.add(s.choose);
     h.add(uint64_t{s.schedule.has_value()});
@@ -86,7 +112,17 @@ std::string stream_fingerprint(const std::vector<const Manifest*>& manifests,
                                const std::vector<MixtureSource>& sources,
                                const LoaderOptions& options) {
   return checksum_hex(data_hash(manifests)) + "-" +
-         checksum_hex(order_hash(manifests, sources, options)) + plan_suffix(options);
+         checksum_hex(order_hash(manifests, sources, options, Weights::kShares)) +
+         plan_suffix(options);
+}
+
+std::string written_weights_fingerprint(const std::vector<const Manifest*>& manifests,
+                                        const std::vector<MixtureSource>& sources,
+                                        const LoaderOptions& options) {
+  if (!constant_weights(sources)) return "";
+  return checksum_hex(data_hash(manifests)) + "-" +
+         checksum_hex(order_hash(manifests, sources, options, Weights::kAsWritten)) +
+         plan_suffix(options);
 }
 
 std::string plan_suffix(const LoaderOptions& options) {
@@ -109,8 +145,10 @@ std::string plan_words(const std::string& fingerprint) {
 
 }  // namespace
 
-void check_resumable(const std::string& saved_fingerprint, uint64_t saved_seed,
-                     const std::string& fingerprint, uint64_t seed, const std::string& what) {
+void check_resumable(const std::string& saved, uint64_t saved_seed, const std::string& fingerprint,
+                     uint64_t seed, const std::string& what, const std::string& written_weights) {
+  const std::string& saved_fingerprint =
+      !written_weights.empty() && saved == written_weights ? fingerprint : saved;
   auto refuse = [&](const std::string& why) {
     throw Error(ErrorCode::kInvalidArgument, what, "cannot resume this state: " + why);
   };

@@ -4,9 +4,10 @@
 // "DDDDDDDDDDDDDDDD-OOOOOOOOOOOOOOOO[-nodesC]": XXH3 of the data (each source's record layout,
 // records per block, and its shards' names, record counts and checksums, in order; not where the
 // dataset lives, so a copy or its URL is the same data) and XXH3 of what orders it (shuffle, each
-// source's window in blocks, the mixture's weights, repeat, choose or schedule, and the plan:
-// partition='nodes' and its partitions, also named by the suffix so that a refusal can say so;
-// the rows plan adds nothing, so states saved before there were plans still match). The seed is
+// source's window in blocks, the mixture's weights (constant ones as the fixed-point shares the
+// sampler draws by, so that weights equal in effect match), repeat, choose or schedule, and the
+// plan: partition='nodes' and its partitions, also named by the suffix so that a refusal can say
+// so; the rows plan adds nothing, so states saved before there were plans still match). The seed is
 // checked on its own (the state holds it); max_samples, max_tokens, drop_last, world size and
 // batch size only cut the epoch or its steps, so a run may resume with others.
 #pragma once
@@ -24,14 +25,22 @@ std::string stream_fingerprint(const std::vector<const Manifest*>& manifests,
                                const std::vector<MixtureSource>& sources,
                                const LoaderOptions& options);
 
+// The fingerprint that states saved before shares were hashed carry for the same stream:
+// constant weights hashed as written. "" when the sources have no constant weights.
+std::string written_weights_fingerprint(const std::vector<const Manifest*>& manifests,
+                                        const std::vector<MixtureSource>& sources,
+                                        const LoaderOptions& options);
+
 // "" for the rows plan, "-nodes64" for partition='nodes' over 64 partitions.
 std::string plan_suffix(const LoaderOptions& options);
 
 // Throws Error(kInvalidArgument) when a state with `saved_fingerprint` and `saved_seed` cannot
 // continue the stream of (`fingerprint`, `seed`), naming both and which part differs. `what`
 // names this loader's data. An empty saved fingerprint (a state saved before fingerprints were
-// recorded, so under the rows plan) is accepted by a rows loader.
+// recorded, so under the rows plan) is accepted by a rows loader, and so is one equal to
+// `written_weights` (written_weights_fingerprint()).
 void check_resumable(const std::string& saved_fingerprint, uint64_t saved_seed,
-                     const std::string& fingerprint, uint64_t seed, const std::string& what);
+                     const std::string& fingerprint, uint64_t seed, const std::string& what,
+                     const std::string& written_weights = "");
 
 }  // namespace shardkit::loader

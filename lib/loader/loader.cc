@@ -82,6 +82,7 @@ struct Loader::Impl {
   // A batch failed: next() rethrows its error at it until a reset, so nothing past it is built.
   bool batch_failed = false;
   std::string fingerprint;  // stream_fingerprint() of this loader's sources and options
+  std::string written_weights_fingerprint;  // what earlier versions saved for the same stream
   DamagedBlocks damaged;
   std::set<uint64_t> in_flight;
   std::map<uint64_t, Built> ready;
@@ -161,6 +162,7 @@ struct Loader::Impl {
     std::vector<const Manifest*> manifests;
     for (const Source& s : src) manifests.push_back(&s.ds.manifest());
     fingerprint = stream_fingerprint(manifests, sources, opt);
+    written_weights_fingerprint = loader::written_weights_fingerprint(manifests, sources, opt);
     labels_dtype = opt.int_output == IntOutput::kInt32 ? DType::kI32 : DType::kI64;
     source_dtype = opt.int_output == IntOutput::kInt64 ? DType::kI64 : DType::kI32;
     // Batches in flight (built ahead plus being built) get a quarter of the budget, less a
@@ -795,7 +797,8 @@ void Loader::restore(const LoaderState& state) {
     std::string data;
     for (const Impl::Source& s : impl_->src)
       data += (data.empty() ? "" : ", ") + s.ds.path().string();
-    check_resumable(state.fingerprint, state.seed, impl_->fingerprint, impl_->opt.seed, data);
+    check_resumable(state.fingerprint, state.seed, impl_->fingerprint, impl_->opt.seed, data,
+                    impl_->written_weights_fingerprint);
     impl_->opt.seed = state.seed;  // a state saved before fingerprints brings its seed
   }
   impl_->check_skipped_blocks(state.skipped_blocks);

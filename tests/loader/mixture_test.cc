@@ -12,6 +12,8 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/manifest.h"
+#include "loader/fingerprint.h"
 #include "loader/loader.h"
 #include "loader/mixture_spec.h"
 #include "loader_fixture.h"
@@ -255,6 +257,45 @@ TEST_CASE(
     for (size_t i = 0; i < tail.size(); ++i) CHECK(tail[i] == whole[cut + i]);
     CHECK(end2 == end_state);
   }
+}
+
+TEST_CASE("weights equal in effect give one stream, and a state of one resumes the other") {
+  Three three;
+  auto head_and_state = [&](const std::vector<double>& weights) {
+    Loader loader(three.weighted(weights), options(12, 4, 2));
+    const auto head = drain(loader, three.bases, nullptr, 5);
+    return std::make_pair(head, loader.state());
+  };
+  auto rest_after = [&](const std::vector<double>& weights, const LoaderState& from) {
+    Loader loader(three.weighted(weights), options(12, 4, 2));
+    loader.restore(from);
+    return drain(loader, three.bases);
+  };
+  Loader whole_loader(three.weighted({2, 1, 1}), options(12, 4, 2));
+  const auto whole = drain(whole_loader, three.bases);
+  const auto [head, state] = head_and_state({2, 1, 1});
+  REQUIRE(head.size() == 60);
+  const std::vector<Row> tail(whole.begin() + 60, whole.end());
+  // Scaled by 2 and by a quarter: the same shares, so the same stream, and one fingerprint.
+  for (const std::vector<double>& same : {std::vector<double>{4, 2, 2}, {0.5, 0.25, 0.25}}) {
+    CAPTURE(same[0]);
+    CHECK(head_and_state(same).second.fingerprint == state.fingerprint);
+    CHECK(rest_after(same, state) == tail);
+  }
+  // Other shares are another order, refused naming the weights.
+  CHECK_THROWS_WITH_AS(rest_after({2, 1, 2}, state), doctest::Contains("mixture's weights"), Error);
+  // A state saved before shares were hashed carries its weights as written: it resumes with
+  // those weights, and (as then) not with others equal in effect, which it cannot know.
+  std::vector<Manifest> manifests;
+  for (size_t i = 0; i < 3; ++i) manifests.push_back(Manifest::load(three.path(i)));
+  const std::vector<const Manifest*> pointers = {&manifests[0], &manifests[1], &manifests[2]};
+  LoaderState saved_before = state;
+  saved_before.fingerprint =
+      written_weights_fingerprint(pointers, three.weighted({2, 1, 1}), options(12, 4, 2));
+  REQUIRE(saved_before.fingerprint != state.fingerprint);
+  CHECK(rest_after({2, 1, 1}, saved_before) == tail);
+  CHECK_THROWS_WITH_AS(rest_after({4, 2, 2}, saved_before), doctest::Contains("mixture's weights"),
+                       Error);
 }
 
 TEST_CASE("max_tokens ends the epoch after the step that reaches it, on every rank") {
