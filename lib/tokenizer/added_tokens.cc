@@ -30,11 +30,16 @@ char32_t last_char(std::string_view text, size_t end) {
 void AddedTokenMatcher::build(std::vector<AddedToken> tokens) {
   tokens_ = std::move(tokens);
   first_byte_.fill(false);
+  first_two_.assign(65536 / 64, 0);
   contents_ = LongestPrefix();
   for (size_t i = 0; i < tokens_.size(); ++i) {
     const std::string& c = tokens_[i].content;
     if (c.empty()) continue;
-    first_byte_[static_cast<unsigned char>(c[0])] = true;
+    const auto first = static_cast<unsigned char>(c[0]);
+    first_byte_[first] = true;
+    for (int second = 0; second < 256; ++second)  // a one-byte token, before any byte
+      if (c.size() == 1 || static_cast<unsigned char>(c[1]) == second)
+        first_two_[(first << 8 | second) / 64] |= uint64_t{1} << (second % 64);
     contents_.add(c, static_cast<uint32_t>(i));
   }
   first_bytes_.clear();

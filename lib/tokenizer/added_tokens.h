@@ -4,6 +4,7 @@
 // next token too.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -40,6 +41,10 @@ class AddedTokenMatcher {
   // for the (usually one to five) bytes the tokens start with.
   size_t next_candidate(std::string_view text, size_t i) const {
     const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+    // Tokens of words start with common letters: the next candidate is often a few bytes on,
+    // closer than a vector scan's set-up is worth.
+    for (const size_t near = std::min(text.size(), i + kNearBytes); i < near; ++i)
+      if (first_byte_[s[i]]) return i;
     if (first_bytes_.size() <= kMaxScannedBytes)
       return i + find_first_of_bytes(text.data() + i, text.size() - i, first_bytes_.data(),
                                      first_bytes_.size());
@@ -47,6 +52,15 @@ class AddedTokenMatcher {
     return i;
   }
   static constexpr size_t kMaxScannedBytes = 8;
+  static constexpr size_t kNearBytes = 8;
+  // Whether a token may start at text[i], a candidate, by its first two bytes: tokens made of
+  // words start with common letters, and most of those positions go no further.
+  bool may_start_at(std::string_view text, size_t i) const {
+    if (i + 1 >= text.size()) return true;
+    const unsigned pair =
+        static_cast<unsigned char>(text[i]) << 8 | static_cast<unsigned char>(text[i + 1]);
+    return (first_two_[pair / 64] >> (pair % 64)) & 1;
+  }
 
   // The longest token matching at text[i], if any.
   const AddedToken* match_at(std::string_view text, size_t i) const;
@@ -57,6 +71,7 @@ class AddedTokenMatcher {
   std::vector<AddedToken> tokens_;
   std::array<bool, 256> first_byte_{};
   std::vector<unsigned char> first_bytes_;  // the distinct bytes tokens start with
+  std::vector<uint64_t> first_two_;         // bit (first << 8 | second): some token starts so
   LongestPrefix contents_;                  // -> the token's index (the first of equal contents)
 };
 
@@ -71,7 +86,7 @@ void AddedTokenMatcher::split(std::string_view text, Sink&& sink) const {
   while (i < n) {
     i = next_candidate(text, i);
     if (i >= n) break;
-    const AddedToken* hit = match_at(text, i);
+    const AddedToken* hit = may_start_at(text, i) ? match_at(text, i) : nullptr;
     if (!hit) {
       ++i;
       continue;

@@ -1,5 +1,7 @@
 #include "tokenizer/bert_normalizer.h"
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,52 @@ bool cleaned_away(char32_t cp) {
   return cp == 0 || cp == 0xFFFD || is_bert_control(cp);
 }
 
+// What bert_normalize makes of the ASCII character `c`: one byte, or -1 for none.
+int16_t normalize_ascii_char(char32_t c, const BertNormalizerOptions& n) {
+  if (n.clean_text) {
+    if (cleaned_away(c)) return -1;
+    if (is_white_space(c)) c = ' ';
+  }
+  char32_t normalized[kMaxBertNormalizedChars];
+  const int count = bert_normalize_char(c, n, normalized);
+  return count == 1 && normalized[0] < 0x80 ? static_cast<int16_t>(normalized[0]) : -1;
+}
+
+// The normalized form of each ASCII character under `n`: one byte, or -1 for none (clean_text's
+// controls). The per-character steps below, taken once for each of the 16 settings.
+const std::array<int16_t, 128>& ascii_table(const BertNormalizerOptions& n) {
+  static const auto tables = [] {
+    std::array<std::array<int16_t, 128>, 16> all{};
+    for (int bits = 0; bits < 16; ++bits) {
+      const BertNormalizerOptions o{(bits & 1) != 0, (bits & 2) != 0, (bits & 4) != 0,
+                                    (bits & 8) != 0};
+      for (char32_t c = 0; c < 128; ++c) all[bits][c] = normalize_ascii_char(c, o);
+    }
+    return all;
+  }();
+  return tables[int{n.clean_text} | int{n.handle_chinese_chars} << 1 | int{n.strip_accents} << 2 |
+                int{n.lowercase} << 3];
+}
+
+// Appends the normalized form of the ASCII run of `s` at `i`; returns the run's end.
+size_t append_ascii_run(const NormalizedString& s, size_t i, const std::array<int16_t, 128>& ascii,
+                        BertOutput& out) {
+  const std::string& in = s.text();
+  size_t end = i;
+  while (end < in.size() && static_cast<unsigned char>(in[end]) < 0x80) ++end;
+  const size_t at = out.text.size();
+  out.text.resize(at + (end - i));
+  char* to = out.text.data() + at;
+  for (; i < end; ++i) {
+    const int16_t c = ascii[static_cast<unsigned char>(in[i])];
+    if (c < 0) continue;
+    *to++ = static_cast<char>(c);
+    if (out.track) out.align.push_back(s.alignments()[i]);
+  }
+  out.text.resize(static_cast<size_t>(to - out.text.data()));
+  return end;
+}
+
 }  // namespace
 
 // One pass, where HF makes four (clean, CJK, NFD and filter, lowercase): every step works per
@@ -55,7 +103,13 @@ void bert_normalize(NormalizedString& s, const BertNormalizerOptions& n) {
   BertOutput out{{}, {}, s.tracking()};
   out.text.reserve(in.size() + in.size() / 8);
   if (out.track) out.align.reserve(in.size() + in.size() / 8);
+  // ASCII, most of most text, by table: none of the Unicode lookups below.
+  const std::array<int16_t, 128>& ascii = ascii_table(n);
   for (size_t i = 0; i < in.size();) {
+    if (static_cast<unsigned char>(in[i]) < 0x80) {
+      i = append_ascii_run(s, i, ascii, out);
+      continue;
+    }
     const Span span = out.track ? s.alignments()[i] : Span{0, 0};
     char32_t cp = decode_utf8(in, i);
     if (n.clean_text) {
