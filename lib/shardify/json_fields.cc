@@ -1,9 +1,7 @@
 #include "shardify/json_fields.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 
@@ -100,41 +98,43 @@ void append_json_string(std::string_view s, std::string& out) {
 }  // namespace
 
 void JsonFields::parse(std::string_view json) {
-  wide_numbers_.clear();
+  set_aside_numbers_.clear();
   error_ = parser_.parse(json.data(), json.size(), false).get(root_);
-  // A malformed number is a NUMBER_ERROR too: the lines that hold either take the slow path.
-  if (error_ == simdjson::NUMBER_ERROR) parse_with_wide_numbers_quoted(json);
+  if (may_hold_numbers_simdjson_refuses(error_))
+    error_ =
+        parse_with_numbers_set_aside(json, error_, parser_, quoted_, root_, set_aside_numbers_);
 }
 
-void JsonFields::parse_with_wide_numbers_quoted(std::string_view json) {
-  std::vector<size_t> ordinals;
-  if (!quote_wide_numbers(json, parser_, quoted_, ordinals)) return;  // a malformed number
-  error_ = parser_.parse(quoted_.data(), quoted_.size() - kPadding, false).get(root_);
-  if (!error_) wide_numbers_ = strings_at(root_, ordinals);
+std::optional<std::string_view> JsonFields::set_aside_number(simdjson::dom::element e) const {
+  return number_set_aside(set_aside_numbers_, e);
 }
 
-std::optional<std::string_view> JsonFields::wide_number(simdjson::dom::element e) const {
-  std::string_view s;
-  if (wide_numbers_.empty() || e.get_string().get(s) != simdjson::SUCCESS) return std::nullopt;
-  if (!std::binary_search(wide_numbers_.begin(), wide_numbers_.end(), s.data(), std::less<>()))
-    return std::nullopt;
-  return s;
+std::string JsonFields::set_aside_note(
+    std::string_view lead,
+    std::initializer_list<simdjson::simdjson_result<simdjson::dom::element>> found) const {
+  for (const auto& result : found) {
+    simdjson::dom::element e;
+    if (result.get(e) != simdjson::SUCCESS) continue;
+    if (const auto number = set_aside_number(e))
+      return std::string(lead) + described_set_aside(*number);
+  }
+  return {};
 }
 
 bool JsonFields::read_string(simdjson::dom::element e, std::string_view& out) const {
-  return e.get_string().get(out) == simdjson::SUCCESS && !wide_number(e);
+  return e.get_string().get(out) == simdjson::SUCCESS && !set_aside_number(e);
 }
 
 std::string JsonFields::minify(simdjson::dom::element e) const {
-  if (wide_numbers_.empty()) return simdjson::minify(e);
+  if (set_aside_numbers_.empty()) return simdjson::minify(e);
   std::string out;
   write_json(e, out);
   return out;
 }
 
 void JsonFields::write_json(simdjson::dom::element e, std::string& out) const {
-  if (const auto wide = wide_number(e)) {
-    out += *wide;
+  if (const auto number = set_aside_number(e)) {
+    out += *number;
     return;
   }
   simdjson::dom::array items;
@@ -204,7 +204,8 @@ bool JsonFields::string_field(simdjson::dom::element root, const std::string& pa
   simdjson::dom::element e = lookup(root, path, problem);
   if (!problem.empty()) return false;
   if (!read_string(e, out)) {
-    problem = "field '" + path + "' is not a string";
+    problem = "field '" + path + "' is not a string" +
+              set_aside_note(" but ", {simdjson::dom::element(e)});
     return false;
   }
   return true;
@@ -242,12 +243,13 @@ void JsonFields::read_messages(simdjson::dom::element root, Example& ex) {
     simdjson::dom::element role, content;
     std::string_view role_name;
     if (!m.is_object() || m["role"].get(role) || !read_string(role, role_name)) {
-      ex.error = at + " needs a string 'role'";
+      ex.error = at + " needs a string 'role'" + set_aside_note(", not ", {m["role"]});
       return;
     }
-    if (m["content"].get(content) || wide_number(content) ||
+    if (m["content"].get(content) || set_aside_number(content) ||
         !(content.is_string() || content.is_null() || content.is_array())) {
-      ex.error = at + " needs a 'content' that is a string, null or a list";
+      ex.error = at + " needs a 'content' that is a string, null or a list" +
+                 set_aside_note(", not ", {m["content"]});
       return;
     }
   }
@@ -277,7 +279,10 @@ void JsonFields::read_qa(simdjson::dom::element root, Example& ex) {
     if ((any = texts.size() > 0) &&
         (texts.at(0).get(answer_text) || !read_string(answer_text, text) ||
          starts.at(0).get_int64().get(start) || start < 0)) {
-      ex.error = "the first answer needs a 'text' string and a non-negative integer 'answer_start'";
+      ex.error =
+          "the first answer needs a 'text' string and a non-negative integer "
+          "'answer_start'" +
+          set_aside_note(", not ", {texts.at(0), starts.at(0)});
       return;
     }
   } else if (answers.get_array().get(list) == simdjson::SUCCESS) {
@@ -286,7 +291,8 @@ void JsonFields::read_qa(simdjson::dom::element root, Example& ex) {
       if (first["text"].get(answer_text) || !read_string(answer_text, text) ||
           first["answer_start"].get_int64().get(start) || start < 0) {
         ex.error =
-            "the first answer needs a 'text' string and a non-negative integer 'answer_start'";
+            "the first answer needs a 'text' string and a non-negative integer 'answer_start'" +
+            set_aside_note(", not ", {first["text"], first["answer_start"]});
         return;
       }
     }
@@ -325,10 +331,10 @@ std::string json_kind(simdjson::dom::element e) {
 void JsonFields::label_field(simdjson::dom::element root, Example& ex) {
   simdjson::dom::element e = lookup(root, options_.label_field, ex.error);
   if (!ex.error.empty()) return;
-  if (const auto wide = wide_number(e)) {
+  if (const std::string note = set_aside_note(", not ", {simdjson::dom::element(e)});
+      !note.empty()) {
     ex.error = "label field '" + options_.label_field +
-               "' must be a string, an integer or a boolean, not " + std::string(*wide) +
-               " (a number beyond 64-bit integers and doubles)";
+               "' must be a string, an integer or a boolean" + note;
     return;
   }
   std::string_view s;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,9 +28,10 @@ class JsonFields {
   // Parses `json` in place: kPadding readable bytes must follow it. The parsed document keeps
   // its own copy of the strings, so `json` may go before read().
   //
-  // A number beyond 64-bit integers and doubles (1e400, 18446744073709551616), which Python's
-  // json reads, fails simdjson's parse: such a line alone is parsed again with those numbers set
-  // aside (json_wide_numbers.h), and a field read where one stands is not of the type asked for.
+  // A number beyond 64-bit integers and doubles (1e400, 18446744073709551616), or NaN, Infinity
+  // or -Infinity, which Python's json reads, fails simdjson's parse: such a line alone is parsed
+  // again with those numbers set aside (json_wide_numbers.h), and a field read where one stands
+  // is not of the type asked for, which the row's error says, naming the number.
   void parse(std::string_view json);
   bool parsed_ok() const { return !error_; }
   // The parsed object's fields into `ex` (ex.error when it has none usable). `json` is the text
@@ -47,9 +49,13 @@ class JsonFields {
   }
 
  private:
-  void parse_with_wide_numbers_quoted(std::string_view json);
   // The characters of the number set aside at `e`, or nullopt when none is.
-  std::optional<std::string_view> wide_number(simdjson::dom::element e) const;
+  std::optional<std::string_view> set_aside_number(simdjson::dom::element e) const;
+  // For the error of a row that reads the values at `found`: `lead` + "N (why N cannot be
+  // read)" for the first of them that is a number set aside, else "".
+  std::string set_aside_note(
+      std::string_view lead,
+      std::initializer_list<simdjson::simdjson_result<simdjson::dom::element>> found) const;
   // A string of the line (not a number set aside that stands as one in the parsed copy).
   bool read_string(simdjson::dom::element e, std::string_view& out) const;
   // `e` as minified JSON, with the numbers set aside written as they came.
@@ -69,10 +75,10 @@ class JsonFields {
   simdjson::dom::parser parser_;
   simdjson::dom::element root_;
   simdjson::error_code error_ = simdjson::SUCCESS;
-  // A line parsed again: its copy with the wide numbers as strings, and where those strings lie
-  // in the parsed document (ascending); empty for every line simdjson parses as it is.
+  // A line parsed again: its copy with the numbers simdjson refuses as strings, and where those
+  // strings lie in the parsed document (ascending); empty for every line simdjson parses as it is.
   std::string quoted_;
-  std::vector<const char*> wide_numbers_;
+  std::vector<const char*> set_aside_numbers_;
   uint32_t next_question_ = 0;  // QA: ordinal of the question within its input
 };
 

@@ -1,5 +1,7 @@
 #include "shardify/json_wide_numbers.h"
 
+#include <algorithm>
+#include <functional>
 #include <utility>
 
 namespace shardkit::shardify {
@@ -7,8 +9,17 @@ namespace {
 
 bool json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool digit(char c) { return c >= '0' && c <= '9'; }
-bool number_char(char c) {
-  return digit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+bool letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+// The characters of a number or a literal: a token is all of them in a row, so that NaNx or
+// 1e400x is one token, which nothing sets aside.
+bool token_char(char c) { return digit(c) || letter(c) || c == '-' || c == '+' || c == '.'; }
+// Where a number or one of the non-finite literals may start.
+bool token_start(char c) { return digit(c) || c == '-' || c == 'N' || c == 'I'; }
+
+// Python's json.dumps spellings of the non-finite floats, which json.loads reads back; Python
+// refuses every other spelling (nan, inf, +Infinity, -NaN), and so do we.
+bool non_finite_literal(std::string_view token) {
+  return token == "NaN" || token == "Infinity" || token == "-Infinity";
 }
 
 // The index just past the string that opens at `open`, or the end when it never closes.
@@ -108,8 +119,8 @@ class StringsAt {
 
 }  // namespace
 
-bool quote_wide_numbers(std::string_view json, simdjson::dom::parser& probe, std::string& out,
-                        std::vector<size_t>& string_ordinals) {
+bool quote_numbers_simdjson_refuses(std::string_view json, simdjson::dom::parser& probe,
+                                    std::string& out, std::vector<size_t>& string_ordinals) {
   out.clear();
   string_ordinals.clear();
   std::string padded_token;
@@ -121,15 +132,16 @@ bool quote_wide_numbers(std::string_view json, simdjson::dom::parser& probe, std
       ++strings;
       continue;
     }
-    if (c != '-' && !digit(c)) {
+    if (!token_start(c)) {
       ++i;
       continue;
     }
     size_t end = i;
-    while (end < json.size() && number_char(json[end])) ++end;
+    while (end < json.size() && token_char(json[end])) ++end;
     const std::string_view token = json.substr(i, end - i);
-    if (may_be_wide(token) && json_number(token) && in_value_place(json, i, end) &&
-        simdjson_refuses(token, probe, padded_token)) {
+    const bool wide = may_be_wide(token) && json_number(token);
+    if ((wide || non_finite_literal(token)) && in_value_place(json, i, end) &&
+        (!wide || simdjson_refuses(token, probe, padded_token))) {
       out.append(json.substr(copied, i - copied));
       out.append(1, '"').append(token).append(1, '"');
       copied = end;
@@ -141,6 +153,39 @@ bool quote_wide_numbers(std::string_view json, simdjson::dom::parser& probe, std
   out.append(json.substr(copied));
   out.append(simdjson::SIMDJSON_PADDING, '\0');
   return true;
+}
+
+std::string described_set_aside(std::string_view number) {
+  return std::string(number) + (non_finite_literal(number)
+                                    ? " (a non-finite number)"
+                                    : " (a number beyond 64-bit integers and doubles)");
+}
+
+bool may_hold_numbers_simdjson_refuses(simdjson::error_code error) {
+  return error == simdjson::NUMBER_ERROR || error == simdjson::TAPE_ERROR;
+}
+
+simdjson::error_code parse_with_numbers_set_aside(std::string_view json,
+                                                  simdjson::error_code first_error,
+                                                  simdjson::dom::parser& parser,
+                                                  std::string& quoted, simdjson::dom::element& root,
+                                                  std::vector<const char*>& set_aside) {
+  set_aside.clear();
+  std::vector<size_t> ordinals;
+  if (!quote_numbers_simdjson_refuses(json, parser, quoted, ordinals)) return first_error;
+  const auto error =
+      parser.parse(quoted.data(), quoted.size() - simdjson::SIMDJSON_PADDING, false).get(root);
+  if (!error) set_aside = strings_at(root, ordinals);
+  return error;
+}
+
+std::optional<std::string_view> number_set_aside(const std::vector<const char*>& set_aside,
+                                                 simdjson::dom::element e) {
+  std::string_view s;
+  if (set_aside.empty() || e.get_string().get(s) != simdjson::SUCCESS) return std::nullopt;
+  if (!std::binary_search(set_aside.begin(), set_aside.end(), s.data(), std::less<>()))
+    return std::nullopt;
+  return s;
 }
 
 std::vector<const char*> strings_at(simdjson::dom::element root,

@@ -11,6 +11,7 @@
 #include "core/utf8.h"
 #include "shardify/byte_source.h"
 #include "shardify/first_row_fields.h"
+#include "shardify/json_wide_numbers.h"
 #include "shardify/readers_internal.h"
 
 namespace shardkit::shardify {
@@ -41,17 +42,17 @@ class SquadReader : public ExampleReader {
     if (is_blank(json)) return;  // no examples, as an empty file of any other format
     simdjson::dom::element root;
     auto err = parser_.parse(json.data(), json.size(), true).get(root);
+    // As a JSON Lines row is: a document holding numbers simdjson refuses (1e400, NaN) is
+    // parsed again as a copy with them set aside, and a field read where one stands names it.
+    if (may_hold_numbers_simdjson_refuses(err)) {
+      std::string quoted;  // the parsed document keeps its own copy of the strings
+      err = parse_with_numbers_set_aside(json, err, parser_, quoted, root, set_aside_);
+    }
     if (err) {
       std::string problem = err == simdjson::UTF8_ERROR
                                 ? utf8_problem(text, "the file")
                                 : std::string("malformed JSON: ") + simdjson::error_message(err);
       if (problem.empty()) problem = "malformed JSON: invalid UTF-8";
-      // JSON Lines set such numbers aside row by row; one document has no rows to do that by.
-      if (err == simdjson::NUMBER_ERROR)
-        problem +=
-            " (or a number beyond 64-bit integers and doubles, such as 1e400 or "
-            "18446744073709551616, anywhere in the file: JSON Lines input reads rows holding "
-            "such numbers in fields it does not read)";
       if (starts_as_json_lines(json)) problem += kJsonLinesHint;
       fail_file(problem);
       return;
@@ -105,11 +106,9 @@ class SquadReader : public ExampleReader {
     ex.where = where;
     std::string_view context;
     simdjson::dom::array qas;
-    if (para["context"].get_string().get(context)) {
-      ex.error = "missing field 'context' (a string)";
-    } else if (para["qas"].get_array().get(qas)) {
+    if (read_string(para, "context", context, "missing field 'context' (a string)", ex.error) &&
+        para["qas"].get_array().get(qas))
       ex.error = "missing field 'qas' (an array)";
-    }
     if (!ex.error.empty()) {
       pending_.push_back(std::move(ex));
       return;
@@ -126,12 +125,27 @@ class SquadReader : public ExampleReader {
     pending_.push_back(std::move(ex));
   }
 
-  static void read_question(simdjson::dom::element qa, const std::string& context, QaQuestion& q) {
-    std::string_view question;
-    if (qa["question"].get_string().get(question)) {
-      q.error = "missing field 'question' (a string)";
-      return;
+  // The string at `key` of `object`, or false with `problem` saying why not: `missing` when
+  // there is no string, or the number set aside (json_wide_numbers.h) that stands there.
+  bool read_string(simdjson::dom::element object, std::string_view key, std::string_view& out,
+                   std::string_view missing, std::string& problem) const {
+    simdjson::dom::element e;
+    if (object[key].get(e) || e.get_string().get(out)) {
+      problem = missing;
+      return false;
     }
+    if (const auto number = number_set_aside(set_aside_, e)) {
+      problem =
+          "field '" + std::string(key) + "' is not a string but " + described_set_aside(*number);
+      return false;
+    }
+    return true;
+  }
+
+  void read_question(simdjson::dom::element qa, const std::string& context, QaQuestion& q) const {
+    std::string_view question;
+    if (!read_string(qa, "question", question, "missing field 'question' (a string)", q.error))
+      return;
     q.question.assign(question);
     bool impossible = false;
     if (auto flag = qa["is_impossible"]; flag.error() != simdjson::NO_SUCH_FIELD) {
@@ -155,10 +169,7 @@ class SquadReader : public ExampleReader {
     simdjson::dom::element first = answers.at(0);
     std::string_view text;
     int64_t start;
-    if (first["text"].get_string().get(text)) {
-      q.error = "answer has no 'text' string";
-      return;
-    }
+    if (!read_string(first, "text", text, "answer has no 'text' string", q.error)) return;
     if (first["answer_start"].get_int64().get(start) || start < 0) {
       q.error = "answer has no non-negative integer 'answer_start'";
       return;
@@ -171,6 +182,9 @@ class SquadReader : public ExampleReader {
   uint64_t text_bytes_ = 0;
   uint32_t next_question_ = 0;
   simdjson::dom::parser parser_;
+  // Where the numbers simdjson refuses lie in the parsed document, set aside as strings
+  // (ascending); empty for every document simdjson parses as it is.
+  std::vector<const char*> set_aside_;
   std::deque<Example> pending_;
 };
 

@@ -3,6 +3,7 @@
 #include <simdjson.h>
 #include <sys/stat.h>
 #include <map>
+#include <random>
 #include <tuple>
 
 #include "core/error.h"
@@ -519,8 +520,10 @@ TEST_CASE("JSONL chat and QA rows: such numbers pass through where not read, ref
   CHECK(ex[0].messages == plain);
   CHECK_MESSAGE(ex[1].error.empty(), ex[1].error);
   CHECK(ex[1].messages == tool_call);
-  CHECK(ex[2].error == "messages[0] needs a 'content' that is a string, null or a list");
-  CHECK(ex[3].error == "messages[0] needs a string 'role'");
+  const std::string beyond = " (a number beyond 64-bit integers and doubles)";
+  CHECK(ex[2].error ==
+        "messages[0] needs a 'content' that is a string, null or a list, not 1e400" + beyond);
+  CHECK(ex[3].error == "messages[0] needs a string 'role', not 18446744073709551616" + beyond);
 
   const std::string answers = R"({"text":["France"],"answer_start":[12]})";
   write_file(tmp / "qa.jsonl",
@@ -547,9 +550,327 @@ TEST_CASE("JSONL chat and QA rows: such numbers pass through where not read, ref
     CHECK(ex[i].questions[0].answer_start == 12);
   }
   const std::string bad_answer =
-      "the first answer needs a 'text' string and a non-negative integer 'answer_start'";
-  CHECK(ex[2].error == bad_answer);
-  CHECK(ex[3].error == bad_answer);
+      "the first answer needs a 'text' string and a non-negative integer 'answer_start', not ";
+  CHECK(ex[2].error == bad_answer + "18446744073709551616" + beyond);
+  CHECK(ex[3].error == bad_answer + "1e400" + beyond);
+}
+
+TEST_CASE("JSONL: NaN, Infinity and -Infinity in fields not read leave the row as without them") {
+  // Python's json.dumps writes a float NaN or infinity so (allow_nan, its default) and
+  // json.loads reads them back: a score or a loss so written takes nothing from its row, read
+  // by the reader or left unread for the tokenizing threads. The literals inside strings are
+  // the strings' characters.
+  TempDir tmp("jsonl_non_finite");
+  const std::vector<std::pair<std::string, std::string>> rows = {
+      {R"({"text":"a","score":NaN,"y":"pos"})", R"({"text":"a","y":"pos"})"},
+      {R"({"loss":Infinity,"text":"b","y":7})", R"({"text":"b","y":7})"},
+      {R"({"text":"c","y":true,"x":-Infinity})", R"({"text":"c","y":true})"},
+      {R"({"meta":{"v":[NaN, Infinity ,-Infinity,{"w":NaN}],"s":"NaN \"Infinity\""},)"
+       R"("text":"NaN","y":"-Infinity"})",
+       R"({"text":"NaN","y":"-Infinity"})"},
+      {"{\"text\":\"e\",\t\"x\" :\tNaN\t, \"y\":\"Infinity\",\"z\":[ -Infinity ]}",
+       R"({"text":"e","y":"Infinity"})"},
+      {R"({"text":"f","n":[NaN,1e400,Infinity,18446744073709551616],"y":-1})",
+       R"({"text":"f","y":-1})"},
+  };
+  std::string with, without;
+  for (const auto& [row, row_without] : rows) {
+    with += row + "\n";
+    without += row_without + "\n";
+  }
+  write_file(tmp / "with.jsonl", with);
+  write_file(tmp / "without.jsonl", without);
+  const std::vector<std::string> texts = {"a", "b", "c", "NaN", "e", "f"};
+  const std::vector<std::string> labels = {"pos", "7", "true", "-Infinity", "Infinity", "-1"};
+  const auto python = python_json_reads(tmp / "with.jsonl", "text y");
+  REQUIRE(python.size() == rows.size());
+  for (const bool defer : {false, true}) {
+    CAPTURE(defer);
+    ReaderOptions o;
+    o.label_field = "y";
+    o.defer_json = defer;
+    auto got = read_examples(tmp / "with.jsonl", o);
+    auto expected = read_examples(tmp / "without.jsonl", o);
+    read_unread_json(got, o);
+    read_unread_json(expected, o);
+    REQUIRE(got.size() == rows.size());
+    REQUIRE(expected.size() == rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      CAPTURE(rows[i].first);
+      CHECK_MESSAGE(got[i].error.empty(), got[i].error);
+      CHECK(got[i].text == texts[i]);
+      CHECK(got[i].label == labels[i]);
+      CHECK(got[i].text == expected[i].text);
+      CHECK(got[i].label == expected[i].label);
+      CHECK(python[i] == texts[i] + "\t" + labels[i]);
+    }
+  }
+}
+
+TEST_CASE(
+    "JSONL: a read field holding NaN or an infinity is a bad row naming it; other spellings "
+    "stay malformed") {
+  TempDir tmp("jsonl_non_finite_bad");
+  struct Row {
+    std::string line, error;
+    bool python_reads = false;  // Python's json reads any JSON value, an object or not
+  };
+  const std::string label_not = "label field 'y' must be a string, an integer or a boolean, not ";
+  const std::vector<Row> rows = {
+      {R"({"text":NaN,"y":"pos"})", "field 'text' is not a string but NaN (a non-finite number)"},
+      {R"({"text":"a","p":-Infinity,"y":"pos"})",
+       "field 'p' is not a string but -Infinity (a non-finite number)"},
+      {R"({"text":"a","p":"b","y":Infinity})", label_not + "Infinity (a non-finite number)"},
+      {R"({"text":"a","p":"b","y":NaN,"x":1e400})", label_not + "NaN (a non-finite number)"},
+      {R"({"text":1e400,"p":"b","y":"pos"})",
+       "field 'text' is not a string but 1e400 (a number beyond 64-bit integers and doubles)"},
+      // Python's json refuses these, and so must the reader: only its three spellings are
+      // numbers, standing where a value stands.
+      {R"({"text":"a","p":"b","y":"pos","x":nan})", "malformed JSON: "},
+      {R"({"text":"a","p":"b","y":"pos","x":inf})", "malformed JSON: "},
+      {R"({"text":"a","p":"b","y":"pos","x":-inf})", "malformed JSON: "},
+      {R"({"text":"a","p":"b","y":"pos","x":+Infinity})", "malformed JSON: "},
+      {R"({"text":"a","p":"b","y":"pos","x":-NaN})", "malformed JSON: "},
+      {R"({"text":"a","p":"b","y":"pos","x":NaNx})", "malformed JSON: "},
+      {R"({"text":"a","p":"b","y":"pos","x":Infinityy})", "malformed JSON: "},
+      {R"({"text":"a","p":"b","y":"pos","x":- Infinity})", "malformed JSON: "},
+      {R"({"text":"a","p":"b","y":"pos","x":--Infinity})", "malformed JSON: "},
+      {R"({"text":"a","p":"b","y":"pos","x":Infinity-})", "malformed JSON: "},
+      {R"({"text":"a","p":"b","y":"pos","x":NAN})", "malformed JSON: "},
+      {R"({"text":"a","p":"b","y":"pos","x":Nan})", "malformed JSON: "},
+      {R"({"text":"a","p":"b","y":"pos","x":INFINITY})", "malformed JSON: "},
+      {R"({"text":"a","p":"b","y":"pos","x":infinity})", "malformed JSON: "},
+      {R"({"text":"a","p":"b","y":"pos","x":NaN NaN})", "malformed JSON: "},
+      {R"({"text":"a","p":"b","y":"pos","x":[NaN,]})", "malformed JSON: "},
+      {R"({"text":"a","p":"b","y":"pos","x":NaN,})", "malformed JSON: "},
+      {R"({"text":"a","p":"b","y":"pos",NaN:1})", "malformed JSON: "},
+      {R"({NaN:"a","text":"a","p":"b","y":"pos"})", "malformed JSON: "},
+      {R"({"text":"a","p":"b","y":"pos","x":{Infinity:NaN}})", "malformed JSON: "},
+      {R"({"text":"a","p":"b","y":"pos","x":trueNaN})", "malformed JSON: "},
+      {R"({"text":"a","p":"b","y":"pos","x":1NaN})", "malformed JSON: "},
+      {R"({"text":"a","p":"b","y":"pos","x":NaN1})", "malformed JSON: "},
+      {R"({"text":"a","p":"b","y":"pos","x":Infinity.5})", "malformed JSON: "},
+      {R"({"text":"a","p":"b","y":"pos","x":"NaN})", "malformed JSON: "},
+      {R"(NaN)", "malformed JSON: the line is not a JSON object", true},
+      {R"([Infinity])", "malformed JSON: the line is not a JSON object", true},
+  };
+  std::string file;
+  for (const Row& r : rows) file += r.line + "\n";
+  write_file(tmp / "a.jsonl", file);
+  const auto python = python_json_reads(tmp / "a.jsonl", "");
+  REQUIRE(python.size() == rows.size());
+  ReaderOptions o;
+  o.pair_field = "p";
+  o.label_field = "y";
+  const auto ex = read_examples(tmp / "a.jsonl", o);
+  REQUIRE(ex.size() == rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    CAPTURE(rows[i].line);
+    CHECK(ex[i].line == i + 1);
+    CHECK_MESSAGE(ex[i].error.starts_with(rows[i].error), ex[i].error);
+    // Python reads the rows whose error is the field's, and no row that is malformed.
+    CHECK((python[i] != "bad") ==
+          (rows[i].python_reads || !rows[i].error.starts_with("malformed JSON: ")));
+  }
+}
+
+TEST_CASE(
+    "JSONL: lines generated around the non-finite literals convert exactly when Python's "
+    "json reads them") {
+  // Each line's "x" is a literal or a number (NaN, 1e400, nan, 7, ...) with characters around
+  // it and edits in it; Python's json says which lines are JSON. The reader must read exactly
+  // those, with the text and label Python reads, whatever "x" became.
+  TempDir tmp("jsonl_non_finite_generated");
+  const std::vector<std::string> cores = {"NaN",   "Infinity", "-Infinity", "nan",    "inf",
+                                          "1e400", "-1e400",   "7",         "null",   "true",
+                                          "0.5",   "Inf",      "NaNa",      "Infinit"};
+  const std::vector<std::string> around = {" ", "-", "+", "[",  "]", ",",  "0",  "e",     "N",
+                                           "{", "}", ":", "\t", ".", "-I", "aN", "[NaN,", ",NaN"};
+  const std::string edits = " -+.eE0NaIfinty,:[]{}x\t";
+  std::mt19937 rng(20240611);
+  const auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+  std::vector<std::string> lines;
+  for (int i = 0; i < 3000; ++i) {
+    std::string x = cores[pick(cores.size())];
+    if (pick(4) == 0) {  // one character replaced, inserted or removed
+      const size_t at = pick(x.size() + 1);
+      const char c = edits[pick(edits.size())];
+      switch (pick(3)) {
+        case 0:
+          if (at < x.size()) x[at] = c;
+          break;
+        case 1:
+          x.insert(x.begin() + at, c);
+          break;
+        default:
+          if (at < x.size()) x.erase(at, 1);
+      }
+    }
+    const auto next_to = [&] { return pick(3) ? std::string() : around[pick(around.size())]; };
+    x = next_to() + x;
+    x += next_to();
+    if (pick(4) == 0) x = "[" + x + "]";
+    lines.push_back(pick(2)
+                        ? R"({"text":"t)" + std::to_string(i) + R"(","y":"pos","x":)" + x + "}"
+                        : R"({"x":)" + x + R"(,"text":"t)" + std::to_string(i) + R"(","y":"neg"})");
+  }
+  std::string file;
+  for (const std::string& l : lines) file += l + "\n";
+  write_file(tmp / "a.jsonl", file);
+  const auto python = python_json_reads(tmp / "a.jsonl", "text y");
+  REQUIRE(python.size() == lines.size());
+  size_t read = 0, literals_read = 0;
+  for (const bool defer : {false, true}) {
+    CAPTURE(defer);
+    ReaderOptions o;
+    o.label_field = "y";
+    o.defer_json = defer;
+    auto ex = read_examples(tmp / "a.jsonl", o);
+    read_unread_json(ex, o);
+    REQUIRE(ex.size() == lines.size());
+    read = literals_read = 0;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      CAPTURE(lines[i]);
+      CAPTURE(ex[i].error);
+      if (python[i] == "bad") {
+        CHECK(ex[i].error.starts_with("malformed JSON: "));
+        continue;
+      }
+      ++read;
+      if (lines[i].find("NaN") != std::string::npos ||
+          lines[i].find("Infinity") != std::string::npos)
+        ++literals_read;
+      CHECK(ex[i].error.empty());
+      CHECK(ex[i].text + "\t" + ex[i].label == python[i]);
+    }
+  }
+  // The lines are not all malformed, nor all plain numbers.
+  CHECK(read > 300);
+  CHECK(literals_read > 100);
+  CHECK(read < lines.size() - 300);
+}
+
+TEST_CASE(
+    "JSONL chat and QA rows: NaN and the infinities reach the template as Python reads "
+    "them, refused where read") {
+  TempDir tmp("jsonl_non_finite_tasks");
+  const std::string tool_call =
+      R"([{"role":"assistant","content":null,"tool_calls":[{"function":{"name":"f",)"
+      R"("arguments":{"lr":NaN,"hi":Infinity,"lo":[-Infinity,"NaN"]}}}]}])";
+  write_file(tmp / "chat.jsonl", R"({"score":NaN,"messages":)" + tool_call + "}\n" +
+                                     R"({"messages":[{"role":"user","content":NaN}]})" + "\n" +
+                                     R"({"messages":[{"role":-Infinity,"content":"x"}]})" + "\n");
+  // What the chat template's process reads (json.loads) is what Python's json makes of the row:
+  // its messages as Python's json.dumps writes them back.
+  const std::string script =
+      "import json, sys\n"
+      "row = json.loads(open(sys.argv[1], encoding=\"utf-8\").readline())\n"
+      "print(json.dumps(row[\"messages\"], separators=(\",\", \":\"), ensure_ascii=False))\n";
+  std::string python_messages;
+  REQUIRE(run_command("python3 -c '" + script + "' '" + (tmp / "chat.jsonl").string() + "'",
+                      &python_messages) == 0);
+  ReaderOptions chat;
+  chat.messages_field = "messages";
+  auto ex = read_examples(tmp / "chat.jsonl", chat);
+  REQUIRE(ex.size() == 3);
+  CHECK_MESSAGE(ex[0].error.empty(), ex[0].error);
+  CHECK(ex[0].messages + "\n" == python_messages);
+  CHECK(ex[1].error ==
+        "messages[0] needs a 'content' that is a string, null or a list, not NaN (a non-finite "
+        "number)");
+  CHECK(ex[2].error == "messages[0] needs a string 'role', not -Infinity (a non-finite number)");
+
+  const std::string answers = R"({"text":["France"],"answer_start":[12]})";
+  write_file(tmp / "qa.jsonl",
+             R"({"id":NaN,"context":"Paris is in France.","question":"Where?","answers":)" +
+                 answers + R"(,"score":[Infinity,-Infinity]})" + "\n" +
+                 R"({"context":"Paris.","question":"Where?","answers":{"text":["Paris"],)"
+                 R"("answer_start":[NaN]}})" +
+                 "\n" +
+                 R"({"context":"Paris.","question":"Where?","answers":[{"text":Infinity,)"
+                 R"("answer_start":0}]})" +
+                 "\n" + R"({"context":"Paris.","question":-Infinity,"answers":[]})" + "\n");
+  ReaderOptions qa;
+  qa.qa = true;
+  qa.text_field = "context";
+  ex = read_examples(tmp / "qa.jsonl", qa);
+  REQUIRE(ex.size() == 4);
+  CHECK_MESSAGE(ex[0].error.empty(), ex[0].error);
+  REQUIRE(ex[0].questions.size() == 1);
+  CHECK(ex[0].questions[0].answer_text == "France");
+  CHECK(ex[0].questions[0].answer_start == 12);
+  const std::string bad_answer =
+      "the first answer needs a 'text' string and a non-negative integer 'answer_start', not ";
+  CHECK(ex[1].error == bad_answer + "NaN (a non-finite number)");
+  CHECK(ex[2].error == bad_answer + "Infinity (a non-finite number)");
+  CHECK(ex[3].error == "field 'question' is not a string but -Infinity (a non-finite number)");
+}
+
+TEST_CASE("SQuAD: numbers simdjson refuses in fields not read leave the file as without them") {
+  // The file is one document: one NaN or 1e400 anywhere made all of it malformed. Python's json
+  // reads these files; the questions are those of the same file without those fields, and a
+  // read field holding such a number is that question's or paragraph's error, naming it.
+  TempDir tmp("squad_non_finite");
+  const auto squad = [](const std::string& extra_top, const std::string& extra_qa,
+                        const std::string& question) {
+    return R"({"version":"v2.0",)" + extra_top +
+           R"("data":[{"title":"t","paragraphs":[{"context":"Paris is in France.","qas":[)"
+           R"({"id":"a","question":"Where?",)" +
+           extra_qa + R"("answers":[{"text":"France","answer_start":12}]},)" +
+           R"({"id":"b","question":)" + question + R"(,"answers":[],"is_impossible":true}]}]}]})";
+  };
+  write_file(tmp / "with.json",
+             squad(R"("score":NaN,"n":[1e400,18446744073709551616],)",
+                   R"("loss":-Infinity,"w":[Infinity,{"v":NaN}],)", R"("Who?")"));
+  write_file(tmp / "without.json", squad("", "", R"("Who?")"));
+  write_file(tmp / "question.json", squad(R"("score":NaN,)", "", "Infinity"));
+  write_file(tmp / "malformed.json", squad(R"("score":nan,)", "", R"("Who?")"));
+  const std::string script =
+      "import json, sys\n"
+      "for name in sys.argv[1:]:\n"
+      "    try:\n"
+      "        doc = json.load(open(name, encoding=\"utf-8\"))\n"
+      "    except ValueError:\n"
+      "        print(\"bad\")\n"
+      "        continue\n"
+      "    qas = doc[\"data\"][0][\"paragraphs\"][0][\"qas\"]\n"
+      "    print(\" \".join(json.dumps(q[\"question\"]) for q in qas))\n";
+  std::string python;
+  REQUIRE(run_command("python3 -c '" + script + "' " + (tmp / "with.json").string() + " " +
+                          (tmp / "question.json").string() + " " +
+                          (tmp / "malformed.json").string(),
+                      &python) == 0);
+  CHECK(python == "\"Where?\" \"Who?\"\n\"Where?\" Infinity\nbad\n");
+
+  ReaderOptions o;
+  o.format = InputFormat::kSquad;
+  const auto got = read_examples(tmp / "with.json", o);
+  const auto expected = read_examples(tmp / "without.json", o);
+  REQUIRE(got.size() == 1);
+  REQUIRE(expected.size() == 1);
+  CHECK_MESSAGE(got[0].error.empty(), got[0].error);
+  CHECK(got[0].text == expected[0].text);
+  REQUIRE(got[0].questions.size() == 2);
+  REQUIRE(expected[0].questions.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK(got[0].questions[i].error == expected[0].questions[i].error);
+    CHECK(got[0].questions[i].question == expected[0].questions[i].question);
+    CHECK(got[0].questions[i].answer_start == expected[0].questions[i].answer_start);
+    CHECK(got[0].questions[i].impossible == expected[0].questions[i].impossible);
+  }
+  CHECK(got[0].questions[0].answer_start == 12);
+
+  const auto question = read_examples(tmp / "question.json", o);
+  REQUIRE(question.size() == 1);
+  REQUIRE(question[0].questions.size() == 2);
+  CHECK(question[0].questions[0].error.empty());
+  CHECK(question[0].questions[1].error ==
+        "field 'question' is not a string but Infinity (a non-finite number)");
+
+  const auto malformed = read_examples(tmp / "malformed.json", o);
+  REQUIRE(malformed.size() == 1);
+  CHECK(malformed[0].file_unusable);
+  CHECK(malformed[0].error.starts_with("malformed JSON: "));
 }
 
 TEST_CASE("a reader that reuses its example starts each one afresh") {
