@@ -3,16 +3,32 @@
 #include <simdjson.h>
 
 #include "shardify/byte_source.h"
+#include "shardify/json_wide_numbers.h"
 #include "shardify/line_reader.h"
 
 namespace shardkit::shardify {
 namespace {
 
+// `line` as a JSON object, read as the JSONL reader reads it: a number simdjson refuses (1e400,
+// NaN) is set aside, not a reason to call the line something else. `parser` and `quoted` hold
+// what `object` refers to.
+bool parse_object(std::string_view line, simdjson::dom::parser& parser, std::string& quoted,
+                  simdjson::dom::object& object) {
+  simdjson::dom::element root;
+  simdjson::error_code error = parser.parse(line.data(), line.size(), true).get(root);
+  if (error && may_hold_numbers_simdjson_refuses(error)) {
+    std::vector<const char*> set_aside;
+    error = parse_with_numbers_set_aside(line, error, parser, quoted, root, set_aside);
+  }
+  return !error && !root.get_object().get(object);
+}
+
 std::vector<std::string> json_keys(std::string_view line) {
   std::vector<std::string> keys;
   simdjson::dom::parser parser;
+  std::string quoted;
   simdjson::dom::object object;
-  if (parser.parse(line.data(), line.size(), true).get_object().get(object)) return keys;
+  if (!parse_object(line, parser, quoted, object)) return keys;
   for (auto field : object) keys.emplace_back(field.key);
   return keys;
 }
@@ -30,8 +46,9 @@ std::vector<std::string> header_columns(std::string_view line, char separator) {
 
 bool is_json_object(std::string_view line) {
   simdjson::dom::parser parser;
+  std::string quoted;
   simdjson::dom::object object;
-  return !parser.parse(line.data(), line.size(), true).get_object().get(object);
+  return parse_object(line, parser, quoted, object);
 }
 
 bool blank(std::string_view line) {

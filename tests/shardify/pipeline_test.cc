@@ -628,6 +628,28 @@ TEST_CASE("a file that cannot be read at all stops the conversion under either -
   CHECK(p.parse(out).value()["skipped"].get_uint64().value() == 0);
 }
 
+TEST_CASE("hints from the first row read it as the reader does: NaN and 1e400 do not hide it") {
+  // Python's json.dumps writes NaN for a float NaN; both rows convert, so the hints must see them.
+  TempDir tmp("first-row-numbers");
+  const std::string rows =
+      "{\"text\": \"a b\", \"score\": NaN, \"label\": \"pos\"}\n"
+      "{\"text\": \"c\", \"score\": 1e400, \"label\": \"neg\"}\n";
+  write_file(tmp / "rows.jsonl", rows);
+  std::string out;
+  CHECK(shardify("--input " + q(tmp / "rows.jsonl") + " --task cls --label-field lbl" + tok() +
+                     " --max-len 16 --out " + q(tmp / "out"),
+                 &out) != 0);
+  CHECK_MESSAGE(out.find("the first row of " + (tmp / "rows.jsonl").string() +
+                         " has text, score, label") != std::string::npos,
+                out);
+  // Named .json, the same rows are recognised as JSON Lines.
+  write_file(tmp / "rows.json", rows);
+  CHECK(shardify("--input " + q(tmp / "rows.json") + " --task lm --max-len 16" + tok() + " --out " +
+                     q(tmp / "out"),
+                 &out) != 0);
+  CHECK_MESSAGE(out.find("pass --format jsonl") != std::string::npos, out);
+}
+
 TEST_CASE("a CSV with CR line endings is named as such, not blamed on --text-field") {
   // Python's csv module splits "text,label\rhello,pos\rbye,neg\r" at each \r; shardify ends
   // lines at \n only, so the file is one header line: it says so under either --on-error.
