@@ -434,16 +434,37 @@ TEST_CASE(
   }
 }
 
+// A JSONL row and the error the reader gives it. Python's json reads the rows that are not
+// malformed, and those marked python_reads (a value that is not an object, repeated keys).
+struct BadRow {
+  std::string line, error;
+  bool python_reads = false;
+};
+
+// Reads `rows` as one file with `o`: each row gets its error, and Python reads the ones it should.
+void check_bad_rows(const fs::path& dir, const std::vector<BadRow>& rows, const ReaderOptions& o) {
+  std::string file;
+  for (const BadRow& r : rows) file += r.line + "\n";
+  write_file(dir / "a.jsonl", file);
+  const auto python = python_json_reads(dir / "a.jsonl", "");
+  REQUIRE(python.size() == rows.size());
+  const auto ex = read_examples(dir / "a.jsonl", o);
+  REQUIRE(ex.size() == rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    CAPTURE(rows[i].line);
+    CHECK(ex[i].line == i + 1);
+    CHECK_MESSAGE(ex[i].error.starts_with(rows[i].error), ex[i].error);
+    CHECK((python[i] != "bad") ==
+          (rows[i].python_reads || !rows[i].error.starts_with("malformed JSON: ")));
+  }
+}
+
 TEST_CASE(
     "JSONL: a read field holding such a number is a bad row saying so; malformed JSON "
     "beside one still is") {
   TempDir tmp("jsonl_wide_numbers_bad");
   const std::string beyond = " (a number beyond 64-bit integers and doubles)";
-  struct Row {
-    std::string line, error;
-    bool python_reads;  // Python's json keeps the last of repeated keys
-  };
-  const std::vector<Row> rows = {
+  const std::vector<BadRow> rows = {
       {R"({"text":1e400,"y":"pos"})", "field 'text' is not a string", true},
       {R"({"text":"a","y":18446744073709551616})",
        "label field 'y' must be a string, an integer or a boolean, not 18446744073709551616" +
@@ -465,21 +486,9 @@ TEST_CASE(
       {R"({"text":"a","y":"pos","x":1e400,"text":"b"})", "key 'text' appears twice", true},
       {R"(1e400)", "malformed JSON: the line is not a JSON object", true},
   };
-  std::string file;
-  for (const Row& r : rows) file += r.line + "\n";
-  write_file(tmp / "a.jsonl", file);
-  const auto python = python_json_reads(tmp / "a.jsonl", "");
-  REQUIRE(python.size() == rows.size());
   ReaderOptions o;
   o.label_field = "y";
-  const auto ex = read_examples(tmp / "a.jsonl", o);
-  REQUIRE(ex.size() == rows.size());
-  for (size_t i = 0; i < rows.size(); ++i) {
-    CAPTURE(rows[i].line);
-    CHECK(ex[i].line == i + 1);
-    CHECK_MESSAGE(ex[i].error.starts_with(rows[i].error), ex[i].error);
-    CHECK((python[i] != "bad") == rows[i].python_reads);
-  }
+  check_bad_rows(tmp.path(), rows, o);
 
   // Invalid UTF-8 is named first, as on any line.
   write_file(tmp / "utf8.jsonl", "{\"text\":\"a\xFF\",\"x\":1e400}\n");
@@ -611,12 +620,9 @@ TEST_CASE(
     "JSONL: a read field holding NaN or an infinity is a bad row naming it; other spellings "
     "stay malformed") {
   TempDir tmp("jsonl_non_finite_bad");
-  struct Row {
-    std::string line, error;
-    bool python_reads = false;  // Python's json reads any JSON value, an object or not
-  };
+
   const std::string label_not = "label field 'y' must be a string, an integer or a boolean, not ";
-  const std::vector<Row> rows = {
+  const std::vector<BadRow> rows = {
       {R"({"text":NaN,"y":"pos"})", "field 'text' is not a string but NaN (a non-finite number)"},
       {R"({"text":"a","p":-Infinity,"y":"pos"})",
        "field 'p' is not a string but -Infinity (a non-finite number)"},
@@ -654,24 +660,10 @@ TEST_CASE(
       {R"(NaN)", "malformed JSON: the line is not a JSON object", true},
       {R"([Infinity])", "malformed JSON: the line is not a JSON object", true},
   };
-  std::string file;
-  for (const Row& r : rows) file += r.line + "\n";
-  write_file(tmp / "a.jsonl", file);
-  const auto python = python_json_reads(tmp / "a.jsonl", "");
-  REQUIRE(python.size() == rows.size());
   ReaderOptions o;
   o.pair_field = "p";
   o.label_field = "y";
-  const auto ex = read_examples(tmp / "a.jsonl", o);
-  REQUIRE(ex.size() == rows.size());
-  for (size_t i = 0; i < rows.size(); ++i) {
-    CAPTURE(rows[i].line);
-    CHECK(ex[i].line == i + 1);
-    CHECK_MESSAGE(ex[i].error.starts_with(rows[i].error), ex[i].error);
-    // Python reads the rows whose error is the field's, and no row that is malformed.
-    CHECK((python[i] != "bad") ==
-          (rows[i].python_reads || !rows[i].error.starts_with("malformed JSON: ")));
-  }
+  check_bad_rows(tmp.path(), rows, o);
 }
 
 TEST_CASE(
