@@ -377,6 +377,45 @@ std::vector<std::string> python_json_reads(const fs::path& file, const std::stri
 
 }  // namespace
 
+// Reads each row (first) and the same row without the fields holding set-aside numbers
+// (second), read by the reader and left for the tokenizing threads: both give `texts` and
+// `labels`, as Python's json reads them.
+void check_unread_numbers(const fs::path& dir,
+                          const std::vector<std::pair<std::string, std::string>>& rows,
+                          const std::vector<std::string>& texts,
+                          const std::vector<std::string>& labels) {
+  std::string with, without;
+  for (const auto& [row, row_without] : rows) {
+    with += row + "\n";
+    without += row_without + "\n";
+  }
+  write_file(dir / "with.jsonl", with);
+  write_file(dir / "without.jsonl", without);
+  const auto python = python_json_reads(dir / "with.jsonl", "text y");
+  REQUIRE(python.size() == rows.size());
+  for (const bool defer : {false, true}) {
+    CAPTURE(defer);
+    ReaderOptions o;
+    o.label_field = "y";
+    o.defer_json = defer;
+    auto got = read_examples(dir / "with.jsonl", o);
+    auto expected = read_examples(dir / "without.jsonl", o);
+    read_unread_json(got, o);
+    read_unread_json(expected, o);
+    REQUIRE(got.size() == rows.size());
+    REQUIRE(expected.size() == rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      CAPTURE(rows[i].first.substr(0, 100));
+      CHECK_MESSAGE(got[i].error.empty(), got[i].error);
+      CHECK(got[i].text == texts[i]);
+      CHECK(got[i].label == labels[i]);
+      CHECK(got[i].text == expected[i].text);
+      CHECK(got[i].label == expected[i].label);
+      CHECK(python[i] == texts[i] + "\t" + labels[i]);
+    }
+  }
+}
+
 TEST_CASE(
     "JSONL: numbers beyond 64-bit integers and doubles in fields not read leave the row as "
     "without them") {
@@ -399,39 +438,9 @@ TEST_CASE(
       {R"({"text":"g","x":[{"y":1.0e+400}],"y":"neg","z":1e-400})",
        R"({"text":"g","y":"neg","z":1e-400})"},
   };
-  std::string with, without;
-  for (const auto& [row, row_without] : rows) {
-    with += row + "\n";
-    without += row_without + "\n";
-  }
-  write_file(tmp / "with.jsonl", with);
-  write_file(tmp / "without.jsonl", without);
-  const std::vector<std::string> texts = {"a", "b", "c", "d", "e", "f \"1e400\\", "g"};
-  const std::vector<std::string> labels = {
-      "pos", "7", "true", "18446744073709551615", "-9223372036854775808", "1.5e999", "neg"};
-  const auto python = python_json_reads(tmp / "with.jsonl", "text y");
-  REQUIRE(python.size() == rows.size());
-  for (const bool defer : {false, true}) {
-    CAPTURE(defer);
-    ReaderOptions o;
-    o.label_field = "y";
-    o.defer_json = defer;
-    auto got = read_examples(tmp / "with.jsonl", o);
-    auto expected = read_examples(tmp / "without.jsonl", o);
-    read_unread_json(got, o);
-    read_unread_json(expected, o);
-    REQUIRE(got.size() == rows.size());
-    REQUIRE(expected.size() == rows.size());
-    for (size_t i = 0; i < rows.size(); ++i) {
-      CAPTURE(rows[i].first.substr(0, 100));
-      CHECK_MESSAGE(got[i].error.empty(), got[i].error);
-      CHECK(got[i].text == texts[i]);
-      CHECK(got[i].label == labels[i]);
-      CHECK(got[i].text == expected[i].text);
-      CHECK(got[i].label == expected[i].label);
-      CHECK(python[i] == texts[i] + "\t" + labels[i]);
-    }
-  }
+  check_unread_numbers(
+      tmp.path(), rows, {"a", "b", "c", "d", "e", "f \"1e400\\", "g"},
+      {"pos", "7", "true", "18446744073709551615", "-9223372036854775808", "1.5e999", "neg"});
 }
 
 // A JSONL row and the error the reader gives it. Python's json reads the rows that are not
@@ -582,38 +591,8 @@ TEST_CASE("JSONL: NaN, Infinity and -Infinity in fields not read leave the row a
       {R"({"text":"f","n":[NaN,1e400,Infinity,18446744073709551616],"y":-1})",
        R"({"text":"f","y":-1})"},
   };
-  std::string with, without;
-  for (const auto& [row, row_without] : rows) {
-    with += row + "\n";
-    without += row_without + "\n";
-  }
-  write_file(tmp / "with.jsonl", with);
-  write_file(tmp / "without.jsonl", without);
-  const std::vector<std::string> texts = {"a", "b", "c", "NaN", "e", "f"};
-  const std::vector<std::string> labels = {"pos", "7", "true", "-Infinity", "Infinity", "-1"};
-  const auto python = python_json_reads(tmp / "with.jsonl", "text y");
-  REQUIRE(python.size() == rows.size());
-  for (const bool defer : {false, true}) {
-    CAPTURE(defer);
-    ReaderOptions o;
-    o.label_field = "y";
-    o.defer_json = defer;
-    auto got = read_examples(tmp / "with.jsonl", o);
-    auto expected = read_examples(tmp / "without.jsonl", o);
-    read_unread_json(got, o);
-    read_unread_json(expected, o);
-    REQUIRE(got.size() == rows.size());
-    REQUIRE(expected.size() == rows.size());
-    for (size_t i = 0; i < rows.size(); ++i) {
-      CAPTURE(rows[i].first);
-      CHECK_MESSAGE(got[i].error.empty(), got[i].error);
-      CHECK(got[i].text == texts[i]);
-      CHECK(got[i].label == labels[i]);
-      CHECK(got[i].text == expected[i].text);
-      CHECK(got[i].label == expected[i].label);
-      CHECK(python[i] == texts[i] + "\t" + labels[i]);
-    }
-  }
+  check_unread_numbers(tmp.path(), rows, {"a", "b", "c", "NaN", "e", "f"},
+                       {"pos", "7", "true", "-Infinity", "Infinity", "-1"});
 }
 
 TEST_CASE(
