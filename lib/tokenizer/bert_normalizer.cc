@@ -47,26 +47,35 @@ bool cleaned_away(char32_t cp) {
   return cp == 0 || cp == 0xFFFD || is_bert_control(cp);
 }
 
-// What bert_normalize makes of the ASCII character `c`: one byte, or -1 for none.
-int16_t normalize_ascii_char(char32_t c, const BertNormalizerOptions& n) {
+// Every character BertNormalizer makes of `cp`: none for what clean_text removes, ' ' for white
+// space, the spaces around an ideograph, then bert_normalize_char's.
+constexpr int kMaxCharOutput = kMaxBertNormalizedChars + 2;
+int normalize_whole_char(char32_t cp, const BertNormalizerOptions& n, char32_t* out) {
   if (n.clean_text) {
-    if (cleaned_away(c)) return -1;
-    if (is_white_space(c)) c = ' ';
+    if (cleaned_away(cp)) return 0;
+    if (is_white_space(cp)) cp = ' ';
   }
-  char32_t normalized[kMaxBertNormalizedChars];
-  const int count = bert_normalize_char(c, n, normalized);
-  return count == 1 && normalized[0] < 0x80 ? static_cast<int16_t>(normalized[0]) : -1;
+  const bool ideograph = n.handle_chinese_chars && is_chinese_char(cp);
+  int count = 0;
+  if (ideograph) out[count++] = ' ';
+  count += bert_normalize_char(cp, n, out + count);
+  if (ideograph) out[count++] = ' ';
+  return count;
 }
 
 // The normalized form of each ASCII character under `n`: one byte, or -1 for none (clean_text's
-// controls). The per-character steps below, taken once for each of the 16 settings.
+// controls). normalize_whole_char's, taken once for each of the 16 settings: ASCII stays ASCII,
+// one character for one, under lowercasing and NFD alike.
 const std::array<int16_t, 128>& ascii_table(const BertNormalizerOptions& n) {
   static const auto tables = [] {
     std::array<std::array<int16_t, 128>, 16> all{};
     for (int bits = 0; bits < 16; ++bits) {
       const BertNormalizerOptions o{(bits & 1) != 0, (bits & 2) != 0, (bits & 4) != 0,
                                     (bits & 8) != 0};
-      for (char32_t c = 0; c < 128; ++c) all[bits][c] = normalize_ascii_char(c, o);
+      for (char32_t c = 0; c < 128; ++c) {
+        char32_t out[kMaxCharOutput];
+        all[bits][c] = normalize_whole_char(c, o, out) == 1 ? static_cast<int16_t>(out[0]) : -1;
+      }
     }
     return all;
   }();
@@ -111,17 +120,9 @@ void bert_normalize(NormalizedString& s, const BertNormalizerOptions& n) {
       continue;
     }
     const Span span = out.track ? s.alignments()[i] : Span{0, 0};
-    char32_t cp = decode_utf8(in, i);
-    if (n.clean_text) {
-      if (cleaned_away(cp)) continue;
-      if (is_white_space(cp)) cp = ' ';
-    }
-    const bool ideograph = n.handle_chinese_chars && is_chinese_char(cp);
-    if (ideograph) out.append(' ', span);
-    char32_t normalized[kMaxBertNormalizedChars];
-    const int count = bert_normalize_char(cp, n, normalized);
+    char32_t normalized[kMaxCharOutput];
+    const int count = normalize_whole_char(decode_utf8(in, i), n, normalized);
     for (int k = 0; k < count; ++k) out.append(normalized[k], span);
-    if (ideograph) out.append(' ', span);
   }
   s.set(std::move(out.text), std::move(out.align));
 }
