@@ -108,21 +108,16 @@ uint64_t order_hash(const std::vector<const Manifest*>& manifests,
 
 }  // namespace
 
-std::string stream_fingerprint(const std::vector<const Manifest*>& manifests,
-                               const std::vector<MixtureSource>& sources,
-                               const LoaderOptions& options) {
-  return checksum_hex(data_hash(manifests)) + "-" +
-         checksum_hex(order_hash(manifests, sources, options, Weights::kShares)) +
-         plan_suffix(options);
-}
-
-std::string written_weights_fingerprint(const std::vector<const Manifest*>& manifests,
-                                        const std::vector<MixtureSource>& sources,
-                                        const LoaderOptions& options) {
-  if (!constant_weights(sources)) return "";
-  return checksum_hex(data_hash(manifests)) + "-" +
-         checksum_hex(order_hash(manifests, sources, options, Weights::kAsWritten)) +
-         plan_suffix(options);
+StreamFingerprints stream_fingerprints(const std::vector<const Manifest*>& manifests,
+                                       const std::vector<MixtureSource>& sources,
+                                       const LoaderOptions& options) {
+  const std::string data = checksum_hex(data_hash(manifests)) + "-";
+  auto with_order = [&](Weights weights) {
+    return data + checksum_hex(order_hash(manifests, sources, options, weights)) +
+           plan_suffix(options);
+  };
+  return {with_order(Weights::kShares),
+          constant_weights(sources) ? with_order(Weights::kAsWritten) : std::string()};
 }
 
 std::string plan_suffix(const LoaderOptions& options) {
@@ -145,10 +140,12 @@ std::string plan_words(const std::string& fingerprint) {
 
 }  // namespace
 
-void check_resumable(const std::string& saved, uint64_t saved_seed, const std::string& fingerprint,
-                     uint64_t seed, const std::string& what, const std::string& written_weights) {
-  const std::string& saved_fingerprint =
-      !written_weights.empty() && saved == written_weights ? fingerprint : saved;
+void check_resumable(const std::string& saved, uint64_t saved_seed,
+                     const StreamFingerprints& fingerprints, uint64_t seed,
+                     const std::string& what) {
+  const std::string& fingerprint = fingerprints.current;
+  const std::string& written = fingerprints.written_weights;
+  const std::string& saved_fingerprint = !written.empty() && saved == written ? fingerprint : saved;
   auto refuse = [&](const std::string& why) {
     throw Error(ErrorCode::kInvalidArgument, what, "cannot resume this state: " + why);
   };

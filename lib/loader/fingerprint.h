@@ -21,26 +21,26 @@
 
 namespace shardkit::loader {
 
-std::string stream_fingerprint(const std::vector<const Manifest*>& manifests,
-                               const std::vector<MixtureSource>& sources,
-                               const LoaderOptions& options);
-
-// The fingerprint that states saved before shares were hashed carry for the same stream:
-// constant weights hashed as written. "" when the sources have no constant weights.
-std::string written_weights_fingerprint(const std::vector<const Manifest*>& manifests,
-                                        const std::vector<MixtureSource>& sources,
-                                        const LoaderOptions& options);
+// The fingerprints of a stream: the one a state saved now carries, and the one a state saved
+// before constant weights entered as shares carries for it (the weights hashed as written; ""
+// when the sources have no constant weights), which restore() accepts too.
+struct StreamFingerprints {
+  std::string current;
+  std::string written_weights;
+};
+StreamFingerprints stream_fingerprints(const std::vector<const Manifest*>& manifests,
+                                       const std::vector<MixtureSource>& sources,
+                                       const LoaderOptions& options);
 
 // "" for the rows plan, "-nodes64" for partition='nodes' over 64 partitions.
 std::string plan_suffix(const LoaderOptions& options);
 
 // Throws Error(kInvalidArgument) when a state with `saved_fingerprint` and `saved_seed` cannot
-// continue the stream of (`fingerprint`, `seed`), naming both and which part differs. `what`
+// continue the stream of (`fingerprints`, `seed`), naming both and which part differs. `what`
 // names this loader's data. An empty saved fingerprint (a state saved before fingerprints were
-// recorded, so under the rows plan) is accepted by a rows loader, and so is one equal to
-// `written_weights` (written_weights_fingerprint()).
+// recorded, so under the rows plan) is accepted by a rows loader.
 void check_resumable(const std::string& saved_fingerprint, uint64_t saved_seed,
-                     const std::string& fingerprint, uint64_t seed, const std::string& what,
-                     const std::string& written_weights = "");
+                     const StreamFingerprints& fingerprints, uint64_t seed,
+                     const std::string& what);
 
 }  // namespace shardkit::loader

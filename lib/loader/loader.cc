@@ -81,8 +81,7 @@ struct Loader::Impl {
   bool budget_spent = false;
   // A batch failed: next() rethrows its error at it until a reset, so nothing past it is built.
   bool batch_failed = false;
-  std::string fingerprint;  // stream_fingerprint() of this loader's sources and options
-  std::string written_weights_fingerprint;  // what earlier versions saved for the same stream
+  StreamFingerprints fingerprints;  // of this loader's sources and options
   DamagedBlocks damaged;
   std::set<uint64_t> in_flight;
   std::map<uint64_t, Built> ready;
@@ -161,8 +160,7 @@ struct Loader::Impl {
                                                    row_tokens(first.schema(), first.info()));
     std::vector<const Manifest*> manifests;
     for (const Source& s : src) manifests.push_back(&s.ds.manifest());
-    fingerprint = stream_fingerprint(manifests, sources, opt);
-    written_weights_fingerprint = loader::written_weights_fingerprint(manifests, sources, opt);
+    fingerprints = stream_fingerprints(manifests, sources, opt);
     labels_dtype = opt.int_output == IntOutput::kInt32 ? DType::kI32 : DType::kI64;
     source_dtype = opt.int_output == IntOutput::kInt64 ? DType::kI64 : DType::kI32;
     // Batches in flight (built ahead plus being built) get a quarter of the budget, less a
@@ -728,7 +726,7 @@ struct Loader::Impl {
         consumer_next == 0 ? plan->start() : plan->consumed_after(consumer_next - 1);
     if (budget_spent) consumed = plan->size();
     return LoaderState{
-        plan->seed(),      plan->epoch(),           consumed, tokens_consumed, fingerprint,
+        plan->seed(),      plan->epoch(),           consumed, tokens_consumed, fingerprints.current,
         damaged.skipped(), damaged.skipped_blocks()};
   }
 };
@@ -797,8 +795,7 @@ void Loader::restore(const LoaderState& state) {
     std::string data;
     for (const Impl::Source& s : impl_->src)
       data += (data.empty() ? "" : ", ") + s.ds.path().string();
-    check_resumable(state.fingerprint, state.seed, impl_->fingerprint, impl_->opt.seed, data,
-                    impl_->written_weights_fingerprint);
+    check_resumable(state.fingerprint, state.seed, impl_->fingerprints, impl_->opt.seed, data);
     impl_->opt.seed = state.seed;  // a state saved before fingerprints brings its seed
   }
   impl_->check_skipped_blocks(state.skipped_blocks);

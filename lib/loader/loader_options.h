@@ -178,7 +178,7 @@ struct LoaderState {
   uint64_t epoch = 0;
   uint64_t samples_consumed = 0;
   uint64_t tokens_consumed = 0;
-  // Which stream this is a position in (stream_fingerprint()): restore() refuses a state saved
+  // Which stream this is a position in (stream_fingerprints()): restore() refuses a state saved
   // over other data or with another order. Empty in states saved before it was recorded, which
   // restore() accepts as before.
   std::string fingerprint;

@@ -291,7 +291,7 @@ TEST_CASE("weights equal in effect give one stream, and a state of one resumes t
   const std::vector<const Manifest*> pointers = {&manifests[0], &manifests[1], &manifests[2]};
   LoaderState saved_before = state;
   saved_before.fingerprint =
-      written_weights_fingerprint(pointers, three.weighted({2, 1, 1}), options(12, 4, 2));
+      stream_fingerprints(pointers, three.weighted({2, 1, 1}), options(12, 4, 2)).written_weights;
   REQUIRE(saved_before.fingerprint != state.fingerprint);
   CHECK(rest_after({2, 1, 1}, saved_before) == tail);
   CHECK_THROWS_WITH_AS(rest_after({4, 2, 2}, saved_before), doctest::Contains("mixture's weights"),

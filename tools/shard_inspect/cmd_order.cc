@@ -350,9 +350,8 @@ void print_resume(const Sources& s, loader::LoaderOptions options, const OrderAr
   std::vector<const shardkit::Manifest*> manifests;
   for (const shardkit::Manifest& m : s.manifests) manifests.push_back(&m);
   loader::check_resumable(st.fingerprint, st.seed,
-                          loader::stream_fingerprint(manifests, s.sources, options), options.seed,
-                          s.mixed ? args.mixture : args.dir,
-                          loader::written_weights_fingerprint(manifests, s.sources, options));
+                          loader::stream_fingerprints(manifests, s.sources, options), options.seed,
+                          s.mixed ? args.mixture : args.dir);
   const uint64_t n = s.stream->size();
   if (st.samples_consumed > n)
     throw Error(ErrorCode::kInvalidArgument, args.resume_from,
