@@ -1,6 +1,6 @@
 #include "torch_adapter/torch_loader.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include "core/error.h"
 #include "loader/collator.h"

@@ -1,7 +1,7 @@
 // Batches become named tensors with the right dtypes and values, sharing the loader's buffers
 // when the dtype allows, and outliving the loader.
 #include <doctest/doctest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include "../loader/loader_fixture.h"
 #include "core/error.h"
