@@ -8,15 +8,20 @@
 namespace shardkit::shardify {
 namespace {
 
+// Every file's name must give the format, not only the first's: a name that gives none (an
+// editor's backup "a.jsonl~", "a.jsonl.bak", a README) was read in the first file's format, so
+// a directory's backup copies were converted as more rows, without a word.
 InputFormat resolve_format(const ConvertOptions& o, const std::vector<InputFile>& files) {
   if (o.format) return *o.format;
   auto first = infer_input_format(files.front().path);
-  if (!first)
-    throw Error(ErrorCode::kInvalidArgument, files.front().path,
-                "cannot infer the input format from the file name; pass --format");
   for (const auto& f : files) {
     auto other = infer_input_format(f.path);
-    if (other && *other != *first)
+    if (!other)
+      throw Error(ErrorCode::kInvalidArgument, f.path,
+                  "cannot infer the input format from the file name (.jsonl, .ndjson, .txt, "
+                  ".text, .tsv, .csv, .json, .parquet, each also .gz or .zst): move it out of "
+                  "the inputs, or pass --format to read every input file in that format");
+    if (*other != *first)
       throw Error(ErrorCode::kInvalidArgument, f.path,
                   std::string("input files have different formats (") + input_format_name(*first) +
                       " and " + input_format_name(*other) + "); pass --format");

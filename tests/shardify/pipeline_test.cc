@@ -1011,3 +1011,29 @@ TEST_CASE("an input subdirectory that cannot be read is an error naming it") {
                 out);
   CHECK_FALSE(fs::exists(tmp / "out" / "ds"));
 }
+
+TEST_CASE("an input whose name gives no format is refused naming it, not read as the first's") {
+  // An editor's backup beside the data is a copy of its rows: read as JSONL because the first
+  // file is, it doubled them without a word.
+  TempDir tmp("stray-input");
+  fs::create_directories(tmp / "in");
+  write_file(tmp / "in" / "a.jsonl", "{\"text\": \"one\"}\n{\"text\": \"two\"}\n");
+  write_file(tmp / "in" / "b.jsonl", "{\"text\": \"three\"}\n");
+  write_file(tmp / "in" / "b.jsonl~", "{\"text\": \"three\"}\n");
+  const std::string common = tok() + " --max-len 16 --no-pack --json --out ";
+  std::string out;
+  for (const fs::path& input : {tmp / "in", tmp / "in" / "b*"}) {
+    CHECK(shardify("--input " + q(input) + common + q(tmp / "ds"), &out) != 0);
+    CHECK_MESSAGE(
+        out.find((tmp / "in" / "b.jsonl~").string() +
+                 ": cannot infer the input format from the file name") != std::string::npos,
+        out);
+    CHECK_FALSE(fs::exists(tmp / "ds"));
+  }
+  // --format reads every file in it, the backup's rows included: 2 + 1 + 1.
+  shardify_ok("--input " + q(tmp / "in") + " --format jsonl" + common + q(tmp / "all"), &out);
+  CHECK(nlohmann::json::parse(out.substr(out.rfind("\n{") + 1))["examples"] == 4);
+  fs::remove(tmp / "in" / "b.jsonl~");
+  shardify_ok("--input " + q(tmp / "in") + common + q(tmp / "ds"), &out);
+  CHECK(nlohmann::json::parse(out.substr(out.rfind("\n{") + 1))["examples"] == 3);
+}
