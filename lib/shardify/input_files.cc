@@ -78,6 +78,14 @@ std::vector<InputFile> walk_directory(const std::string& dir) {
   return found;
 }
 
+// Why an input could not be looked at. Only a missing file "does not exist": a directory on its
+// path that may not be searched, or links in a loop, are named as what they are.
+std::string missing_input_reason(const std::error_code& ec) {
+  if (!ec || ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory)
+    return "input does not exist";
+  return "cannot read the input: " + ec.message();
+}
+
 }  // namespace
 
 std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) {
@@ -95,7 +103,7 @@ std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) 
       throw Error(ErrorCode::kInvalidArgument, input,
                   "standard input is not read: inputs are files (a compressed one is read as it "
                   "is, .gz or .zst)");
-    if (ec || !fs::exists(st)) throw Error(ErrorCode::kIo, input, "input does not exist");
+    if (ec || !fs::exists(st)) throw Error(ErrorCode::kIo, input, missing_input_reason(ec));
     if (fs::is_directory(st)) {
       std::vector<InputFile> found = walk_directory(input);
       files.insert(files.end(), found.begin(), found.end());

@@ -1037,3 +1037,20 @@ TEST_CASE("an input whose name gives no format is refused naming it, not read as
   shardify_ok("--input " + q(tmp / "in") + common + q(tmp / "ds"), &out);
   CHECK(nlohmann::json::parse(out.substr(out.rfind("\n{") + 1))["examples"] == 3);
 }
+
+TEST_CASE("an input that cannot be looked at says why, not that it does not exist") {
+  TempDir tmp("input-reason");
+  fs::create_symlink(tmp / "loop-b.txt", tmp / "loop-a.txt");
+  fs::create_symlink(tmp / "loop-a.txt", tmp / "loop-b.txt");
+  std::string out;
+  CHECK(shardify("--input " + q(tmp / "loop-a.txt") + tok() + " --out " + q(tmp / "ds"), &out) !=
+        0);
+  CHECK_MESSAGE(
+      out.find((tmp / "loop-a.txt").string() +
+               ": cannot read the input: Too many levels of symbolic links") != std::string::npos,
+      out);
+  CHECK(shardify("--input " + q(tmp / "none.txt") + tok() + " --out " + q(tmp / "ds"), &out) != 0);
+  CHECK_MESSAGE(
+      out.find((tmp / "none.txt").string() + ": input does not exist") != std::string::npos, out);
+  CHECK_FALSE(fs::exists(tmp / "ds"));
+}
