@@ -163,12 +163,26 @@ void JsonFields::write_json(simdjson::dom::element e, std::string& out) const {
   }
 }
 
+namespace {
+
+// The line reader ends lines at \n only: a file with CR line endings is one line, whose JSON
+// error ("improper structure") says nothing of why. A raw \r is never inside a valid JSON string.
+std::string carriage_return_hint(std::string_view json) {
+  if (json.find('\r') == std::string_view::npos) return "";
+  return " (the line holds carriage returns (\\r) that end no line: if the file uses CR line "
+         "endings (classic Mac OS), which are not read, convert them to \\n first (tr '\\r' "
+         "'\\n'))";
+}
+
+}  // namespace
+
 void JsonFields::read(std::string_view json, Example& ex, bool lend_text) {
   if (error_) {
     ex.error = error_ == simdjson::UTF8_ERROR
                    ? utf8_problem(json, "the line")
                    : std::string("malformed JSON: ") + simdjson::error_message(error_);
     if (ex.error.empty()) ex.error = "malformed JSON: invalid UTF-8";
+    if (error_ != simdjson::UTF8_ERROR) ex.error += carriage_return_hint(json);
     return;
   }
   if (!root_.is_object()) {

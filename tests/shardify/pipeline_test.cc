@@ -1054,3 +1054,22 @@ TEST_CASE("an input that cannot be looked at says why, not that it does not exis
       out.find((tmp / "none.txt").string() + ": input does not exist") != std::string::npos, out);
   CHECK_FALSE(fs::exists(tmp / "ds"));
 }
+
+TEST_CASE("JSON Lines with CR line endings: the error says so, not only 'improper structure'") {
+  TempDir tmp("cr_jsonl");
+  write_file(tmp / "cr.jsonl", "{\"text\": \"hello\"}\r{\"text\": \"bye\"}\r");
+  std::string out;
+  CHECK(shardify(
+            "--input " + q(tmp / "cr.jsonl") + " --max-len 16" + tok() + " --out " + q(tmp / "out"),
+            &out) != 0);
+  CHECK_MESSAGE(out.find("cr.jsonl:1: malformed JSON") != std::string::npos, out);
+  CHECK_MESSAGE(out.find("CR line endings") != std::string::npos, out);
+  CHECK(!fs::exists(tmp / "out"));
+  // A malformed line without a carriage return gets no such hint.
+  write_file(tmp / "bad.jsonl", "{\"text\": \"hello\" \"x\": 1}\n");
+  CHECK(shardify("--input " + q(tmp / "bad.jsonl") + " --max-len 16" + tok() + " --out " +
+                     q(tmp / "out"),
+                 &out) != 0);
+  CHECK_MESSAGE(out.find("bad.jsonl:1: malformed JSON") != std::string::npos, out);
+  CHECK_MESSAGE(out.find("carriage return") == std::string::npos, out);
+}
