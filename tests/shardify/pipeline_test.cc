@@ -1073,3 +1073,31 @@ TEST_CASE("JSON Lines with CR line endings: the error says so, not only 'imprope
   CHECK_MESSAGE(out.find("bad.jsonl:1: malformed JSON") != std::string::npos, out);
   CHECK_MESSAGE(out.find("carriage return") == std::string::npos, out);
 }
+
+TEST_CASE(
+    "shardify tokenize drops a byte order mark before the first line, as the converter does") {
+  TempDir tmp("tokenize-bom");
+  write_file(tmp / "bom.txt", "\xEF\xBB\xBFhello world\nsecond line\n");
+  write_file(tmp / "plain.txt", "hello world\nsecond line\n");
+  // A mark inside the text, here at a later line's start, is text.
+  write_file(tmp / "later.txt", "hello world\n\xEF\xBB\xBFsecond line\n");
+  const std::string tool = shardify_bin() + " tokenize --tokenizer " + q(gpt2_json()) + " < ";
+  std::string bom, plain, later;
+  REQUIRE(run_command(tool + q(tmp / "bom.txt"), &bom) == 0);
+  REQUIRE(run_command(tool + q(tmp / "plain.txt"), &plain) == 0);
+  REQUIRE(run_command(tool + q(tmp / "later.txt"), &later) == 0);
+  CHECK(bom == plain);
+  CHECK(later != plain);
+  CHECK(later.substr(0, later.find('\n')) == plain.substr(0, plain.find('\n')));
+  // The ids the converter stores for the same file, line by line.
+  std::string out;
+  shardify_ok("--input " + q(tmp / "bom.txt") + " --doc-sep line --no-pack --max-len 16" +
+                  " --tokenizer " + q(gpt2_json()) + " --out " + q(tmp / "ds"),
+              &out);
+  const auto records = read_records(tmp / "ds");
+  REQUIRE(records.size() == 2);
+  const std::vector<uint32_t> first = real_ids(records[0]);  // --no-pack appends no end-of-text
+  std::string stored = "[";
+  for (size_t i = 0; i < first.size(); ++i) stored += (i ? "," : "") + std::to_string(first[i]);
+  CHECK(bom.substr(0, bom.find('\n')) == stored + "]");
+}

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +14,8 @@
 #include "tokenizer/tokenizer.h"
 
 namespace {
+
+constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
 
 struct TokenizeOptions {
   std::string tokenizer;
@@ -33,8 +36,10 @@ int run_tokenize(const TokenizeOptions& o) {
   out.reserve(1 << 16);
   while (std::getline(std::cin, line)) {
     ++lineno;
-    // A "\r\n" ending is a line's ending, as for shardify's --doc-sep line (line_reader.h).
+    // A "\r\n" ending is a line's ending, and a byte order mark before the first line is no
+    // text, as for shardify's --doc-sep line (line_reader.h): the ids are those it stores.
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (lineno == 1 && line.starts_with(kByteOrderMark)) line.erase(0, kByteOrderMark.size());
     ids.clear();
     try {
       if (o.special) {
