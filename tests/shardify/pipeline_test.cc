@@ -1101,3 +1101,23 @@ TEST_CASE(
   for (size_t i = 0; i < first.size(); ++i) stored += (i ? "," : "") + std::to_string(first[i]);
   CHECK(bom.substr(0, bom.find('\n')) == stored + "]");
 }
+
+TEST_CASE("shard-inspect counts past 2^64 - 1 are refused, not read as 2^64 - 1") {
+  TempDir tmp("inspect-huge-count");
+  shardify_ok("--input " + q(shardify_data("docs.txt")) + tok() + " --max-len 16 --out " +
+              q(tmp / "ds"));
+  const std::string ds = " " + q(tmp / "ds");
+  std::string out, largest;
+  for (const std::string& args : {"order" + ds + " --epoch 18446744073709551616 --count 4",
+                                  "order" + ds + " --epoch 99999999999999999999 --count 4",
+                                  "order" + ds + " --count 4 --start 18446744073709551616",
+                                  "dump" + ds + " --from 1" + std::string(25, '0')}) {
+    CAPTURE(args);
+    CHECK(run_command(inspect_bin() + " " + args, &out) == 2);
+    CHECK_MESSAGE(out.find("must be at most 18446744073709551615, not ") != std::string::npos, out);
+  }
+  // The largest value is a value.
+  CHECK(run_command(inspect_bin() + " order" + ds + " --epoch 18446744073709551615 --count 4",
+                    &largest) == 0);
+  CHECK(std::count(largest.begin(), largest.end(), '\n') == 4);
+}
