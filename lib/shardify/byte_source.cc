@@ -11,6 +11,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.h"
@@ -143,7 +144,40 @@ std::string misnamed_binary(const std::filesystem::path& path, const char* named
          "; it starts" + starts + ") and is not UTF-8 text: damaged, or another format";
 }
 
+// A compression shardify does not decode, recognised by its magic number: read as text, such a
+// file only failed at its first byte that is not UTF-8 or JSON, which said nothing of why.
+struct ForeignPacking {
+  const char* name;
+  const char* decompress;  // the command that gives its text
+};
+
+// The compression whose magic number `head` (a file's first bytes) starts with, if foreign.
+std::optional<ForeignPacking> foreign_packing(std::string_view head) {
+  using namespace std::string_view_literals;
+  if (head.starts_with("\xFD\x37\x7A\x58\x5A\x00"sv)) return ForeignPacking{"xz", "xz -dk"};
+  if (head.starts_with("\x04\x22\x4D\x18"sv)) return ForeignPacking{"lz4", "lz4 -d"};
+  // "BZh", the block size '1'..'9', then a block's or the end of stream's own magic number: a
+  // text file could start with "BZh9", not with these 10 bytes.
+  const bool bzip2 =
+      head.size() >= 10 && head.starts_with("BZh") && head[3] >= '1' && head[3] <= '9' &&
+      (head.substr(4, 6) == "1AY&SY"sv || head.substr(4, 6) == "\x17\x72\x45\x38\x50\x90"sv);
+  if (bzip2) return ForeignPacking{"bzip2", "bunzip2 -k"};
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::string foreign_compression(const std::filesystem::path& path) {
+  FileHandle file(path);
+  std::string head(10, '\0');
+  head.resize(file.read(head.data(), head.size()));
+  const std::optional<ForeignPacking> packing = foreign_packing(head);
+  if (!packing) return {};
+  return std::string("the file is ") + packing->name +
+         "-compressed, which shardify does not read (it reads gzip and zstd): decompress it "
+         "first (" +
+         packing->decompress + "), or recompress it with zstd or gzip";
+}
 
 const char* compression_named(const std::filesystem::path& path) {
   const std::string ext = lowercase_extension(path);
@@ -154,6 +188,11 @@ const char* compression_named(const std::filesystem::path& path) {
 
 std::unique_ptr<ByteSource> ByteSource::open(const std::filesystem::path& path, Check when) {
   auto raw = open_raw(path);
+  if (!dynamic_cast<Decoder*>(raw.get())) {
+    std::string reason = foreign_compression(path);
+    if (!reason.empty())
+      return std::make_unique<CheckedSource>(std::move(raw), path.string(), 0, std::move(reason));
+  }
   if (const char* named = compression_named(path); named && !dynamic_cast<Decoder*>(raw.get())) {
     std::string reason = misnamed_binary(path, named);
     if (!reason.empty())

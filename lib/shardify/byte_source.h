@@ -1,6 +1,7 @@
 // Reads an input file as a stream of bytes, decompressing .gz and .zst transparently (chosen
 // by magic number, so a misnamed file still reads correctly; one named .gz or .zst that is
-// neither compressed nor UTF-8 text at its start is refused at its first read).
+// neither compressed nor UTF-8 text at its start is refused at its first read, and so is one
+// compressed in a format that is not decoded, such as xz).
 #pragma once
 
 #include <cstddef>
@@ -54,6 +55,10 @@ class ByteSource {
 // The compressed format a file's name says, if any: "gzip" for .gz, "zstd" for .zst/.zstd
 // (in any case).
 const char* compression_named(const std::filesystem::path& path);
+
+// Why the file cannot be read: it is compressed in a format shardify does not decode (xz, bzip2,
+// lz4), known by its magic number; else empty.
+std::string foreign_compression(const std::filesystem::path& path);
 
 // The whole decompressed content of a file.
 std::string read_all(const std::filesystem::path& path);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "shardify/byte_source.h"
 #include "shardify/first_row_fields.h"
 
 namespace shardkit::shardify {
@@ -16,11 +17,16 @@ InputFormat resolve_format(const ConvertOptions& o, const std::vector<InputFile>
   auto first = infer_input_format(files.front().path);
   for (const auto& f : files) {
     auto other = infer_input_format(f.path);
-    if (!other)
-      throw Error(ErrorCode::kInvalidArgument, f.path,
-                  "cannot infer the input format from the file name (.jsonl, .ndjson, .txt, "
-                  ".text, .tsv, .csv, .json, .parquet, each also .gz or .zst): move it out of "
-                  "the inputs, or pass --format to read every input file in that format");
+    if (!other) {
+      // "a.jsonl.xz" names JSONL, in a compression that is not read: that is the news.
+      std::string reason = foreign_compression(f.path);
+      if (reason.empty())
+        reason =
+            "cannot infer the input format from the file name (.jsonl, .ndjson, .txt, .text, "
+            ".tsv, .csv, .json, .parquet, each also .gz or .zst): move it out of the inputs, or "
+            "pass --format to read every input file in that format";
+      throw Error(ErrorCode::kInvalidArgument, f.path, reason);
+    }
     if (*other != *first)
       throw Error(ErrorCode::kInvalidArgument, f.path,
                   std::string("input files have different formats (") + input_format_name(*first) +

@@ -1121,3 +1121,35 @@ TEST_CASE("shard-inspect counts past 2^64 - 1 are refused, not read as 2^64 - 1"
                     &largest) == 0);
   CHECK(std::count(largest.begin(), largest.end(), '\n') == 4);
 }
+
+TEST_CASE("xz, bzip2 and lz4 inputs are named as compressions that are not read") {
+  // Read as text, they failed at their first byte: "malformed JSON" or "invalid UTF-8".
+  TempDir tmp("foreign-compression");
+  const std::string rows = "{\"text\": \"one\"}\n";
+  write_file(tmp / "rows.jsonl", rows);
+  REQUIRE(run_command("python3 -c 'import bz2, lzma, sys; d = open(sys.argv[1], \"rb\").read(); "
+                      "open(sys.argv[2], \"wb\").write(lzma.compress(d)); "
+                      "open(sys.argv[3], \"wb\").write(bz2.compress(d))' " +
+                      q(tmp / "rows.jsonl") + " " + q(tmp / "rows.jsonl.xz") + " " +
+                      q(tmp / "rows.jsonl.bz2")) == 0);
+  // `printf '{"text": "one"}\n' | lz4 -c`: a frame of the same row.
+  write_file(tmp / "rows.jsonl.lz4",
+             std::string("\x04\x22\x4d\x18\x64\x40\xa7\x10\x00\x00\x80", 11) + rows +
+                 std::string("\x00\x00\x00\x00\xfc\xc3\xd9\x56", 8));
+  for (const auto& [file, name] : std::vector<std::pair<std::string, std::string>>{
+           {"rows.jsonl.xz", "xz"}, {"rows.jsonl.bz2", "bzip2"}, {"rows.jsonl.lz4", "lz4"}}) {
+    CAPTURE(file);
+    const std::string said = (tmp / file).string() + ": the file is " + name +
+                             "-compressed, which shardify does not read";
+    for (const std::string format : {"", " --format jsonl"}) {
+      std::string out;
+      CHECK(shardify("--input " + q(tmp / file) + format + tok() + " --out " + q(tmp / "ds"),
+                     &out) != 0);
+      CHECK_MESSAGE(out.find(said) != std::string::npos, out);
+      CHECK_FALSE(fs::exists(tmp / "ds"));
+    }
+  }
+  // A text that starts as bzip2's magic number does is text.
+  write_file(tmp / "bzh.txt", "BZh9 is how this text starts\n");
+  shardify_ok("--input " + q(tmp / "bzh.txt") + tok() + " --out " + q(tmp / "text"));
+}
