@@ -1153,3 +1153,41 @@ TEST_CASE("xz, bzip2 and lz4 inputs are named as compressions that are not read"
   write_file(tmp / "bzh.txt", "BZh9 is how this text starts\n");
   shardify_ok("--input " + q(tmp / "bzh.txt") + tok() + " --out " + q(tmp / "text"));
 }
+
+TEST_CASE(
+    "without --force, an output --force would not replace either says why, not 'pass --force'") {
+  TempDir tmp("force-advice");
+  const std::string in = "--input " + q(shardify_data("docs.txt")) + tok() + " --max-len 16";
+  fs::create_directories(tmp / "photos");
+  write_file(tmp / "photos" / "a.jpg", "not a dataset");
+  write_file(tmp / "notes.txt", "keep me");
+  shardify_ok(in + " --out " + q(tmp / "ds"));
+  write_file(tmp / "ds" / "notes.txt", "mine");
+  shardify_ok(in + " --part 0/1 --out " + q(tmp / "p0"));
+  const std::vector<std::pair<fs::path, std::string>> refusals = {
+      {tmp / "photos", "is not a shardkit dataset"},
+      {tmp / "notes.txt", "exists and is not a directory"},
+      {tmp / "ds", "holds notes.txt, which is not a file of its dataset"}};
+  for (const auto& [target, why] : refusals) {
+    CAPTURE(target);
+    for (const std::string& args :
+         {in + " --out " + q(target), "merge " + q(target) + " " + q(tmp / "p0")}) {
+      std::string out;
+      CHECK(shardify(args, &out) != 0);
+      CHECK_MESSAGE(out.find(target.string() + ": " + why) != std::string::npos, out);
+      CHECK_MESSAGE(out.find("pass --force") == std::string::npos, out);
+    }
+  }
+  CHECK(read_file(tmp / "photos" / "a.jpg") == "not a dataset");
+  CHECK(read_file(tmp / "notes.txt") == "keep me");
+  CHECK(read_file(tmp / "ds" / "notes.txt") == "mine");
+  // A dataset --force would replace still says to pass it.
+  fs::remove(tmp / "ds" / "notes.txt");
+  for (const std::string& args :
+       {in + " --out " + q(tmp / "ds"), "merge " + q(tmp / "ds") + " " + q(tmp / "p0")}) {
+    std::string out;
+    CHECK(shardify(args, &out) != 0);
+    CHECK_MESSAGE(out.find("already exists") != std::string::npos, out);
+    CHECK_MESSAGE(out.find("pass --force") != std::string::npos, out);
+  }
+}
