@@ -1,6 +1,9 @@
 #include "shardify/task_encoder.h"
 
 #include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/error.h"
 
@@ -53,6 +56,32 @@ std::string_view lstrip(std::string_view s) {
 
 // Ends a batch's rendering at its first bad example (stop_at_first_error).
 struct FirstError {};
+
+// A name without the blanks around it.
+std::string_view trimmed(std::string_view name) {
+  const size_t first = name.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return {};
+  return name.substr(first, name.find_last_not_of(" \t") + 1 - first);
+}
+
+// Why a label is not one of those given (--labels): the names given (the first few, quoted where
+// blanks around them would not show), and the name that is this label with blanks around it,
+// which the list keeps ("--labels 'neg, pos'" names " pos"), since it splits at commas only.
+// It names no flag, so that write_dataset, which gives labels as a keyword, says the same.
+std::string unknown_label(const std::string& label, const std::vector<std::string>& names) {
+  constexpr size_t kShown = 10;
+  std::string listed;
+  for (size_t i = 0; i < names.size() && i < kShown; ++i)
+    listed += (i ? ", " : "") + (trimmed(names[i]) == names[i] ? names[i] : "'" + names[i] + "'");
+  if (names.size() > kShown) listed += ", ... (" + std::to_string(names.size()) + " in all)";
+  const std::string why = "unknown label '" + label + "' (the labels given: " + listed + ")";
+  for (const std::string& name : names)
+    if (name != label && trimmed(name) == label)
+      return why + "; '" + name +
+             "' has blanks around it: the list of labels is split at commas only, and its names "
+             "kept whole";
+  return why;
+}
 
 }  // namespace
 
@@ -110,7 +139,7 @@ bool TaskEncoder::label_index(const Example& ex, EncodedBatch& out, int32_t& ind
   }
   auto i = labels_->index(ex.label);
   if (!i) {
-    add_error(ex, out, "unknown label '" + ex.label + "'");
+    add_error(ex, out, unknown_label(ex.label, labels_->names()));
     return false;
   }
   index = *i;

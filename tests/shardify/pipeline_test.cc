@@ -1191,3 +1191,23 @@ TEST_CASE(
     CHECK_MESSAGE(out.find("pass --force") != std::string::npos, out);
   }
 }
+
+TEST_CASE("an unknown label names the labels given, and one given with blanks around it") {
+  // "--labels 'neg, pos'" names " pos": a row labelled "pos" was only "unknown label 'pos'".
+  TempDir tmp("label-blanks");
+  write_file(
+      tmp / "rows.jsonl",
+      "{\"text\": \"good\", \"label\": \"neg\"}\n{\"text\": \"fine\", \"label\": \"pos\"}\n");
+  const std::string in = "--input " + q(tmp / "rows.jsonl") + " --task cls" + tok();
+  std::string out;
+  CHECK(shardify(in + " --labels 'neg, pos' --out " + q(tmp / "ds"), &out) != 0);
+  CHECK_MESSAGE(out.find("rows.jsonl:2: unknown label 'pos' (the labels given: neg, ' pos'); "
+                         "' pos' has blanks around it") != std::string::npos,
+                out);
+  CHECK(shardify(in + " --labels neg,other --out " + q(tmp / "ds"), &out) != 0);
+  CHECK_MESSAGE(out.find("rows.jsonl:2: unknown label 'pos' (the labels given: neg, other)\n") !=
+                    std::string::npos,
+                out);
+  CHECK_FALSE(fs::exists(tmp / "ds"));
+  shardify_ok(in + " --labels neg,pos --out " + q(tmp / "ds"));
+}
