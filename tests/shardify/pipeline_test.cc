@@ -1211,3 +1211,26 @@ TEST_CASE("an unknown label names the labels given, and one given with blanks ar
   CHECK_FALSE(fs::exists(tmp / "ds"));
   shardify_ok(in + " --labels neg,pos --out " + q(tmp / "ds"));
 }
+
+TEST_CASE("shard-inspect report refuses --top -1 and --batch-size 0 or -1, as order does") {
+  // CLI11 read -1 as 2^64 - 1 (every token listed; a batch of 2^64 - 1, "0 steps an epoch"),
+  // and --batch-size 0 was drawn as batches of 1.
+  TempDir tmp("report-counts");
+  shardify_ok("--input " + q(shardify_data("docs.txt")) + tok() + " --max-len 16 --out " +
+              q(tmp / "ds"));
+  write_file(tmp / "mix.json", R"({"sources": [{"path": "ds", "weight": 1}]})");
+  const std::string report = inspect_bin() + " report " + q(tmp / "ds") + " -o " +
+                             q(tmp / "r.html") + " --mixture " + q(tmp / "mix.json");
+  for (const auto& [flag, why] : std::vector<std::pair<std::string, std::string>>{
+           {" --top -1", "--top: must be a whole number, 0 or more, not -1"},
+           {" --batch-size 0", "--batch-size: must be a whole number, 1 or more, not 0"},
+           {" --batch-size -1", "--batch-size: must be a whole number, 1 or more, not -1"}}) {
+    CAPTURE(flag);
+    std::string out;
+    CHECK(run_command(report + flag, &out) == 2);
+    CHECK_MESSAGE(out.find(why) != std::string::npos, out);
+    CHECK_FALSE(fs::exists(tmp / "r.html"));
+  }
+  std::string out;
+  CHECK_MESSAGE(run_command(report + " --top 0 --batch-size 1", &out) == 0, out);
+}

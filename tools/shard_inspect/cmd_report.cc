@@ -139,13 +139,15 @@ const shard_inspect::RegisterCommand kReport([](CLI::App& app) {
   cmd->add_option("--decode,--tokenizer", args->decode,
                   "Tokenizer file the dataset was made with: show the top tokens as text");
   cmd->add_option("--batch-size", args->options.batch_size, "Batch size of the mixture's steps")
-      ->default_val(args->options.batch_size);
+      ->default_val(args->options.batch_size)
+      ->check(shardkit::tools::kPositiveCount);
   cmd->add_option("--max-samples", args->options.max_samples,
                   "Samples per epoch (a weighted mixture's length)")
       ->default_val(0)
       ->check(shardkit::tools::kCount);
   cmd->add_option("--top", args->top, "How many of the most frequent tokens to show (0: none)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(shardkit::tools::kCount);
   cmd->add_flag("--force", args->force, "Replace an existing output file");
   shardkit::tools::add_progress_options(cmd, args->progress);
   const auto apply_source_flags = shard_inspect::add_source_flags(cmd);
