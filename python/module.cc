@@ -1,7 +1,10 @@
 // _shardkit: the C++ side of the Python module. Batches leave as buffer-protocol arrays
 // (host_array.h) that share the loader's buffers and keep the batch alive; the GIL is released
 // while waiting.
+#include <chrono>
 #include <limits>
+#include <mutex>
+#include <thread>
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -148,13 +151,19 @@ std::vector<loader::MixtureSource> sources_from(const std::vector<SourceTuple>& 
 // KeyboardInterrupt as next() returns, a preemption handler's) kept it from the caller: the
 // module's Python side calls hand_back() then. The batch comes again with the next call, and
 // state() is as before it, so that a checkpoint saved in the handler resumes with it.
+//
+// loader::Loader serves one consumer at a time, and next() waits without the GIL, so Python
+// threads sharing a Loader take turns here: each batch goes to one of them, and none is left
+// waiting for a batch past the epoch's end (which two waiting at once did, forever).
 struct KeepingLoader : loader::Loader {
   using loader::Loader::Loader;
 
   py::object next() {
-    // First: if anything below throws, hand_back() must not bring back the batch of the call
-    // before, which the caller already has.
-    last_.reset();
+    // First, before the wait for a turn (Ctrl-C may end it): if anything below throws,
+    // hand_back() must not bring back the batch of this thread's call before, which the caller
+    // already has.
+    if (last_owner_ == std::this_thread::get_id()) last_.reset();
+    const std::unique_lock turn = consumer_turn();
     const loader::LoaderState before = state();
     std::shared_ptr<loader::Batch> b = std::move(kept_);
     kept_.reset();
@@ -164,12 +173,14 @@ struct KeepingLoader : loader::Loader {
       return py::none();
     }
     last_ = b;
+    last_owner_ = std::this_thread::get_id();
     state_before_last_ = before;
     return py::make_tuple(batch_to_dict(b, options().int_output), b->records, b->index, b->sources);
   }
-  // Nothing unless the last next() returned a batch.
+  // Nothing unless this thread's last next() returned a batch (and no other thread's came
+  // since: with threads sharing a loader, an exception as a batch arrives may lose it).
   void hand_back() {
-    if (!last_) return;
+    if (!last_ || last_owner_ != std::this_thread::get_id()) return;
     kept_ = std::move(last_);
     last_.reset();
     state_before_kept_ = state_before_last_;
@@ -177,12 +188,11 @@ struct KeepingLoader : loader::Loader {
   loader::LoaderState state() const { return kept_ ? state_before_kept_ : loader::Loader::state(); }
   uint64_t batches_left() const { return loader::Loader::batches_left() + (kept_ ? 1 : 0); }
   void set_epoch(uint64_t epoch) {
-    kept_.reset();
-    last_.reset();
-    ended_ = false;
-    loader::Loader::set_epoch(epoch);
+    const std::unique_lock turn = consumer_turn();
+    start_epoch(epoch);
   }
   void restore(const loader::LoaderState& state) {
+    const std::unique_lock turn = consumer_turn();
     kept_.reset();
     last_.reset();
     ended_ = false;
@@ -192,17 +202,38 @@ struct KeepingLoader : loader::Loader {
   // A pass's start: after a pass that reached its epoch's end, or at a state restored there, the
   // next epoch. One call, so that no signal lands between deciding and doing.
   void start_pass() {
+    const std::unique_lock turn = consumer_turn();
     if (!ended_ && batches_left() > 0) return;
     if (epoch() == std::numeric_limits<uint64_t>::max())
       throw Error(ErrorCode::kInvalidArgument, "",
                   "epoch " + std::to_string(epoch()) + " was the last one: epochs are 64-bit");
-    set_epoch(epoch() + 1);
+    start_epoch(epoch() + 1);
   }
 
  private:
+  void start_epoch(uint64_t epoch) {
+    kept_.reset();
+    last_.reset();
+    ended_ = false;
+    loader::Loader::set_epoch(epoch);
+  }
+  // The turn of this thread (GIL held) to use the loader as its consumer. Another thread's turn
+  // may last as long as its wait for a batch: this one waits without the GIL, which that thread
+  // needs to end its turn, and looks for signals every 50 ms, as next() does (Ctrl-C ends it).
+  std::unique_lock<std::timed_mutex> consumer_turn() {
+    std::unique_lock turn(consumer_, std::defer_lock);
+    if (turn.try_lock()) return turn;
+    without_gil([&] {
+      while (!turn.try_lock_for(std::chrono::milliseconds(50))) raise_if_signalled();
+    });
+    return turn;
+  }
+
   std::shared_ptr<loader::Batch> kept_, last_;
+  std::thread::id last_owner_;  // the thread whose next() returned last_
   loader::LoaderState state_before_kept_, state_before_last_;
   bool ended_ = false;  // the last next() found the end of the epoch's batches
+  std::timed_mutex consumer_;
 };
 
 // Opening a remote dataset waits on the network: interruptible.

@@ -306,8 +306,10 @@ class Loader:
     ``epoch`` is the epoch the first pass reads. Each pass after a finished one reads the next
     epoch; ``set_epoch(e)`` chooses the epoch of the next pass instead (as a DistributedSampler
     does). A pass interrupted by ``break`` continues where it stopped. ``len()`` is the number
-    of batches the next pass yields. ``close()`` (or leaving a ``with`` block) stops the
-    loader's threads; a closed loader raises ValueError when used.
+    of batches the next pass yields. Passes running at once (threads sharing the loader) share
+    out one stream: each batch goes to one of them, and a pass that finds its epoch's batches
+    taken by the others ends. ``close()`` (or leaving a ``with`` block) stops the loader's
+    threads; a closed loader raises ValueError when used.
 
     A mixture's weights may follow a schedule instead (no weight/repeat/choose on the
     sources): ``schedule=[{"at_tokens": 0, "weights": [0.9, 0.1]}, {"at_tokens": 2e9,
@@ -345,6 +347,9 @@ class Loader:
         # The epoch set_epoch() chose while a pass was running: the next pass starts it.
         self._next_epoch: Optional[int] = None
         self._running_passes = 0
+        # Batches any pass (of any thread) has taken: a pass that finds none left after another
+        # took them knows the epoch was shared out, not empty.
+        self._batches_taken = 0
         # The epoch of a state just loaded, until a batch is taken: set_epoch() of that epoch
         # keeps the state's position.
         self._restored_epoch: Optional[int] = None
@@ -414,7 +419,7 @@ class Loader:
         return bool(loader.state()[2] == 0)
 
     def __iter__(self) -> Iterator[Batch]:
-        return self._pass(self._start_pass())
+        return self._pass(self._start_pass(), self._batches_taken)
 
     def _take(self, convert: Callable[[Any], _T]) -> Optional[_T]:
         """The next batch as ``convert`` makes it, or None at the epoch's end. An exception
@@ -424,15 +429,20 @@ class Loader:
         self._restored_epoch = None
         try:
             item = loader.next()
-            return None if item is None else convert(item)
+            if item is None:
+                return None
+            batch = convert(item)
+            self._batches_taken += 1
+            return batch
         except BaseException:
             loader.hand_back()
             raise
 
-    def _pass(self, from_epoch_start: bool) -> Iterator[Batch]:
+    def _pass(self, from_epoch_start: bool, taken_before: int) -> Iterator[Batch]:
         """A pass never ends without a batch silently: one whose epoch has none raises, and one
         that continues a position where nothing is left (max_tokens' or drop_last's end) goes on
-        into the next epoch."""
+        into the next epoch. But a pass that finds its epoch's batches taken by other passes
+        running beside it (other threads sharing the loader) ends: they had them."""
         self._running_passes += 1
         try:
             yielded = False
@@ -443,7 +453,7 @@ class Loader:
                     self._open().hand_back()  # raised as _take returned: not yielded
                     raise
                 if batch is None:
-                    if yielded:
+                    if yielded or self._batches_taken != taken_before:
                         return
                     if from_epoch_start:
                         raise _no_batch_error(self._open())

@@ -1,0 +1,100 @@
+"""What a PyTorch user does with a Loader beyond one loop: share it between threads. Expected
+orders come from `shard-inspect order` (the same plan, computed without the loader) and expected
+record sets from the dataset itself."""
+import os
+import subprocess
+import sys
+import threading
+import time
+import warnings
+
+sys.path.insert(0, os.path.dirname(__file__))
+import pyutil  # noqa: E402
+import shardkit  # noqa: E402
+from test_iteration import BATCH, batch_records, ids_index  # noqa: E402
+
+
+def planned_epoch(path, epoch, seed=3, batch=BATCH):
+    """The records of an epoch in loader order, from shard-inspect (not from the loader)."""
+    out = subprocess.run([pyutil.INSPECT, "order", path, "--seed", str(seed), "--epoch",
+                          str(epoch), "--batch-size", str(batch)],
+                         check=True, capture_output=True, text=True).stdout.split()
+    return [int(r) for r in out]
+
+
+def consume_in_threads(loader, ids, threads):
+    """Each thread runs its own pass over one loader (the passes made here, before the threads
+    start, so that all are passes of the same epoch); returns the records each got and the
+    threads still running after 20 s."""
+    passes = [iter(loader) for _ in range(threads)]
+    got = [[] for _ in range(threads)]
+    errors = []
+
+    def run(k):
+        try:
+            for batch in passes[k]:
+                got[k] += batch_records(batch, ids)
+        except BaseException as e:  # reported by the main thread
+            errors.append(e)
+
+    workers = [threading.Thread(target=run, args=(k,), daemon=True) for k in range(threads)]
+    for w in workers:
+        w.start()
+    deadline = time.monotonic() + 20
+    for w in workers:
+        w.join(max(0.0, deadline - time.monotonic()))
+    assert not errors, errors
+    return got, [w for w in workers if w.is_alive()]
+
+
+def test_threads_sharing_a_loader(path, ids):
+    """Four threads reading one loader get each record of the epoch once between them, and all
+    end. (Before, two threads waiting at once for the last batch left one waiting forever: with
+    one builder thread and one batch ahead, most epochs hung.)"""
+    n = len(ids)
+    for seed in range(3):
+        loader = shardkit.Loader(path, batch_size=8, seed=seed, threads=1, prefetch_batches=1,
+                                 include_metadata=True)
+        got, running = consume_in_threads(loader, ids, threads=4)
+        assert not running, f"seed {seed}: {len(running)} of 4 threads still wait for a batch"
+        records = sorted(r for part in got for r in part)
+        assert records == list(range(n)), f"seed {seed}: {len(records)} rows, " \
+            f"{len(set(records))} distinct records of {n}"
+        assert sum(1 for part in got if part) > 1, "the threads took turns"
+        # The loader is whole afterwards: the next pass is the next epoch.
+        assert [r for b in loader for r in batch_records(b, ids)] == planned_epoch(
+            path, 1, seed=seed, batch=8)
+    print(f"  4 threads over one loader, 3 epochs: each of the {n} records once, no thread left "
+          "waiting")
+
+
+def test_a_pass_whose_batches_another_took(path, ids):
+    """Two passes over one loader share its epoch (what threads sharing a loader make): the pass
+    that finds the batches gone ends, rather than calling the epoch empty ("no batch for this
+    rank", as it did) or reading the next epoch alone (as one made mid-epoch did)."""
+    loader = shardkit.Loader(path, batch_size=BATCH, seed=3, include_metadata=True)
+    first, second = iter(loader), iter(loader)
+    assert [r for b in first for r in batch_records(b, ids)] == planned_epoch(path, 0)
+    assert list(second) == [], "a pass of epoch 0 found it taken: it ends"
+    assert [r for b in loader for r in batch_records(b, ids)] == planned_epoch(path, 1)
+    first = iter(loader)  # epoch 2
+    taken = [r for _ in range(2) for r in batch_records(next(first), ids)]
+    second = iter(loader)  # made mid-epoch: it continues epoch 2
+    taken += [r for b in first for r in batch_records(b, ids)]
+    assert taken == planned_epoch(path, 2)
+    assert list(second) == [], "a pass made in epoch 2 found it taken: it ends"
+    assert [r for b in loader for r in batch_records(b, ids)] == planned_epoch(path, 3)
+    print("  a pass whose epoch another pass took ends empty; the next pass is the next epoch")
+
+
+def main():
+    warnings.simplefilter("error")
+    path, _ = pyutil.dataset(n=400, seed=17)
+    ids = ids_index(path)
+    test_threads_sharing_a_loader(path, ids)
+    test_a_pass_whose_batches_another_took(path, ids)
+    print("user semantics: all passed")
+
+
+if __name__ == "__main__":
+    main()
