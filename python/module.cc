@@ -67,19 +67,29 @@ py::list schema_list(const Schema& s) {
   return fields;
 }
 
-// A state_dict value: a non-negative integer, else a ShardkitError naming the field and range.
+// A state_dict value: a non-negative integer (an int, or any integer with __index__, as NumPy's
+// and 0-d integer tensors are after a checkpoint library's round trip), else a ShardkitError
+// naming the field, what it is, and the range.
 uint64_t state_field(const py::handle& value, const char* name, const std::string& range) {
-  const auto invalid = [&] {
+  const auto invalid = [&](const std::string& why) {
     return Error(ErrorCode::kInvalidArgument, "",
                  std::string("state_dict \"") + name + "\" is " +
-                     py::repr(value).cast<std::string>() + ": the valid range is " + range);
+                     py::repr(value).cast<std::string>() + why + ": the valid range is " + range);
   };
-  if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value)) throw invalid();
-  if (value.cast<py::int_>() < py::int_(0)) throw invalid();
+  const std::string type = py::str(py::type::of(value).attr("__name__"));
+  const auto not_integer = [&] { return invalid(", a " + type + ", not an integer"); };
+  if (PyBool_Check(value.ptr()) || type == "bool_" || !PyIndex_Check(value.ptr()))
+    throw not_integer();
+  const auto integer = py::reinterpret_steal<py::int_>(PyNumber_Index(value.ptr()));
+  if (!integer) {  // an __index__ that refuses, as a tensor of several elements does
+    PyErr_Clear();
+    throw not_integer();
+  }
+  if (integer < py::int_(0)) throw invalid("");
   try {
-    return value.cast<uint64_t>();
+    return integer.cast<uint64_t>();
   } catch (const py::cast_error&) {
-    throw invalid();
+    throw invalid("");
   }
 }
 

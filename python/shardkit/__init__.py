@@ -277,10 +277,12 @@ def read_mixture(spec: PathLike) -> Tuple[List[Source], Dict[str, Any]]:
 
 
 def _checked_epoch(epoch: int, caller: str = "Loader") -> int:
-    """The binding's epoch is a uint64: one out of its range would be refused by pybind11's list
-    of overloads rather than by name."""
-    if isinstance(epoch, bool) or not isinstance(epoch, int):
+    """The epoch as an int: any integer (NumPy's too, as every integer option takes), but not a
+    bool. The binding's epoch is a uint64: one out of its range would be refused by pybind11's
+    list of overloads rather than by name."""
+    if isinstance(epoch, (bool, _np.bool_)) or not hasattr(type(epoch), "__index__"):
         raise TypeError(f"{caller}: epoch must be an int, not {type(epoch).__name__}")
+    epoch = _operator.index(epoch)
     if not 0 <= epoch < 2**64:
         raise OptionError(f"{caller}: epoch must be from 0 to {2**64 - 1}, not {epoch}")
     return epoch
@@ -590,10 +592,11 @@ class IterableDataset(_data.IterableDataset):  # type: ignore[type-arg]
 
     def set_epoch(self, epoch: int) -> None:
         """As Loader.set_epoch(): the epoch of a state just loaded keeps its position."""
+        epoch = _checked_epoch(epoch, "IterableDataset")
         if self._loader is not None:
             self._loader.set_epoch(epoch)
             return
-        self._epoch = _checked_epoch(epoch, "IterableDataset")
+        self._epoch = epoch
         pending = self._pending_state
         if pending is not None and (not self._pending_restored or pending["epoch"] != epoch):
             self._pending_state = None
