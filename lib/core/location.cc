@@ -26,6 +26,23 @@ size_t url_end(std::string_view text, size_t from) {
   return end;
 }
 
+// Where the authority of a URL starting at `from` ends, for finding its user information: at the
+// first '/', the end of the line, or the next URL. Not at white space, quotes, '?' or '#': a
+// password may hold them (a quote is legal in one, the others come by mistake), and the whole
+// password is what must not be shown.
+size_t authority_end(std::string_view text, size_t from) {
+  return std::min({text.find_first_of("/\n", from), text.find("://", from), text.size()});
+}
+
+// Where a query starting at `from` ends: at white space, less the punctuation and quotes a
+// sentence puts after it. Not at a quote inside: a token may hold one.
+size_t query_end(std::string_view text, size_t from) {
+  size_t end = from;
+  while (end < text.size() && !std::isspace(static_cast<unsigned char>(text[end]))) ++end;
+  while (end > from + 1 && std::strchr(":,.;)\"'`", text[end - 1])) --end;
+  return end;
+}
+
 }  // namespace
 
 std::string object_url(std::string_view base, std::string_view name) {
@@ -46,18 +63,23 @@ std::string without_secrets(std::string_view text) {
        mark = text.find("://", mark + 3)) {
     const size_t start = mark + 3;
     if (start < done) continue;
-    const size_t end = url_end(text, start);
-    const std::string_view url = text.substr(start, end - start);
-    const size_t authority_end = std::min(url.find_first_of("/?#"), url.size());
-    const size_t at = url.substr(0, authority_end).rfind('@');
-    const size_t query = url.find('?');
-    if (at == std::string_view::npos && query == std::string_view::npos) continue;
+    const size_t at = text.substr(0, authority_end(text, start)).rfind('@');
+    const bool has_user = at != std::string_view::npos && at >= start;
+    const size_t host = has_user ? at : start;  // from the '@' on
+    const size_t end = url_end(text, host);
+    // A query's '?' may come after a quote in the path; it ends where the word does.
+    const size_t query = text.substr(0, query_end(text, host)).find('?', host);
+    if (!has_user && query == std::string_view::npos) continue;
     out += text.substr(done, start - done);
-    if (at != std::string_view::npos) out += "***";
-    const size_t host = at == std::string_view::npos ? 0 : at;
-    out += url.substr(host, query == std::string_view::npos ? url.size() - host : query - host);
-    if (query != std::string_view::npos) out += "?***";
-    done = end;
+    if (has_user) out += "***";
+    if (query == std::string_view::npos) {
+      out += text.substr(host, end - host);  // the rest of the URL, as the message quotes it
+      done = end;
+    } else {
+      out += text.substr(host, query - host);
+      out += "?***";
+      done = query_end(text, query);
+    }
   }
   out += text.substr(done);
   return out;
