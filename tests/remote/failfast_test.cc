@@ -243,6 +243,41 @@ TEST_CASE("a manifest or shard sent with Content-Encoding: gzip fails at once, n
   CHECK(chunked.requests("manifest").size() == 1);
 }
 
+TEST_CASE("a Range answered with other bytes of the object is the server's fault, named at once") {
+  // A cache in front of the server that answers bytes 7 earlier than asked, and says so in its
+  // Content-Range. Before, those bytes were taken for the asked ones: verify blamed the intact
+  // shards ("footer magic is not SHARDEND", checksum mismatches) after retrying each range.
+  TempDir tmp("otherrange");
+  t::write_remote_fixture(tmp / "www" / "ds");
+  REQUIRE(verify_dataset((tmp / "www" / "ds").string(), SourceOptions{}).ok());
+  t::FaultServer server(tmp / "server",
+                        {tmp / "www", 0, {R"({"path": "\\.shard$", "shift_range": 7})"}, {}});
+  SourceOptions o;
+  o.remote_retries = 3;
+  const VerifyReport report = verify_dataset(server.url("ds"), o);
+  REQUIRE_FALSE(report.faults.empty());
+  for (const VerifyFault& f : report.faults) {
+    INFO(f.message);
+    CHECK(f.file.rfind(server.url("ds/shard-"), 0) == 0);
+    CHECK(f.message.find(" instead (Content-Range: bytes ") != std::string::npos);
+    CHECK(f.message.find("another part of the object than the Range asked for") !=
+          std::string::npos);
+    CHECK(f.message.find("SHARDEND") == std::string::npos);
+    CHECK(f.message.find("checksum") == std::string::npos);
+  }
+  // Named on the first answer: each range asked once by the read (and perhaps once ahead).
+  std::map<std::pair<std::string, std::string>, int> asked;
+  for (const auto& r : server.requests(".shard")) ++asked[{r.path, r.range}];
+  for (const auto& [range, times] : asked) CHECK_MESSAGE(times <= 2, range.first, range.second);
+  // A range from byte 0 cannot be shifted: the same server serves it right.
+  remote::HttpTransport transport(o, std::nullopt);
+  const std::string shard = t::read_file(tmp / "www" / "ds" / "shard-00000.shard");
+  std::string head(64, '\0');
+  transport.get_range(server.url("ds/shard-00000.shard"), "shard", 0, head.size(),
+                      reinterpret_cast<unsigned char*>(head.data()));
+  CHECK(head == shard.substr(0, 64));
+}
+
 TEST_CASE("shard-inspect report and verify --json read with the remote flags, the manifest once") {
   TempDir tmp("cliflags");
   t::write_remote_fixture(tmp / "www" / "ds");

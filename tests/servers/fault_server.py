@@ -23,6 +23,9 @@ Rules (JSON, first match on the request path wins):
   {"path": RE, "extra": N, "extra_delay_ms": MS}
                                           the answer, then N more bytes past its Content-Length
                                           (an HTML fragment), MS ms later (default 0: at once)
+  {"path": RE, "shift_range": N}          a Range answered with the bytes N earlier (from 0 at
+                                          the least), the Content-Range saying so, as a cache that
+                                          mixes up ranges does
   {"path": RE, "short_length": N}         the answer with a Content-Length N bytes shorter than
                                           the body it sends
   {"path": RE, "cut_headers": true}       the status line and half a header, then the
@@ -56,7 +59,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sigv4  # noqa: E402
 
 ACTIONS = ("fail", "stall", "redirect", "whole", "no_length", "encoding", "huge_header",
-           "many_headers", "extra", "short_length", "cut_headers", "no_headers_end",
+           "many_headers", "extra", "shift_range", "short_length", "cut_headers", "no_headers_end",
            "bad_chunked", "not_http")
 # Actions that answer with a broken response of their own rather than the file's.
 BROKEN = ("cut_headers", "no_headers_end", "bad_chunked", "not_http")
@@ -211,6 +214,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         last = min(int(m.group(2)) if m.group(2) else len(data) - 1, len(data) - 1)
         if first > last:
             return self.answer(416, b"", {"Content-Range": f"bytes */{len(data)}"})
+        if action == "shift_range":
+            shift = min(first, spec["shift_range"])
+            first, last = first - shift, last - shift
         self.answer(206, body(data[first:last + 1]),
                     {"Content-Range": f"bytes {first}-{last}/{len(data)}", **encoded}, spec)
 

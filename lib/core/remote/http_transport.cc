@@ -123,6 +123,13 @@ const char* const kNoRanges =
     "the whole object. Remote datasets are read by byte ranges (nginx, S3 and most object stores "
     "serve them; python -m http.server does not)";
 
+std::string other_range_message(uint64_t first, uint64_t bytes, const std::string& declared) {
+  return "the server answered with bytes " + std::to_string(first) + ".." +
+         std::to_string(first + bytes) + " instead (Content-Range: " + declared +
+         "): a server or cache that sends another part of the object than the Range asked for; "
+         "its bytes are not used";
+}
+
 std::string over_limit(const BodyLimit& limit, int64_t declared) {
   std::string s = declared >= 0 ? "the object is " + std::to_string(declared) + " bytes, over "
                                 : "the object is larger than ";
@@ -229,6 +236,9 @@ struct HttpTransport::Hop {
   curl_off_t content_length = -1;  // as declared
   std::optional<uint64_t> object_size;  // Content-Range's complete length, when declared
   std::optional<uint64_t> range_bytes;  // the length of Content-Range's span, when declared
+  std::optional<uint64_t> range_first;  // and its first byte
+  std::string content_range;            // as declared, for the message
+  bool other_range = false;             // a 206 of bytes other than those asked for: refused
   curl_off_t uploaded = 0;
   // How far the response got, for the message when it broke off.
   bool request_sent = false;
@@ -291,6 +301,15 @@ struct HttpTransport::Hop {
             true};
   }
 
+  // A 206 whose Content-Range declares bytes other than those asked for (a server or cache in
+  // front of it that mixes up ranges): taken for the asked ones, its bytes would make an intact
+  // shard look damaged.
+  bool sends_other_range() const {
+    if (!range_) return false;
+    const auto& range = *range_;
+    return range && status == 206 && range_first &&
+           (*range_first != range->first || *range_bytes != range->second);
+  }
   // Routes the response to this hop and `sink`.
   void listen(CURL* handle, const std::optional<std::pair<uint64_t, size_t>>& range, Sink& s) {
     h = handle;
@@ -329,6 +348,10 @@ struct HttpTransport::Hop {
         hop.range_ignored = true;
         return 0;
       }
+      if (hop.sends_other_range()) {
+        hop.other_range = true;
+        return 0;
+      }
     }
     if (hop.status == 200 || hop.status == 206) return on_body(data, one * n, *hop.sink);
     if (hop.error_body.size() < 4096) hop.error_body.append(data, one * n);
@@ -364,9 +387,12 @@ struct HttpTransport::Hop {
   }
   // "bytes FIRST-LAST/SIZE", either side of the slash possibly "*".
   void read_content_range(const std::string& value) {
+    content_range = value.substr(0, 100);
     unsigned long long first = 0, last = 0;
-    if (std::sscanf(value.c_str(), "bytes %llu-%llu/", &first, &last) == 2 && last >= first)
+    if (std::sscanf(value.c_str(), "bytes %llu-%llu/", &first, &last) == 2 && last >= first) {
+      range_first = first;
       range_bytes = last - first + 1;
+    }
     const size_t slash = value.find('/');
     if (slash != std::string::npos && slash + 1 < value.size() &&
         std::isdigit(static_cast<unsigned char>(value[slash + 1])))
@@ -462,6 +488,10 @@ HttpTransport::Attempt HttpTransport::judge(const Hop& hop, const Request& reque
     ranges_unsupported_ = true;
     a.code = ErrorCode::kUnsupported;
     a.error = kNoRanges;
+    return a;
+  }
+  if (hop.other_range || (hop.headers_ended && hop.sends_other_range())) {
+    a.error = other_range_message(*hop.range_first, *hop.range_bytes, hop.content_range);
     return a;
   }
   if (sink.grow && sink.limit && (hop.code == CURLE_FILESIZE_EXCEEDED || sink.overflow)) {

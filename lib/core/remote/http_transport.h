@@ -12,7 +12,9 @@
 //
 // What is not retried, because another try would get the same answer: 4xx but 408 and 429, a
 // server that answers a Range request with the whole object (it does not support ranges: every
-// later range request of the transport fails at once, without a request), a success sent with
+// later range request of the transport fails at once, without a request), a 206 whose
+// Content-Range names other bytes than those asked for (a cache that mixes up ranges: its bytes
+// would pass for the asked ones and make an intact shard look damaged), a success sent with
 // a Content-Encoding other than identity (gzip of an object stored with that metadata: its
 // ranges and checksums are of the stored bytes, which shardkit does not decode), a body over its
 // limit, response headers over 256 KiB (or a header line over libcurl's 100 KB, which libcurl
