@@ -296,3 +296,23 @@ TEST_CASE("a full disk when the cache is first used: caching is skipped, batches
   CHECK(fs::file_size(full / "filler") == filled);
   for (const auto& e : fs::directory_iterator(full)) fs::remove_all(e.path());
 }
+
+// Run on a real read-only tmpfs (on_full_tmpfs.sh with TMPFS_OPTIONS=ro, as root): a cache_dir
+// that cannot be created there is an error naming it and why. Before, the reason given was the
+// open that followed: "No such file or directory".
+TEST_CASE("a cache_dir on a read-only file system: the error says so") {
+  const char* dir = std::getenv("SHARDKIT_TEST_FULL_DIR");
+  REQUIRE_MESSAGE(dir != nullptr, "run by CTest on a read-only tmpfs");
+  const fs::path cache_dir = fs::path(dir) / "cache";
+  try {
+    DiskCache cache(cache_dir.string(), 1 << 20);
+    FAIL("a cache was made on a read-only file system");
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    INFO(message);
+    CHECK(e.file() == cache_dir.string());
+    CHECK(message.find("cannot create the remote cache directory: Read-only file system") !=
+          std::string::npos);
+  }
+  CHECK_FALSE(fs::exists(cache_dir));
+}

@@ -167,6 +167,8 @@ int open_owned_dir(const std::string& parent) {
   std::error_code ec;
   fs::create_directories(parent, ec);
   if (ec && disk_full(ec.value())) return -1;
+  // Why it could not be made (a read-only file system, no permission), not the open's ENOENT.
+  if (ec) refuse(parent, "cannot create the remote cache directory: " + ec.message());
   // The user's own cache_dir may be a link (to a larger disk); what is inside is not followed.
   const int parent_fd = ::open(parent.c_str(), O_DIRECTORY | O_RDONLY | O_CLOEXEC);
   if (parent_fd < 0)
