@@ -220,6 +220,43 @@ TEST_CASE("eviction leaves another process's temporary file, and takes an abando
   CHECK_MESSAGE(!fs::exists(own / ".tmp-4243-1"), "an abandoned temporary file was kept");
 }
 
+// Run in a process of its own (CMakeLists.txt), as the first cache of its process. Processes in
+// different PID namespaces (pods or containers on one node sharing a hostPath cache_dir) can have
+// the same process ID; the names such a process is writing under now, planted here, must not be
+// taken. Before, each process counted its temporary names from 0: the first cache of a process
+// could not be created (`File exists`), and every colliding write failed and evicted half the
+// cache.
+TEST_CASE("another process with the same process ID writing to the cache: no name is shared") {
+  t::TempDir dir("cache-same-pid");
+  const std::string pid = std::to_string(::getpid());
+  const std::string other = "another process's bytes";
+  std::vector<fs::path> planted;
+  for (int k = 0; k < 64; ++k)
+    planted.push_back(dir.path() / (std::string(".") + DiskCache::kOwnedDir + ".new-" + pid + "-" +
+                                    std::to_string(k)));
+  for (const fs::path& p : planted) fs::create_directories(p);
+  DiskCache cache(dir.path().string(), 1 << 20);
+  const fs::path own = dir.path() / DiskCache::kOwnedDir;
+  for (int k = 0; k < 64; ++k) {
+    planted.push_back(own / (".tmp-" + pid + "-" + std::to_string(k)));
+    t::write_file(planted.back(), other);
+  }
+  const std::vector<unsigned char> block(4096, 7);
+  std::vector<unsigned char> back(block.size());
+  for (uint64_t k = 0; k < 32; ++k) {
+    const std::string key = DiskCache::key("http://h/x", 1, k * block.size(), block.size());
+    cache.put(key, block.data(), block.size(), false);
+    CHECK(cache.get(key, back.size(), back.data(), true));
+  }
+  CHECK(cache.stats().write_failures == 0);
+  CHECK(cache.stats().evicted_files == 0);
+  for (const fs::path& p : planted) {
+    INFO(p);
+    if (p.filename().string()[1] == 't') CHECK(t::read_file(p) == other);
+    CHECK(fs::exists(p));
+  }
+}
+
 namespace {
 
 // One epoch of a served dataset through a loader caching in `dir`, checked batch for batch

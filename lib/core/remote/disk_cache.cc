@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <random>
 #include <vector>
 
 #include "core/checksum.h"
@@ -29,7 +30,13 @@ constexpr std::string_view kTagText =
     "# Blocks of remote datasets fetched by shardkit's loader (cache_dir). shardkit removes\n"
     "# only the files here that it named itself; deleting this directory is always safe.\n";
 // Temporary names are unique per process (pid) and, across the caches of one process, by this.
-std::atomic<uint64_t> tmp_counter{0};
+// It starts at a random number: processes in different PID namespaces (containers on one node
+// sharing a cache_dir) may have the same pid, and counting from 0 they would take the same names.
+uint64_t random_start() {
+  std::random_device device;
+  return ((uint64_t(device()) << 32) | device()) >> 16;  // room to count up in 20 digits
+}
+std::atomic<uint64_t> tmp_counter{random_start()};
 
 // Consumed stamps lie in 1973..2001, far below any real time: epoch e takes the day-long span
 // that ends kConsumedBase - e days, so a later epoch's reads sort before an earlier epoch's; in
