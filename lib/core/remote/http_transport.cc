@@ -303,12 +303,16 @@ struct HttpTransport::Hop {
 
   // A 206 whose Content-Range declares bytes other than those asked for (a server or cache in
   // front of it that mixes up ranges): taken for the asked ones, its bytes would make an intact
-  // shard look damaged.
+  // shard look damaged. A range cut short at the object's declared end is the object's size,
+  // which the size check names (a shard shorter than its manifest says).
   bool sends_other_range() const {
     if (!range_) return false;
     const auto& range = *range_;
-    return range && status == 206 && range_first &&
-           (*range_first != range->first || *range_bytes != range->second);
+    if (!range || status != 206 || !range_first) return false;
+    if (*range_first != range->first) return true;
+    const bool cut_at_object_end =
+        object_size && *range_first + *range_bytes == *object_size && *range_bytes < range->second;
+    return *range_bytes != range->second && !cut_at_object_end;
   }
   // Routes the response to this hop and `sink`.
   void listen(CURL* handle, const std::optional<std::pair<uint64_t, size_t>>& range, Sink& s) {
