@@ -645,7 +645,8 @@ def write_dataset(rows: Iterable[Any], out: PathLike, task: str = "lm",
     """Converts rows into a dataset at ``out`` with shardify's converter and its threads.
 
     ``rows`` is any iterable of dicts: a generator, a list, ``DataFrame.to_dict("records")`` or
-    ``DataFrame.itertuples()``, a pandas ``DataFrame`` itself, a ``datasets.Dataset``. Each row is
+    ``DataFrame.itertuples()``, a pandas ``DataFrame`` itself, a ``datasets.Dataset``; not a dict
+    of columns (TypeError: make it a DataFrame or a list of dicts). Each row is
     read as ``shardify`` reads a line of a JSONL file (fields by ``text_field``, ``pair_field``,
     ``label_field``, dotted paths into nested dicts; for ``task="qa"`` ``context_field``,
     ``question_field``, ``answers_field``), and the dataset is byte-identical to ``shardify``'s on
@@ -662,8 +663,8 @@ def write_dataset(rows: Iterable[Any], out: PathLike, task: str = "lm",
     plain values directly, any other row through JSON). ``progress`` is shardify's
     ``--progress``: True or "auto" shows a tqdm bar on a terminal when tqdm is installed, else a
     line redrawn in place on a terminal, and anywhere else (a Slurm log, a redirected stderr) a
-    line every ``progress_interval`` seconds with rows done of the total, rate and ETA; "always"
-    prints those lines and a last one, terminal or not; False or "never" shows nothing.
+    line every ``progress_interval`` seconds (above 0) with rows done of the total, rate and ETA;
+    "always" prints those lines and a last one, terminal or not; False or "never" shows nothing.
 
     Returns the conversion summary as a dict (examples, records, tokens, truncated, skipped,
     bytes, seconds, the first errors; "documents" is examples' former name) with the dataset's
@@ -672,6 +673,8 @@ def write_dataset(rows: Iterable[Any], out: PathLike, task: str = "lm",
     if tokenizer is None:
         raise TypeError("write_dataset: tokenizer= is required (tokenizer.json, vocab.txt, "
                         "encoder.json or a SentencePiece .model)")
+    _rows.refuse_mapping(rows)
+    progress_interval = _checked_interval(progress_interval)
     passes = 2 if task in _LABELLED_TASKS and options.get("labels") is None else 1
     if passes == 2 and not _rows.can_read_twice(rows):
         raise ShardkitError(
@@ -695,6 +698,18 @@ def write_dataset(rows: Iterable[Any], out: PathLike, task: str = "lm",
             bar.close()
     summary["info"] = Dataset(out).info
     return summary
+
+
+def _checked_interval(seconds: Any) -> float:
+    """progress_interval, refused as the tools refuse --progress-interval: a number of seconds
+    above 0 (checked whether or not progress is shown, as a flag is)."""
+    if isinstance(seconds, bool) or not isinstance(seconds, _numbers.Real):
+        raise TypeError("write_dataset: progress_interval must be a number of seconds, not "
+                        f"{type(seconds).__name__}")
+    if not (_math.isfinite(seconds) and seconds > 0):
+        raise OptionError("write_dataset: progress_interval must be a number of seconds above 0, "
+                          f"not {seconds!r}")
+    return float(seconds)
 
 
 def _progress(rows: Iterable[Any], progress: Union[bool, str, None], interval: float) -> Any:

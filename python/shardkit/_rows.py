@@ -125,6 +125,29 @@ def is_dataframe(rows):
     return pandas is not None and isinstance(rows, pandas.DataFrame)
 
 
+def _is_column(value):
+    """A column's values: a list or tuple, or what NumPy and pandas hold them in."""
+    return isinstance(value, (list, tuple)) or hasattr(value, "tolist")
+
+
+def refuse_mapping(rows):
+    """A dict given as the rows would be read as its keys (what iterating a dict gives), each
+    refused as "not a dict": TypeError saying what was given and what to pass instead."""
+    if not isinstance(rows, _abc.Mapping) or is_dataframe(rows):
+        return
+    keys = ", ".join(repr(k) for k in list(rows)[:4]) + (", ..." if len(rows) > 4 else "")
+    if rows and all(_is_column(v) for v in rows.values()):
+        raise TypeError(
+            f"write_dataset: rows is a dict of columns ({keys}), and iterating a dict gives its "
+            "keys, not rows: pass a list of dicts, one per row ([dict(zip(columns, values)) for "
+            "values in zip(*columns.values())]), pandas.DataFrame(columns) or "
+            "datasets.Dataset.from_dict(columns)")
+    raise TypeError(
+        f"write_dataset: rows is a dict ({keys}), and iterating a dict gives its keys, not rows: "
+        "pass an iterable of rows (a list of dicts, a pandas DataFrame, a datasets.Dataset); "
+        "one row is [row]")
+
+
 def records(rows):
     return _frame_records(rows) if is_dataframe(rows) else iter(rows)
 

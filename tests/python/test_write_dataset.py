@@ -571,6 +571,66 @@ def test_progress(tmp):
     print(f"  progress: a tqdm bar on a terminal; {len(always)} lines in a log; none when off")
 
 
+def test_dict_of_columns(tmp):
+    """A dict of columns (what a pandas user holds before making a DataFrame) is refused as what it
+    is, not as rows that are its keys; the conversions the message names give shardify's dataset
+    of the same rows."""
+    rows = [{"text": r["text"], "label": r["label"]} for r in cls_rows(40, 5)]
+    columns = {"text": [r["text"] for r in rows], "label": [r["label"] for r in rows]}
+    out = os.path.join(tmp, "columns")
+    for given, what in ((columns, "rows is a dict of columns ('text', 'label')"),
+                        ({k: numpy.array(v) for k, v in columns.items()}, "dict of columns"),
+                        (rows[0], "rows is a dict ('text', 'label')")):
+        try:
+            shardkit.write_dataset(given, out, task="cls", tokenizer=VOCAB, progress=False)
+            raise AssertionError(f"a dict was taken as rows: {what}")
+        except TypeError as e:
+            message = str(e)
+            assert what in message and "iterating a dict gives its keys, not rows" in message, message
+            assert "a list of dicts" in message and "DataFrame" in message, message
+    assert not os.path.exists(out)
+    cli = os.path.join(tmp, "columns-cli")
+    shardify(write_jsonl(rows, os.path.join(tmp, "columns.jsonl")), cli, "cls", VOCAB)
+    as_list = [dict(zip(columns, values)) for values in zip(*columns.values())]
+    for name, given in (("list", as_list), ("frame", pandas.DataFrame(columns))):
+        mine = os.path.join(tmp, f"columns-{name}")
+        shardkit.write_dataset(given, mine, task="cls", tokenizer=VOCAB, threads=1,
+                               block_size=4096, progress=False)
+        assert_same_dataset(cli, mine)
+    print("  a dict of columns (or one row) is named as such, with what to pass instead")
+
+
+def test_progress_interval_range(tmp):
+    """progress_interval is refused as shardify refuses --progress-interval (a number of seconds
+    above 0), whether or not progress is shown, before any row is read."""
+    out = os.path.join(tmp, "interval")
+    for bad in (-1, 0, -0.5, float("nan"), float("inf")):
+        for progress in (False, "always"):
+            try:
+                shardkit.write_dataset(cls_rows(5, 0), out, tokenizer=VOCAB, progress=progress,
+                                       progress_interval=bad)
+                raise AssertionError(f"progress_interval={bad} accepted")
+            except shardkit.OptionError as e:
+                assert f"progress_interval must be a number of seconds above 0, not {bad}" in \
+                    str(e), str(e)
+    for bad in ("5", True, None):
+        try:
+            shardkit.write_dataset(cls_rows(5, 0), out, tokenizer=VOCAB, progress=False,
+                                   progress_interval=bad)
+            raise AssertionError(f"progress_interval={bad!r} accepted")
+        except TypeError as e:
+            assert "progress_interval must be a number of seconds, not" in str(e), str(e)
+    assert not os.path.exists(out)
+    cli = subprocess.run([pyutil.SHARDIFY, "--input", write_jsonl(cls_rows(5, 0), out + ".jsonl"),
+                          "--task", "lm", "--tokenizer", VOCAB, "--out", out,
+                          "--progress-interval", "-1"], capture_output=True, text=True)
+    assert cli.returncode != 0 and "above 0" in cli.stderr, cli.stderr
+    summary = shardkit.write_dataset(cls_rows(5, 0), out, tokenizer=VOCAB, progress=False,
+                                     progress_interval=0.5)
+    assert summary["examples"] == 5, summary
+    print("  progress_interval: -1, 0, NaN and inf refused as shardify refuses them; 0.5 taken")
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="shardkit-write-")
     try:
@@ -584,6 +644,8 @@ def main():
         test_exception_from_rows_leaves_nothing(tmp)
         test_keyboard_interrupt_leaves_nothing(tmp)
         test_progress(tmp)
+        test_dict_of_columns(tmp)
+        test_progress_interval_range(tmp)
         print("write_dataset: ok")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
