@@ -33,12 +33,15 @@ stub (``__init__.pyi``) are made.
 from __future__ import annotations
 
 import collections.abc as _abc
+import functools as _functools
 import json as _json
 import math as _math
 import numbers as _numbers
 import operator as _operator
 import os as _os
+import reprlib as _reprlib
 import sys as _sys
+import warnings as _warnings
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence,
                     Tuple, TypeVar, Union)
 
@@ -288,6 +291,52 @@ def _checked_epoch(epoch: int, caller: str = "Loader") -> int:
     return epoch
 
 
+# Loader's parameters after the path, in the order they once were positional.
+_ONCE_POSITIONAL = ("epoch", "schedule", "interpolation", "tokens_per_sample")
+
+
+def _positional_warning(values: Tuple[Any, ...]) -> str:
+    """What Loader(path, ...) took its positional values as. The first is what a torch user
+    most likely meant as DataLoader's batch_size."""
+    shown = ", ".join(_reprlib.repr(v) for v in values)
+    if len(values) == 1:
+        v = _reprlib.repr(values[0])
+        how = (f"the second positional argument is the epoch ({v}), not the batch size; pass "
+               f"epoch={v} or batch_size={v} by keyword")
+    else:
+        taken = ", ".join(f"{name}={_reprlib.repr(v)}" for name, v in zip(_ONCE_POSITIONAL, values))
+        how = f"the positional arguments after the path are taken as {taken}; pass them by keyword"
+    return (f"Loader(path, {shown}): {how}: positional arguments after the path will be "
+            "refused in a later version")
+
+
+def _positional_as_keywords(values: Tuple[Any, ...], keywords: Mapping[str, Any]) -> Dict[str, Any]:
+    """Loader's positional values after the path as the keywords they stand for, refused as
+    Python refuses them (too many, or one also given by keyword)."""
+    if len(values) > len(_ONCE_POSITIONAL):
+        raise TypeError(f"Loader.__init__() takes from 2 to {len(_ONCE_POSITIONAL) + 2} "
+                        f"positional arguments but {len(values) + 2} were given")
+    named = dict(zip(_ONCE_POSITIONAL, values))
+    for name in named:
+        if name in keywords:
+            raise TypeError(f"Loader.__init__() got multiple values for argument '{name}'")
+    return named
+
+
+def _accepting_positional_epoch(init: Callable[..., None]) -> Callable[..., None]:
+    """Loader.__init__, whose epoch, schedule, interpolation and tokens_per_sample are
+    keyword-only (as help(), inspect and the stub show it, so that a type checker flags
+    ``Loader(path, 64)``), still taking them by position as it once did, with a FutureWarning:
+    ``Loader(path, 64)`` reads epoch 64, which a torch user means as the batch size."""
+    @_functools.wraps(init)
+    def init_taking_positions(self: Any, path: Any, *values: Any, **keywords: Any) -> None:
+        if values:
+            keywords.update(_positional_as_keywords(values, keywords))
+            _warnings.warn(_positional_warning(values), FutureWarning, stacklevel=2)
+        init(self, path, **keywords)
+    return init_taking_positions
+
+
 def _no_batch_error(loader: Any) -> ShardkitError:
     return ShardkitError(
         f"an epoch of this loader has no batch for this rank ({loader.epoch_samples} samples in "
@@ -305,7 +354,9 @@ class Loader:
     fields define the batch; every other must hold the fields read, for the same task and
     tokenizer, else ShardkitError names both datasets and the difference.
 
-    ``epoch`` is the epoch the first pass reads. Each pass after a finished one reads the next
+    ``epoch`` is the epoch the first pass reads, a keyword (``Loader(path, 64)`` still reads
+    epoch 64, as it did when epoch was positional, but warns: ``DataLoader(ds, 64)`` means a
+    batch size). Each pass after a finished one reads the next
     epoch; ``set_epoch(e)`` chooses the epoch of the next pass instead (as a DistributedSampler
     does). A pass interrupted by ``break`` continues where it stopped. ``len()`` is the number
     of batches the next pass yields. Passes running at once (threads sharing the loader) share
@@ -325,7 +376,8 @@ class Loader:
     keyword or a value of the wrong type, TypeError.
     """
 
-    def __init__(self, path: Union[PathLike, Sequence[SourceLike]], epoch: int = 0,
+    @_accepting_positional_epoch
+    def __init__(self, path: Union[PathLike, Sequence[SourceLike]], *, epoch: int = 0,
                  schedule: Optional[Sequence[Mapping[str, Any]]] = None,
                  interpolation: str = "step", tokens_per_sample: Optional[int] = None,
                  **options: Any) -> None:

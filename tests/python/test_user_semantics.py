@@ -1,7 +1,8 @@
 """What a PyTorch user does with a Loader beyond one loop: share it between threads, resume from a
-state whose integers a checkpoint library turned into NumPy's or torch's, and count epochs with
-NumPy. Expected orders come from `shard-inspect order` (the same plan, computed without the
-loader) and expected record sets from the dataset itself."""
+state whose integers a checkpoint library turned into NumPy's or torch's, count epochs with
+NumPy, and write Loader(path, 64) as DataLoader(ds, 64) is written. Expected orders come from `shard-inspect order` (the same plan, computed without the loader) and
+expected record sets from the dataset itself."""
+import inspect
 import os
 import subprocess
 import sys
@@ -137,6 +138,45 @@ def test_numpy_epochs(path, ids):
     print("  epoch=np.int64(2), set_epoch() over np.arange and IterableDataset's: those epochs")
 
 
+def loader_records(loader, ids):
+    return [r for b in loader for r in batch_records(b, ids)]
+
+
+def test_positional_epoch(path, ids):
+    """Loader(path, 2), which a DataLoader user means as batch_size=2, still reads epoch 2 (the
+    second argument has always been the epoch), and warns, naming both readings; the signature
+    shown makes epoch keyword-only, and the errors Python gives for its own signatures stay."""
+    options = dict(batch_size=BATCH, seed=3, include_metadata=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loader = shardkit.Loader(path, 2, **options)
+    assert [w.category for w in caught] == [FutureWarning], [str(w.message) for w in caught]
+    assert caught[0].filename == __file__, caught[0].filename  # the user's line, not shardkit's
+    assert str(caught[0].message) == (
+        "Loader(path, 2): the second positional argument is the epoch (2), not the batch size; "
+        "pass epoch=2 or batch_size=2 by keyword: positional arguments after the path will be "
+        "refused in a later version"), str(caught[0].message)
+    assert loader_records(loader, ids) == planned_epoch(path, 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loader = shardkit.Loader(path, 1, None, **options)
+    assert "taken as epoch=1, schedule=None; pass them by keyword" in str(caught[0].message)
+    assert loader_records(loader, ids) == planned_epoch(path, 1)
+    for args, kwargs, words in (((2,), {"epoch": 2}, "got multiple values for argument 'epoch'"),
+                                ((0, None, "step", None, 5), {},
+                                 "takes from 2 to 6 positional arguments but 7 were given")):
+        try:
+            shardkit.Loader(path, *args, **kwargs, **options)
+            raise AssertionError(f"Loader(path, *{args}, **{kwargs}) accepted")
+        except TypeError as e:
+            assert str(e) == f"Loader.__init__() {words}", str(e)
+    parameters = inspect.signature(shardkit.Loader).parameters
+    assert list(parameters)[:2] == ["path", "epoch"], list(parameters)
+    for name in ("epoch", "schedule", "interpolation", "tokens_per_sample"):
+        assert parameters[name].kind is inspect.Parameter.KEYWORD_ONLY, (name, parameters[name])
+    print("  Loader(path, 2): epoch 2, with a FutureWarning naming epoch= and batch_size=")
+
+
 def main():
     warnings.simplefilter("error")
     path, _ = pyutil.dataset(n=400, seed=17)
@@ -145,6 +185,7 @@ def main():
     test_a_pass_whose_batches_another_took(path, ids)
     test_state_integers_of_numpy_and_torch(path, ids)
     test_numpy_epochs(path, ids)
+    test_positional_epoch(path, ids)
     print("user semantics: all passed")
 
 

@@ -6,3 +6,4 @@ shardkit.Loader("data", shufle=True)
 shardkit.write_dataset([], "out", tokenizer="t.json", on_error="ignore")
 shardkit.Dataset("data", read_mode=3)
 n: str = len(shardkit.Dataset("data"))
+shardkit.Loader("data", 64)  # DataLoader(ds, 64) means a batch size; here it was the epoch
