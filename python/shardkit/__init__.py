@@ -42,8 +42,8 @@ import os as _os
 import reprlib as _reprlib
 import sys as _sys
 import warnings as _warnings
-from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence,
-                    Tuple, TypeVar, Union)
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, NoReturn, Optional,
+                    Sequence, Tuple, TypeVar, Union)
 
 import numpy as _np
 import torch as _torch
@@ -74,7 +74,8 @@ _SourceTuple = Tuple[str, Optional[float], Optional[float], Optional[int],
 # Imported for the annotations above, not part of the package: dir(shardkit) (what an editor
 # completes) lists __all__ and the module's own private names.
 _ANNOTATION_NAMES = frozenset(["Any", "Callable", "Dict", "Iterable", "Iterator", "List",
-                               "Mapping", "Optional", "Sequence", "Tuple", "TypeVar", "Union"])
+                               "Mapping", "NoReturn", "Optional", "Sequence", "Tuple", "TypeVar",
+                               "Union"])
 
 
 def __dir__() -> List[str]:
@@ -422,6 +423,15 @@ class Loader:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # pickle, copy.copy() and copy.deepcopy() all ask for this; the default would be pybind11's
+    # "cannot pickle 'shardkit._shardkit.Loader' object", which does not say what to do instead.
+    def __getstate__(self) -> NoReturn:
+        raise TypeError(
+            "a shardkit.Loader cannot be pickled or copied: it holds running threads and their "
+            "buffers. Save its position with state_dict() (a dict of plain values) and continue "
+            "it with a new Loader(...) and load_state_dict(state); or use "
+            "shardkit.IterableDataset, which pickles as its path, options and position")
 
     def set_epoch(self, epoch: int) -> None:
         """The next pass reads ``epoch`` from its start; but right after load_state_dict() of a

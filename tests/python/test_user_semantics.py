@@ -1,9 +1,12 @@
 """What a PyTorch user does with a Loader beyond one loop: share it between threads, resume from a
 state whose integers a checkpoint library turned into NumPy's or torch's, count epochs with
-NumPy, and write Loader(path, 64) as DataLoader(ds, 64) is written. Expected orders come from `shard-inspect order` (the same plan, computed without the loader) and
+NumPy, write Loader(path, 64) as DataLoader(ds, 64) is written, and pickle or copy a Loader.
+Expected orders come from `shard-inspect order` (the same plan, computed without the loader) and
 expected record sets from the dataset itself."""
+import copy
 import inspect
 import os
+import pickle
 import subprocess
 import sys
 import threading
@@ -177,6 +180,34 @@ def test_positional_epoch(path, ids):
     print("  Loader(path, 2): epoch 2, with a FutureWarning naming epoch= and batch_size=")
 
 
+def test_pickling_a_loader(path, ids):
+    """A Loader cannot be pickled or copied (its threads cannot): the error says what can, and
+    both ways it names go on where the loader was."""
+    options = dict(batch_size=BATCH, seed=3, include_metadata=True)
+    loader = shardkit.Loader(path, **options)
+    passes = iter(loader)
+    first = batch_records(next(passes), ids)
+    for attempt in (pickle.dumps, copy.deepcopy, copy.copy):
+        try:
+            attempt(loader)
+            raise AssertionError(f"{attempt.__module__}.{attempt.__name__} took a Loader")
+        except TypeError as e:
+            message = str(e)
+            assert message.startswith("a shardkit.Loader cannot be pickled or copied"), message
+            for way in ("state_dict()", "load_state_dict(state)", "shardkit.IterableDataset"):
+                assert way in message, message
+    fresh = shardkit.Loader(path, **options)
+    fresh.load_state_dict(pickle.loads(pickle.dumps(loader.state_dict())))
+    assert first + loader_records(fresh, ids) == planned_epoch(path, 0)
+    dataset = shardkit.IterableDataset(path, **options)
+    dataset_passes = iter(dataset)
+    first = batch_records(next(dataset_passes), ids)
+    for copied in (pickle.loads(pickle.dumps(dataset)), copy.deepcopy(dataset)):
+        assert first + loader_records(copied, ids) == planned_epoch(path, 0)
+    print("  pickle/copy of a Loader: a TypeError naming state_dict() and IterableDataset, "
+          "both of which resume")
+
+
 def main():
     warnings.simplefilter("error")
     path, _ = pyutil.dataset(n=400, seed=17)
@@ -186,6 +217,7 @@ def main():
     test_state_integers_of_numpy_and_torch(path, ids)
     test_numpy_epochs(path, ids)
     test_positional_epoch(path, ids)
+    test_pickling_a_loader(path, ids)
     print("user semantics: all passed")
 
 
