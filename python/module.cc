@@ -157,6 +157,29 @@ std::vector<loader::MixtureSource> sources_from(const std::vector<SourceTuple>& 
   return out;
 }
 
+// What reading the loader's sources has cost so far, summed over them (a local source adds 0):
+// the remote store's counters (core/dataset_store.h) as a dict named as IoStats' fields.
+py::dict io_stats_of(const loader::Loader& l) {
+  IoStats total;
+  for (size_t i = 0; i < l.sources(); ++i) {
+    const IoStats s = l.dataset(i).io_stats();
+    total.requests += s.requests;
+    total.bytes_fetched += s.bytes_fetched;
+    total.retries += s.retries;
+    total.cache_hits += s.cache_hits;
+    total.cache_write_failures += s.cache_write_failures;
+    total.cache_evictions += s.cache_evictions;
+  }
+  py::dict out;
+  out["requests"] = total.requests;
+  out["bytes_fetched"] = total.bytes_fetched;
+  out["retries"] = total.retries;
+  out["cache_hits"] = total.cache_hits;
+  out["cache_write_failures"] = total.cache_write_failures;
+  out["cache_evictions"] = total.cache_evictions;
+  return out;
+}
+
 // A Loader that takes back the batch its last next() returned, when an exception (Python's
 // KeyboardInterrupt as next() returns, a preemption handler's) kept it from the caller: the
 // module's Python side calls hand_back() then. The batch comes again with the next call, and
@@ -389,7 +412,8 @@ PYBIND11_MODULE(_shardkit, m) {
           py::arg("seed"), py::arg("epoch"), py::arg("samples_consumed"),
           py::arg("tokens_consumed") = py::int_(0), py::arg("fingerprint") = py::none(),
           py::arg("blocks_skipped") = py::int_(0), py::arg("skipped_blocks") = py::none())
-      .def("planned_records", &loader::Loader::planned_records, py::arg("batch"));
+      .def("planned_records", &loader::Loader::planned_records, py::arg("batch"))
+      .def("io_stats", [](const KeepingLoader& l) { return io_stats_of(l); });
 
   python::bind_write_dataset(m);
 }

@@ -537,7 +537,8 @@ class Loader:
         return self._take(lambda item: (_tensors(item[0]), list(zip(item[3], item[1]))))
 
     def state_dict(self) -> State:
-        """Where the run is: seed, epoch, samples_consumed (all ranks), tokens_consumed, the
+        """Where the run is: seed, epoch, samples_consumed (all ranks), tokens_consumed (the
+        tokens counted for ``max_tokens``, all ranks; it stays 0 without ``max_tokens``), the
         fingerprint of the data and order it is a position in, blocks_skipped and which they
         are (skipped_blocks: [source, block] pairs). It resumes at any world size and batch
         size; a state at the end of an epoch resumes with the next one."""
@@ -563,6 +564,12 @@ class Loader:
 
     def planned_records(self, batch: int) -> List[int]:
         return list(self._open().planned_records(batch))
+
+    def io_stats(self) -> Dict[str, int]:
+        """What reading has cost so far, summed over the sources (all 0 for local ones):
+        requests, bytes_fetched and retries (http(s):// and s3://), cache_hits,
+        cache_write_failures (writes a full disk skipped) and cache_evictions (``cache_dir``)."""
+        return {k: int(v) for k, v in self._open().io_stats().items()}
 
 
 # The keys every state_dict() has held; the others were added later and default when absent.

@@ -1,9 +1,11 @@
 """What a PyTorch user does with a Loader beyond one loop: share it between threads, resume from a
 state whose integers a checkpoint library turned into NumPy's or torch's, count epochs with
-NumPy, write Loader(path, 64) as DataLoader(ds, 64) is written, and pickle or copy a Loader.
-Expected orders come from `shard-inspect order` (the same plan, computed without the loader) and
-expected record sets from the dataset itself."""
+NumPy, write Loader(path, 64) as DataLoader(ds, 64) is written, pickle or copy a Loader, and ask
+a remote one what its reads cost. Expected orders come from `shard-inspect order` (the same plan,
+computed without the loader), expected record sets from the dataset itself, and a remote
+loader's counts from the HTTP server's own."""
 import copy
+import http.server
 import inspect
 import os
 import pickle
@@ -208,6 +210,101 @@ def test_pickling_a_loader(path, ids):
           "both of which resume")
 
 
+class _CountingRangeHandler(http.server.SimpleHTTPRequestHandler):
+    """Static files with Range requests (206), counting requests and body bytes sent."""
+
+    def log_message(self, *args):
+        pass
+
+    def do_HEAD(self):
+        self.server.count(0)
+        super().do_HEAD()
+
+    def do_GET(self):
+        path = self.translate_path(self.path)
+        if not os.path.isfile(path):
+            self.server.count(0)
+            self.send_error(404)
+            return
+        with open(path, "rb") as f:
+            data = f.read()
+        status, body, spec = 200, data, self.headers.get("Range")
+        if spec and spec.startswith("bytes="):
+            first, _, last = spec[6:].partition("-")
+            first, last = int(first), min(int(last), len(data) - 1) if last else len(data) - 1
+            status, body = 206, data[first:last + 1]
+        self.server.count(len(body))
+        self.send_response(status)
+        if status == 206:
+            self.send_header("Content-Range", f"bytes {first}-{last}/{len(data)}")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class _CountingServer(http.server.ThreadingHTTPServer):
+    def __init__(self, directory):
+        super().__init__(("127.0.0.1", 0), lambda *a, **k: _CountingRangeHandler(
+            *a, directory=directory, **k))
+        self.lock = threading.Lock()
+        self.requests = self.bytes = 0
+
+    def count(self, body_bytes):
+        with self.lock:
+            self.requests += 1
+            self.bytes += body_bytes
+
+    def counts(self):
+        with self.lock:
+            return self.requests, self.bytes
+
+
+def settled_io_stats(loader, server):
+    """io_stats() once it agrees with the server (blocks fetched ahead may still be on their way
+    when a pass ends), or the last one after 10 s."""
+    deadline = time.monotonic() + 10
+    while True:
+        stats = loader.io_stats()
+        if (stats["requests"], stats["bytes_fetched"]) == server.counts() or \
+                time.monotonic() > deadline:
+            return stats
+        time.sleep(0.05)
+
+
+def test_io_stats(path, ids):
+    """Loader.io_stats() (the README's cache text names it) counts what the server answered: its
+    requests and body bytes; with cache_dir, a second epoch is read from the cache, without a
+    request. A local loader's counts are all 0."""
+    options = dict(batch_size=BATCH, seed=3, include_metadata=True)
+    local = shardkit.Loader(path, **options).io_stats()
+    assert local == dict.fromkeys(("requests", "bytes_fetched", "retries", "cache_hits",
+                                   "cache_write_failures", "cache_evictions"), 0), local
+    server = _CountingServer(os.path.dirname(path))
+    serving = threading.Thread(target=server.serve_forever)
+    serving.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/{os.path.basename(path)}"
+        loader = shardkit.Loader(url, cache_dir=pyutil.scratch("shardkit-io-stats-"),
+                                 remote_retries=0, **options)
+        assert loader_records(loader, ids) == planned_epoch(path, 0)
+        stats = settled_io_stats(loader, server)
+        requests, body_bytes = server.counts()
+        assert (stats["requests"], stats["bytes_fetched"]) == (requests, body_bytes) and \
+            requests > 0, (stats, requests, body_bytes)
+        assert stats["retries"] == stats["cache_write_failures"] == 0, stats
+        assert loader_records(loader, ids) == planned_epoch(path, 1)
+        second = settled_io_stats(loader, server)
+        assert server.counts() == (requests, body_bytes), "the cached epoch asked the server"
+        assert second["cache_hits"] > stats["cache_hits"], (stats, second)
+        assert second["requests"] == requests, second
+    finally:
+        server.shutdown()
+        serving.join()
+        server.server_close()
+    print(f"  io_stats(): {requests} requests and {body_bytes} bytes, as the server counted; "
+          f"the cached epoch {second['cache_hits'] - stats['cache_hits']} cache hits")
+
+
 def main():
     warnings.simplefilter("error")
     path, _ = pyutil.dataset(n=400, seed=17)
@@ -218,6 +315,7 @@ def main():
     test_numpy_epochs(path, ids)
     test_positional_epoch(path, ids)
     test_pickling_a_loader(path, ids)
+    test_io_stats(path, ids)
     print("user semantics: all passed")
 
 

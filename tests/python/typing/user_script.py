@@ -23,6 +23,7 @@ def train(path: str, valid: str) -> float:
                 optimizer.step()
             state: Dict[str, Any] = loader.state_dict()
             loader.load_state_dict(state)
+            fetched: int = loader.io_stats()["bytes_fetched"]
     mixture = shardkit.Loader([shardkit.Source(path, weight=3), shardkit.Source(valid, weight=1)],
                               batch_size=16, source_field=True)
     steps: int = len(mixture)
