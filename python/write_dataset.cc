@@ -384,6 +384,9 @@ void bind_write_dataset(py::module_& m) {
       "The converter's options for these keywords, every default applied, as JSON (the option "
       "table's serialization).");
 
+  m.def("_progress_interval_problem", &progress_interval_problem, py::arg("seconds"),
+        "Why the text of progress_interval is not one (--progress-interval's rule), or \"\".");
+
   // The command-line tools' progress reporter, counting the rows pulled (write_dataset passes
   // add as on_chunk). It writes to the process's stderr, as the tools do.
   struct RowProgress {

@@ -2,8 +2,6 @@
 // reports progress (shardify, shardify merge, shard-inspect verify and report).
 #pragma once
 
-#include <cmath>
-#include <cstdlib>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -23,15 +21,8 @@ inline void add_progress_options(CLI::App* cmd, ProgressOptions& options) {
       ->default_str("auto");
   cmd->add_option("--progress-interval", options.interval_seconds,
                   "Seconds between progress lines when they are not redrawn in place")
-      ->check(CLI::Validator(
-          [](std::string& text) {
-            char* end = nullptr;
-            const double seconds = std::strtod(text.c_str(), &end);
-            const bool ok =
-                end != text.c_str() && *end == '\0' && std::isfinite(seconds) && seconds > 0;
-            return ok ? std::string() : "must be a number of seconds above 0, not " + text;
-          },
-          "SECONDS>0"))
+      ->check(CLI::Validator([](std::string& text) { return progress_interval_problem(text); },
+                             "SECONDS>0"))
       ->capture_default_str();
 }
 

@@ -47,6 +47,14 @@ std::string count_text(uint64_t n) {
   return out;
 }
 
+std::string progress_interval_problem(std::string_view text) {
+  const std::string copy(text);  // strtod needs the terminating NUL
+  char* end = nullptr;
+  const double seconds = std::strtod(copy.c_str(), &end);
+  const bool ok = end != copy.c_str() && *end == '\0' && std::isfinite(seconds) && seconds > 0;
+  return ok ? std::string() : "must be a number of seconds above 0, not " + copy;
+}
+
 std::optional<ProgressMode> parse_progress_mode(std::string_view text) {
   if (text == "auto") return ProgressMode::kAuto;
   if (text == "always") return ProgressMode::kAlways;

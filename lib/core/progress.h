@@ -25,6 +25,10 @@ std::string count_text(uint64_t n);
 // "auto", "always" or "never"; nullopt for anything else.
 std::optional<ProgressMode> parse_progress_mode(std::string_view text);
 
+// Why `text` is not a time between progress lines, or "" when it is one: a number of seconds
+// above 0. The one rule of --progress-interval and write_dataset's progress_interval.
+std::string progress_interval_problem(std::string_view text);
+
 struct ProgressOptions {
   ProgressMode mode = ProgressMode::kAuto;
   double interval_seconds = 30;  // between plain lines (a terminal line is redrawn twice a second)

@@ -770,14 +770,16 @@ def write_dataset(rows: Iterable[Any], out: PathLike, task: str = "lm",
 
 
 def _checked_interval(seconds: Any) -> float:
-    """progress_interval, refused as the tools refuse --progress-interval: a number of seconds
-    above 0 (checked whether or not progress is shown, as a flag is)."""
+    """progress_interval, refused by --progress-interval's rule: a number of seconds above 0
+    (checked whether or not progress is shown, as a flag is)."""
     if isinstance(seconds, bool) or not isinstance(seconds, _numbers.Real):
         raise TypeError("write_dataset: progress_interval must be a number of seconds, not "
                         f"{type(seconds).__name__}")
-    if not (_math.isfinite(seconds) and seconds > 0):
-        raise OptionError("write_dataset: progress_interval must be a number of seconds above 0, "
-                          f"not {seconds!r}")
+    # The flag's rule, on the value as the flag would spell it (a Fraction as its float).
+    problem = _shardkit._progress_interval_problem(
+        str(seconds) if isinstance(seconds, int) else repr(float(seconds)))
+    if problem:
+        raise OptionError(f"write_dataset: progress_interval {problem}")
     return float(seconds)
 
 
