@@ -1,5 +1,6 @@
 """Shared by the Python tests: a small learnable corpus shardified with the real tool."""
 import atexit
+import http.server
 import json
 import os
 import random
@@ -53,3 +54,35 @@ def dataset(n=1000, seed=0):
     labels = make_corpus(os.path.join(tmp, "corpus.jsonl"), n, seed)
     shardify(os.path.join(tmp, "corpus.jsonl"), os.path.join(tmp, "ds"))
     return os.path.join(tmp, "ds"), labels
+
+
+class RangeHandler(http.server.SimpleHTTPRequestHandler):
+    """Static files with single Range requests (206), which shardkit's reader needs and Python's
+    http.server lacks; about_to_answer(body) runs before each GET's answer (a delay, a count)."""
+
+    def log_message(self, *args):
+        pass
+
+    def about_to_answer(self, body):
+        pass
+
+    def do_GET(self):
+        path = self.translate_path(self.path)
+        if not os.path.isfile(path):
+            self.about_to_answer(b"")
+            self.send_error(404)
+            return
+        with open(path, "rb") as f:
+            data = f.read()
+        status, body, spec = 200, data, self.headers.get("Range")
+        if spec and spec.startswith("bytes="):
+            first, _, last = spec[6:].partition("-")
+            first, last = int(first), min(int(last), len(data) - 1) if last else len(data) - 1
+            status, body = 206, data[first:last + 1]
+        self.about_to_answer(body)
+        self.send_response(status)
+        if status == 206:
+            self.send_header("Content-Range", f"bytes {first}-{last}/{len(data)}")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)

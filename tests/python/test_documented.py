@@ -207,32 +207,11 @@ def test_gil_released_while_write_dataset_tokenizes(tmp):
           f"{spun:.2f} s ({share:.0%} of the process)")
 
 
-class _SlowRangeHandler(http.server.SimpleHTTPRequestHandler):
-    """Static files with Range requests (206), which shardkit's reader needs, 0.05 s before
-    each answer so that the loader waits on its blocks."""
+class _SlowRangeHandler(pyutil.RangeHandler):
+    """0.05 s before each answer, so that the loader waits on its blocks."""
 
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):
-        path = self.translate_path(self.path)
-        if not os.path.isfile(path):
-            self.send_error(404)
-            return
-        with open(path, "rb") as f:
-            data = f.read()
-        status, body, spec = 200, data, self.headers.get("Range")
-        if spec and spec.startswith("bytes="):
-            first, _, last = spec[6:].partition("-")
-            first, last = int(first), min(int(last), len(data) - 1) if last else len(data) - 1
-            status, body = 206, data[first:last + 1]
+    def about_to_answer(self, body):
         time.sleep(0.05)
-        self.send_response(status)
-        if status == 206:
-            self.send_header("Content-Range", f"bytes {first}-{last}/{len(data)}")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
 
 def test_gil_released_while_python_waits_on_the_loader(tmp):

@@ -210,36 +210,15 @@ def test_pickling_a_loader(path, ids):
           "both of which resume")
 
 
-class _CountingRangeHandler(http.server.SimpleHTTPRequestHandler):
-    """Static files with Range requests (206), counting requests and body bytes sent."""
-
-    def log_message(self, *args):
-        pass
+class _CountingRangeHandler(pyutil.RangeHandler):
+    """Counts requests and body bytes sent."""
 
     def do_HEAD(self):
         self.server.count(0)
         super().do_HEAD()
 
-    def do_GET(self):
-        path = self.translate_path(self.path)
-        if not os.path.isfile(path):
-            self.server.count(0)
-            self.send_error(404)
-            return
-        with open(path, "rb") as f:
-            data = f.read()
-        status, body, spec = 200, data, self.headers.get("Range")
-        if spec and spec.startswith("bytes="):
-            first, _, last = spec[6:].partition("-")
-            first, last = int(first), min(int(last), len(data) - 1) if last else len(data) - 1
-            status, body = 206, data[first:last + 1]
+    def about_to_answer(self, body):
         self.server.count(len(body))
-        self.send_response(status)
-        if status == 206:
-            self.send_header("Content-Range", f"bytes {first}-{last}/{len(data)}")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
 
 class _CountingServer(http.server.ThreadingHTTPServer):
