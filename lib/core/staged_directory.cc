@@ -287,17 +287,19 @@ void release_staging(const fs::path& staging, bool published) {
 
 StagedDirectory::StagedDirectory(fs::path final_path, bool overwrite)
     : final_(entry_path(final_path)), overwrite_(overwrite) {
-  std::error_code ec;
-  if (fs::exists(fs::symlink_status(final_, ec)) && !overwrite_) {
-    check_replaceable(final_);  // what --force would not replace either says so, not "pass --force"
-    throw Error(ErrorCode::kExists, final_.string(),
-                "already exists; refusing to overwrite it (pass --force to replace it)");
-  }
-  if (overwrite_) check_replaceable(final_);
+  check_output_place(final_, overwrite_);
   staging_ = make_staging(final_);
 }
 
-void check_replaceable_output(const fs::path& path) { check_replaceable(entry_path(path)); }
+void check_output_place(const fs::path& path, bool overwrite) {
+  const fs::path entry = entry_path(path);
+  std::error_code ec;
+  if (!overwrite && !fs::exists(fs::symlink_status(entry, ec))) return;
+  // What --force would not replace either says so, rather than "pass --force".
+  check_replaceable(entry);
+  if (!overwrite)
+    throw Error(ErrorCode::kExists, entry.string(), "already exists; pass --force to replace it");
+}
 
 StagedDirectory::~StagedDirectory() { release_staging(staging_, published_); }
 

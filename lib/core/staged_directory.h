@@ -39,10 +39,11 @@ class StagedDirectory {
   bool published_ = false;
 };
 
-// Refuses (Error kExists, saying why) a `path` that exists and that overwriting would not replace
-// either: neither an empty directory nor a dataset holding only its own files. So a user is not
-// told to pass --force where --force is refused too. Nothing for an absent or replaceable path.
-void check_replaceable_output(const std::filesystem::path& path);
+// Refuses (Error kExists) an output `path` that exists, unless `overwrite` and it is replaceable:
+// an empty directory or a dataset holding only its own files. One that --force would not replace
+// either says why, so that a user is not told to pass --force where --force is refused too.
+// StagedDirectory checks this; a command checks it before its work, to fail at once.
+void check_output_place(const std::filesystem::path& path, bool overwrite);
 
 // fsync on a directory, so that renames and creations inside it are durable.
 void fsync_directory(const std::filesystem::path& dir);

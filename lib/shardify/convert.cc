@@ -7,6 +7,8 @@
 
 #include <chrono>
 
+#include "core/staged_directory.h"
+
 #include "shardify/conversion_encoding.h"
 #include "shardify/convert_inputs.h"
 #include "shardify/convert_option_table.h"
@@ -25,8 +27,10 @@ std::function<void(const ConvertProgress&)> said_again(
   };
 }
 
-// The files to read; refused before any work when the output would be among them.
+// The files to read; refused before any work when the output would be among them, or would
+// replace what it may not.
 std::vector<InputFile> input_files(const ConvertOptions& o) {
+  check_output_place(o.out, o.force);
   if (o.rows) return {{o.rows_name, 0}};
   std::vector<InputFile> files = list_input_files(o.inputs);
   check_out_apart_from_inputs(o.out, o.inputs, files);

@@ -4,7 +4,6 @@
 
 #include "core/available_cores.h"
 #include "core/block_codec.h"
-#include "core/staged_directory.h"
 #include "format/shard_format.h"
 #include "shardify/part_from_env.h"
 
@@ -312,13 +311,10 @@ void check_task_only(const ConvertOptions& o) {
   }
 }
 
-// Where the dataset goes and what makes it: given, and not about to replace a dataset unasked.
+// Where the dataset goes and what makes it: given (whether the place is free is checked with the
+// inputs, convert.cc).
 void check_destination(const ConvertOptions& o) {
   if (o.out.empty()) throw Error(ErrorCode::kInvalidArgument, "", "--out is required");
-  if (std::filesystem::exists(o.out) && !o.force) {
-    check_replaceable_output(o.out);  // one --force would not replace either says why
-    throw Error(ErrorCode::kExists, o.out, "already exists; pass --force to replace it");
-  }
   if (o.tokenizer_path.empty())
     throw Error(ErrorCode::kInvalidArgument, "", "--tokenizer is required");
 }
