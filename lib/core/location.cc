@@ -6,6 +6,8 @@
 #include <cctype>
 #include <cstring>
 
+#include "format/shard_format.h"
+
 namespace shardkit {
 namespace {
 
@@ -43,7 +45,36 @@ size_t query_end(std::string_view text, size_t from) {
   return end;
 }
 
+// The path of a location: a URL's up to its query or fragment, a local path whole.
+std::string_view location_path(std::string_view location) {
+  if (location_scheme(location) == Scheme::kLocal) return location;
+  return location.substr(0, location.find_first_of("?#", location.find("://") + 3));
+}
+
 }  // namespace
+
+size_t url_fragment_start(std::string_view url) {
+  const size_t scheme = url.find("://");
+  return scheme == std::string_view::npos ? std::string_view::npos : url.find('#', scheme + 3);
+}
+
+std::optional<std::string> dataset_of_manifest(std::string_view location) {
+  std::string_view path = location_path(location);
+  const std::string_view rest = location.substr(path.size());  // the query, kept
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  const std::string_view name = format::kManifestName;
+  if (path.size() < name.size() || path.substr(path.size() - name.size()) != name)
+    return std::nullopt;
+  path.remove_suffix(name.size());
+  if (path.empty()) return "." + std::string(rest);  // "manifest.json": the current directory
+  if (path.back() != '/') return std::nullopt;       // "my-manifest.json" names a dataset
+  // A URL's manifest lies in its path, not its host ("http://manifest.json").
+  const size_t scheme = path.find("://");
+  if (scheme != std::string_view::npos && path.find('/', scheme + 3) == std::string_view::npos)
+    return std::nullopt;
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  return std::string(path) + std::string(rest);
+}
 
 std::string object_url(std::string_view base, std::string_view name) {
   const size_t query = base.find('?');

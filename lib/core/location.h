@@ -2,6 +2,7 @@
 // location's scheme.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,15 @@ inline bool is_remote_location(std::string_view location) {
 // path, before a query the dataset's URL carries (which every object's request then carries
 // too, as a server's access token).
 std::string object_url(std::string_view base, std::string_view name);
+
+// Where a URL's fragment begins: its first '#' (RFC 3986, 3.5: user information and queries
+// hold '#' only as %23), or npos.
+size_t url_fragment_start(std::string_view url);
+
+// The location of the dataset whose manifest `location` names, when its path ends in
+// "/manifest.json" (a URL copied from a browser): "http://h/ds/manifest.json?t=1" gives
+// "http://h/ds?t=1", "ds/manifest.json" gives "ds", "manifest.json" gives ".". nullopt otherwise.
+std::optional<std::string> dataset_of_manifest(std::string_view location);
 
 // `text` with the secrets a URL in it may carry replaced by "***": the user information of its
 // authority ("user:password@") and its query ("?X-Amz-Signature=..."). Every Error's file and

@@ -5,7 +5,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/dataset.h"
 #include "core/dataset_writer.h"
+#include "core/error.h"
 #include "test_util.h"
 
 using namespace shardkit;
@@ -100,6 +102,50 @@ TEST_CASE("verify of a directory that holds no dataset says so, as info does") {
   }
   CHECK(testing::run_command(tool + " verify " + (tmp / "nope").string(), &out) == 1);
   CHECK(out.find("no such dataset: the path does not exist") != std::string::npos);
+}
+
+namespace {
+
+// A dataset of `n` one-byte records at `dir`.
+void write_bytes_dataset(const std::filesystem::path& dir, size_t n) {
+  DatasetWriter w(dir, Schema({{"b", DType::kU8, {}}}), WriterOptions{});
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char b = static_cast<unsigned char>(i);
+    w.append(&b);
+  }
+  w.finish();
+}
+
+}  // namespace
+
+// The path of a dataset's manifest, as a browser's or a file manager's address gives it, was
+// read as the dataset's directory: "ds/manifest.json: not a shardkit dataset: a dataset is a
+// directory, this is a file", naming no directory to give instead. URLs: remote_http_test.
+TEST_CASE("info of a dataset's manifest.json names the dataset's directory to give instead") {
+  TempDir tmp("cli-manifest");
+  write_bytes_dataset(tmp / "ds", 7);
+  const std::string tool = testing::tool_path("shard-inspect");
+  const std::string ds = (tmp / "ds").string();
+  std::string out;
+  for (const std::string& given : {ds + "/manifest.json", ds + "/manifest.json/"}) {
+    CHECK(testing::run_command(tool + " info " + given, &out) == 1);
+    CHECK_MESSAGE(out.find(given +
+                           ": names the dataset's manifest.json, not the dataset: give "
+                           "the dataset's directory, " +
+                           ds + "\n") != std::string::npos,
+                  out);
+  }
+  CHECK(testing::run_command("cd " + ds + " && " + tool + " info manifest.json", &out) == 1);
+  CHECK_MESSAGE(out.find("give the dataset's directory, .\n") != std::string::npos, out);
+  CHECK(testing::run_command("cd " + ds + " && " + tool + " info .", &out) == 0);
+  // The same refusal from the library, whatever opens the dataset.
+  const std::string hint = "give the dataset's directory, " + ds;
+  CHECK_THROWS_WITH_AS(Dataset::open(tmp / "ds" / "manifest.json"), doctest::Contains(hint.c_str()),
+                       Error);
+  // A dataset in a directory of that name is a dataset, not a manifest.
+  write_bytes_dataset(tmp / "manifest.json", 5);
+  CHECK(Dataset::open(tmp / "manifest.json").size() == 5);
+  REQUIRE(testing::run_command(tool + " info " + (tmp / "manifest.json").string(), &out) == 0);
 }
 
 TEST_CASE("verify notes .shard files the manifest does not list, and still passes") {

@@ -168,8 +168,9 @@ TEST_CASE("a URL's password and query reach the server, every object's request, 
 
 TEST_CASE("a password or token holding quotes, a space or '#' appears in no message") {
   // A quote is legal in a URL's password and query (RFC 3986 sub-delims), and libcurl sends it;
-  // a space or '#' in a password is a mistake libcurl refuses, but the message about it must not
-  // show it. (A query ends at white space: the words after it are the message's.)
+  // a space in a password is a mistake libcurl refuses, and a '#' begins the URL's fragment,
+  // which is refused; the message about either must not show it. (A query ends at white space: the
+  // words after it are the message's.)
   CHECK(without_secrets("http://a:it's@h/x: failed") == "http://***@h/x: failed");
   CHECK(without_secrets("'http://h/x?t=a'b': failed") == "'http://h/x?***': failed");
   CHECK(without_secrets("http://a:b c@h/x and https://h/y") == "http://***@h/x and https://h/y");
@@ -187,7 +188,9 @@ TEST_CASE("a password or token holding quotes, a space or '#' appears in no mess
       const std::string message = e.what();
       INFO("character [", odd, "]: ", message);
       CHECK(message.find("http://***@127.0.0.1:") != std::string::npos);
-      CHECK(message.find("/nope/manifest.json?***") != std::string::npos);
+      // A '#' begins the URL's fragment: refused before any request, saying to write %23.
+      CHECK(message.find(odd == "#" ? "/nope?***: the URL holds a '#'"
+                                    : "/nope/manifest.json?***") != std::string::npos);
       CHECK(message.find("Secret") == std::string::npos);
       CHECK(e.file().find("Secret") == std::string::npos);
     }
@@ -503,5 +506,88 @@ TEST_CASE("shard-inspect info, verify, dump, order and stats read a URL like the
         text->replace(at, from.size(), "DATASET");
     }
     CHECK_MESSAGE(local == remote, args);
+  }
+}
+
+namespace {
+
+// The location a refusal names after `lead` (to the end of the message).
+std::string suggested(const std::string& message, const std::string& lead) {
+  const size_t at = message.find(lead);
+  return at == std::string::npos ? "" : message.substr(at + lead.size());
+}
+
+// Opening `location` is refused with a message that names the dataset's directory URL; that URL
+// opens the dataset.
+void check_manifest_url_refused(const std::string& location, size_t records) {
+  INFO(location);
+  try {
+    Dataset::open(location);
+    FAIL("a URL naming the manifest opened");
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    INFO(message);
+    CHECK(e.code() == ErrorCode::kInvalidArgument);
+    const std::string dir = suggested(message, "give the dataset's directory URL, ");
+    CHECK(location.rfind(dir + "/manifest.json", 0) == 0);
+    CHECK(Dataset::open(dir).size() == records);
+  }
+}
+
+}  // namespace
+
+// A URL copied from a browser names the manifest; the request went to
+// DIR/manifest.json/manifest.json, a 404 with no hint. Local paths are covered in
+// core_inspect_cli_test.
+TEST_CASE("a URL naming manifest.json is refused with the dataset's directory URL") {
+  Served s;
+  check_manifest_url_refused(s.url() + "/manifest.json", 20000);
+  check_manifest_url_refused(s.url() + "/manifest.json/", 20000);
+  // S3 path-style: nginx stands in for the endpoint (it ignores the signature), bucket "ds".
+  const std::string endpoint = s.nginx->url("");
+  ::setenv("AWS_ENDPOINT_URL", endpoint.substr(0, endpoint.size() - 1).c_str(), 1);
+  ::setenv("AWS_ACCESS_KEY_ID", "AKIDTEST", 1);
+  ::setenv("AWS_SECRET_ACCESS_KEY", "test/Secret", 1);
+  check_manifest_url_refused("s3://ds/manifest.json", 20000);
+  ::unsetenv("AWS_ENDPOINT_URL");
+  ::unsetenv("AWS_ACCESS_KEY_ID");
+  ::unsetenv("AWS_SECRET_ACCESS_KEY");
+  // A query (the server's token) stays with the directory and out of the message.
+  std::string out;
+  CHECK(t::run_command(t::tool_path("shard-inspect") + " info '" + s.url() +
+                           "/manifest.json?token=QueryTokenSecret'",
+                       &out) == 1);
+  INFO(out);
+  CHECK(out.find("give the dataset's directory URL, " + s.url() + "?***") != std::string::npos);
+  CHECK(out.find("Secret") == std::string::npos);
+  // A dataset whose name only ends so is no manifest.
+  fs::copy(s.local(), s.root / "my-manifest.json");
+  CHECK(Dataset::open(s.nginx->url("my-manifest.json")).size() == 20000);
+}
+
+// A client never sends a fragment (RFC 3986, 3.5): "DIR#F" asked for "DIR#F/manifest.json", that
+// is "DIR", and the message printed what follows the '#', which may be a token.
+TEST_CASE("a URL holding a fragment is refused without showing it") {
+  Served s;
+  const std::string host = s.nginx->url("").substr(7);  // 127.0.0.1:PORT/
+  for (const std::string& url :
+       {s.url() + "#access_token=FragmentSecret", s.url() + "?token=QuerySecret#FragmentSecret",
+        "http://alice:pa#ssPasswordSecret@" + host + "ds", std::string("s3://ds#FragmentSecret")}) {
+    INFO(url);
+    try {
+      Dataset::open(url);
+      FAIL("a URL with a fragment opened");
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      INFO(message);
+      CHECK(e.code() == ErrorCode::kInvalidArgument);
+      CHECK(message.find("fragment") != std::string::npos);
+      CHECK(message.find("%23") != std::string::npos);
+      CHECK(message.find("Secret") == std::string::npos);
+      CHECK(e.file().find("Secret") == std::string::npos);
+    }
+    std::string out;
+    CHECK(t::run_command(t::tool_path("shard-inspect") + " info '" + url + "'", &out) == 1);
+    CHECK(out.find("Secret") == std::string::npos);
   }
 }
