@@ -1,13 +1,20 @@
 // The remote cache owns only what it wrote: a cache_dir that holds the user's own files (beside
 // the cache, behind a symbolic link, named like cache files, planted inside the cache as links or
 // FIFOs) keeps every one of them through epochs, eviction and a full disk, and no planted file
-// makes a reader hang. The full-disk case runs under enospc_shim.c (CMakeLists.txt).
+// makes a reader hang. The full-disk case runs under enospc_shim.c (CMakeLists.txt). A write that
+// fails for another reason than a full disk keeps what the cache holds.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -352,4 +359,137 @@ TEST_CASE("a cache_dir on a read-only file system: the error says so") {
           std::string::npos);
   }
   CHECK_FALSE(fs::exists(cache_dir));
+}
+
+namespace {
+
+// What the code under test writes to stderr while this lives (file descriptor 2, redirected to a
+// file).
+class CapturedStderr {
+ public:
+  explicit CapturedStderr(fs::path file) : file_(std::move(file)) {
+    std::fflush(stderr);
+    saved_ = ::dup(2);
+    const int fd = ::open(file_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ::dup2(fd, 2);
+    ::close(fd);
+  }
+  ~CapturedStderr() { restore(); }
+  std::string text() {
+    restore();
+    return t::read_file(file_);
+  }
+
+ private:
+  void restore() {
+    if (saved_ < 0) return;
+    std::fflush(stderr);
+    ::dup2(saved_, 2);
+    ::close(saved_);
+    saved_ = -1;
+  }
+  fs::path file_;
+  int saved_ = -1;
+};
+
+size_t count_of(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+std::vector<std::string> put_blocks(DiskCache& cache, const std::vector<unsigned char>& block,
+                                    uint64_t count) {
+  std::vector<std::string> keys;
+  for (uint64_t k = 0; k < count; ++k) {
+    keys.push_back(DiskCache::key("http://h/x", 1, k * block.size(), block.size()));
+    cache.put(keys.back(), block.data(), block.size(), false);
+  }
+  return keys;
+}
+
+void check_still_cached(DiskCache& cache, const std::vector<std::string>& keys,
+                        const std::vector<unsigned char>& block) {
+  std::vector<unsigned char> back(block.size());
+  for (const std::string& key : keys) {
+    INFO(key);
+    CHECK(cache.get(key, back.size(), back.data(), false));
+    CHECK(back == block);
+  }
+}
+
+}  // namespace
+
+// Only a full disk or quota is cured by evicting. Before, any failed write (here: a directory
+// that is not the cache's at a block's name, so the rename fails with EISDIR) evicted half of
+// what the cache held, on every such write, and said nothing.
+TEST_CASE("a write failing for another reason than a full disk keeps what the cache holds") {
+  t::TempDir dir("cache-eisdir");
+  DiskCache cache(dir.path().string(), 1 << 20);
+  const fs::path own = dir.path() / DiskCache::kOwnedDir;
+  const std::vector<unsigned char> block(4096, 7);
+  const std::vector<std::string> keys = put_blocks(cache, block, 16);
+  const std::string blocked = DiskCache::key("http://h/x", 1, 16 * block.size(), block.size());
+  fs::create_directory(own / blocked);
+  CapturedStderr err(dir / "stderr.txt");
+  for (int i = 0; i < 3; ++i) cache.put(blocked, block.data(), block.size(), false);
+  const std::string said = err.text();
+  INFO(said);
+  CHECK(cache.stats().write_failures == 3);
+  CHECK(cache.stats().evicted_files == 0);
+  check_still_cached(cache, keys, block);
+  CHECK(fs::is_directory(own / blocked));
+  CHECK(count_of(said, "shardkit: cannot write to the remote cache ") == 1);
+  CHECK(said.find(own.string() + " (" + std::strerror(EISDIR) + ")") != std::string::npos);
+}
+
+namespace {
+
+bool set_immutable(const fs::path& file, bool on) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  int flags = 0;
+  bool ok = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
+  flags = on ? (flags | FS_IMMUTABLE_FL) : (flags & ~FS_IMMUTABLE_FL);
+  ok = ok && ::ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0;
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
+// Run on a real tmpfs (on_full_tmpfs.sh, as root: setting a file immutable and remounting need
+// it). A block's file made immutable (a rewrite of it fails with EPERM), then the whole file
+// system remounted read-only (EROFS): each failed write is skipped, nothing cached is lost, and
+// the first failure is said once.
+TEST_CASE("a cache whose file system turns unwritable mid-run keeps what it holds") {
+  const char* dir = std::getenv("SHARDKIT_TEST_FULL_DIR");
+  REQUIRE_MESSAGE(dir != nullptr, "run by CTest on a tmpfs");
+  const fs::path mount = dir;
+  for (const auto& e : fs::directory_iterator(mount)) fs::remove_all(e.path());
+  t::TempDir log_dir("cache-unwritable");
+  {
+    DiskCache cache(mount.string(), 1 << 20);
+    const fs::path own = mount / DiskCache::kOwnedDir;
+    const std::vector<unsigned char> block(4096, 9);
+    const std::vector<std::string> keys = put_blocks(cache, block, 8);
+    REQUIRE(cache.stats().writes == 8);
+    CapturedStderr err(log_dir / "stderr.txt");
+    REQUIRE(set_immutable(own / keys[0], true));
+    cache.put(keys[0], block.data(), block.size(), false);  // another process's copy, say
+    CHECK(cache.stats().write_failures == 1);
+    CHECK(cache.stats().evicted_files == 0);
+    REQUIRE(set_immutable(own / keys[0], false));
+    REQUIRE(std::system(("mount -o remount,ro '" + mount.string() + "'").c_str()) == 0);
+    put_blocks(cache, std::vector<unsigned char>(2048, 3), 4);
+    CHECK(std::system(("mount -o remount,rw '" + mount.string() + "'").c_str()) == 0);
+    const std::string said = err.text();
+    INFO(said);
+    CHECK(cache.stats().write_failures == 5);
+    CHECK(cache.stats().evicted_files == 0);
+    check_still_cached(cache, keys, block);
+    CHECK(count_of(said, "shardkit: cannot write to the remote cache ") == 1);
+    CHECK(said.find(std::string("(") + std::strerror(EPERM) + ")") != std::string::npos);
+  }
+  for (const auto& e : fs::directory_iterator(mount)) fs::remove_all(e.path());
 }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -126,6 +127,23 @@ bool has_owner_tag(int dir_fd) {
 
 // A full disk, or a full quota: the cache is skipped, as a write that fails so later is.
 bool disk_full(int err) { return err == ENOSPC || err == EDQUOT; }
+
+// Writes `data` under a temporary name, then renames it to `key`: rename() publishes the file
+// whole, so a reader sees the old name's file or the new one. 0, or the errno of the step that
+// failed (the temporary file then removed).
+int write_whole(int dir_fd, const std::string& key, const unsigned char* data, size_t size) {
+  const std::string tmp = std::string(kTmpPrefix) + unique_suffix();
+  const int fd =
+      ::openat(dir_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) return errno;
+  int err = 0;
+  errno = 0;
+  if (!write_all(fd, data, size)) err = errno ? errno : EIO;  // a write of 0 bytes: no errno
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err == 0 && ::renameat(dir_fd, tmp.c_str(), dir_fd, key.c_str()) != 0) err = errno;
+  if (err != 0) ::unlinkat(dir_fd, tmp.c_str(), 0);
+  return err;
+}
 
 // Writes the tag into the staging directory; 0, or the errno of what failed.
 int write_tag(int parent_fd, const std::string& staging) {
@@ -303,24 +321,29 @@ void DiskCache::put(const std::string& key, const unsigned char* data, size_t si
     write_failures_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  const std::string tmp = std::string(kTmpPrefix) + unique_suffix();
-  const int fd =
-      ::openat(dir_fd_, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-  bool ok = fd >= 0 && write_all(fd, data, size);
-  if (fd >= 0 && ::close(fd) != 0) ok = false;
-  // rename() publishes the file whole; a reader sees the old name's file or the new one.
-  if (ok && ::renameat(dir_fd_, tmp.c_str(), dir_fd_, key.c_str()) != 0) ok = false;
-  if (!ok) {
-    if (fd >= 0) ::unlinkat(dir_fd_, tmp.c_str(), 0);
+  if (const int err = write_whole(dir_fd_, key, data, size); err != 0) {
     write_failures_.fetch_add(1, std::memory_order_relaxed);
-    // Most likely the disk is full: free half of what the cache holds for the next writes.
-    evict(std::min(limit_, approx_bytes_.load()) / 2);
+    // A full disk or quota: free half of what the cache holds for the next writes. Any other
+    // failure (an I/O error, a file system remounted read-only) is not cured by evicting: the
+    // block is only not cached, and the blocks cached before are kept.
+    if (disk_full(err))
+      evict(std::min(limit_, approx_bytes_.load()) / 2);
+    else
+      warn_write_failed(err);
     return;
   }
   // Stamped after the rename: a temporary file with an old time would look abandoned.
   if (consumed) mark_consumed(key);
   writes_.fetch_add(1, std::memory_order_relaxed);
   if (approx_bytes_.fetch_add(size) + size > limit_) evict(limit_ / 10 * 9);
+}
+
+void DiskCache::warn_write_failed(int err) {
+  if (warned_write_failure_.exchange(true)) return;
+  std::fprintf(stderr,
+               "shardkit: cannot write to the remote cache %s (%s): blocks not cached are read "
+               "from the server each time they are needed; what the cache holds is kept\n",
+               dir_.c_str(), std::strerror(err));
 }
 
 void DiskCache::evict(uint64_t target_bytes) {

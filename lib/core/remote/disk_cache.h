@@ -17,9 +17,11 @@
 //   - read in the current epoch: a stamp below every other (the older the read, the lower);
 //   - read only in earlier epochs (still needed in this one): stamps above those;
 //   - fetched ahead and not yet read (needed within a window or two): the real time, last.
-// A write that fails (disk full) evicts and is skipped: the bytes are still delivered. A disk
-// (or quota) already full when the cache is first used, before shardkit-cache/ and its tag
-// exist, skips caching for this cache's life the same way: every put counts a write failure.
+// A write that fails is skipped: the bytes are still delivered. A full disk or quota (ENOSPC,
+// EDQUOT) also evicts half the cache to make room; any other failure (EIO, EROFS, EACCES) keeps
+// what is cached, and the first is said once on stderr. A disk (or quota) already full when the
+// cache is first used, before shardkit-cache/ and its tag exist, skips caching for this cache's
+// life the same way: every put counts a write failure.
 #pragma once
 
 #include <time.h>
@@ -35,7 +37,7 @@ namespace shardkit::remote {
 struct CacheStats {
   uint64_t hits = 0;
   uint64_t writes = 0;
-  uint64_t write_failures = 0;  // e.g. ENOSPC: evicted, skipped, bytes served from memory
+  uint64_t write_failures = 0;  // skipped, bytes served from memory (ENOSPC also evicts)
   uint64_t evicted_files = 0;
 };
 
@@ -76,6 +78,8 @@ class DiskCache {
   void evict(uint64_t target_bytes);
   void evict_pass(uint64_t target_bytes);
   uint64_t owned_bytes() const;
+  // Says on stderr, once per cache, that a write failed for another reason than a full disk.
+  void warn_write_failed(int err);
   // The modification time that marks a file consumed in the current epoch, now.
   struct timespec consumed_stamp() const;
 
@@ -89,6 +93,7 @@ class DiskCache {
   std::atomic<int64_t> epoch_started_{0};  // nanoseconds (CLOCK_REALTIME)
   std::atomic<uint64_t> approx_bytes_{0};
   std::atomic<uint64_t> hits_{0}, writes_{0}, write_failures_{0}, evicted_{0};
+  std::atomic<bool> warned_write_failure_{false};
 };
 
 }  // namespace shardkit::remote
