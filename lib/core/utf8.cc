@@ -132,4 +132,19 @@ std::string escape_invalid_utf8(std::string_view text) {
   return out.append(text);
 }
 
+std::string escape_for_one_line(std::string_view text) {
+  std::string out;
+  for (const char c : escape_invalid_utf8(text)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte != 0x7F) {
+      out += c;
+      continue;
+    }
+    char hex[5];
+    std::snprintf(hex, sizeof hex, "\\x%02X", byte);
+    out += hex;
+  }
+  return out;
+}
+
 }  // namespace shardkit

@@ -14,6 +14,10 @@ std::optional<size_t> first_invalid_utf8(std::string_view text);
 // `text` with each byte that is not part of valid UTF-8 written as \xNN, for a message.
 std::string escape_invalid_utf8(std::string_view text);
 
+// `text` for one line of a message or a summary: as escape_invalid_utf8, and each control byte
+// (below 0x20, or 0x7F: a newline in a file's name) written as \xNN too.
+std::string escape_for_one_line(std::string_view text);
+
 // The same for a large text, checked a range at a time on the calling thread's task arena
 // (core/parallel_ranges.h). Each range starts at a byte that is not a continuation byte, so the
 // text is valid exactly when every range is; where one is not, the offset comes from

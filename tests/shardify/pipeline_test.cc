@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <sstream>
 
 #include "core/manifest.h"
 #include "shardify_util.h"
@@ -1233,4 +1234,31 @@ TEST_CASE("shard-inspect report refuses --top -1 and --batch-size 0 or -1, as or
   }
   std::string out;
   CHECK_MESSAGE(run_command(report + " --top 0 --batch-size 1", &out) == 0, out);
+}
+
+// The human-readable summary is one item per line; a newline in a file's name started a line of
+// its own ("  note: DIR/we", then "ird.jsonl is an input 2 times ..."). The --json summary
+// escapes it as JSON does, and keeps the name as it is.
+TEST_CASE("a file name holding a newline stays on its summary line, escaped as \\x0A") {
+  TempDir tmp("newline-name");
+  const fs::path odd = tmp / "we\nird.jsonl";
+  write_file(odd, "{\"text\": \"a row\"}\nnot json\n");
+  const std::string shown = tmp.path().string() + "/we\\x0Aird.jsonl";
+  const std::string common =
+      "--input " + q(odd) + " --input " + q(odd) + tok() + " --max-len 16 --on-error skip --out ";
+  std::string out;
+  shardify_ok(common + q(tmp / "o\nut"), &out);
+  INFO(out);
+  CHECK(out.find("shardify: wrote " + tmp.path().string() + "/o\\x0Aut\n") != std::string::npos);
+  CHECK(out.find("\n  note: " + shown + " is an input 2 times: its rows are converted 2 times\n") !=
+        std::string::npos);
+  CHECK(out.find("\n    " + shown + ":2: malformed JSON") != std::string::npos);
+  // Every line is the summary's: its first, or an indented item.
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);)
+    CHECK_MESSAGE((line.rfind("shardify: wrote ", 0) == 0 || line.rfind("  ", 0) == 0), line);
+  shardify_ok(common + q(tmp / "json") + " --json", &out);
+  const auto summary = nlohmann::json::parse(out.substr(out.rfind("\n{") + 1));
+  CHECK(summary["notes"][0] ==
+        odd.string() + " is an input 2 times: its rows are converted 2 times");
 }
