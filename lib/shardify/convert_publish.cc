@@ -20,6 +20,24 @@ namespace {
                   files + " parts");
 }
 
+// What to check when no row gave a record, in the input's own terms: the options naming the
+// fields the task reads; plain text has no fields (each line, block or file is the text), and
+// SQuAD's are fixed.
+std::string empty_input_advice(const ConvertOptions& o, InputFormat format) {
+  if (format == InputFormat::kText)
+    return "check the input (plain text has no fields to name; blank lines are never documents)";
+  if (format == InputFormat::kSquad) return "check the input";
+  switch (o.task.task) {
+    case Task::kQa:
+      return "check the input and --context-field";
+    case Task::kSft:
+      return o.task.messages ? "check the input and --messages-field"
+                             : "check the input, --prompt-field and --response-field";
+    default:
+      return "check the input and --text-field";
+  }
+}
+
 }  // namespace
 
 void check_not_empty(const ConvertOptions& o, const ConvertInputs& in,
@@ -36,7 +54,7 @@ void check_not_empty(const ConvertOptions& o, const ConvertInputs& in,
   if (!result.first_errors.empty()) why += ", first: " + result.first_errors[0];
   // Conversations all dropped for their length are found; the fields are not to blame.
   const std::string advice = result.stats.dropped > 0 ? "raise --max-len or pass --truncation left"
-                                                      : "check the input and --text-field";
+                                                      : empty_input_advice(o, in.format);
   throw Error(ErrorCode::kInput, inputs,
               "no records to write (" + why + "); " + advice + ", or pass --allow-empty");
 }

@@ -1262,3 +1262,33 @@ TEST_CASE("a file name holding a newline stays on its summary line, escaped as \
   CHECK(summary["notes"][0] ==
         odd.string() + " is an input 2 times: its rows are converted 2 times");
 }
+
+// No row gave a record: the advice named --text-field whatever the input, though plain text has
+// no fields, and qa and sft read others.
+TEST_CASE("the advice when nothing was written names what the input and task read") {
+  TempDir tmp("empty-advice");
+  write_file(tmp / "blank.txt", "\n  \n\n");
+  write_file(tmp / "rows.jsonl", "{\"body\": \"a row\"}\n");
+  struct Case {
+    std::string args, advice;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--input " + q(tmp / "blank.txt") + tok(),
+            "check the input (plain text has no fields to name; blank lines are never documents)"},
+           {"--input " + q(tmp / "blank.txt") + " --doc-sep line" + tok(),
+            "check the input (plain text has no fields to name; blank lines are never documents)"},
+           {"--input " + q(tmp / "rows.jsonl") + tok(), "check the input and --text-field"},
+           {"--task qa --input " + q(tmp / "rows.jsonl") + tok(),
+            "check the input and --context-field"},
+           {"--task sft --input " + q(tmp / "rows.jsonl") + " --tokenizer " + q(gpt2_json()),
+            "check the input, --prompt-field and --response-field"}}) {
+    std::string out;
+    CHECK(shardify(c.args + " --on-error skip --out " + q(tmp / "ds"), &out) != 0);
+    INFO(c.args, "\n", out);
+    CHECK(out.find("no records to write") != std::string::npos);
+    CHECK(out.find("; " + c.advice + ", or pass --allow-empty") != std::string::npos);
+    if (c.advice.find("--text-field") == std::string::npos)
+      CHECK(out.find("--text-field") == std::string::npos);
+    CHECK_FALSE(fs::exists(tmp / "ds"));
+  }
+}
