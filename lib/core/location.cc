@@ -5,7 +5,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <filesystem>
+#include <optional>
+#include <string>
 
+#include "core/error.h"
 #include "format/shard_format.h"
 
 namespace shardkit {
@@ -51,7 +55,38 @@ std::string_view location_path(std::string_view location) {
   return location.substr(0, location.find_first_of("?#", location.find("://") + 3));
 }
 
+// A client never sends a URL's fragment: the requests would go to the path before the '#', with
+// the rest of the URL dropped or, joined to an object's name, in the wrong place. What follows
+// the '#' may be a token, so the message shows the URL only up to it (its secrets hidden first:
+// a '#' typed into a password would otherwise leave the start of the password before the cut).
+[[noreturn]] void refuse_fragment(const std::string& url) {
+  std::string shown = without_secrets(url);
+  shown.resize(std::min(shown.size(), url_fragment_start(shown)));
+  throw Error(ErrorCode::kInvalidArgument, shown,
+              "the URL holds a '#', which begins a fragment that is never sent to a server (what "
+              "follows it is not shown); remove it, or write a '#' that belongs to the path, a "
+              "password or a token as %23");
+}
+
+// A location copied from a browser's address bar names the manifest; the dataset is its
+// directory, which the message gives. A local directory named manifest.json is a dataset's name.
+void refuse_manifest_location(const std::string& location, bool remote) {
+  const std::optional<std::string> dataset = dataset_of_manifest(location);
+  if (!dataset) return;
+  std::error_code ec;
+  if (!remote && std::filesystem::is_directory(location, ec)) return;
+  throw Error(ErrorCode::kInvalidArgument, location,
+              std::string("names the dataset's manifest.json, not the dataset: give the "
+                          "dataset's directory") +
+                  (remote ? " URL, " : ", ") + *dataset);
+}
+
 }  // namespace
+
+void check_dataset_location(const std::string& location, bool remote) {
+  if (remote && url_fragment_start(location) != std::string::npos) refuse_fragment(location);
+  refuse_manifest_location(location, remote);
+}
 
 size_t url_fragment_start(std::string_view url) {
   const size_t scheme = url.find("://");

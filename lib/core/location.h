@@ -28,6 +28,11 @@ inline bool is_remote_location(std::string_view location) {
 // too, as a server's access token).
 std::string object_url(std::string_view base, std::string_view name);
 
+// Refuses (kInvalidArgument, saying what to give instead) a dataset location that no reader can
+// open as given: a URL holding a fragment ('#', never sent to a server; what follows it is not
+// shown), or one naming the dataset's manifest.json rather than its directory.
+void check_dataset_location(const std::string& location, bool remote);
+
 // Where a URL's fragment begins: its first '#' (RFC 3986, 3.5: user information and queries
 // hold '#' only as %23), or npos.
 size_t url_fragment_start(std::string_view url);
