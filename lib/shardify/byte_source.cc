@@ -119,7 +119,13 @@ std::unique_ptr<ByteSource> open_raw(const std::filesystem::path& path) {
     case Packing::kPlain:
       break;
   }
-  return std::make_unique<PlainSource>(std::move(file), std::move(prefix));
+  // Only a prefix that may begin xz's, lz4's or bzip2's magic number costs a second look.
+  const bool may_be_foreign = prefix.starts_with("\xFD\x37\x7A\x58") ||
+                              prefix.starts_with("\x04\x22\x4D\x18") || prefix.starts_with("BZh");
+  auto plain = std::make_unique<PlainSource>(std::move(file), std::move(prefix));
+  std::string foreign = may_be_foreign ? foreign_compression(path) : std::string();
+  if (foreign.empty()) return plain;
+  return std::make_unique<CheckedSource>(std::move(plain), path.string(), 0, std::move(foreign));
 }
 
 // A file named .gz or .zst without the format's magic number reads as plain text, as a misnamed
@@ -188,12 +194,9 @@ const char* compression_named(const std::filesystem::path& path) {
 
 std::unique_ptr<ByteSource> ByteSource::open(const std::filesystem::path& path, Check when) {
   auto raw = open_raw(path);
-  if (!dynamic_cast<Decoder*>(raw.get())) {
-    std::string reason = foreign_compression(path);
-    if (!reason.empty())
-      return std::make_unique<CheckedSource>(std::move(raw), path.string(), 0, std::move(reason));
-  }
-  if (const char* named = compression_named(path); named && !dynamic_cast<Decoder*>(raw.get())) {
+  // A foreign compression (open_raw's CheckedSource) is named as that, not as a misnamed file.
+  if (const char* named = compression_named(path);
+      named && !dynamic_cast<Decoder*>(raw.get()) && !dynamic_cast<CheckedSource*>(raw.get())) {
     std::string reason = misnamed_binary(path, named);
     if (!reason.empty())
       return std::make_unique<CheckedSource>(std::move(raw), path.string(), 0, std::move(reason));
